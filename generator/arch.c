@@ -1,0 +1,48 @@
+/* arch.c - see arch.h. */
+#include "arch.h"
+
+size_t fg_arch_smem_limit(fg_arch a)
+{
+    switch (a) {
+    case FG_ARCH_SM80: return 166912;            /* 163 KB */
+    case FG_ARCH_SM86:
+    case FG_ARCH_SM89: return 101376;            /* 99 KB */
+    case FG_ARCH_SM90:
+    case FG_ARCH_SM90A: return 232448;           /* 227 KB */
+    case FG_ARCH_NONE: break;
+    }
+    return 0;
+}
+
+static bool tile_dim_ok(long v) { return v == 32 || v == 64 || v == 128 || v == 256; }
+
+bool fg_arch_sm80_tile_m_ok(long m) { return tile_dim_ok(m); }
+bool fg_arch_sm80_tile_n_ok(long n) { return tile_dim_ok(n); }
+bool fg_arch_sm80_tile_k_ok(long k) { return k == 32 || k == 64; }
+bool fg_arch_stages_ok(long s) { return s >= 2 && s <= 5; }
+
+void fg_arch_sm80_warps(long m, long n, int *warps_m, int *warps_n)
+{
+    if (m >= 128 * 128 || n >= 128 * 128 || m * n >= 128 * 128) {
+        /* 8 warps; split the longer side four ways */
+        if (n >= m) { *warps_m = 2; *warps_n = 4; }
+        else { *warps_m = 4; *warps_n = 2; }
+    } else {
+        *warps_m = 2;
+        *warps_n = 2;
+    }
+}
+
+size_t fg_arch_sm80_smem_bytes(long m, long n, long k, long stages)
+{
+    if (m <= 0 || n <= 0 || k <= 0 || stages <= 0) return 0;
+    if (m > 65536 || n > 65536 || k > 65536 || stages > 65536) return (size_t)-1;   /* no real tile */
+    /* Each stage holds the A tile (m rows of k + 8 elements; the 8 pad against bank
+     * conflicts) and the B tile, as n rows of k + 8 ("nk") or k rows of n + 8 ("kn"): the
+     * larger of the two covers both layouts. 16-bit elements. The epilogue reuses it. */
+    size_t a = (size_t)m * (size_t)(k + 8);
+    size_t b1 = (size_t)n * (size_t)(k + 8);
+    size_t b2 = (size_t)k * (size_t)(n + 8);
+    size_t b = b1 > b2 ? b1 : b2;
+    return (size_t)stages * (a + b) * 2u;
+}

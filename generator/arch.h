@@ -1,0 +1,25 @@
+/* arch.h - facts about target architectures and the kernel families fusegen emits for them,
+ * shared by check (to reject what cannot run) and plan (to size what will). */
+#ifndef FUSEGEN_ARCH_H
+#define FUSEGEN_ARCH_H
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "spec.h"
+
+/* Most dynamic shared memory one block may opt into on this arch, in bytes. */
+size_t fg_arch_smem_limit(fg_arch a);
+
+/* The portable tensor-core family (cp.async + ldmatrix + mma.sync m16n8k16).
+ * Allowed tile values; stages 2..5; m*n at most FG_ARCH_SM80_MAX_TILE_ELEMS (register budget). */
+#define FG_ARCH_SM80_MAX_TILE_ELEMS (128 * 256)
+bool fg_arch_sm80_tile_m_ok(long m);   /* 32, 64, 128, 256 */
+bool fg_arch_sm80_tile_n_ok(long n);   /* 32, 64, 128, 256 */
+bool fg_arch_sm80_tile_k_ok(long k);   /* 32, 64 */
+bool fg_arch_stages_ok(long s);        /* 2..5 */
+/* Warps along M and N for a tile (each warp tile a multiple of 16x16). */
+void fg_arch_sm80_warps(long m, long n, int *warps_m, int *warps_n);
+/* Shared memory the mainloop + epilogue of a tile needs, in bytes, for 16-bit operands. */
+size_t fg_arch_sm80_smem_bytes(long m, long n, long k, long stages);
+
+#endif

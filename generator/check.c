@@ -1,0 +1,294 @@
+/* check.c - see check.h. Every rule reports at the JSON pointer of the value it is about and
+ * checking goes on, so one run lists every problem. The model may come from a parse that
+ * reported errors: what the parser could not read is absent (NULL names, FG_DTYPE_NONE,
+ * FG_ARCH_NONE, tiles and ops left out) and is skipped here rather than reported twice. */
+#include "check.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "arch.h"
+
+#define MAX_STORES_PER_GEMM 4
+
+typedef struct checker {
+    fg_diag *d;
+    int errors;
+} checker;
+
+/* Pointer buf = base + suffix ("/kernels/0" + "/name"). Pointers the model holds are built from
+ * indices and fixed keys, so they are short; a longer one is cut, which only loses location. */
+typedef struct ptrbuf { char s[256]; } ptrbuf;
+
+static const char *ptr_cat(ptrbuf *b, const char *base, const char *suffix)
+{
+    snprintf(b->s, sizeof b->s, "%s%s", base ? base : "", suffix);
+    return b->s;
+}
+
+static const char *ptr_catf(ptrbuf *b, const char *base, const char *fmt, size_t i)
+{
+    char tail[48];
+    snprintf(tail, sizeof tail, fmt, i);
+    return ptr_cat(b, base, tail);
+}
+
+#if defined(__GNUC__)
+__attribute__((format(printf, 3, 4)))
+#endif
+static void err(checker *c, const char *ptr, const char *fmt, ...)
+{
+    char msg[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    fg_diag_error(c->d, ptr, "%s", msg);
+    c->errors++;
+}
+
+/* ---- names ------------------------------------------------------------------------------ */
+
+static const char *const keywords[] = {
+    /* C (through C23) */
+    "auto", "break", "case", "char", "const", "continue", "default", "do", "double", "else", "enum",
+    "extern", "float", "for", "goto", "if", "inline", "int", "long", "register", "restrict", "return",
+    "short", "signed", "sizeof", "static", "struct", "switch", "typedef", "union", "unsigned", "void",
+    "volatile", "while", "bool", "true", "false", "nullptr", "typeof", "typeof_unqual", "alignas",
+    "alignof", "constexpr", "static_assert", "thread_local",
+    /* C++ (CUDA sources are C++) */
+    "and", "and_eq", "asm", "bitand", "bitor", "catch", "char8_t", "char16_t", "char32_t", "class",
+    "compl", "concept", "consteval", "constinit", "const_cast", "co_await", "co_return", "co_yield",
+    "decltype", "delete", "dynamic_cast", "explicit", "export", "friend", "mutable", "namespace", "new",
+    "noexcept", "not", "not_eq", "operator", "or", "or_eq", "private", "protected", "public",
+    "reinterpret_cast", "requires", "static_cast", "template", "this", "throw", "try", "typeid",
+    "typename", "using", "virtual", "wchar_t", "xor", "xor_eq",
+};
+
+static bool is_ident(const char *s)
+{
+    if (!((*s >= 'A' && *s <= 'Z') || (*s >= 'a' && *s <= 'z') || *s == '_')) return false;
+    for (s++; *s; s++)
+        if (!((*s >= 'A' && *s <= 'Z') || (*s >= 'a' && *s <= 'z') || (*s >= '0' && *s <= '9') || *s == '_'))
+            return false;
+    return true;
+}
+
+/* Checks a name that becomes (part of) a C identifier; what: "library name", "kernel name", ... */
+static bool check_name(checker *c, const char *ptr, const char *what, const char *name)
+{
+    char q[FG_DIAG_QUOTE_SIZE];
+    size_t n = strlen(name);
+    if (n == 0) {
+        err(c, ptr, "%s is empty (expected a C identifier)", what);
+        return false;
+    }
+    if (n > FG_SPEC_MAX_NAME) {
+        err(c, ptr, "%s is %zu characters long, more than %d", what, n, FG_SPEC_MAX_NAME);
+        return false;
+    }
+    if (!is_ident(name)) {
+        err(c, ptr, "%s '%s' is not a C identifier (expected ASCII letters, digits and '_', not starting "
+            "with a digit)", what, fg_diag_quote(q, name, n));
+        return false;
+    }
+    if (name[0] == '_' && (name[1] == '_' || (name[1] >= 'A' && name[1] <= 'Z'))) {
+        err(c, ptr, "%s '%s' is reserved in C (it starts with '__' or '_' and a capital letter)", what, name);
+        return false;
+    }
+    for (size_t i = 0; i < sizeof keywords / sizeof keywords[0]; i++) {
+        if (strcmp(keywords[i], name) == 0) {
+            err(c, ptr, "%s '%s' is a C/C++ keyword", what, name);
+            return false;
+        }
+    }
+    return true;
+}
+
+/* ---- tiles ------------------------------------------------------------------------------ */
+
+static void check_tiles(checker *c, const fg_kernel_spec *k, const fg_gemm *g)
+{
+    ptrbuf pb;
+    for (size_t i = 0; i < g->n_tiles; i++) {
+        const fg_tile *t = &g->tiles[i];
+        bool ok = true;
+        if (!fg_arch_sm80_tile_m_ok(t->m)) {
+            err(c, ptr_cat(&pb, t->ptr, "/m"), "tile m %ld is not supported (expected: 32, 64, 128, 256)", t->m);
+            ok = false;
+        }
+        if (!fg_arch_sm80_tile_n_ok(t->n)) {
+            err(c, ptr_cat(&pb, t->ptr, "/n"), "tile n %ld is not supported (expected: 32, 64, 128, 256)", t->n);
+            ok = false;
+        }
+        if (!fg_arch_sm80_tile_k_ok(t->k)) {
+            err(c, ptr_cat(&pb, t->ptr, "/k"), "tile k %ld is not supported (expected: 32, 64)", t->k);
+            ok = false;
+        }
+        if (!fg_arch_stages_ok(t->stages)) {
+            err(c, ptr_cat(&pb, t->ptr, "/stages"), "stages %ld out of range (expected 2 to 5)", t->stages);
+            ok = false;
+        }
+        if (!ok) continue;
+        if (t->m * t->n > FG_ARCH_SM80_MAX_TILE_ELEMS) {
+            err(c, t->ptr, "tile %ldx%ld holds %ld accumulators, more than the %d one thread block can keep in "
+                "registers", t->m, t->n, t->m * t->n, FG_ARCH_SM80_MAX_TILE_ELEMS);
+            continue;
+        }
+        size_t smem = fg_arch_sm80_smem_bytes(t->m, t->n, t->k, t->stages);
+        for (size_t a = 0; a < k->n_archs; a++) {
+            fg_arch arch = k->archs[a];
+            bool repeated = false;
+            for (size_t b = 0; b < a; b++) repeated |= k->archs[b] == arch;
+            if (arch == FG_ARCH_NONE || repeated) continue;
+            size_t limit = fg_arch_smem_limit(arch);
+            if (smem > limit)
+                err(c, t->ptr, "tile %ldx%ldx%ld with %ld stages needs %zu bytes of shared memory, more than "
+                    "the %zu bytes %s allows", t->m, t->n, t->k, t->stages, smem, limit, fg_spec_arch_name(arch));
+        }
+        for (size_t j = 0; j < i; j++) {
+            const fg_tile *u = &g->tiles[j];
+            if (u->m == t->m && u->n == t->n && u->k == t->k && u->stages == t->stages) {
+                err(c, t->ptr, "duplicate tile %ldx%ldx%ld with %ld stages", t->m, t->n, t->k, t->stages);
+                fg_diag_note(c->d, u->ptr, "first listed here");
+                break;
+            }
+        }
+    }
+}
+
+/* ---- epilogues -------------------------------------------------------------------------- */
+
+static bool is_norm(fg_op_kind k) { return k == FG_OP_LAYERNORM || k == FG_OP_RMSNORM; }
+
+/* The first store op before `op` (in GEMM1 then GEMM2 order) with the same name, or NULL. */
+static const fg_op *earlier_store(const fg_kernel_spec *k, const fg_op *op)
+{
+    const fg_gemm *gs[2] = {&k->gemm, k->has_then ? &k->then : NULL};
+    for (int gi = 0; gi < 2; gi++) {
+        if (!gs[gi]) continue;
+        for (size_t i = 0; i < gs[gi]->n_ops; i++) {
+            const fg_op *o = &gs[gi]->ops[i];
+            if (o == op) return NULL;
+            if (o->kind == FG_OP_STORE && o->as && strcmp(o->as, op->as) == 0) return o;
+        }
+    }
+    return NULL;
+}
+
+static void check_epilogue(checker *c, const fg_kernel_spec *k, const fg_gemm *g, bool second)
+{
+    ptrbuf pb;
+    const fg_op *norm = NULL;
+    int stores = 0;
+    for (size_t i = 0; i < g->n_ops; i++) {
+        const fg_op *op = &g->ops[i];
+        switch (op->kind) {
+        case FG_OP_SCALE:
+            if (!isfinite(op->alpha)) err(c, ptr_cat(&pb, op->ptr, "/alpha"), "alpha must be finite");
+            break;
+        case FG_OP_RESIDUAL:
+            if (!isfinite(op->beta)) err(c, ptr_cat(&pb, op->ptr, "/beta"), "beta must be finite");
+            break;
+        case FG_OP_LAYERNORM:
+        case FG_OP_RMSNORM:
+            if (!(op->eps > 0) || !isfinite(op->eps))
+                err(c, ptr_cat(&pb, op->ptr, "/eps"), "eps must be positive and finite, found %g", op->eps);
+            break;
+        case FG_OP_STORE:
+            if (++stores == MAX_STORES_PER_GEMM + 1)
+                err(c, op->ptr, "more than %d store ops in one epilogue", MAX_STORES_PER_GEMM);
+            if (op->as) {
+                const char *ap = ptr_cat(&pb, op->ptr, "/as");
+                if (check_name(c, ap, "store name", op->as)) {
+                    const fg_op *first = earlier_store(k, op);
+                    if (first) {
+                        err(c, ap, "duplicate store name '%s' (store names are unique within a kernel)", op->as);
+                        ptrbuf fb;
+                        fg_diag_note(c->d, ptr_cat(&fb, first->ptr, "/as"), "first used here");
+                    }
+                }
+            }
+            break;
+        default:
+            break;
+        }
+        if (is_norm(op->kind)) {
+            if (second) {
+                err(c, op->ptr, "%s in the epilogue of a chain's second GEMM is not supported yet (only the "
+                    "first GEMM's epilogue may normalize)", fg_spec_op_name(op->kind));
+            } else if (norm) {
+                err(c, op->ptr, "a second norm (%s) in one epilogue; at most one layernorm or rmsnorm per GEMM",
+                    fg_spec_op_name(op->kind));
+                fg_diag_note(c->d, norm->ptr, "the first norm (%s) is here", fg_spec_op_name(norm->kind));
+            } else {
+                norm = op;
+            }
+        }
+    }
+}
+
+/* ---- kernels ---------------------------------------------------------------------------- */
+
+static void check_kernel(checker *c, const fg_spec *spec, size_t ki)
+{
+    const fg_kernel_spec *k = &spec->kernels[ki];
+    ptrbuf pb;
+
+    if (k->name && check_name(c, ptr_cat(&pb, k->ptr, "/name"), "kernel name", k->name)) {
+        for (size_t j = 0; j < ki; j++) {
+            const fg_kernel_spec *o = &spec->kernels[j];
+            if (o->name && strcmp(o->name, k->name) == 0) {
+                err(c, pb.s, "duplicate kernel name '%s'", k->name);
+                ptrbuf fb;
+                fg_diag_note(c->d, ptr_cat(&fb, o->ptr, "/name"), "first defined here");
+                break;
+            }
+        }
+    }
+
+    for (size_t i = 0; i < k->n_archs; i++) {
+        if (k->archs[i] == FG_ARCH_NONE) continue;
+        for (size_t j = 0; j < i; j++) {
+            if (k->archs[j] == k->archs[i]) {
+                err(c, ptr_catf(&pb, k->ptr, "/arch/%zu", i), "duplicate arch '%s'", fg_spec_arch_name(k->archs[i]));
+                ptrbuf fb;
+                fg_diag_note(c->d, ptr_catf(&fb, k->ptr, "/arch/%zu", j), "first listed here");
+                break;
+            }
+        }
+    }
+
+    if (k->a != FG_DTYPE_NONE && k->b != FG_DTYPE_NONE && k->a != k->b)
+        err(c, ptr_cat(&pb, k->ptr, "/b"), "b is %s but a is %s: the tensor-core MMA needs both operands of "
+            "one type", fg_spec_dtype_name(k->b), fg_spec_dtype_name(k->a));
+    if (k->accum != FG_DTYPE_NONE && k->accum != FG_DTYPE_F32)
+        err(c, ptr_cat(&pb, k->ptr, "/accum"), "accum %s is not supported (expected: f32)",
+            fg_spec_dtype_name(k->accum));
+
+    check_tiles(c, k, &k->gemm);
+    check_epilogue(c, k, &k->gemm, false);
+
+    if (k->has_then) {
+        if (k->out == FG_DTYPE_F32)
+            err(c, ptr_cat(&pb, k->ptr, "/out"), "a chain (\"then\") needs out f16 or bf16, found f32: the "
+                "first GEMM's result is the second GEMM's A operand");
+        else if (k->out != FG_DTYPE_NONE && k->b != FG_DTYPE_NONE && k->out != k->b)
+            err(c, ptr_cat(&pb, k->ptr, "/out"), "a chain (\"then\") needs out of b's type (%s), found %s: the "
+                "second GEMM multiplies the first one's result by a %s weight",
+                fg_spec_dtype_name(k->b), fg_spec_dtype_name(k->out), fg_spec_dtype_name(k->b));
+        check_tiles(c, k, &k->then);
+        check_epilogue(c, k, &k->then, true);
+    }
+}
+
+int fg_check_spec(const fg_spec *spec, fg_diag *d)
+{
+    checker c = {.d = d, .errors = 0};
+    if (spec->library) check_name(&c, "/library", "library name", spec->library);
+    for (size_t i = 0; i < spec->n_kernels; i++) check_kernel(&c, spec, i);
+    return c.errors;
+}

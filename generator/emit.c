@@ -1,0 +1,378 @@
+/* emit.c - see emit.h. Turns the plan into template variables (all strings, decided here)
+ * and renders the templates. The per-op device code of an epilogue is one call each into
+ * the family's op library (fusegen_sm80.cuh), in spec order. */
+#include "emit.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "buf.h"
+#include "tmpl.h"
+
+#define EMIT_MAX_TEMPLATE_BYTES (1u << 20)
+
+typedef struct emit_ctx {
+    fg_arena *arena;
+    const fg_plan *plan;
+    const char *template_dir;
+    fg_out *out;
+    fg_diag *d;
+    const char *banner;
+} emit_ctx;
+
+/* Reads a template into the arena and records it as a dependency. */
+static const char *emit__read_template(emit_ctx *c, const char *rel, size_t *len, const char **path_out)
+{
+    const char *path = fg_arena_printf(c->arena, "%s/%s", c->template_dir, rel);
+    *path_out = path;
+    if (!path) return NULL;
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        fg_diag_error(c->d, NULL, "cannot read template %s: %s", path, strerror(errno));
+        return NULL;
+    }
+    char *text = fg_arena_alloc(c->arena, EMIT_MAX_TEMPLATE_BYTES + 1);
+    size_t n = text ? fread(text, 1, EMIT_MAX_TEMPLATE_BYTES + 1, f) : 0;
+    int bad = !text || ferror(f) || n > EMIT_MAX_TEMPLATE_BYTES;
+    fclose(f);
+    if (bad) {
+        fg_diag_error(c->d, NULL, "cannot read template %s (unreadable or over %u bytes)", path, EMIT_MAX_TEMPLATE_BYTES);
+        return NULL;
+    }
+    text[n] = '\0';
+    *len = n;
+    fg_out_dep(c->out, path);
+    return text;
+}
+
+/* Renders template `rel` with scope s into the library file `file`. */
+static int emit__file(emit_ctx *c, const char *rel, const fg_tmpl_scope *s, const char *file)
+{
+    size_t len = 0;
+    const char *path = NULL;
+    const char *text = emit__read_template(c, rel, &len, &path);
+    if (!text) return -1;
+    fg_buf b;
+    fg_buf_init(&b);
+    const fg_spec *spec = c->plan->spec;
+    int rc = fg_tmpl_render(path, text, len, s, &b, c->d);
+    fg_diag_set_source(c->d, spec->path, spec->text, spec->text_len);
+    if (rc == 0 && b.failed) {
+        fg_diag_error(c->d, NULL, "out of memory while rendering %s", path);
+        rc = -1;
+    }
+    if (rc == 0) {
+        const char *rel_out = fg_arena_printf(c->arena, "%s/%s", spec->library, file);
+        rc = rel_out ? fg_out_add(c->out, rel_out, b.data, b.len, c->d) : -1;
+    }
+    fg_buf_free(&b);
+    return rc;
+}
+
+/* A float literal that C and CUDA read back as the same float: always has a '.' or exponent. */
+static const char *emit__float(fg_arena *a, double v)
+{
+    char tmp[64];
+    snprintf(tmp, sizeof tmp, "%.9g", v);
+    const char *dot = strpbrk(tmp, ".e");
+    return fg_arena_printf(a, "%s%sf", tmp, dot ? "" : ".0");
+}
+
+static const char *emit__dtype_enum(fg_dtype t)
+{
+    switch (t) {
+    case FG_DTYPE_F16: return "FUSEGEN_DTYPE_F16";
+    case FG_DTYPE_BF16: return "FUSEGEN_DTYPE_BF16";
+    case FG_DTYPE_F32: return "FUSEGEN_DTYPE_F32";
+    default: return "0";
+    }
+}
+
+static const char *emit__dt_device(fg_dtype t)
+{
+    switch (t) {
+    case FG_DTYPE_F16: return "DT_F16";
+    case FG_DTYPE_BF16: return "DT_BF16";
+    case FG_DTYPE_F32: return "DT_F32";
+    default: return "0";
+    }
+}
+
+static const char *emit__op_enum(const fg_op *op)
+{
+    switch (op->kind) {
+    case FG_OP_SCALE: return "FUSEGEN_OP_SCALE";
+    case FG_OP_BIAS: return "FUSEGEN_OP_BIAS";
+    case FG_OP_RESIDUAL: return "FUSEGEN_OP_RESIDUAL";
+    case FG_OP_RELU: return "FUSEGEN_OP_RELU";
+    case FG_OP_GELU: return op->approximate_tanh ? "FUSEGEN_OP_GELU_TANH" : "FUSEGEN_OP_GELU";
+    case FG_OP_SILU: return "FUSEGEN_OP_SILU";
+    case FG_OP_STORE: return "FUSEGEN_OP_STORE";
+    case FG_OP_LAYERNORM: return "FUSEGEN_OP_LAYERNORM";
+    case FG_OP_RMSNORM: return "FUSEGEN_OP_RMSNORM";
+    }
+    return "0";
+}
+
+static double emit__op_value(const fg_op *op)
+{
+    switch (op->kind) {
+    case FG_OP_SCALE: return op->alpha;
+    case FG_OP_RESIDUAL: return op->beta;
+    case FG_OP_LAYERNORM:
+    case FG_OP_RMSNORM: return op->eps;
+    default: return 0.0;
+    }
+}
+
+/* Store slots are numbered per GEMM in the order the stores appear. */
+static int emit__store_slot(const fg_gemm *g, const fg_op *op)
+{
+    int slot = 0;
+    for (size_t i = 0; i < g->n_ops && &g->ops[i] != op; ++i)
+        if (g->ops[i].kind == FG_OP_STORE) ++slot;
+    return slot;
+}
+
+static int emit__count_ops(const fg_gemm *g, fg_op_kind kind)
+{
+    int n = 0;
+    for (size_t i = 0; i < g->n_ops; ++i) n += g->ops[i].kind == kind;
+    return n;
+}
+
+/* Device statements for ops [ops, ops+n) of GEMM g; `dt` is the out dtype's device enum. */
+static void emit__op_body(emit_ctx *c, fg_buf *b, const fg_gemm *g, const fg_op *ops, size_t n, const char *dt)
+{
+    const char *ind = "        ";
+    for (size_t i = 0; i < n; ++i) {
+        const fg_op *op = &ops[i];
+        switch (op->kind) {
+        case FG_OP_SCALE:
+            fg_buf_printf(b, "%sv = fusegen_sm80::op_scale(v, %s);\n", ind, emit__float(c->arena, op->alpha));
+            break;
+        case FG_OP_BIAS:
+            fg_buf_printf(b, "%sv = fusegen_sm80::op_bias<fusegen_sm80::%s>(v, p, n);\n", ind, dt);
+            break;
+        case FG_OP_RESIDUAL:
+            fg_buf_printf(b, "%sv = fusegen_sm80::op_residual<fusegen_sm80::%s>(v, p, m, n, %s);\n", ind, dt,
+                          emit__float(c->arena, op->beta));
+            break;
+        case FG_OP_RELU: fg_buf_printf(b, "%sv = fusegen_sm80::op_relu(v);\n", ind); break;
+        case FG_OP_GELU:
+            fg_buf_printf(b, "%sv = fusegen_sm80::op_gelu%s(v);\n", ind, op->approximate_tanh ? "_tanh" : "");
+            break;
+        case FG_OP_SILU: fg_buf_printf(b, "%sv = fusegen_sm80::op_silu(v);\n", ind); break;
+        case FG_OP_STORE:
+            fg_buf_printf(b, "%sfusegen_sm80::op_store<fusegen_sm80::%s>(v, p, %d, m, n);  // %s\n", ind, dt,
+                          emit__store_slot(g, op), op->as ? op->as : "");
+            break;
+        case FG_OP_LAYERNORM:
+        case FG_OP_RMSNORM: break;   /* the norm sits between pre and post, in the family code */
+        }
+    }
+}
+
+static const char *emit__body(emit_ctx *c, const fg_gemm *g, const fg_op *ops, size_t n, const char *dt)
+{
+    fg_buf b;
+    fg_buf_init(&b);
+    emit__op_body(c, &b, g, ops, n, dt);
+    const char *s = b.failed ? NULL : fg_arena_strndup(c->arena, b.data ? b.data : "", b.len);
+    fg_buf_free(&b);
+    return s ? s : "";
+}
+
+static const char *emit__strategy_name(fg_norm norm, fg_strategy s)
+{
+    if (norm == FG_NORM_NONE) return "STRATEGY_NONE";
+    return s == FG_STRATEGY_SPLIT ? "STRATEGY_SPLIT" : "STRATEGY_ROW";
+}
+
+static const char *emit__strategy_enum(fg_norm norm, fg_strategy s)
+{
+    if (norm == FG_NORM_NONE) return "FUSEGEN_STRATEGY_NONE";
+    return s == FG_STRATEGY_SPLIT ? "FUSEGEN_STRATEGY_SPLIT" : "FUSEGEN_STRATEGY_ROW";
+}
+
+static const char *emit__norm_name(fg_norm n)
+{
+    return n == FG_NORM_LAYERNORM ? "NORM_LAYERNORM" : n == FG_NORM_RMSNORM ? "NORM_RMSNORM" : "NORM_NONE";
+}
+
+static const char *emit__norm_enum(fg_norm n)
+{
+    return n == FG_NORM_LAYERNORM ? "FUSEGEN_NORM_LAYERNORM" : n == FG_NORM_RMSNORM ? "FUSEGEN_NORM_RMSNORM"
+                                                                                   : "FUSEGEN_NORM_NONE";
+}
+
+static const char *emit__symbol(emit_ctx *c, const fg_plan_kernel *pk)
+{
+    return fg_arena_printf(c->arena, "%s_%s", c->plan->spec->library, pk->name);
+}
+
+/* Variables of one GEMM of a variant, for the kernel template. */
+static void emit__gemm_scope(emit_ctx *c, fg_tmpl_scope *s, int index, const fg_plan_gemm *g, const fg_kernel_spec *k,
+                             const char *symbol)
+{
+    const char *dt_out = emit__dt_device(k->out);
+    fg_tmpl_setf(s, "index", "%d", index);
+    fg_tmpl_set(s, "signature", g->signature[0] ? g->signature : "(none)");
+    fg_tmpl_set(s, "eps", emit__float(c->arena, g->norm_op ? g->norm_op->eps : 0.0));
+    fg_tmpl_set(s, "affine", g->norm_op && g->norm_op->affine ? "true" : "false");
+    fg_tmpl_set(s, "pre_body", emit__body(c, g->spec, g->pre, g->n_pre, dt_out));
+    fg_tmpl_set(s, "post_body", emit__body(c, g->spec, g->post, g->n_post, dt_out));
+    fg_tmpl_set(s, "dt_ab", emit__dt_device(k->a));
+    fg_tmpl_set(s, "dt_out", dt_out);
+    fg_tmpl_setf(s, "bm", "%ld", g->bm);
+    fg_tmpl_setf(s, "bn", "%ld", g->bn);
+    fg_tmpl_setf(s, "bk", "%ld", g->bk);
+    fg_tmpl_setf(s, "stages", "%ld", g->stages);
+    fg_tmpl_setf(s, "warps_m", "%d", g->warps_m);
+    fg_tmpl_setf(s, "warps_n", "%d", g->warps_n);
+    fg_tmpl_setf(s, "threads", "%d", g->threads);
+    fg_tmpl_set(s, "b_kn", g->b_layout == FG_LAYOUT_KN ? "true" : "false");
+    fg_tmpl_set(s, "norm", emit__norm_name(g->norm));
+    fg_tmpl_set(s, "strategy", emit__strategy_name(g->norm, g->strategy));
+    int split = g->norm != FG_NORM_NONE && g->strategy == FG_STRATEGY_SPLIT;
+    fg_tmpl_set(s, "split", split ? "1" : "0");
+    fg_tmpl_set(s, "normalize_fn", split ? fg_arena_printf(c->arena, "%s_normalize%d", symbol, index) : "nullptr");
+}
+
+static void emit__kernel_file_scope(emit_ctx *c, fg_tmpl_scope *s, const fg_kernel_spec *k)
+{
+    fg_tmpl_set(s, "kernel", k->name);
+    fg_tmpl_list_declare(s, "variants");
+    for (size_t i = 0; i < c->plan->n_kernels; ++i) {
+        const fg_plan_kernel *pk = &c->plan->kernels[i];
+        if (pk->spec != k) continue;
+        fg_tmpl_scope *v = fg_tmpl_list_add(s, "variants");
+        const char *symbol = emit__symbol(c, pk);
+        fg_tmpl_set(v, "name", pk->name);
+        fg_tmpl_set(v, "symbol", symbol);
+        fg_tmpl_set(v, "constraints", pk->constraints);
+        fg_tmpl_set(v, "chain", pk->chain ? "1" : "0");
+        emit__gemm_scope(c, fg_tmpl_list_add(v, "gemms"), 1, &pk->g1, k, symbol);
+        if (pk->chain) emit__gemm_scope(c, fg_tmpl_list_add(v, "gemms"), 2, &pk->g2, k, symbol);
+        fg_tmpl_set(v, "normalize1", pk->g1.norm != FG_NORM_NONE && pk->g1.strategy == FG_STRATEGY_SPLIT
+                                         ? fg_arena_printf(c->arena, "%s_normalize1", symbol)
+                                         : "nullptr");
+    }
+}
+
+/* Dispatch-table fields of one GEMM, with a name prefix ("" or "2"). */
+static void emit__table_gemm(emit_ctx *c, fg_tmpl_scope *s, const char *sfx, const fg_plan_gemm *g, const char *symbol)
+{
+    char key[64];
+#define EMIT_KEY(name) (snprintf(key, sizeof key, "%s%s", name, sfx), key)
+    fg_tmpl_set(s, EMIT_KEY("b_layout"), g->b_layout == FG_LAYOUT_KN ? "FUSEGEN_LAYOUT_KN" : "FUSEGEN_LAYOUT_NK");
+    fg_tmpl_set(s, EMIT_KEY("epilogue"), fg_arena_printf(c->arena, "\"%s\"", g->signature));
+    fg_tmpl_set(s, EMIT_KEY("ops_ref"), g->spec->n_ops ? fg_arena_printf(c->arena, "%s_ops%s", symbol, sfx) : "NULL");
+    fg_tmpl_setf(s, EMIT_KEY("n_ops"), "%zu", g->spec->n_ops);
+    fg_tmpl_set(s, EMIT_KEY("has_ops"), g->spec->n_ops ? "1" : "0");
+    fg_tmpl_setf(s, EMIT_KEY("tile_m"), "%ld", g->bm);
+    fg_tmpl_setf(s, EMIT_KEY("tile_n"), "%ld", g->bn);
+    fg_tmpl_setf(s, EMIT_KEY("tile_k"), "%ld", g->bk);
+    fg_tmpl_setf(s, EMIT_KEY("stages"), "%ld", g->stages);
+    fg_tmpl_setf(s, EMIT_KEY("threads"), "%d", g->threads);
+    fg_tmpl_setf(s, EMIT_KEY("n_stores"), "%d", emit__count_ops(g->spec, FG_OP_STORE));
+    fg_tmpl_setf(s, EMIT_KEY("uses_bias"), "%d", emit__count_ops(g->spec, FG_OP_BIAS) > 0);
+    fg_tmpl_setf(s, EMIT_KEY("uses_residual"), "%d", emit__count_ops(g->spec, FG_OP_RESIDUAL) > 0);
+    const char *list = sfx[0] ? "ops2" : "ops";
+    fg_tmpl_list_declare(s, list);
+    for (size_t i = 0; i < g->spec->n_ops; ++i) {
+        const fg_op *op = &g->spec->ops[i];
+        fg_tmpl_scope *o = fg_tmpl_list_add(s, list);
+        fg_tmpl_set(o, "op_kind", emit__op_enum(op));
+        fg_tmpl_setf(o, "op_value", "%.17g", emit__op_value(op));
+        fg_tmpl_setf(o, "op_affine", "%d", (op->kind == FG_OP_LAYERNORM || op->kind == FG_OP_RMSNORM) && op->affine);
+        fg_tmpl_setf(o, "op_index", "%d", op->kind == FG_OP_STORE ? emit__store_slot(g->spec, op) : 0);
+    }
+#undef EMIT_KEY
+}
+
+static void emit__table_scope(emit_ctx *c, fg_tmpl_scope *s)
+{
+    fg_tmpl_list_declare(s, "kernels");
+    for (size_t i = 0; i < c->plan->n_kernels; ++i) {
+        const fg_plan_kernel *pk = &c->plan->kernels[i];
+        const fg_kernel_spec *k = pk->spec;
+        const char *symbol = emit__symbol(c, pk);
+        fg_tmpl_scope *e = fg_tmpl_list_add(s, "kernels");
+        fg_tmpl_set(e, "name", pk->name);
+        fg_tmpl_set(e, "symbol", symbol);
+        fg_tmpl_set(e, "spec_kernel", k->name);
+        fg_tmpl_setf(e, "sm", "%d", pk->sm);
+        fg_tmpl_set(e, "arch_specific", "0");
+        fg_tmpl_set(e, "dt_a", emit__dtype_enum(k->a));
+        fg_tmpl_set(e, "dt_b", emit__dtype_enum(k->b));
+        fg_tmpl_set(e, "dt_out", emit__dtype_enum(k->out));
+        fg_tmpl_set(e, "chain", pk->chain ? "1" : "0");
+        emit__table_gemm(c, e, "", &pk->g1, symbol);
+        if (pk->chain) {
+            emit__table_gemm(c, e, "2", &pk->g2, symbol);
+        } else {
+            fg_tmpl_list_declare(e, "ops2");
+            fg_tmpl_set(e, "b_layout2", "FUSEGEN_LAYOUT_NK");
+            fg_tmpl_set(e, "epilogue2", "NULL");
+            fg_tmpl_set(e, "ops_ref2", "NULL");
+            fg_tmpl_set(e, "has_ops2", "0");
+            static const char *const zero[] = {"n_ops2", "tile_m2", "tile_n2", "tile_k2", "stages2", "threads2",
+                                               "n_stores2", "uses_bias2", "uses_residual2"};
+            for (size_t z = 0; z < sizeof zero / sizeof zero[0]; ++z) fg_tmpl_set(e, zero[z], "0");
+        }
+        const fg_op *norm = pk->g1.norm_op;
+        fg_tmpl_set(e, "norm", emit__norm_enum(pk->g1.norm));
+        fg_tmpl_set(e, "strategy", emit__strategy_enum(pk->g1.norm, pk->g1.strategy));
+        fg_tmpl_setf(e, "max_n", "%ld", pk->max_n);
+        fg_tmpl_setf(e, "align_elems", "%d", pk->align_elems);
+        fg_tmpl_setf(e, "uses_gamma", "%d", norm && norm->affine);
+        fg_tmpl_setf(e, "uses_beta", "%d", norm && norm->affine && norm->kind == FG_OP_LAYERNORM);
+        fg_tmpl_setf(e, "priority", "%d", pk->priority);
+        fg_tmpl_set(e, "constraints", pk->constraints);
+        fg_tmpl_set(e, "macro", fg_arena_printf(c->arena, "%s_NAME", symbol));
+    }
+}
+
+static char *emit__upper(fg_arena *a, const char *s)
+{
+    char *u = fg_arena_strdup(a, s);
+    for (char *p = u; p && *p; ++p)
+        if (*p >= 'a' && *p <= 'z') *p = (char)(*p - 'a' + 'A');
+    return u;
+}
+
+int fg_emit_library(fg_arena *a, const fg_plan *plan, const char *template_dir, fg_out *out, fg_diag *d)
+{
+    const fg_spec *spec = plan->spec;
+    emit_ctx c = {a, plan, template_dir, out, d, NULL};
+    c.banner = fg_arena_printf(a, FUSEGEN_BANNER_PREFIX "%s from %s (sha256 %s); DO NOT EDIT.", FUSEGEN_VERSION,
+                               spec->path, spec->sha256_hex);
+    if (!c.banner) return -1;
+
+    fg_tmpl_scope *root = fg_tmpl_scope_new(a, NULL);
+    if (!root) return -1;
+    fg_tmpl_set(root, "banner", c.banner);
+    fg_tmpl_set(root, "library", spec->library);
+    fg_tmpl_set(root, "library_upper", emit__upper(a, spec->library));
+    fg_tmpl_set(root, "version", FUSEGEN_VERSION);
+    fg_tmpl_set(root, "spec_path", spec->path);
+    fg_tmpl_set(root, "spec_sha256", spec->sha256_hex);
+    fg_tmpl_setf(root, "n_kernels", "%zu", plan->n_kernels);
+    emit__table_scope(&c, root);
+
+    int rc = 0;
+    rc |= emit__file(&c, "common/fusegen_sm80.cuh", root, "fusegen_sm80.cuh");
+    rc |= emit__file(&c, "host/library.h.tmpl", root, fg_arena_printf(a, "%s.h", spec->library));
+    rc |= emit__file(&c, "host/dispatch.c.tmpl", root, fg_arena_printf(a, "%s_dispatch.c", spec->library));
+    for (size_t i = 0; i < spec->n_kernels; ++i) {
+        const fg_kernel_spec *k = &spec->kernels[i];
+        fg_tmpl_scope *s = fg_tmpl_scope_new(a, root);
+        if (!s) return -1;
+        emit__kernel_file_scope(&c, s, k);
+        rc |= emit__file(&c, "sm80/kernel.cu.tmpl", s, fg_arena_printf(a, "%s_%s.cu", spec->library, k->name));
+    }
+    return rc ? -1 : 0;
+}

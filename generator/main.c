@@ -1,0 +1,380 @@
+/* main.c - the fusegen command line:
+ *   fusegen generate SPEC... -o DIR [--depfile FILE] [--templates DIR]
+ *   fusegen check SPEC... [--templates DIR]
+ *   fusegen list SPEC...
+ * Every spec goes through parse -> check -> plan, and every error of every spec is reported
+ * before anything is written. Exit status: 0 ok, 1 errors in a spec (or a template),
+ * 2 usage or I/O errors. */
+#define _POSIX_C_SOURCE 200809L
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "arena.h"
+#include "check.h"
+#include "diag.h"
+#include "emit.h"
+#include "out.h"
+#include "plan.h"
+#include "spec.h"
+
+#ifndef FUSEGEN_VERSION
+#define FUSEGEN_VERSION "unknown"
+#endif
+#ifndef FUSEGEN_TEMPLATE_DIR
+#define FUSEGEN_TEMPLATE_DIR "templates"
+#endif
+
+enum { EXIT_OK = 0, EXIT_SPEC = 1, EXIT_USAGE = 2 };
+
+typedef enum { CMD_GENERATE, CMD_CHECK, CMD_LIST } command;
+
+typedef struct options {
+    command cmd;
+    const char **specs; size_t n_specs;
+    const char *out_dir;
+    const char *depfile;
+    const char *templates;
+} options;
+
+/* One spec on its way through the stages. */
+typedef struct job {
+    const char *path;
+    const char *text; size_t len;
+    fg_spec spec;
+    fg_plan plan;
+    int ok;              /* parsed, checked and planned without errors */
+} job;
+
+static const char usage_text[] =
+    "usage: fusegen generate SPEC... -o DIR [--depfile FILE] [--templates DIR]\n"
+    "       fusegen check SPEC... [--templates DIR]\n"
+    "       fusegen list SPEC...\n"
+    "       fusegen --version | --help\n";
+
+static const char help_text[] =
+    "\n"
+    "Generates fused CUDA GEMM kernels (GEMM + epilogue chain such as bias, residual,\n"
+    "LayerNorm, activation) from JSON specs.\n"
+    "\n"
+    "commands:\n"
+    "  generate   parse, check and plan every SPEC, then write the library sources under DIR\n"
+    "             (DIR/<library>/...). Nothing is written when any spec has an error.\n"
+    "  check      parse, check and plan every SPEC; write nothing\n"
+    "  list       print the kernels (variants) every SPEC plans, one per line\n"
+    "\n"
+    "options:\n"
+    "  -o, --output DIR     folder to write into (generate)\n"
+    "  --depfile FILE       also write a Make-style depfile (generate); FILE is relative to\n"
+    "                       the current folder, not to DIR\n"
+    "  --templates DIR      template folder (default: $FUSEGEN_TEMPLATE_DIR, else the one\n"
+    "                       fusegen was built with)\n"
+    "  -h, --help           show this help\n"
+    "  --version            show the version\n"
+    "\n"
+    "exit status: 0 ok, 1 errors in a spec (diagnostics printed), 2 usage or I/O error\n";
+
+static int usage_error(const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 1, 2)))
+#endif
+    ;
+static int usage_error(const char *fmt, ...)
+{
+    va_list ap;
+    fputs("fusegen: error: ", stderr);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+    fputs(usage_text, stderr);
+    return EXIT_USAGE;
+}
+
+/* Matches "--name VALUE", "--name=VALUE" (and "-o VALUE", "-oVALUE" for short). Returns 1 and
+ * sets *value (advancing *i) on a match, 0 when argv[*i] is another option, -1 when the value
+ * is missing. */
+static int take_value(int argc, char **argv, int *i, const char *shrt, const char *lng, const char **value)
+{
+    const char *a = argv[*i];
+    size_t ln = strlen(lng);
+    if ((shrt && strcmp(a, shrt) == 0) || strcmp(a, lng) == 0) {
+        if (*i + 1 >= argc) return -1;
+        *value = argv[++*i];
+        return 1;
+    }
+    if (strncmp(a, lng, ln) == 0 && a[ln] == '=') {
+        *value = a + ln + 1;
+        return 1;
+    }
+    if (shrt && strncmp(a, shrt, strlen(shrt)) == 0 && a[strlen(shrt)] != '\0') {
+        *value = a + strlen(shrt);
+        return 1;
+    }
+    return 0;
+}
+
+/* Parses the command line into *o. Returns -1 to exit 0 (help/version printed), 0 to go on,
+ * or EXIT_USAGE after printing the error. */
+static int parse_args(int argc, char **argv, options *o)
+{
+    memset(o, 0, sizeof *o);
+    if (argc < 2) return usage_error("no command given");
+    const char *c = argv[1];
+    if (strcmp(c, "--version") == 0) {
+        printf("fusegen %s\n", FUSEGEN_VERSION);
+        return -1;
+    }
+    if (strcmp(c, "--help") == 0 || strcmp(c, "-h") == 0 || strcmp(c, "help") == 0) {
+        fputs(usage_text, stdout);
+        fputs(help_text, stdout);
+        return -1;
+    }
+    if (strcmp(c, "generate") == 0) o->cmd = CMD_GENERATE;
+    else if (strcmp(c, "check") == 0) o->cmd = CMD_CHECK;
+    else if (strcmp(c, "list") == 0) o->cmd = CMD_LIST;
+    else if (c[0] == '-') return usage_error("unknown option '%s'", c);
+    else return usage_error("unknown command '%s' (expected generate, check or list)", c);
+
+    o->specs = calloc((size_t)argc, sizeof *o->specs);
+    if (!o->specs) {
+        fputs("fusegen: error: out of memory\n", stderr);
+        return EXIT_USAGE;
+    }
+    int only_files = 0;
+    for (int i = 2; i < argc; i++) {
+        const char *a = argv[i];
+        const char *v = NULL;
+        int r;
+        if (only_files || a[0] != '-' || strcmp(a, "-") == 0) {
+            o->specs[o->n_specs++] = a;
+            continue;
+        }
+        if (strcmp(a, "--") == 0) {
+            only_files = 1;
+            continue;
+        }
+        if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+            fputs(usage_text, stdout);
+            fputs(help_text, stdout);
+            return -1;
+        }
+        if ((r = take_value(argc, argv, &i, "-o", "--output", &v)) != 0) {
+            if (r < 0) return usage_error("option '%s' needs a folder", a);
+            if (o->cmd != CMD_GENERATE) return usage_error("option '%s' applies only to 'generate'", a);
+            if (o->out_dir) return usage_error("option '%s' given twice", a);
+            if (!*v) return usage_error("the output folder name is empty");
+            o->out_dir = v;
+        } else if ((r = take_value(argc, argv, &i, NULL, "--depfile", &v)) != 0) {
+            if (r < 0) return usage_error("option '%s' needs a file name", a);
+            if (o->cmd != CMD_GENERATE) return usage_error("option '%s' applies only to 'generate'", a);
+            if (o->depfile) return usage_error("option '%s' given twice", a);
+            if (!*v) return usage_error("the depfile name is empty");
+            o->depfile = v;
+        } else if ((r = take_value(argc, argv, &i, NULL, "--templates", &v)) != 0) {
+            if (r < 0) return usage_error("option '%s' needs a folder", a);
+            if (o->cmd == CMD_LIST) return usage_error("option '%s' does not apply to 'list'", a);
+            if (o->templates) return usage_error("option '%s' given twice", a);
+            if (!*v) return usage_error("the template folder name is empty");
+            o->templates = v;
+        } else {
+            return usage_error("unknown option '%s'", a);
+        }
+    }
+    if (o->n_specs == 0) return usage_error("no spec file given");
+    if (o->cmd == CMD_GENERATE && !o->out_dir) return usage_error("'generate' needs -o DIR");
+    return 0;
+}
+
+/* Reads a spec file into arena memory (NUL-terminated). Returns 0, or -1 after printing
+ * one error line. */
+static int read_spec(fg_arena *a, const char *path, const char **text, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        fprintf(stderr, "fusegen: error: cannot open '%s': %s\n", path, strerror(errno));
+        return -1;
+    }
+    struct stat st;
+    if (fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode)) {
+        fprintf(stderr, "fusegen: error: '%s' is a folder, not a spec file\n", path);
+        fclose(f);
+        return -1;
+    }
+    if (fstat(fileno(f), &st) == 0 && S_ISREG(st.st_mode) && (unsigned long long)st.st_size > FG_SPEC_MAX_BYTES) {
+        fprintf(stderr, "fusegen: error: '%s' is too large (more than %u bytes)\n", path, FG_SPEC_MAX_BYTES);
+        fclose(f);
+        return -1;
+    }
+    /* Read at most one byte more than allowed: pipes and devices have no size to trust. */
+    size_t cap = 65536, n = 0;
+    char *buf = malloc(cap);
+    if (!buf) goto oom;
+    for (;;) {
+        if (n == cap) {
+            if (cap > FG_SPEC_MAX_BYTES) break;
+            size_t ncap = cap * 2 > (size_t)FG_SPEC_MAX_BYTES + 1 ? (size_t)FG_SPEC_MAX_BYTES + 1 : cap * 2;
+            char *nb = realloc(buf, ncap);
+            if (!nb) goto oom;
+            buf = nb;
+            cap = ncap;
+        }
+        size_t r = fread(buf + n, 1, cap - n, f);
+        n += r;
+        if (r == 0) break;
+    }
+    if (ferror(f)) {
+        fprintf(stderr, "fusegen: error: cannot read '%s': %s\n", path, strerror(errno));
+        free(buf);
+        fclose(f);
+        return -1;
+    }
+    fclose(f);
+    if (n > FG_SPEC_MAX_BYTES) {
+        fprintf(stderr, "fusegen: error: '%s' is too large (more than %u bytes)\n", path, FG_SPEC_MAX_BYTES);
+        free(buf);
+        return -1;
+    }
+    char *copy = fg_arena_strndup(a, buf, n);
+    free(buf);
+    if (!copy) {
+        fprintf(stderr, "fusegen: error: out of memory reading '%s'\n", path);
+        return -1;
+    }
+    *text = copy;
+    *len = n;
+    return 0;
+oom:
+    fprintf(stderr, "fusegen: error: out of memory reading '%s'\n", path);
+    free(buf);
+    fclose(f);
+    return -1;
+}
+
+/* parse -> check -> plan for one spec; each stage runs only when the previous one was clean. */
+static void process_spec(fg_arena *a, job *j, fg_diag *d)
+{
+    int before = fg_diag_errors(d);
+    fg_diag_set_source(d, j->path, j->text, j->len);
+    if (fg_spec_parse(a, j->path, j->text, j->len, &j->spec, d) != 0 || fg_diag_errors(d) != before) return;
+    if (fg_check_spec(&j->spec, d) != 0 || fg_diag_errors(d) != before) return;
+    if (fg_plan_build(a, &j->spec, &j->plan, d) != 0 || fg_diag_errors(d) != before) return;
+    j->ok = 1;
+}
+
+static void print_list(const job *jobs, size_t n_jobs)
+{
+    for (size_t i = 0; i < n_jobs; i++) {
+        const fg_plan *p = &jobs[i].plan;
+        for (size_t k = 0; k < p->n_kernels; k++) {
+            const fg_plan_kernel *pk = &p->kernels[k];
+            const char *arch = fg_spec_arch_name(pk->arch);
+            printf("%s  arch=%s  tile=%ldx%ldx%ld  stages=%ld", pk->name ? pk->name : "?", arch ? arch : "?",
+                   pk->g1.bm, pk->g1.bn, pk->g1.bk, pk->g1.stages);
+            if (pk->chain)
+                printf("  tile2=%ldx%ldx%ld  stages2=%ld", pk->g2.bm, pk->g2.bn, pk->g2.bk, pk->g2.stages);
+            if (pk->constraints && *pk->constraints) printf("  %s", pk->constraints);
+            putchar('\n');
+        }
+    }
+}
+
+static const char *template_dir(const options *o)
+{
+    if (o->templates) return o->templates;
+    const char *env = getenv("FUSEGEN_TEMPLATE_DIR");
+    if (env && *env) return env;
+    return FUSEGEN_TEMPLATE_DIR;
+}
+
+int main(int argc, char **argv)
+{
+    options opt;
+    int rc = parse_args(argc, argv, &opt);
+    if (rc != 0) {
+        free(opt.specs);
+        return rc < 0 ? EXIT_OK : rc;
+    }
+
+    fg_arena arena;
+    fg_arena_init(&arena);
+    fg_diag d;
+    fg_diag_init(&d, stderr);
+    int io_error = 0;
+    job *jobs = calloc(opt.n_specs, sizeof *jobs);
+    if (!jobs) {
+        fputs("fusegen: error: out of memory\n", stderr);
+        rc = EXIT_USAGE;
+        goto free_opts;
+    }
+
+    /* Every spec, every error. */
+    for (size_t i = 0; i < opt.n_specs; i++) {
+        job *j = &jobs[i];
+        j->path = opt.specs[i];
+        if (read_spec(&arena, j->path, &j->text, &j->len) != 0) {
+            io_error = 1;
+            continue;
+        }
+        process_spec(&arena, j, &d);
+        /* A library is one folder of output: two specs may not define the same one. */
+        if (!j->spec.library) continue;
+        for (size_t k = 0; k < i; k++)
+            if (jobs[k].spec.library && strcmp(jobs[k].spec.library, j->spec.library) == 0) {
+                fg_diag_set_source(&d, j->path, j->text, j->len);
+                fg_diag_error(&d, "/library", "library '%s' is also defined by %s", j->spec.library,
+                              jobs[k].path);
+                j->ok = 0;
+                break;
+            }
+    }
+    if (io_error) {
+        rc = EXIT_USAGE;
+        goto finish;
+    }
+    if (fg_diag_errors(&d) != 0) {
+        rc = EXIT_SPEC;
+        goto finish;
+    }
+
+    switch (opt.cmd) {
+    case CMD_CHECK:
+        rc = EXIT_OK;
+        break;
+    case CMD_LIST:
+        print_list(jobs, opt.n_specs);
+        rc = EXIT_OK;
+        break;
+    case CMD_GENERATE: {
+        fg_out out;
+        fg_out_init(&out, &arena);
+        const char *tdir = template_dir(&opt);
+        for (size_t i = 0; i < opt.n_specs; i++) {
+            fg_diag_set_source(&d, jobs[i].path, jobs[i].text, jobs[i].len);
+            fg_out_dep(&out, jobs[i].path);
+            (void)fg_emit_library(&arena, &jobs[i].plan, tdir, &out, &d);
+        }
+        if (fg_diag_errors(&d) != 0) {
+            rc = EXIT_SPEC;   /* nothing is written */
+            break;
+        }
+        rc = fg_out_commit(&out, opt.out_dir, opt.depfile) == 0 ? EXIT_OK : EXIT_USAGE;
+        break;
+    }
+    }
+
+finish:
+    fg_diag_finish(&d);
+    if (fflush(stdout) != 0 || ferror(stdout)) {
+        fprintf(stderr, "fusegen: error: cannot write to standard output: %s\n", strerror(errno));
+        rc = EXIT_USAGE;
+    }
+    free(jobs);
+    fg_arena_free(&arena);
+free_opts:
+    free(opt.specs);
+    return rc;
+}

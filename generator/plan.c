@@ -1,0 +1,177 @@
+/* plan.c - see plan.h. Turns each spec kernel into its variants:
+ *   tiles (x GEMM2 tiles for chains) x norm strategies (row and/or split),
+ * all on the portable tensor-core family, which serves every listed arch for now. */
+#include "plan.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "arch.h"
+
+/* Operands are 16-bit and loaded 16 bytes at a time, so rows must hold whole 8-element chunks. */
+#define PLAN_ALIGN_ELEMS 8
+
+static const char *plan__op_token(const fg_op *op)
+{
+    if (op->kind == FG_OP_GELU && op->approximate_tanh) return "gelu_tanh";
+    return fg_spec_op_name(op->kind);
+}
+
+static const char *plan__signature(fg_arena *a, const fg_gemm *g)
+{
+    size_t len = 1;
+    for (size_t i = 0; i < g->n_ops; ++i) len += strlen(plan__op_token(&g->ops[i])) + 1;
+    char *s = fg_arena_alloc(a, len);
+    if (!s) return NULL;
+    for (size_t i = 0; i < g->n_ops; ++i) {
+        if (i) strcat(s, "+");
+        strcat(s, plan__op_token(&g->ops[i]));
+    }
+    return s;
+}
+
+/* Fills the parts of a planned GEMM that depend on the tile and on where the norm is. */
+static void plan__gemm(fg_plan_gemm *pg, const fg_gemm *g, const fg_tile *t, fg_strategy strategy, const char *sig)
+{
+    memset(pg, 0, sizeof *pg);
+    pg->spec = g;
+    pg->bm = t->m; pg->bn = t->n; pg->bk = t->k; pg->stages = t->stages;
+    fg_arch_sm80_warps(t->m, t->n, &pg->warps_m, &pg->warps_n);
+    pg->threads = pg->warps_m * pg->warps_n * 32;
+    pg->smem_bytes = fg_arch_sm80_smem_bytes(t->m, t->n, t->k, t->stages);
+    pg->b_layout = g->b_layout;
+    pg->signature = sig;
+    pg->pre = g->ops;
+    pg->n_pre = g->n_ops;
+    for (size_t i = 0; i < g->n_ops; ++i) {
+        const fg_op *op = &g->ops[i];
+        if (op->kind != FG_OP_LAYERNORM && op->kind != FG_OP_RMSNORM) continue;
+        pg->norm = op->kind == FG_OP_LAYERNORM ? FG_NORM_LAYERNORM : FG_NORM_RMSNORM;
+        pg->norm_op = op;
+        pg->strategy = strategy;
+        pg->n_pre = i;
+        pg->post = g->ops + i + 1;
+        pg->n_post = g->n_ops - i - 1;
+        break;
+    }
+}
+
+static const fg_op *plan__norm_op(const fg_gemm *g)
+{
+    for (size_t i = 0; i < g->n_ops; ++i)
+        if (g->ops[i].kind == FG_OP_LAYERNORM || g->ops[i].kind == FG_OP_RMSNORM) return &g->ops[i];
+    return NULL;
+}
+
+static fg_arch plan__lowest_arch(const fg_kernel_spec *k)
+{
+    fg_arch best = k->archs[0];
+    for (size_t i = 1; i < k->n_archs; ++i)
+        if (fg_spec_arch_sm(k->archs[i]) < fg_spec_arch_sm(best)) best = k->archs[i];
+    return best;
+}
+
+/* Row kernels first (one kernel, one pass), then larger tiles, then deeper pipelines. */
+static int plan__priority(fg_strategy s, const fg_tile *t)
+{
+    int rank = s == FG_STRATEGY_SPLIT ? 0 : 1;
+    return rank * 1000000 + (int)(t->m * t->n) + (int)t->stages;
+}
+
+static const char *plan__constraints(fg_arena *a, const fg_plan_kernel *pk)
+{
+    const char *row = pk->max_n ? fg_arena_printf(a, ", N <= %ld", pk->max_n) : "";
+    const char *chain = pk->chain ? ", N2 % 8 == 0" : "";
+    return fg_arena_printf(a, "K %% %d == 0, N %% %d == 0%s%s, 16-byte aligned pointers", pk->align_elems,
+                           pk->align_elems, chain, row ? row : "");
+}
+
+static int plan__add(fg_arena *a, fg_plan *plan, size_t cap, const fg_kernel_spec *k, const fg_tile *t1,
+                     const fg_tile *t2, fg_strategy strategy, const char *sig1, const char *sig2, fg_diag *d)
+{
+    if (plan->n_kernels >= cap) {
+        fg_diag_error(d, k->ptr, "internal error: too many variants planned");
+        return -1;
+    }
+    fg_plan_kernel *pk = &plan->kernels[plan->n_kernels++];
+    pk->spec = k;
+    pk->arch = plan__lowest_arch(k);
+    pk->sm = fg_spec_arch_sm(pk->arch);
+    plan__gemm(&pk->g1, &k->gemm, t1, strategy, sig1);
+    pk->chain = k->has_then;
+    if (pk->chain) plan__gemm(&pk->g2, &k->then, t2, FG_STRATEGY_AUTO, sig2);
+    pk->align_elems = PLAN_ALIGN_ELEMS;
+    pk->max_n = strategy == FG_STRATEGY_ROW ? t1->n : 0;
+    pk->priority = plan__priority(strategy, t1);
+
+    const char *suffix = strategy == FG_STRATEGY_ROW ? "_row" : strategy == FG_STRATEGY_SPLIT ? "_split" : "";
+    const char *second = "";
+    if (pk->chain && k->then.n_tiles > 0)
+        second = fg_arena_printf(a, "_g2_%ldx%ldx%ld_s%ld", t2->m, t2->n, t2->k, t2->stages);
+    pk->name = fg_arena_printf(a, "%s_sm80_%ldx%ldx%ld_s%ld%s%s", k->name, t1->m, t1->n, t1->k, t1->stages, suffix,
+                               second ? second : "");
+    pk->constraints = plan__constraints(a, pk);
+    if (!pk->name || !pk->constraints || !second) {
+        fg_diag_error(d, k->ptr, "out of memory while planning");
+        return -1;
+    }
+    return 0;
+}
+
+int fg_plan_build(fg_arena *arena, const fg_spec *spec, fg_plan *out, fg_diag *d)
+{
+    memset(out, 0, sizeof *out);
+    out->spec = spec;
+
+    /* Upper bound of variants: tiles x GEMM2 tiles x 2 strategies per kernel. */
+    size_t cap = 0;
+    for (size_t i = 0; i < spec->n_kernels; ++i) {
+        const fg_kernel_spec *k = &spec->kernels[i];
+        size_t t2 = k->has_then && k->then.n_tiles ? k->then.n_tiles : 1;
+        cap += k->gemm.n_tiles * t2 * 2;
+    }
+    out->kernels = fg_arena_alloc(arena, (cap ? cap : 1) * sizeof *out->kernels);
+    if (!out->kernels) {
+        fg_diag_error(d, "", "out of memory while planning");
+        return -1;
+    }
+
+    for (size_t i = 0; i < spec->n_kernels; ++i) {
+        const fg_kernel_spec *k = &spec->kernels[i];
+        const char *sig1 = plan__signature(arena, &k->gemm);
+        const char *sig2 = k->has_then ? plan__signature(arena, &k->then) : NULL;
+        if (!sig1 || (k->has_then && !sig2)) {
+            fg_diag_error(d, k->ptr, "out of memory while planning");
+            return -1;
+        }
+
+        fg_strategy strategies[2];
+        size_t n_strategies = 0;
+        const fg_op *norm = plan__norm_op(&k->gemm);
+        if (!norm) {
+            strategies[n_strategies++] = FG_STRATEGY_AUTO;   /* no norm: the strategy is moot */
+        } else {
+            if (norm->strategy != FG_STRATEGY_SPLIT) strategies[n_strategies++] = FG_STRATEGY_ROW;
+            if (norm->strategy != FG_STRATEGY_ROW) strategies[n_strategies++] = FG_STRATEGY_SPLIT;
+        }
+
+        for (size_t t = 0; t < k->gemm.n_tiles; ++t) {
+            const fg_tile *t1 = &k->gemm.tiles[t];
+            size_t n_t2 = k->has_then && k->then.n_tiles ? k->then.n_tiles : 1;
+            for (size_t u = 0; u < n_t2; ++u) {
+                const fg_tile *t2 = k->has_then && k->then.n_tiles ? &k->then.tiles[u] : t1;
+                for (size_t s = 0; s < n_strategies; ++s)
+                    if (plan__add(arena, out, cap, k, t1, t2, strategies[s], sig1, sig2, d)) return -1;
+            }
+        }
+    }
+
+    /* Variant names are derived, so two spec kernels can only collide through a bug in check. */
+    for (size_t i = 0; i < out->n_kernels; ++i)
+        for (size_t j = 0; j < i; ++j)
+            if (strcmp(out->kernels[i].name, out->kernels[j].name) == 0) {
+                fg_diag_error(d, out->kernels[i].spec->ptr, "kernel variant '%s' is planned twice", out->kernels[i].name);
+                return -1;
+            }
+    return fg_diag_errors(d) ? -1 : 0;
+}

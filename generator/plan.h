@@ -1,0 +1,53 @@
+/* plan.h - from a valid spec to the list of kernels to emit. Every decision about what code
+ * exists is made here, in C: variants (tile x arch x norm strategy), names, warps, shared
+ * memory, runtime constraints, and the dispatch priority. Templates only render a plan. */
+#ifndef FUSEGEN_PLAN_H
+#define FUSEGEN_PLAN_H
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "arena.h"
+#include "diag.h"
+#include "spec.h"
+
+typedef enum { FG_NORM_NONE = 0, FG_NORM_LAYERNORM, FG_NORM_RMSNORM } fg_norm;
+
+/* One GEMM of a planned kernel, its epilogue cut at the norm. */
+typedef struct fg_plan_gemm {
+    const fg_gemm *spec;
+    long bm, bn, bk, stages;
+    int warps_m, warps_n, threads;
+    size_t smem_bytes;
+    fg_layout b_layout;
+    const fg_op *pre; size_t n_pre;     /* ops before the norm (all ops when no norm) */
+    fg_norm norm;                       /* FG_NORM_NONE: no norm */
+    const fg_op *norm_op;               /* the norm op itself, or NULL */
+    fg_strategy strategy;               /* ROW or SPLIT when norm != NONE (never AUTO) */
+    const fg_op *post; size_t n_post;   /* ops after the norm */
+    const char *signature;              /* epilogue signature, e.g. "bias+residual+store+layernorm+relu" */
+} fg_plan_gemm;
+
+typedef struct fg_plan_kernel {
+    const fg_kernel_spec *spec;
+    const char *name;         /* C identifier, unique in the library:
+                               * <kernel>_<arch>_<bm>x<bn>x<bk>_s<stages>[_row|_split] */
+    fg_arch arch;
+    int sm;                   /* 80, 86, 89, 90 */
+    fg_plan_gemm g1;
+    bool chain;
+    fg_plan_gemm g2;          /* valid when chain */
+    int align_elems;          /* K, N (and N2) and leading dims must be multiples of this */
+    long max_n;               /* row strategy: N <= max_n; 0 = any N */
+    int priority;             /* larger is preferred by the dispatch among eligible kernels */
+    const char *constraints;  /* human-readable, for `fusegen list` */
+} fg_plan_kernel;
+
+typedef struct fg_plan {
+    const fg_spec *spec;
+    fg_plan_kernel *kernels; size_t n_kernels;
+} fg_plan;
+
+/* Builds the plan of a spec that passed fg_check_spec. Returns 0, or -1 after reporting. */
+int fg_plan_build(fg_arena *arena, const fg_spec *spec, fg_plan *out, fg_diag *d);
+
+#endif

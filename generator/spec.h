@@ -1,0 +1,99 @@
+/* spec.h - the spec model: what a spec file says, after parsing, before any checking of
+ * meaning. Parsing (spec.c) rejects only what cannot be represented: syntax errors, wrong JSON
+ * types, unknown or duplicate keys, unknown enum words. Ranges, names and cross-field rules
+ * are check.c's job. Every node keeps its JSON pointer so later stages can report locations.
+ * All memory lives in the arena passed to fg_spec_parse. */
+#ifndef FUSEGEN_SPEC_H
+#define FUSEGEN_SPEC_H
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "arena.h"
+#include "diag.h"
+
+/* Limits that keep hostile input bounded; exceeding one is a located error. */
+#define FG_SPEC_MAX_BYTES      (4u << 20)   /* spec file size */
+#define FG_SPEC_MAX_DEPTH      32           /* JSON nesting depth */
+#define FG_SPEC_MAX_KERNELS    256
+#define FG_SPEC_MAX_TILES      16           /* tile variants per GEMM */
+#define FG_SPEC_MAX_OPS        32           /* epilogue ops per GEMM */
+#define FG_SPEC_MAX_ARCHS      8
+#define FG_SPEC_MAX_NAME       64           /* library / kernel / store names */
+
+typedef enum { FG_DTYPE_NONE = 0, FG_DTYPE_F16, FG_DTYPE_BF16, FG_DTYPE_F32 } fg_dtype;
+typedef enum { FG_LAYOUT_NK = 0, FG_LAYOUT_KN } fg_layout;
+typedef enum { FG_ARCH_NONE = 0, FG_ARCH_SM80, FG_ARCH_SM86, FG_ARCH_SM89, FG_ARCH_SM90, FG_ARCH_SM90A } fg_arch;
+
+typedef enum {
+    FG_OP_SCALE,      /* v *= alpha                                   */
+    FG_OP_BIAS,       /* v += bias[n]                                 */
+    FG_OP_RESIDUAL,   /* v += beta * residual[m, n]                   */
+    FG_OP_RELU,
+    FG_OP_GELU,       /* erf form, or tanh form when approximate_tanh */
+    FG_OP_SILU,
+    FG_OP_STORE,      /* write v to an extra output named `as`        */
+    FG_OP_LAYERNORM,  /* over n: (v - mean) * rstd [* gamma + beta]   */
+    FG_OP_RMSNORM     /* over n: v * rms_rstd [* gamma]               */
+} fg_op_kind;
+
+typedef enum { FG_STRATEGY_AUTO = 0, FG_STRATEGY_ROW, FG_STRATEGY_SPLIT } fg_strategy;
+
+typedef struct fg_op {
+    fg_op_kind kind;
+    const char *ptr;          /* JSON pointer of this op, e.g. "/kernels/0/epilogue/3" */
+    double alpha;             /* scale: default 1 */
+    double beta;              /* residual: default 1 */
+    double eps;               /* norms: default 1e-5 (layernorm), 1e-6 (rmsnorm) */
+    bool affine;              /* norms: gamma (and beta for layernorm); default true */
+    bool approximate_tanh;    /* gelu: "approximate": "tanh" */
+    fg_strategy strategy;     /* norms: "strategy": "auto" | "row" | "split" */
+    const char *as;           /* store: output name; NULL when absent */
+} fg_op;
+
+typedef struct fg_tile {
+    const char *ptr;
+    long m, n, k, stages;     /* as written; range checks are check.c's */
+} fg_tile;
+
+/* One GEMM with its epilogue: the main kernel, or the `then` stage of a chain. */
+typedef struct fg_gemm {
+    const char *ptr;          /* pointer of the object holding b_layout/tiles/epilogue */
+    fg_layout b_layout;       /* default "nk" */
+    fg_tile *tiles; size_t n_tiles;
+    fg_op *ops; size_t n_ops;
+} fg_gemm;
+
+typedef struct fg_kernel_spec {
+    const char *ptr;          /* "/kernels/<i>" */
+    const char *name;
+    fg_arch *archs; size_t n_archs;
+    fg_dtype a, b, out, accum;
+    fg_gemm gemm;             /* GEMM1: out = epilogue(A[M,K] . B) */
+    bool has_then;            /* chain: GEMM2 consumes GEMM1's result as its A */
+    fg_gemm then;             /* tiles default to GEMM1's when absent (n_tiles == 0) */
+} fg_kernel_spec;
+
+typedef struct fg_spec {
+    const char *path;         /* as given on the command line */
+    const char *text; size_t text_len;   /* the file's bytes, kept for line:col and hashing */
+    uint8_t sha256[32];
+    char sha256_hex[65];
+    const char *library;
+    fg_kernel_spec *kernels; size_t n_kernels;
+} fg_spec;
+
+/* Parses text (not NUL-terminated necessarily) into *out. Reports every representational
+ * error to d (the caller has called fg_diag_set_source). Returns 0 on success, -1 when any error
+ * was reported; the arena owns whatever was built either way. */
+int fg_spec_parse(fg_arena *arena, const char *path, const char *text, size_t len, fg_spec *out, fg_diag *d);
+
+/* Spelling of enum values as in the spec format (and docs/spec.md). */
+const char *fg_spec_dtype_name(fg_dtype t);
+const char *fg_spec_layout_name(fg_layout l);
+const char *fg_spec_arch_name(fg_arch a);      /* "sm_90a" */
+int fg_spec_arch_sm(fg_arch a);                /* 80, 86, 89, 90, 90 */
+const char *fg_spec_op_name(fg_op_kind k);
+const char *fg_spec_strategy_name(fg_strategy s);
+
+#endif

@@ -1,0 +1,163 @@
+/* fusegen.h - the fusegen runtime: status codes, the problem descriptor, and the calls that
+ * query, select and run the kernels of a generated library through its dispatch table.
+ *
+ * A generated library <lib> provides `extern const fusegen_library <lib>_library;` in <lib>.h.
+ * Nothing here allocates device memory, synchronizes, or copies between host and device:
+ * fusegen_run is safe under CUDA graph capture. Every precondition is checked before launch;
+ * a failed check returns a status, sets fusegen_last_detail(), and launches nothing. */
+#ifndef FUSEGEN_H
+#define FUSEGEN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cuda_runtime_api.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define FUSEGEN_VERSION_STRING "0.1.0"
+
+typedef enum fusegen_status {
+    FUSEGEN_OK = 0,
+    FUSEGEN_ERR_INVALID_ARGUMENT,   /* NULL pointer, bad size, bad leading dimension, bad enum */
+    FUSEGEN_ERR_MISALIGNED,         /* pointer or leading dimension breaks the kernel's alignment */
+    FUSEGEN_ERR_NOT_SUPPORTED,      /* no kernel of the library can run this problem */
+    FUSEGEN_ERR_NOT_FOUND,          /* no kernel of that name */
+    FUSEGEN_ERR_WORKSPACE,          /* workspace NULL or smaller than fusegen_workspace_size */
+    FUSEGEN_ERR_ARCH,               /* the kernel was not built for the device's architecture */
+    FUSEGEN_ERR_CUDA                /* a CUDA call failed; the detail names it */
+} fusegen_status;
+
+const char *fusegen_status_name(fusegen_status s);     /* "FUSEGEN_ERR_MISALIGNED" */
+const char *fusegen_status_message(fusegen_status s);  /* one sentence */
+/* Why the last call on this thread failed (which argument, which constraint); "" after success. */
+const char *fusegen_last_detail(void);
+
+typedef enum fusegen_dtype { FUSEGEN_DTYPE_F16 = 1, FUSEGEN_DTYPE_BF16 = 2, FUSEGEN_DTYPE_F32 = 3 } fusegen_dtype;
+typedef enum fusegen_layout { FUSEGEN_LAYOUT_NK = 0, FUSEGEN_LAYOUT_KN = 1 } fusegen_layout;
+typedef enum fusegen_norm { FUSEGEN_NORM_NONE = 0, FUSEGEN_NORM_LAYERNORM = 1, FUSEGEN_NORM_RMSNORM = 2 } fusegen_norm;
+typedef enum fusegen_strategy { FUSEGEN_STRATEGY_NONE = 0, FUSEGEN_STRATEGY_ROW = 1, FUSEGEN_STRATEGY_SPLIT = 2 } fusegen_strategy;
+
+#define FUSEGEN_MAX_STORES 4
+
+/* The epilogue ops of a kernel, in order, with their constants (generated data; tests and
+ * tools use it to reproduce exactly what a kernel computes). */
+typedef enum fusegen_op_kind {
+    FUSEGEN_OP_SCALE = 0,   /* v *= value (alpha)                 */
+    FUSEGEN_OP_BIAS,        /* v += bias[n]                        */
+    FUSEGEN_OP_RESIDUAL,    /* v += value (beta) * residual[m, n]  */
+    FUSEGEN_OP_RELU,
+    FUSEGEN_OP_GELU,        /* erf form                            */
+    FUSEGEN_OP_GELU_TANH,   /* tanh approximation                  */
+    FUSEGEN_OP_SILU,
+    FUSEGEN_OP_STORE,       /* store[index] = v (rounded to out)   */
+    FUSEGEN_OP_LAYERNORM,   /* eps = value; affine: gamma, beta    */
+    FUSEGEN_OP_RMSNORM      /* eps = value; affine: gamma          */
+} fusegen_op_kind;
+
+typedef struct fusegen_op {
+    fusegen_op_kind kind;
+    double value;           /* alpha, beta or eps; 0 for the others */
+    int affine;             /* norms */
+    int index;              /* store: which store[] slot */
+} fusegen_op;
+
+/* What is to be computed. Leading dimensions are in elements; 0 means "packed" (the row
+ * length). A is [M,K] row-major; B is [N,K] ("nk") or [K,N] ("kn"); out and residual are [M,N].
+ * For a chain, GEMM2 reads GEMM1's [M,N] result and B2 ([N2,N] or [N,N2]) into out2 [M,N2]. */
+typedef struct fusegen_problem {
+    int64_t m, n, k;
+    int64_t n2;                     /* chains only; 0 otherwise */
+    fusegen_dtype a, b, out;
+    fusegen_layout b_layout;
+    fusegen_layout b2_layout;       /* chains only */
+    const char *epilogue;           /* signature, e.g. "bias+residual+store+layernorm+relu" */
+    const char *epilogue2;          /* chains only: GEMM2's signature; NULL otherwise */
+    int sm;                         /* target compute capability x10 (90 for an H200); 0: current device */
+    int64_t lda, ldb, ldo, ldr;     /* A, B, out, residual */
+    int64_t ld_store[FUSEGEN_MAX_STORES];
+    int64_t ldb2, ldo2;             /* chains: B2, out2 */
+} fusegen_problem;
+
+/* The leading dimension to use: ld, or packed (the row length) when ld is 0. Launchers call
+ * it for every ld of a problem the runtime has already checked. */
+static inline int64_t fusegen_ld_or(int64_t ld, int64_t packed) { return ld != 0 ? ld : packed; }
+
+/* Device pointers. Vectors (bias, gamma, beta) and residual and stores have the out dtype. */
+typedef struct fusegen_args {
+    const void *a, *b;
+    void *out;
+    const void *bias;               /* [N] */
+    const void *residual;           /* [M, N] */
+    const void *gamma, *beta;       /* [N] norm affine parameters */
+    void *store[FUSEGEN_MAX_STORES];/* extra outputs, in the order the store ops appear */
+    /* chains: GEMM2 */
+    const void *b2;
+    void *out2;
+    const void *bias2;              /* [N2] */
+    const void *residual2;          /* [M, N2] */
+    void *store2[FUSEGEN_MAX_STORES];
+} fusegen_args;
+
+/* One kernel of a generated library. The dispatch table is an array of these (generated data).
+ * The runtime checks every field-derived constraint before it calls launch. */
+typedef struct fusegen_kernel {
+    const char *name;               /* unique in the library */
+    const char *spec_kernel;        /* the spec's kernel name it came from */
+    int sm;                         /* built for this compute capability x10 (80: portable path) */
+    int arch_specific;              /* 1 for sm_90a-only code */
+    fusegen_dtype a, b, out;
+    fusegen_layout b_layout;
+    const char *epilogue;
+    const fusegen_op *ops; int n_ops;
+    int chain;
+    fusegen_layout b2_layout;
+    const char *epilogue2;
+    const fusegen_op *ops2; int n_ops2;
+    int tile_m, tile_n, tile_k, stages, threads;
+    int tile2_m, tile2_n, tile2_k, stages2, threads2;
+    fusegen_norm norm;
+    fusegen_strategy strategy;
+    int64_t max_n;                  /* row strategy: N <= max_n; 0: any */
+    int align_elems;                /* K, N, N2, leading dims multiple of this; pointers 16-byte aligned */
+    int n_stores, n_stores2;
+    int uses_bias, uses_residual, uses_gamma, uses_beta;
+    int uses_bias2, uses_residual2;
+    int priority;                   /* larger preferred among eligible kernels */
+    /* Launches on stream; workspace already checked to be large enough. Returns cudaGetLastError()
+     * after the launch(es). */
+    cudaError_t (*launch)(const fusegen_problem *p, const fusegen_args *args,
+                          void *workspace, cudaStream_t stream);
+} fusegen_kernel;
+
+typedef struct fusegen_library {
+    const char *name;
+    const char *generator_version;
+    const char *spec_sha256;
+    const fusegen_kernel *kernels;
+    size_t n_kernels;
+} fusegen_library;
+
+/* The kernels of lib that can run problem p, best first (up to cap written to out; the count
+ * of all eligible is returned through n_found). When none can, returns FUSEGEN_ERR_NOT_SUPPORTED
+ * and the detail lists each kernel's reason. */
+fusegen_status fusegen_query(const fusegen_library *lib, const fusegen_problem *p,
+                             const fusegen_kernel **out, size_t cap, size_t *n_found);
+/* Why kernel k cannot run p (NULL pointer when it can). Writes into buf. */
+const char *fusegen_why_not(const fusegen_kernel *k, const fusegen_problem *p, char *buf, size_t buf_len);
+/* Best eligible kernel (the dispatch). */
+fusegen_status fusegen_select(const fusegen_library *lib, const fusegen_problem *p, const fusegen_kernel **out);
+/* Lookup by name. */
+fusegen_status fusegen_find(const fusegen_library *lib, const char *name, const fusegen_kernel **out);
+/* Bytes of device workspace kernel k needs for p (0 is possible). */
+fusegen_status fusegen_workspace_size(const fusegen_kernel *k, const fusegen_problem *p, size_t *bytes);
+/* Checks everything, then launches k on stream. workspace must be 256-byte aligned. */
+fusegen_status fusegen_run(const fusegen_kernel *k, const fusegen_problem *p, const fusegen_args *args,
+                           void *workspace, size_t workspace_bytes, cudaStream_t stream);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,793 @@
+/* runtime.c - the fusegen runtime: status strings, the thread-local detail, the eligibility
+ * check of a kernel for a problem, dispatch (query, select, find), workspace sizing, and the
+ * checked launch.
+ *
+ * One internal check, fg__check, decides whether a kernel can run a problem. It writes one
+ * reason and returns the status that reason deserves, so fusegen_why_not (reason only),
+ * fusegen_query (reason per kernel) and fusegen_run (status + reason) agree by construction.
+ *
+ * Nothing here allocates device memory, synchronizes or copies. The only CUDA calls are
+ * cudaGetDevice and cudaDeviceGetAttribute (when a problem says sm = 0), the kernel's launch
+ * function, and the error-string functions. */
+#include "fusegen.h"
+#include "fusegen_workspace.h"
+
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#if defined(__GNUC__) || defined(__clang__)
+#define FG__PRINTF(fmt_idx, arg_idx) __attribute__((format(printf, fmt_idx, arg_idx)))
+#else
+#define FG__PRINTF(fmt_idx, arg_idx)
+#endif
+
+enum {
+    FG__DETAIL_LEN = 1024,      /* the thread-local detail */
+    FG__REASON_LEN = 384,       /* one kernel's reason */
+    FG__GRID_ROWS_MAX = 65535,  /* row tiles go on gridDim.y */
+    FG__PTR_ALIGN = 16,         /* every tensor and vector pointer */
+    FG__WS_ALIGN = 256          /* the workspace pointer */
+};
+
+#define FG__DIM_LIMIT ((int64_t)1 << 31)   /* m, n, k, n2 must be below this */
+
+static _Thread_local char fg__detail[FG__DETAIL_LEN];
+/* fusegen_why_not writes here when the caller gives no buffer. */
+static _Thread_local char fg__why_fallback[FG__REASON_LEN];
+
+/* ---- strings ------------------------------------------------------------------------------ */
+
+const char *fusegen_status_name(fusegen_status s)
+{
+    switch (s) {
+    case FUSEGEN_OK:                    return "FUSEGEN_OK";
+    case FUSEGEN_ERR_INVALID_ARGUMENT:  return "FUSEGEN_ERR_INVALID_ARGUMENT";
+    case FUSEGEN_ERR_MISALIGNED:        return "FUSEGEN_ERR_MISALIGNED";
+    case FUSEGEN_ERR_NOT_SUPPORTED:     return "FUSEGEN_ERR_NOT_SUPPORTED";
+    case FUSEGEN_ERR_NOT_FOUND:         return "FUSEGEN_ERR_NOT_FOUND";
+    case FUSEGEN_ERR_WORKSPACE:         return "FUSEGEN_ERR_WORKSPACE";
+    case FUSEGEN_ERR_ARCH:              return "FUSEGEN_ERR_ARCH";
+    case FUSEGEN_ERR_CUDA:              return "FUSEGEN_ERR_CUDA";
+    }
+    return "FUSEGEN_STATUS_UNKNOWN";
+}
+
+const char *fusegen_status_message(fusegen_status s)
+{
+    switch (s) {
+    case FUSEGEN_OK:
+        return "Success.";
+    case FUSEGEN_ERR_INVALID_ARGUMENT:
+        return "An argument is invalid: a NULL pointer, a bad size, a bad leading dimension or an unknown enum value.";
+    case FUSEGEN_ERR_MISALIGNED:
+        return "A pointer, a size or a leading dimension breaks the kernel's alignment requirement.";
+    case FUSEGEN_ERR_NOT_SUPPORTED:
+        return "The kernel, or every kernel of the library, cannot run this problem.";
+    case FUSEGEN_ERR_NOT_FOUND:
+        return "The library has no kernel of that name.";
+    case FUSEGEN_ERR_WORKSPACE:
+        return "The workspace is NULL or smaller than fusegen_workspace_size requires.";
+    case FUSEGEN_ERR_ARCH:
+        return "The kernel was not built for the device's architecture.";
+    case FUSEGEN_ERR_CUDA:
+        return "A CUDA call failed.";
+    }
+    return "Unknown fusegen status code.";
+}
+
+const char *fusegen_last_detail(void)
+{
+    return fg__detail;
+}
+
+static const char *fg__dtype_name(fusegen_dtype t)
+{
+    switch (t) {
+    case FUSEGEN_DTYPE_F16:  return "f16";
+    case FUSEGEN_DTYPE_BF16: return "bf16";
+    case FUSEGEN_DTYPE_F32:  return "f32";
+    }
+    return "?";
+}
+
+static int fg__dtype_valid(fusegen_dtype t)
+{
+    return t == FUSEGEN_DTYPE_F16 || t == FUSEGEN_DTYPE_BF16 || t == FUSEGEN_DTYPE_F32;
+}
+
+static size_t fg__dtype_bytes(fusegen_dtype t)
+{
+    return t == FUSEGEN_DTYPE_F32 ? 4u : 2u;
+}
+
+static const char *fg__layout_name(fusegen_layout l)
+{
+    switch (l) {
+    case FUSEGEN_LAYOUT_NK: return "nk";
+    case FUSEGEN_LAYOUT_KN: return "kn";
+    }
+    return "?";
+}
+
+static int fg__layout_valid(fusegen_layout l)
+{
+    return l == FUSEGEN_LAYOUT_NK || l == FUSEGEN_LAYOUT_KN;
+}
+
+static const char *fg__str(const char *s)
+{
+    return s ? s : "(null)";
+}
+
+/* ---- formatting --------------------------------------------------------------------------- */
+
+/* vsnprintf into buf; a cut message ends in "..." so that nobody mistakes it for the whole. */
+static void fg__vformat(char *buf, size_t len, const char *fmt, va_list ap)
+{
+    int r;
+    if (!buf || len == 0)
+        return;
+    r = vsnprintf(buf, len, fmt, ap);
+    if (r < 0) {
+        buf[0] = '\0';
+    } else if ((size_t)r >= len && len > 4) {
+        memcpy(buf + len - 4, "...", 4);
+    }
+}
+
+/* Writes one reason into buf and returns st. */
+FG__PRINTF(4, 5)
+static fusegen_status fg__reason(char *buf, size_t len, fusegen_status st, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fg__vformat(buf, len, fmt, ap);
+    va_end(ap);
+    return st;
+}
+
+/* Sets this thread's detail and returns st. */
+FG__PRINTF(2, 3)
+static fusegen_status fg__fail(fusegen_status st, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fg__vformat(fg__detail, sizeof fg__detail, fmt, ap);
+    va_end(ap);
+    return st;
+}
+
+static fusegen_status fg__ok(void)
+{
+    fg__detail[0] = '\0';
+    return FUSEGEN_OK;
+}
+
+/* ---- checked arithmetic ------------------------------------------------------------------- */
+
+static int fg__mul_i64(int64_t a, int64_t b, int64_t *r)
+{
+    /* both operands are non-negative here */
+    if (a != 0 && b > INT64_MAX / a)
+        return 0;
+    *r = a * b;
+    return 1;
+}
+
+static int fg__add_i64(int64_t a, int64_t b, int64_t *r)
+{
+    if (b > INT64_MAX - a)
+        return 0;
+    *r = a + b;
+    return 1;
+}
+
+static int fg__mul_sz(size_t a, size_t b, size_t *r)
+{
+    if (a != 0 && b > SIZE_MAX / a)
+        return 0;
+    *r = a * b;
+    return 1;
+}
+
+/* at = align256(at + bytes), failing on overflow. */
+static int fg__ws_add(size_t *at, size_t bytes)
+{
+    size_t x;
+    if (bytes > SIZE_MAX - *at)
+        return 0;
+    x = *at + bytes;
+    if (x > SIZE_MAX - (FG__WS_ALIGN - 1))
+        return 0;
+    *at = fusegen_ws_align(x);
+    return 1;
+}
+
+static int fg__is_split(const fusegen_kernel *k)
+{
+    return k->strategy == FUSEGEN_STRATEGY_SPLIT;
+}
+
+/* The same sum as fusegen_ws_layout_for, with every step checked, so that the runtime only
+ * calls that function once the total is known to fit in size_t. */
+static int fg__ws_fits(const fusegen_kernel *k, const fusegen_problem *p, size_t *total)
+{
+    size_t at = 0, bytes;
+    size_t m = (size_t)p->m, n = (size_t)p->n;
+    if (fg__is_split(k)) {
+        size_t tile_n = (size_t)k->tile_n;
+        size_t tiles_n = (n + tile_n - 1) / tile_n;
+        if (!fg__mul_sz(m, n, &bytes) || !fg__mul_sz(bytes, 4u, &bytes) || !fg__ws_add(&at, bytes))
+            return 0;
+        if (!fg__mul_sz(m, tiles_n, &bytes) || !fg__mul_sz(bytes, 8u, &bytes) || !fg__ws_add(&at, bytes))
+            return 0;
+    }
+    if (k->chain) {
+        if (!fg__mul_sz(m, n, &bytes) || !fg__mul_sz(bytes, fg__dtype_bytes(k->out), &bytes) ||
+            !fg__ws_add(&at, bytes))
+            return 0;
+    }
+    *total = at;
+    return 1;
+}
+
+/* ---- architecture ------------------------------------------------------------------------- */
+
+/* The device compute capability of a problem, resolved at most once per API call: a query over
+ * a whole library asks the device once, and only when some kernel gets as far as the arch
+ * check. */
+typedef struct fg__arch {
+    int resolved;
+    int sm;
+    int from_device;                /* p->sm was 0 */
+    fusegen_status st;
+    char why[FG__REASON_LEN];
+} fg__arch;
+
+static fusegen_status fg__resolve_sm(const fusegen_problem *p, fg__arch *a)
+{
+    int dev = 0, major = 0, minor = 0;
+    cudaError_t e;
+
+    if (a->resolved)
+        return a->st;
+    a->resolved = 1;
+    a->why[0] = '\0';
+    if (p->sm > 0) {
+        a->sm = p->sm;
+        return a->st = FUSEGEN_OK;
+    }
+    if (p->sm < 0)
+        return a->st = fg__reason(a->why, sizeof a->why, FUSEGEN_ERR_INVALID_ARGUMENT,
+                                  "p->sm = %d is negative; give a compute capability x10 (e.g. 90) "
+                                  "or 0 for the current device", p->sm);
+    a->from_device = 1;
+    e = cudaGetDevice(&dev);
+    if (e == cudaSuccess)
+        e = cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev);
+    if (e == cudaSuccess)
+        e = cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev);
+    if (e != cudaSuccess) {
+        /* Do not leave our own failure behind for a later cudaGetLastError to report. */
+        (void)cudaGetLastError();
+        return a->st = fg__reason(a->why, sizeof a->why, FUSEGEN_ERR_CUDA,
+                                  "p->sm = 0 asks for the current device, but its compute capability "
+                                  "could not be read: %s: %s", cudaGetErrorName(e), cudaGetErrorString(e));
+    }
+    a->sm = major * 10 + minor;
+    return a->st = FUSEGEN_OK;
+}
+
+/* ---- the eligibility check ---------------------------------------------------------------- */
+
+static fusegen_status fg__check_dtype(const char *field, fusegen_dtype want, fusegen_dtype got,
+                                      char *buf, size_t len)
+{
+    if (!fg__dtype_valid(got))
+        return fg__reason(buf, len, FUSEGEN_ERR_INVALID_ARGUMENT,
+                          "p->%s = %d is not a fusegen_dtype (f16 = 1, bf16 = 2, f32 = 3)", field, (int)got);
+    if (got != want)
+        return fg__reason(buf, len, FUSEGEN_ERR_NOT_SUPPORTED,
+                          "p->%s = %s but the kernel takes %s = %s", field, fg__dtype_name(got), field,
+                          fg__dtype_name(want));
+    return FUSEGEN_OK;
+}
+
+static fusegen_status fg__check_layout(const char *field, fusegen_layout want, fusegen_layout got,
+                                       char *buf, size_t len)
+{
+    if (!fg__layout_valid(got))
+        return fg__reason(buf, len, FUSEGEN_ERR_INVALID_ARGUMENT,
+                          "p->%s = %d is not a fusegen_layout (nk = 0, kn = 1)", field, (int)got);
+    if (got != want)
+        return fg__reason(buf, len, FUSEGEN_ERR_NOT_SUPPORTED,
+                          "p->%s = %s but the kernel takes %s = %s", field, fg__layout_name(got), field,
+                          fg__layout_name(want));
+    return FUSEGEN_OK;
+}
+
+static fusegen_status fg__check_epilogue(const char *field, const char *want, const char *got,
+                                         char *buf, size_t len)
+{
+    if (!got)
+        return fg__reason(buf, len, FUSEGEN_ERR_INVALID_ARGUMENT,
+                          "p->%s is NULL; give the epilogue signature (this kernel's is \"%s\")", field,
+                          fg__str(want));
+    if (!want || strcmp(got, want) != 0)
+        return fg__reason(buf, len, FUSEGEN_ERR_NOT_SUPPORTED,
+                          "p->%s = \"%s\" but the kernel computes \"%s\"", field, got, fg__str(want));
+    return FUSEGEN_OK;
+}
+
+static fusegen_status fg__check_dim(const char *field, int64_t v, char *buf, size_t len)
+{
+    if (v <= 0)
+        return fg__reason(buf, len, FUSEGEN_ERR_INVALID_ARGUMENT, "p->%s = %" PRId64 " must be > 0", field, v);
+    if (v >= FG__DIM_LIMIT)
+        return fg__reason(buf, len, FUSEGEN_ERR_INVALID_ARGUMENT,
+                          "p->%s = %" PRId64 " must be < 2^31 (2147483648)", field, v);
+    return FUSEGEN_OK;
+}
+
+static fusegen_status fg__check_product(const char *x, int64_t xv, const char *y, int64_t yv,
+                                        char *buf, size_t len)
+{
+    int64_t r;
+    if (!fg__mul_i64(xv, yv, &r))
+        return fg__reason(buf, len, FUSEGEN_ERR_INVALID_ARGUMENT,
+                          "p->%s * p->%s = %" PRId64 " * %" PRId64 " overflows int64", x, y, xv, yv);
+    return FUSEGEN_OK;
+}
+
+static fusegen_status fg__check_multiple(const char *field, int64_t v, int align, char *buf, size_t len)
+{
+    if (v % align != 0)
+        return fg__reason(buf, len, FUSEGEN_ERR_MISALIGNED,
+                          "p->%s = %" PRId64 " is not a multiple of %d (the kernel's align_elems)", field, v,
+                          align);
+    return FUSEGEN_OK;
+}
+
+/* One leading dimension: ld (0: packed), the row length it must cover, the rows it spans and
+ * the element size, for the byte-extent check. */
+static fusegen_status fg__check_ld(const char *field, int64_t ld, const char *row_name, int64_t row,
+                                   int64_t rows, size_t elem_bytes, int align, char *buf, size_t len)
+{
+    int64_t eff = ld == 0 ? row : ld;
+    int64_t extent;
+    if (ld < 0)
+        return fg__reason(buf, len, FUSEGEN_ERR_INVALID_ARGUMENT,
+                          "p->%s = %" PRId64 " is negative (0 means packed, %" PRId64 ")", field, ld, row);
+    if (eff < row)
+        return fg__reason(buf, len, FUSEGEN_ERR_INVALID_ARGUMENT,
+                          "p->%s = %" PRId64 " is less than the row length %s = %" PRId64, field, ld,
+                          row_name, row);
+    if (eff % align != 0)
+        return fg__reason(buf, len, FUSEGEN_ERR_MISALIGNED,
+                          "p->%s = %" PRId64 " is not a multiple of %d (the kernel's align_elems)", field,
+                          ld, align);
+    /* (rows - 1) * ld + row elements must be addressable in bytes with int64 */
+    if (!fg__mul_i64(rows - 1, eff, &extent) || !fg__add_i64(extent, row, &extent) ||
+        !fg__mul_i64(extent, (int64_t)elem_bytes, &extent))
+        return fg__reason(buf, len, FUSEGEN_ERR_INVALID_ARGUMENT,
+                          "p->%s = %" PRId64 " makes the tensor span more than 2^63 bytes (%" PRId64 " rows)",
+                          field, ld, rows);
+    return FUSEGEN_OK;
+}
+
+#define FG__TRY(expr)                                                                              \
+    do {                                                                                           \
+        fusegen_status fg__st_ = (expr);                                                           \
+        if (fg__st_ != FUSEGEN_OK)                                                                 \
+            return fg__st_;                                                                        \
+    } while (0)
+
+/* Can kernel k run problem p? FUSEGEN_OK, or the status of the first failed constraint with its
+ * reason in buf. The checks run in the documented order: problem, dtypes, layout, epilogue,
+ * chain, architecture, sizes, row limit, alignment, leading dimensions, grid. */
+static fusegen_status fg__check(const fusegen_kernel *k, const fusegen_problem *p, fg__arch *arch,
+                                char *buf, size_t len)
+{
+    int p_chain, align;
+    const char *ldb_row, *ldb2_row;
+    int64_t ldb_len, ldb_rows, ldb2_len, ldb2_rows, tiles;
+    int i;
+
+    if (buf && len)
+        buf[0] = '\0';
+    if (!k)
+        return fg__reason(buf, len, FUSEGEN_ERR_INVALID_ARGUMENT, "the kernel is NULL");
+    if (!p)
+        return fg__reason(buf, len, FUSEGEN_ERR_INVALID_ARGUMENT, "the problem is NULL");
+
+    /* what is computed */
+    FG__TRY(fg__check_dtype("a", k->a, p->a, buf, len));
+    FG__TRY(fg__check_dtype("b", k->b, p->b, buf, len));
+    FG__TRY(fg__check_dtype("out", k->out, p->out, buf, len));
+    FG__TRY(fg__check_layout("b_layout", k->b_layout, p->b_layout, buf, len));
+    FG__TRY(fg__check_epilogue("epilogue", k->epilogue, p->epilogue, buf, len));
+
+    if (p->n2 < 0)
+        return fg__reason(buf, len, FUSEGEN_ERR_INVALID_ARGUMENT,
+                          "p->n2 = %" PRId64 " is negative (0 for a single GEMM, > 0 for a chain)", p->n2);
+    p_chain = p->epilogue2 != NULL || p->n2 > 0;
+    if (k->chain && !p_chain)
+        return fg__reason(buf, len, FUSEGEN_ERR_NOT_SUPPORTED,
+                          "the kernel is a GEMM -> GEMM chain but the problem has one GEMM "
+                          "(p->n2 = 0, p->epilogue2 = NULL)");
+    if (!k->chain && p_chain)
+        return fg__reason(buf, len, FUSEGEN_ERR_NOT_SUPPORTED,
+                          "the problem is a GEMM -> GEMM chain (p->n2 = %" PRId64 ", p->epilogue2 = %s) "
+                          "but the kernel is a single GEMM", p->n2, p->epilogue2 ? "set" : "NULL");
+    if (k->chain) {
+        FG__TRY(fg__check_layout("b2_layout", k->b2_layout, p->b2_layout, buf, len));
+        FG__TRY(fg__check_epilogue("epilogue2", k->epilogue2, p->epilogue2, buf, len));
+    }
+
+    /* architecture */
+    if (fg__resolve_sm(p, arch) != FUSEGEN_OK)
+        return fg__reason(buf, len, arch->st, "%s", arch->why);
+    if (arch->sm < k->sm || (k->arch_specific && arch->sm != k->sm)) {
+        char dev[48];
+        if (arch->from_device)
+            snprintf(dev, sizeof dev, "the current device is sm_%d (p->sm = 0)", arch->sm);
+        else
+            snprintf(dev, sizeof dev, "p->sm = %d", arch->sm);
+        if (k->arch_specific)
+            return fg__reason(buf, len, FUSEGEN_ERR_ARCH,
+                              "%s but the kernel is built for sm_%da only (arch-specific instructions)", dev, k->sm);
+        return fg__reason(buf, len, FUSEGEN_ERR_ARCH, "%s but the kernel needs sm_%d or newer", dev, k->sm);
+    }
+
+    /* sizes */
+    FG__TRY(fg__check_dim("m", p->m, buf, len));
+    FG__TRY(fg__check_dim("n", p->n, buf, len));
+    FG__TRY(fg__check_dim("k", p->k, buf, len));
+    if (k->chain)
+        FG__TRY(fg__check_dim("n2", p->n2, buf, len));
+    FG__TRY(fg__check_product("m", p->m, "n", p->n, buf, len));
+    FG__TRY(fg__check_product("m", p->m, "k", p->k, buf, len));
+    FG__TRY(fg__check_product("n", p->n, "k", p->k, buf, len));
+    if (k->chain) {
+        FG__TRY(fg__check_product("m", p->m, "n2", p->n2, buf, len));
+        FG__TRY(fg__check_product("n", p->n, "n2", p->n2, buf, len));
+    }
+    if (fg__is_split(k) && k->tile_n <= 0)
+        return fg__reason(buf, len, FUSEGEN_ERR_INVALID_ARGUMENT,
+                          "the kernel's tile_n = %d is not positive (corrupt dispatch table)", k->tile_n);
+    {
+        size_t total;
+        if (!fg__ws_fits(k, p, &total))
+            return fg__reason(buf, len, FUSEGEN_ERR_INVALID_ARGUMENT,
+                              "the workspace for p->m = %" PRId64 ", p->n = %" PRId64 " does not fit in size_t",
+                              p->m, p->n);
+    }
+
+    /* row strategy: one CTA holds a whole row of N */
+    if (k->max_n > 0 && p->n > k->max_n)
+        return fg__reason(buf, len, FUSEGEN_ERR_NOT_SUPPORTED,
+                          "p->n = %" PRId64 " exceeds the kernel's max_n = %" PRId64
+                          " (row strategy: one thread block holds a whole row)", p->n, k->max_n);
+
+    /* alignment of the sizes */
+    align = k->align_elems > 0 ? k->align_elems : 1;
+    FG__TRY(fg__check_multiple("k", p->k, align, buf, len));
+    FG__TRY(fg__check_multiple("n", p->n, align, buf, len));
+    if (k->chain)
+        FG__TRY(fg__check_multiple("n2", p->n2, align, buf, len));
+
+    /* leading dimensions (0: packed) */
+    if (k->b_layout == FUSEGEN_LAYOUT_NK) {
+        ldb_row = "k"; ldb_len = p->k; ldb_rows = p->n;
+    } else {
+        ldb_row = "n"; ldb_len = p->n; ldb_rows = p->k;
+    }
+    FG__TRY(fg__check_ld("lda", p->lda, "k", p->k, p->m, fg__dtype_bytes(k->a), align, buf, len));
+    FG__TRY(fg__check_ld("ldb", p->ldb, ldb_row, ldb_len, ldb_rows, fg__dtype_bytes(k->b), align, buf, len));
+    FG__TRY(fg__check_ld("ldo", p->ldo, "n", p->n, p->m, fg__dtype_bytes(k->out), align, buf, len));
+    if (k->uses_residual)
+        FG__TRY(fg__check_ld("ldr", p->ldr, "n", p->n, p->m, fg__dtype_bytes(k->out), align, buf, len));
+    for (i = 0; i < k->n_stores && i < FUSEGEN_MAX_STORES; i++) {
+        char field[24];
+        snprintf(field, sizeof field, "ld_store[%d]", i);
+        FG__TRY(fg__check_ld(field, p->ld_store[i], "n", p->n, p->m, fg__dtype_bytes(k->out), align, buf, len));
+    }
+    if (k->chain) {
+        if (k->b2_layout == FUSEGEN_LAYOUT_NK) {
+            ldb2_row = "n"; ldb2_len = p->n; ldb2_rows = p->n2;
+        } else {
+            ldb2_row = "n2"; ldb2_len = p->n2; ldb2_rows = p->n;
+        }
+        FG__TRY(fg__check_ld("ldb2", p->ldb2, ldb2_row, ldb2_len, ldb2_rows, fg__dtype_bytes(k->b), align,
+                             buf, len));
+        FG__TRY(fg__check_ld("ldo2", p->ldo2, "n2", p->n2, p->m, fg__dtype_bytes(k->out), align, buf, len));
+    }
+
+    /* grid: row tiles on gridDim.y */
+    if (k->tile_m <= 0)
+        return fg__reason(buf, len, FUSEGEN_ERR_INVALID_ARGUMENT,
+                          "the kernel's tile_m = %d is not positive (corrupt dispatch table)", k->tile_m);
+    tiles = (p->m + k->tile_m - 1) / k->tile_m;
+    if (tiles > FG__GRID_ROWS_MAX)
+        return fg__reason(buf, len, FUSEGEN_ERR_NOT_SUPPORTED,
+                          "p->m = %" PRId64 " needs %" PRId64 " row tiles of %d but the grid allows %d",
+                          p->m, tiles, k->tile_m, FG__GRID_ROWS_MAX);
+    if (k->chain) {
+        if (k->tile2_m <= 0)
+            return fg__reason(buf, len, FUSEGEN_ERR_INVALID_ARGUMENT,
+                              "the kernel's tile2_m = %d is not positive (corrupt dispatch table)", k->tile2_m);
+        tiles = (p->m + k->tile2_m - 1) / k->tile2_m;
+        if (tiles > FG__GRID_ROWS_MAX)
+            return fg__reason(buf, len, FUSEGEN_ERR_NOT_SUPPORTED,
+                              "p->m = %" PRId64 " needs %" PRId64 " row tiles of %d in GEMM2 but the grid allows %d",
+                              p->m, tiles, k->tile2_m, FG__GRID_ROWS_MAX);
+    }
+    return FUSEGEN_OK;
+}
+
+/* ---- public: eligibility and dispatch ----------------------------------------------------- */
+
+const char *fusegen_why_not(const fusegen_kernel *k, const fusegen_problem *p, char *buf, size_t buf_len)
+{
+    fg__arch arch;
+    memset(&arch, 0, sizeof arch);
+    if (!buf || buf_len == 0) {
+        buf = fg__why_fallback;
+        buf_len = sizeof fg__why_fallback;
+    }
+    if (fg__check(k, p, &arch, buf, buf_len) == FUSEGEN_OK)
+        return NULL;
+    return buf;
+}
+
+/* Appends "; name: reason" to the NOT_SUPPORTED listing while it fits. The listing is shorter
+ * than the detail, which leaves room for the sentence around it and the "and N more" note. */
+typedef struct fg__listing {
+    char text[FG__DETAIL_LEN - 224];
+    size_t used;
+    size_t omitted;
+} fg__listing;
+
+static void fg__listing_add(fg__listing *l, const char *name, const char *reason)
+{
+    size_t room = sizeof l->text - l->used;
+    size_t need = strlen(name) + strlen(reason) + 5;    /* "; " + ": " + NUL */
+    if (l->omitted > 0 || need > room) {
+        l->omitted++;
+        return;
+    }
+    l->used += (size_t)snprintf(l->text + l->used, room, "%s%s: %s", l->used > 0 ? "; " : "", name, reason);
+}
+
+fusegen_status fusegen_query(const fusegen_library *lib, const fusegen_problem *p,
+                             const fusegen_kernel **out, size_t cap, size_t *n_found)
+{
+    fg__arch arch;
+    fg__listing listing;
+    char reason[FG__REASON_LEN];
+    size_t i, found = 0, written = 0;
+
+    if (n_found)
+        *n_found = 0;
+    if (!lib)
+        return fg__fail(FUSEGEN_ERR_INVALID_ARGUMENT, "lib is NULL");
+    if (!p)
+        return fg__fail(FUSEGEN_ERR_INVALID_ARGUMENT, "p (the problem) is NULL");
+    if (!out && cap > 0)
+        return fg__fail(FUSEGEN_ERR_INVALID_ARGUMENT, "out is NULL but cap = %zu", cap);
+    if (!lib->kernels && lib->n_kernels > 0)
+        return fg__fail(FUSEGEN_ERR_INVALID_ARGUMENT, "library '%s' has n_kernels = %zu but kernels is NULL",
+                        fg__str(lib->name), lib->n_kernels);
+
+    memset(&arch, 0, sizeof arch);
+    memset(&listing, 0, sizeof listing);
+    for (i = 0; i < lib->n_kernels; i++) {
+        const fusegen_kernel *k = &lib->kernels[i];
+        size_t at, j;
+        if (fg__check(k, p, &arch, reason, sizeof reason) != FUSEGEN_OK) {
+            fg__listing_add(&listing, fg__str(k->name), reason);
+            continue;
+        }
+        found++;
+        /* keep out[] sorted by descending priority; equal priorities stay in table order */
+        for (at = 0; at < written && out[at]->priority >= k->priority; at++)
+            ;
+        if (at >= cap)
+            continue;
+        if (written < cap)
+            written++;
+        for (j = written - 1; j > at; j--)
+            out[j] = out[j - 1];
+        out[at] = k;
+    }
+    if (n_found)
+        *n_found = found;
+    if (found > 0)
+        return fg__ok();
+
+    if (arch.resolved && arch.st == FUSEGEN_ERR_CUDA)
+        return fg__fail(FUSEGEN_ERR_CUDA, "%s", arch.why);
+    if (lib->n_kernels == 0)
+        return fg__fail(FUSEGEN_ERR_NOT_SUPPORTED, "library '%s' has no kernels", fg__str(lib->name));
+    if (listing.omitted > 0)
+        return fg__fail(FUSEGEN_ERR_NOT_SUPPORTED,
+                        "no kernel of library '%s' can run this problem: %s; ... and %zu more "
+                        "(fusegen_why_not gives each reason)", fg__str(lib->name), listing.text, listing.omitted);
+    return fg__fail(FUSEGEN_ERR_NOT_SUPPORTED, "no kernel of library '%s' can run this problem: %s",
+                    fg__str(lib->name), listing.text);
+}
+
+fusegen_status fusegen_select(const fusegen_library *lib, const fusegen_problem *p, const fusegen_kernel **out)
+{
+    const fusegen_kernel *best = NULL;
+    fusegen_status st;
+    if (!out)
+        return fg__fail(FUSEGEN_ERR_INVALID_ARGUMENT, "out is NULL");
+    *out = NULL;
+    st = fusegen_query(lib, p, &best, 1, NULL);
+    if (st == FUSEGEN_OK)
+        *out = best;
+    return st;
+}
+
+fusegen_status fusegen_find(const fusegen_library *lib, const char *name, const fusegen_kernel **out)
+{
+    size_t i, variants = 0;
+    if (out)
+        *out = NULL;
+    if (!lib)
+        return fg__fail(FUSEGEN_ERR_INVALID_ARGUMENT, "lib is NULL");
+    if (!name)
+        return fg__fail(FUSEGEN_ERR_INVALID_ARGUMENT, "name is NULL");
+    if (!out)
+        return fg__fail(FUSEGEN_ERR_INVALID_ARGUMENT, "out is NULL");
+    if (!lib->kernels && lib->n_kernels > 0)
+        return fg__fail(FUSEGEN_ERR_INVALID_ARGUMENT, "library '%s' has n_kernels = %zu but kernels is NULL",
+                        fg__str(lib->name), lib->n_kernels);
+    for (i = 0; i < lib->n_kernels; i++) {
+        const fusegen_kernel *k = &lib->kernels[i];
+        if (k->name && strcmp(k->name, name) == 0) {
+            *out = k;
+            return fg__ok();
+        }
+        if (k->spec_kernel && strcmp(k->spec_kernel, name) == 0)
+            variants++;
+    }
+    if (variants > 0)
+        return fg__fail(FUSEGEN_ERR_NOT_FOUND,
+                        "no kernel named '%s' in library '%s'; '%s' is a spec kernel with %zu variant(s): "
+                        "use fusegen_select, or one variant's full name", name, fg__str(lib->name), name,
+                        variants);
+    return fg__fail(FUSEGEN_ERR_NOT_FOUND, "no kernel named '%s' in library '%s' (%zu kernels)", name,
+                    fg__str(lib->name), lib->n_kernels);
+}
+
+/* ---- public: workspace and run ------------------------------------------------------------ */
+
+/* Bytes of workspace for a problem that passed fg__check (so the sum fits in size_t). */
+static size_t fg__ws_bytes(const fusegen_kernel *k, const fusegen_problem *p)
+{
+    int split = fg__is_split(k);
+    if (!split && !k->chain)
+        return 0;
+    return fusegen_ws_layout_for(split, k->tile_n, k->chain, fg__dtype_bytes(k->out), p->m, p->n).total;
+}
+
+fusegen_status fusegen_workspace_size(const fusegen_kernel *k, const fusegen_problem *p, size_t *bytes)
+{
+    fg__arch arch;
+    char reason[FG__REASON_LEN];
+    fusegen_status st;
+
+    if (bytes)
+        *bytes = 0;
+    if (!k)
+        return fg__fail(FUSEGEN_ERR_INVALID_ARGUMENT, "k (the kernel) is NULL");
+    if (!p)
+        return fg__fail(FUSEGEN_ERR_INVALID_ARGUMENT, "p (the problem) is NULL");
+    if (!bytes)
+        return fg__fail(FUSEGEN_ERR_INVALID_ARGUMENT, "bytes is NULL");
+    memset(&arch, 0, sizeof arch);
+    st = fg__check(k, p, &arch, reason, sizeof reason);
+    if (st != FUSEGEN_OK)
+        return fg__fail(st, "kernel %s cannot run this problem: %s", fg__str(k->name), reason);
+    *bytes = fg__ws_bytes(k, p);
+    return fg__ok();
+}
+
+/* A required device pointer: present and 16-byte aligned. */
+static fusegen_status fg__check_ptr(const fusegen_kernel *k, const char *field, const void *ptr, const char *why)
+{
+    if (!ptr)
+        return fg__fail(FUSEGEN_ERR_INVALID_ARGUMENT, "%s is NULL; kernel %s needs it (%s)", field,
+                        fg__str(k->name), why);
+    if ((uintptr_t)ptr % FG__PTR_ALIGN != 0)
+        return fg__fail(FUSEGEN_ERR_MISALIGNED, "%s = 0x%" PRIxPTR " is not %d-byte aligned", field,
+                        (uintptr_t)ptr, FG__PTR_ALIGN);
+    return FUSEGEN_OK;
+}
+
+static fusegen_status fg__check_args(const fusegen_kernel *k, const fusegen_args *args)
+{
+    char field[24];
+    int i;
+
+    FG__TRY(fg__check_ptr(k, "args.a", args->a, "the A operand"));
+    FG__TRY(fg__check_ptr(k, "args.b", args->b, "the B operand"));
+    FG__TRY(fg__check_ptr(k, "args.out", args->out, "the output"));
+    if (k->uses_bias)
+        FG__TRY(fg__check_ptr(k, "args.bias", args->bias, "its epilogue adds a bias"));
+    if (k->uses_residual)
+        FG__TRY(fg__check_ptr(k, "args.residual", args->residual, "its epilogue adds a residual"));
+    if (k->uses_gamma)
+        FG__TRY(fg__check_ptr(k, "args.gamma", args->gamma, "its norm scales by gamma"));
+    if (k->uses_beta)
+        FG__TRY(fg__check_ptr(k, "args.beta", args->beta, "its norm shifts by beta"));
+    for (i = 0; i < k->n_stores && i < FUSEGEN_MAX_STORES; i++) {
+        snprintf(field, sizeof field, "args.store[%d]", i);
+        FG__TRY(fg__check_ptr(k, field, args->store[i], "its epilogue stores an extra output"));
+    }
+    if (!k->chain)
+        return FUSEGEN_OK;
+    FG__TRY(fg__check_ptr(k, "args.b2", args->b2, "the B operand of GEMM2"));
+    FG__TRY(fg__check_ptr(k, "args.out2", args->out2, "the output of GEMM2"));
+    if (k->uses_bias2)
+        FG__TRY(fg__check_ptr(k, "args.bias2", args->bias2, "GEMM2's epilogue adds a bias"));
+    if (k->uses_residual2)
+        FG__TRY(fg__check_ptr(k, "args.residual2", args->residual2, "GEMM2's epilogue adds a residual"));
+    for (i = 0; i < k->n_stores2 && i < FUSEGEN_MAX_STORES; i++) {
+        snprintf(field, sizeof field, "args.store2[%d]", i);
+        FG__TRY(fg__check_ptr(k, field, args->store2[i], "GEMM2's epilogue stores an extra output"));
+    }
+    return FUSEGEN_OK;
+}
+
+fusegen_status fusegen_run(const fusegen_kernel *k, const fusegen_problem *p, const fusegen_args *args,
+                           void *workspace, size_t workspace_bytes, cudaStream_t stream)
+{
+    fg__arch arch;
+    char reason[FG__REASON_LEN];
+    fusegen_status st;
+    size_t need;
+    cudaError_t e;
+
+    if (!k)
+        return fg__fail(FUSEGEN_ERR_INVALID_ARGUMENT, "k (the kernel) is NULL");
+    if (!p)
+        return fg__fail(FUSEGEN_ERR_INVALID_ARGUMENT, "p (the problem) is NULL");
+    if (!args)
+        return fg__fail(FUSEGEN_ERR_INVALID_ARGUMENT, "args is NULL");
+
+    memset(&arch, 0, sizeof arch);
+    st = fg__check(k, p, &arch, reason, sizeof reason);
+    if (st != FUSEGEN_OK)
+        return fg__fail(st, "kernel %s cannot run this problem: %s", fg__str(k->name), reason);
+
+    FG__TRY(fg__check_args(k, args));
+
+    need = fg__ws_bytes(k, p);
+    if (need > 0) {
+        if (!workspace)
+            return fg__fail(FUSEGEN_ERR_WORKSPACE,
+                            "workspace is NULL but kernel %s needs %zu bytes (fusegen_workspace_size)",
+                            fg__str(k->name), need);
+        if ((uintptr_t)workspace % FG__WS_ALIGN != 0)
+            return fg__fail(FUSEGEN_ERR_MISALIGNED, "workspace = 0x%" PRIxPTR " is not %d-byte aligned",
+                            (uintptr_t)workspace, FG__WS_ALIGN);
+        if (workspace_bytes < need)
+            return fg__fail(FUSEGEN_ERR_WORKSPACE,
+                            "workspace_bytes = %zu but kernel %s needs %zu bytes (fusegen_workspace_size)",
+                            workspace_bytes, fg__str(k->name), need);
+    }
+
+    if (!k->launch)
+        return fg__fail(FUSEGEN_ERR_INVALID_ARGUMENT, "kernel %s has no launch function (corrupt dispatch table)",
+                        fg__str(k->name));
+    e = k->launch(p, args, workspace, stream);
+    if (e != cudaSuccess)
+        return fg__fail(FUSEGEN_ERR_CUDA, "launching kernel %s failed: %s: %s", fg__str(k->name),
+                        cudaGetErrorName(e), cudaGetErrorString(e));
+    return fg__ok();
+}

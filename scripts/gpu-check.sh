@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# On a GPU machine, in one go: build, run the CPU and GPU tests, the sanitizers and the benchmark.
+# Logs go under $OUT (default: ./gpu-out); a short table is printed last.
+#   scripts/gpu-check.sh [--no-bench] [--no-sanitize]
+set -uo pipefail
+cd "$(dirname "$0")/.."
+out=${OUT:-$PWD/gpu-out}
+mkdir -p "$out"
+bench=1 sanitize=1
+for a in "$@"; do
+  case $a in --no-bench) bench=0 ;; --no-sanitize) sanitize=0 ;; esac
+done
+[ -f .device-deps/env.sh ] && . .device-deps/env.sh
+build=build-gpu
+gen=()
+command -v ninja >/dev/null 2>&1 && gen=(-G Ninja)
+status() { printf '%-28s %s\n' "$1" "$2" >>"$out/summary.txt"; }
+: >"$out/summary.txt"
+{ nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv; nvcc --version | tail -2; date -u; } >"$out/machine.txt" 2>&1
+
+if cmake -S . -B "$build" "${gen[@]}" -DCMAKE_BUILD_TYPE=Release -DFUSEGEN_CUDA_ARCHITECTURES=90a-real >"$out/build.log" 2>&1 &&
+   cmake --build "$build" -j "$(nproc)" >>"$out/build.log" 2>&1; then
+  status build ok
+else
+  status build FAILED; tail -40 "$out/build.log"; cat "$out/summary.txt"; exit 1
+fi
+
+(cd "$build" && ctest --output-on-failure -j 8 -LE gpu) >"$out/ctest-cpu.log" 2>&1
+status "ctest (cpu)" "$(grep -E 'tests passed|tests failed' "$out/ctest-cpu.log" | tail -1)"
+(cd "$build" && ctest --output-on-failure -L gpu) >"$out/ctest-gpu.log" 2>&1
+status "ctest (gpu)" "$(grep -E 'tests passed|tests failed' "$out/ctest-gpu.log" | tail -1)"
+for t in "$build"/tests/gpu/test_kernels "$build"/tests/gpu/test_graph; do
+  [ -x "$t" ] && status "$(basename "$t")" "$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$out/ctest-gpu.log" | head -1)"
+done
+
+if [ $sanitize = 1 ] && command -v compute-sanitizer >/dev/null 2>&1 && [ -x "$build/tests/gpu/test_kernels" ]; then
+  for tool in memcheck racecheck synccheck; do
+    FUSEGEN_TEST_QUICK=1 compute-sanitizer --tool $tool --error-exitcode 9 "$build/tests/gpu/test_kernels" >"$out/sanitize-$tool.log" 2>&1
+    status "compute-sanitizer $tool" "rc=$? $(grep -E 'ERROR SUMMARY' "$out/sanitize-$tool.log" | tail -1)"
+  done
+fi
+
+if [ $bench = 1 ] && [ -x "$build/bench/fusegen-bench" ]; then
+  "$build/bench/fusegen-bench" --csv "$out/bench.csv" --json "$out/bench.json" >"$out/bench.log" 2>&1
+  status bench "rc=$?"
+  tail -30 "$out/bench.log"
+fi
+echo
+cat "$out/summary.txt"

@@ -1,0 +1,626 @@
+{{banner}}
+// Device code of the portable tensor-core family: cp.async multistage loads, ldmatrix,
+// mma.sync m16n8k16 (bf16/f16 in, f32 accumulate), and the fused epilogue with the row and
+// split LayerNorm/RMSNorm strategies. Runs on sm_80 and later. The generated kernel files
+// instantiate it with their tile shape and an epilogue struct holding the spec's op chain.
+// The device part compiles with NVRTC as well (no includes); the host launchers do not.
+#ifndef FUSEGEN_SM80_CUH
+#define FUSEGEN_SM80_CUH
+
+namespace fusegen_sm80 {
+
+enum { DT_F16 = 1, DT_BF16 = 2, DT_F32 = 3 };
+enum { NORM_NONE = 0, NORM_LAYERNORM = 1, NORM_RMSNORM = 2 };
+enum { STRATEGY_NONE = 0, STRATEGY_ROW = 1, STRATEGY_SPLIT = 2 };
+enum { MAX_STORES = 4, NORMALIZE_THREADS = 256 };
+
+// Everything one GEMM launch reads and writes. Leading dimensions are in elements.
+struct Params {
+    const void *a, *b;
+    void *out;
+    int m, n, k;
+    long long lda, ldb, ldo, ldr;
+    const void *bias, *residual, *gamma, *beta;
+    void *store[MAX_STORES];
+    long long ld_store[MAX_STORES];
+    float *prenorm;   // split: f32 [m, n] values before the norm
+    float *stats;     // split: per row and N tile, (mean, M2) or (mean of squares, 0)
+    int stats_ld;     // N tiles per row
+};
+
+// ---- element conversions (round to nearest even; NaN stays NaN) -------------------------
+template <int DT> __device__ __forceinline__ float load_f32(const void *base, long long i)
+{
+    if (DT == DT_F32) {
+        return static_cast<const float *>(base)[i];
+    } else {
+        unsigned short u = static_cast<const unsigned short *>(base)[i];
+        float f;
+        if (DT == DT_BF16)
+            f = __uint_as_float(static_cast<unsigned>(u) << 16);
+        else
+            asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(u));
+        return f;
+    }
+}
+
+template <int DT> __device__ __forceinline__ unsigned short to_16bit(float v)
+{
+    unsigned short u;
+    if (DT == DT_BF16)
+        asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(u) : "f"(v));
+    else
+        asm("cvt.rn.f16.f32 %0, %1;" : "=h"(u) : "f"(v));
+    return u;
+}
+
+// Two adjacent elements packed low-first, as they lie in memory.
+template <int DT> __device__ __forceinline__ unsigned pack2(float lo, float hi)
+{
+    unsigned r;
+    if (DT == DT_BF16)
+        asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
+    else
+        asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
+    return r;
+}
+
+template <int DT> __device__ __forceinline__ void store_f32(void *base, long long i, float v)
+{
+    if (DT == DT_F32)
+        static_cast<float *>(base)[i] = v;
+    else
+        static_cast<unsigned short *>(base)[i] = to_16bit<DT>(v);
+}
+
+// Stores elements i and i+1; i is even and the row start 16-byte aligned (checked on the host).
+template <int DT> __device__ __forceinline__ void store2_f32(void *base, long long i, float v0, float v1)
+{
+    if (DT == DT_F32)
+        *reinterpret_cast<float2 *>(static_cast<float *>(base) + i) = make_float2(v0, v1);
+    else
+        *reinterpret_cast<unsigned *>(static_cast<unsigned short *>(base) + i) = pack2<DT>(v0, v1);
+}
+
+// ---- epilogue ops, called by the generated epilogue structs in spec order --------------
+__device__ __forceinline__ float op_scale(float v, float alpha) { return v * alpha; }
+template <int DT> __device__ __forceinline__ float op_bias(float v, const Params &p, int n)
+{
+    return v + load_f32<DT>(p.bias, n);
+}
+template <int DT> __device__ __forceinline__ float op_residual(float v, const Params &p, int m, int n, float beta)
+{
+    return v + beta * load_f32<DT>(p.residual, static_cast<long long>(m) * p.ldr + n);
+}
+// Written so that NaN passes through (fmaxf would turn NaN into 0).
+__device__ __forceinline__ float op_relu(float v) { return v < 0.0f ? 0.0f : v; }
+__device__ __forceinline__ float op_gelu(float v) { return 0.5f * v * (1.0f + erff(v * 0.70710678118654752f)); }
+__device__ __forceinline__ float op_gelu_tanh(float v)
+{
+    return 0.5f * v * (1.0f + tanhf(0.79788456080286536f * (v + 0.044715f * v * v * v)));
+}
+__device__ __forceinline__ float op_silu(float v) { return v / (1.0f + expf(-v)); }
+template <int DT> __device__ __forceinline__ void op_store(float v, const Params &p, int slot, int m, int n)
+{
+    store_f32<DT>(p.store[slot], static_cast<long long>(m) * p.ld_store[slot] + n, v);
+}
+
+// ---- PTX wrappers ----------------------------------------------------------------------
+__device__ __forceinline__ unsigned smem_addr(const void *p)
+{
+    unsigned long long a;
+    asm("cvta.to.shared.u64 %0, %1;" : "=l"(a) : "l"(p));
+    return static_cast<unsigned>(a);
+}
+
+// 16-byte global->shared copy; src_bytes 0 fills the destination with zeros.
+__device__ __forceinline__ void cp_async16(void *dst, const void *src, int src_bytes)
+{
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(smem_addr(dst)), "l"(src), "r"(src_bytes));
+}
+__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
+template <int N> __device__ __forceinline__ void cp_async_wait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(N)); }
+
+__device__ __forceinline__ void ldmatrix_x4(unsigned (&r)[4], const void *p)
+{
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+                 : "r"(smem_addr(p)));
+}
+__device__ __forceinline__ void ldmatrix_x4_trans(unsigned (&r)[4], const void *p)
+{
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+                 : "r"(smem_addr(p)));
+}
+
+template <int DT> __device__ __forceinline__ void mma16816(float (&d)[4], const unsigned (&a)[4], const unsigned (&b)[2])
+{
+    if (DT == DT_BF16)
+        asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 "
+                     "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\n"
+                     : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+                     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+    else
+        asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 "
+                     "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\n"
+                     : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+                     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+}
+
+// Chan's merge of two (count, mean, M2) summaries.
+__device__ __forceinline__ void chan_merge(float &n_a, float &mean_a, float &m2_a, float n_b, float mean_b, float m2_b)
+{
+    float n = n_a + n_b;
+    if (n_b == 0.0f) return;
+    float delta = mean_b - mean_a;
+    float w = n_b / n;
+    mean_a += delta * w;
+    m2_a += m2_b + delta * delta * n_a * w;
+    n_a = n;
+}
+
+// ---- the GEMM ---------------------------------------------------------------------------
+// DT_AB: operand dtype; DT_OUT: output (and vector, residual, store) dtype. B_KN: B is [K, N].
+// Epi supplies pre() (ops before the norm), post() (ops after it), kEps and kAffine.
+template <int DT_AB, int DT_OUT, int BM, int BN, int BK, int STAGES, int WARPS_M, int WARPS_N, bool B_KN,
+          int NORM, int STRATEGY, class Epi>
+struct Gemm {
+    static constexpr int THREADS = WARPS_M * WARPS_N * 32;
+    static constexpr int WM = BM / WARPS_M, WN = BN / WARPS_N;
+    static constexpr int MI = WM / 16, NI = WN / 8;
+    // Each smem row is padded by 8 elements (16 bytes) so ldmatrix rows hit distinct banks.
+    static constexpr int A_LD = BK + 8;
+    static constexpr int B_ROWS = B_KN ? BK : BN;
+    static constexpr int B_LD = B_KN ? BN + 8 : BK + 8;
+    static constexpr int A_STAGE = BM * A_LD, B_STAGE = B_ROWS * B_LD;
+    static constexpr int SMEM_BYTES = STAGES * (A_STAGE + B_STAGE) * 2;
+    // What the host launcher needs to know.
+    static constexpr int kTileM = BM, kTileN = BN, kThreads = THREADS, kSmemBytes = SMEM_BYTES;
+    static constexpr int kStrategy = STRATEGY;
+    static constexpr int kOutBytes = DT_OUT == DT_F32 ? 4 : 2;
+    static_assert(WM % 16 == 0 && WN % 16 == 0, "warp tile must be a multiple of 16x16");
+    static_assert(BK % 16 == 0, "tile k must be a multiple of 16");
+    static_assert(2 * WARPS_N * BM * 4 <= SMEM_BYTES, "epilogue scratch must fit in the mainloop buffers");
+
+    __device__ static void load_stage(const Params &p, unsigned short *sA, unsigned short *sB, int stage, int kt,
+                                      int m0, int n0)
+    {
+        const unsigned short *A = static_cast<const unsigned short *>(p.a);
+        const unsigned short *B = static_cast<const unsigned short *>(p.b);
+        const int k0 = kt * BK;
+        constexpr int A_CHUNKS_ROW = BK / 8;
+#pragma unroll
+        for (int c = threadIdx.x; c < BM * A_CHUNKS_ROW; c += THREADS) {
+            int r = c / A_CHUNKS_ROW, kc = (c % A_CHUNKS_ROW) * 8;
+            int gm = m0 + r, gk = k0 + kc;
+            bool ok = gm < p.m && gk < p.k;
+            const unsigned short *src = ok ? A + static_cast<long long>(gm) * p.lda + gk : A;
+            cp_async16(sA + stage * A_STAGE + r * A_LD + kc, src, ok ? 16 : 0);
+        }
+        if (!B_KN) {
+#pragma unroll
+            for (int c = threadIdx.x; c < BN * A_CHUNKS_ROW; c += THREADS) {
+                int r = c / A_CHUNKS_ROW, kc = (c % A_CHUNKS_ROW) * 8;
+                int gn = n0 + r, gk = k0 + kc;
+                bool ok = gn < p.n && gk < p.k;
+                const unsigned short *src = ok ? B + static_cast<long long>(gn) * p.ldb + gk : B;
+                cp_async16(sB + stage * B_STAGE + r * B_LD + kc, src, ok ? 16 : 0);
+            }
+        } else {
+            constexpr int B_CHUNKS_ROW = BN / 8;
+#pragma unroll
+            for (int c = threadIdx.x; c < BK * B_CHUNKS_ROW; c += THREADS) {
+                int r = c / B_CHUNKS_ROW, nc = (c % B_CHUNKS_ROW) * 8;
+                int gk = k0 + r, gn = n0 + nc;
+                bool ok = gk < p.k && gn < p.n;
+                const unsigned short *src = ok ? B + static_cast<long long>(gk) * p.ldb + gn : B;
+                cp_async16(sB + stage * B_STAGE + r * B_LD + nc, src, ok ? 16 : 0);
+            }
+        }
+    }
+
+    __device__ static void compute_stage(const unsigned short *sA, const unsigned short *sB, int stage, int warp_m,
+                                         int warp_n, int lane, float (&acc)[MI][NI][4])
+    {
+        const unsigned short *a_st = sA + stage * A_STAGE;
+        const unsigned short *b_st = sB + stage * B_STAGE;
+#pragma unroll
+        for (int kk = 0; kk < BK; kk += 16) {
+            unsigned af[MI][4];
+            unsigned bf[NI][2];
+#pragma unroll
+            for (int mi = 0; mi < MI; ++mi) {
+                int row = warp_m * WM + mi * 16 + (lane & 15);
+                int col = kk + (lane >> 4) * 8;
+                ldmatrix_x4(af[mi], a_st + row * A_LD + col);
+            }
+#pragma unroll
+            for (int nj = 0; nj < NI / 2; ++nj) {
+                unsigned r[4];
+                if (!B_KN) {
+                    int nrow = warp_n * WN + nj * 16 + (lane & 7) + (lane >> 4) * 8;
+                    int col = kk + ((lane >> 3) & 1) * 8;
+                    ldmatrix_x4(r, b_st + nrow * B_LD + col);
+                } else {
+                    int krow = kk + (lane & 7) + ((lane >> 3) & 1) * 8;
+                    int ncol = warp_n * WN + nj * 16 + (lane >> 4) * 8;
+                    ldmatrix_x4_trans(r, b_st + krow * B_LD + ncol);
+                }
+                bf[2 * nj][0] = r[0];
+                bf[2 * nj][1] = r[1];
+                bf[2 * nj + 1][0] = r[2];
+                bf[2 * nj + 1][1] = r[3];
+            }
+#pragma unroll
+            for (int mi = 0; mi < MI; ++mi)
+#pragma unroll
+                for (int ni = 0; ni < NI; ++ni) mma16816<DT_AB>(acc[mi][ni], af[mi], bf[ni]);
+        }
+    }
+
+    // Sums each of this thread's 2*MI row values over the CTA's columns. part[mi][h] in,
+    // row totals out. Uses red (WARPS_N * BM floats of shared memory); ends synchronized.
+    __device__ static void row_sum(float (&part)[MI][2], float *red, int warp_m, int warp_n, int lane)
+    {
+#pragma unroll
+        for (int mi = 0; mi < MI; ++mi)
+#pragma unroll
+            for (int h = 0; h < 2; ++h) {
+                float s = part[mi][h];
+                s += __shfl_xor_sync(0xffffffffu, s, 1);
+                s += __shfl_xor_sync(0xffffffffu, s, 2);
+                if ((lane & 3) == 0) red[warp_n * BM + warp_m * WM + mi * 16 + (lane >> 2) + h * 8] = s;
+            }
+        __syncthreads();
+#pragma unroll
+        for (int mi = 0; mi < MI; ++mi)
+#pragma unroll
+            for (int h = 0; h < 2; ++h) {
+                int r = warp_m * WM + mi * 16 + (lane >> 2) + h * 8;
+                float s = 0.0f;
+#pragma unroll
+                for (int w = 0; w < WARPS_N; ++w) s += red[w * BM + r];
+                part[mi][h] = s;
+            }
+        __syncthreads();
+    }
+
+    __device__ static void run(const Params &p)
+    {
+        extern __shared__ __align__(16) unsigned char smem_raw[];
+        unsigned short *sA = reinterpret_cast<unsigned short *>(smem_raw);
+        unsigned short *sB = sA + STAGES * A_STAGE;
+        const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+        const int warp_m = warp / WARPS_N, warp_n = warp % WARPS_N;
+        const int m0 = blockIdx.y * BM, n0 = blockIdx.x * BN;
+        const int KT = (p.k + BK - 1) / BK;
+
+        float acc[MI][NI][4];
+#pragma unroll
+        for (int mi = 0; mi < MI; ++mi)
+#pragma unroll
+            for (int ni = 0; ni < NI; ++ni)
+#pragma unroll
+                for (int e = 0; e < 4; ++e) acc[mi][ni][e] = 0.0f;
+
+        // Mainloop: STAGES-1 tiles in flight while one is multiplied.
+#pragma unroll
+        for (int s = 0; s < STAGES - 1; ++s) {
+            if (s < KT) load_stage(p, sA, sB, s, s, m0, n0);
+            cp_async_commit();
+        }
+        for (int kt = 0; kt < KT; ++kt) {
+            cp_async_wait<STAGES - 2>();
+            __syncthreads();
+            int next = kt + STAGES - 1;
+            if (next < KT) load_stage(p, sA, sB, next % STAGES, next, m0, n0);
+            cp_async_commit();
+            compute_stage(sA, sB, kt % STAGES, warp_m, warp_n, lane, acc);
+        }
+        cp_async_wait<0>();
+        __syncthreads();   // the epilogue reuses the stage buffers as scratch
+
+        // Epilogue, part 1: the ops before the norm, per element, in registers.
+        const int row_base = m0 + warp_m * WM + (lane >> 2);
+        const int col_base = n0 + warp_n * WN + (lane & 3) * 2;
+#pragma unroll
+        for (int mi = 0; mi < MI; ++mi)
+#pragma unroll
+            for (int ni = 0; ni < NI; ++ni)
+#pragma unroll
+                for (int e = 0; e < 4; ++e) {
+                    int m = row_base + mi * 16 + (e >> 1) * 8;
+                    int n = col_base + ni * 8 + (e & 1);
+                    acc[mi][ni][e] = (m < p.m && n < p.n) ? Epi::pre(acc[mi][ni][e], m, n, p) : 0.0f;
+                }
+
+        if constexpr (NORM == NORM_NONE)
+            store_tile(p, acc, row_base, col_base);
+        else
+            norm_epilogue(p, acc, reinterpret_cast<float *>(smem_raw), row_base, col_base, warp_m, warp_n, lane);
+    }
+
+    // The norm over each row: statistics, then either the split hand-off or the row finish.
+    __device__ static void norm_epilogue(const Params &p, float (&acc)[MI][NI][4], float *red, int row_base,
+                                         int col_base, int warp_m, int warp_n, int lane)
+    {
+        const int n0 = blockIdx.x * BN;
+        const int cols_here = min(BN, p.n - n0);   // valid columns of this CTA
+        // Statistics over the CTA's columns: mean, then centered squares (LayerNorm), or the
+        // mean of squares (RMSNorm). Masked elements are 0 and are excluded from the centered sum.
+        float mean[MI][2], second[MI][2] = {};
+#pragma unroll
+        for (int mi = 0; mi < MI; ++mi)
+#pragma unroll
+            for (int h = 0; h < 2; ++h) {
+                float s = 0.0f;
+#pragma unroll
+                for (int ni = 0; ni < NI; ++ni) {
+                    float v0 = acc[mi][ni][h * 2], v1 = acc[mi][ni][h * 2 + 1];
+                    s += (NORM == NORM_LAYERNORM) ? v0 + v1 : v0 * v0 + v1 * v1;
+                }
+                mean[mi][h] = s;
+            }
+        row_sum(mean, red, warp_m, warp_n, lane);
+#pragma unroll
+        for (int mi = 0; mi < MI; ++mi)
+#pragma unroll
+            for (int h = 0; h < 2; ++h) mean[mi][h] /= static_cast<float>(cols_here);
+
+        if (NORM == NORM_LAYERNORM) {
+#pragma unroll
+            for (int mi = 0; mi < MI; ++mi)
+#pragma unroll
+                for (int h = 0; h < 2; ++h) {
+                    float s = 0.0f;
+#pragma unroll
+                    for (int ni = 0; ni < NI; ++ni)
+#pragma unroll
+                        for (int j = 0; j < 2; ++j) {
+                            int n = col_base + ni * 8 + j;
+                            float d = acc[mi][ni][h * 2 + j] - mean[mi][h];
+                            s += (n < p.n) ? d * d : 0.0f;
+                        }
+                    second[mi][h] = s;
+                }
+            row_sum(second, red, warp_m, warp_n, lane);
+        }
+
+        if constexpr (STRATEGY == STRATEGY_SPLIT) {
+            // Keep the f32 values and this tile's partial statistics; the normalize kernel merges.
+#pragma unroll
+            for (int mi = 0; mi < MI; ++mi)
+#pragma unroll
+                for (int ni = 0; ni < NI; ++ni)
+#pragma unroll
+                    for (int h = 0; h < 2; ++h) {
+                        int m = row_base + mi * 16 + h * 8;
+                        int n = col_base + ni * 8;
+                        if (m < p.m && n < p.n)
+                            *reinterpret_cast<float2 *>(p.prenorm + static_cast<long long>(m) * p.n + n) =
+                                make_float2(acc[mi][ni][h * 2], acc[mi][ni][h * 2 + 1]);
+                    }
+            if (warp_n == 0 && (lane & 3) == 0) {
+#pragma unroll
+                for (int mi = 0; mi < MI; ++mi)
+#pragma unroll
+                    for (int h = 0; h < 2; ++h) {
+                        int m = row_base + mi * 16 + h * 8;
+                        if (m < p.m) {
+                            float *st = p.stats + (static_cast<long long>(m) * p.stats_ld + blockIdx.x) * 2;
+                            st[0] = mean[mi][h];
+                            st[1] = (NORM == NORM_LAYERNORM) ? second[mi][h] : 0.0f;
+                        }
+                    }
+            }
+        } else {
+            row_finish(p, acc, mean, second, row_base, col_base);
+        }
+    }
+
+    // Row strategy: this CTA holds whole rows (n0 == 0, N <= BN). Normalize in registers.
+    __device__ static void row_finish(const Params &p, float (&acc)[MI][NI][4], const float (&mean)[MI][2],
+                                      const float (&second)[MI][2], int row_base, int col_base)
+    {
+        const float cols_here = static_cast<float>(p.n);
+#pragma unroll
+        for (int mi = 0; mi < MI; ++mi)
+#pragma unroll
+            for (int h = 0; h < 2; ++h) {
+                float var = (NORM == NORM_LAYERNORM) ? second[mi][h] / cols_here : mean[mi][h];
+                float rstd = 1.0f / sqrtf(var + Epi::kEps);
+                float shift = (NORM == NORM_LAYERNORM) ? mean[mi][h] : 0.0f;
+                int m = row_base + mi * 16 + h * 8;
+#pragma unroll
+                for (int ni = 0; ni < NI; ++ni)
+#pragma unroll
+                    for (int j = 0; j < 2; ++j) {
+                        int n = col_base + ni * 8 + j;
+                        float v = (acc[mi][ni][h * 2 + j] - shift) * rstd;
+                        if (m < p.m && n < p.n) {
+                            v = affine(v, p, n);
+                            v = Epi::post(v, m, n, p);
+                        }
+                        acc[mi][ni][h * 2 + j] = v;
+                    }
+            }
+        store_tile(p, acc, row_base, col_base);
+    }
+
+    __device__ static float affine(float v, const Params &p, int n)
+    {
+        if (!Epi::kAffine) return v;
+        v *= load_f32<DT_OUT>(p.gamma, n);
+        if (NORM == NORM_LAYERNORM) v += load_f32<DT_OUT>(p.beta, n);
+        return v;
+    }
+
+    __device__ static void store_tile(const Params &p, const float (&acc)[MI][NI][4], int row_base, int col_base)
+    {
+#pragma unroll
+        for (int mi = 0; mi < MI; ++mi)
+#pragma unroll
+            for (int ni = 0; ni < NI; ++ni)
+#pragma unroll
+                for (int h = 0; h < 2; ++h) {
+                    int m = row_base + mi * 16 + h * 8;
+                    int n = col_base + ni * 8;
+                    // N is a multiple of 8, so a pair is either wholly inside or wholly outside.
+                    if (m < p.m && n < p.n)
+                        store2_f32<DT_OUT>(p.out, static_cast<long long>(m) * p.ldo + n, acc[mi][ni][h * 2],
+                                           acc[mi][ni][h * 2 + 1]);
+                }
+    }
+
+    // Split strategy, second kernel: one warp per row merges the tiles' statistics (Chan),
+    // then normalizes the f32 row, applies the ops after the norm, and writes the output.
+    __device__ static void normalize(const Params &p)
+    {
+        const int lane = threadIdx.x & 31;
+        const int m = blockIdx.x * (NORMALIZE_THREADS / 32) + (threadIdx.x >> 5);
+        if (m >= p.m) return;
+        const float *st = p.stats + static_cast<long long>(m) * p.stats_ld * 2;
+        float cnt = 0.0f, mean = 0.0f, m2 = 0.0f;
+        for (int t = lane; t < p.stats_ld; t += 32) {
+            float c = static_cast<float>(min(BN, p.n - t * BN));
+            if (NORM == NORM_LAYERNORM) {
+                chan_merge(cnt, mean, m2, c, st[2 * t], st[2 * t + 1]);
+            } else {
+                mean += st[2 * t] * c;   // sum of squares
+                cnt += c;
+            }
+        }
+#pragma unroll
+        for (int off = 16; off > 0; off >>= 1) {
+            float c_o = __shfl_xor_sync(0xffffffffu, cnt, off);
+            float mean_o = __shfl_xor_sync(0xffffffffu, mean, off);
+            float m2_o = __shfl_xor_sync(0xffffffffu, m2, off);
+            if (NORM == NORM_LAYERNORM) {
+                if (cnt == 0.0f) {
+                    cnt = c_o; mean = mean_o; m2 = m2_o;
+                } else {
+                    chan_merge(cnt, mean, m2, c_o, mean_o, m2_o);
+                }
+            } else {
+                cnt += c_o;
+                mean += mean_o;
+            }
+        }
+        const float var = (NORM == NORM_LAYERNORM) ? m2 / static_cast<float>(p.n) : mean / static_cast<float>(p.n);
+        const float rstd = 1.0f / sqrtf(var + Epi::kEps);
+        const float shift = (NORM == NORM_LAYERNORM) ? mean : 0.0f;
+        const float *row = p.prenorm + static_cast<long long>(m) * p.n;
+        for (int n = lane * 4; n < p.n; n += 128) {
+            float4 x = *reinterpret_cast<const float4 *>(row + n);
+            float v[4] = {x.x, x.y, x.z, x.w};
+#pragma unroll
+            for (int j = 0; j < 4; ++j) {
+                v[j] = affine((v[j] - shift) * rstd, p, n + j);
+                v[j] = Epi::post(v[j], m, n + j, p);
+            }
+            long long o = static_cast<long long>(m) * p.ldo + n;
+            store2_f32<DT_OUT>(p.out, o, v[0], v[1]);
+            store2_f32<DT_OUT>(p.out, o + 2, v[2], v[3]);
+        }
+    }
+};
+
+}  // namespace fusegen_sm80
+
+// ---- host side: launchers shared by every generated kernel --------------------------------
+#ifndef __CUDACC_RTC__
+#include "fusegen.h"
+#include "fusegen_workspace.h"
+
+namespace fusegen_sm80 {
+
+inline long long ld_or(int64_t ld, int64_t packed) { return ld ? static_cast<long long>(ld) : static_cast<long long>(packed); }
+
+inline int dtype_bytes(fusegen_dtype t) { return t == FUSEGEN_DTYPE_F32 ? 4 : 2; }
+
+// GEMM1's parameters from the problem and the arguments (the runtime has checked them).
+inline Params gemm1_params(const fusegen_problem *pr, const fusegen_args *args)
+{
+    Params g = {};
+    g.a = args->a;
+    g.b = args->b;
+    g.out = args->out;
+    g.m = static_cast<int>(pr->m);
+    g.n = static_cast<int>(pr->n);
+    g.k = static_cast<int>(pr->k);
+    g.lda = ld_or(pr->lda, pr->k);
+    g.ldb = ld_or(pr->ldb, pr->b_layout == FUSEGEN_LAYOUT_NK ? pr->k : pr->n);
+    g.ldo = ld_or(pr->ldo, pr->n);
+    g.ldr = ld_or(pr->ldr, pr->n);
+    g.bias = args->bias;
+    g.residual = args->residual;
+    g.gamma = args->gamma;
+    g.beta = args->beta;
+    for (int i = 0; i < MAX_STORES; ++i) {
+        g.store[i] = args->store[i];
+        g.ld_store[i] = ld_or(pr->ld_store[i], pr->n);
+    }
+    return g;
+}
+
+// Launches one GEMM (and, for the split strategy, its normalize kernel) on stream.
+template <class G>
+cudaError_t launch_gemm(Params g, void (*gemm)(Params), void (*norm)(Params), void *workspace, cudaStream_t stream)
+{
+    const bool split = G::kStrategy == STRATEGY_SPLIT;
+    if (split) {
+        fusegen_ws_layout l = fusegen_ws_layout_for(1, G::kTileN, 0, 0, g.m, g.n);
+        g.prenorm = reinterpret_cast<float *>(static_cast<char *>(workspace) + l.prenorm);
+        g.stats = reinterpret_cast<float *>(static_cast<char *>(workspace) + l.stats);
+        g.stats_ld = (g.n + G::kTileN - 1) / G::kTileN;
+    }
+    cudaError_t err = cudaFuncSetAttribute(gemm, cudaFuncAttributeMaxDynamicSharedMemorySize, G::kSmemBytes);
+    if (err != cudaSuccess) return err;
+    dim3 grid((g.n + G::kTileN - 1) / G::kTileN, (g.m + G::kTileM - 1) / G::kTileM);
+    gemm<<<grid, G::kThreads, G::kSmemBytes, stream>>>(g);
+    err = cudaGetLastError();
+    if (err != cudaSuccess || !split) return err;
+    const int rows_per_block = NORMALIZE_THREADS / 32;
+    norm<<<(g.m + rows_per_block - 1) / rows_per_block, NORMALIZE_THREADS, 0, stream>>>(g);
+    return cudaGetLastError();
+}
+
+// A chain: GEMM1 (with its norm) writes its result into the workspace, in the out dtype; GEMM2
+// reads it as its A operand. Two or three launches on one stream, nothing else.
+template <class G1, class G2>
+cudaError_t launch_chain(const fusegen_problem *pr, const fusegen_args *args, void *workspace, cudaStream_t stream,
+                         void (*gemm1)(Params), void (*norm1)(Params), void (*gemm2)(Params))
+{
+    fusegen_ws_layout l = fusegen_ws_layout_for(G1::kStrategy == STRATEGY_SPLIT, G1::kTileN, 1, G1::kOutBytes, pr->m, pr->n);
+    void *hidden = static_cast<char *>(workspace) + l.hidden;
+    Params g1 = gemm1_params(pr, args);
+    g1.out = hidden;
+    g1.ldo = pr->n;
+    cudaError_t err = launch_gemm<G1>(g1, gemm1, norm1, workspace, stream);
+    if (err != cudaSuccess) return err;
+
+    Params g2 = {};
+    g2.a = hidden;
+    g2.b = args->b2;
+    g2.out = args->out2;
+    g2.m = static_cast<int>(pr->m);
+    g2.n = static_cast<int>(pr->n2);
+    g2.k = static_cast<int>(pr->n);
+    g2.lda = pr->n;
+    g2.ldb = ld_or(pr->ldb2, pr->b2_layout == FUSEGEN_LAYOUT_NK ? pr->n : pr->n2);
+    g2.ldo = ld_or(pr->ldo2, pr->n2);
+    g2.ldr = pr->n2;
+    g2.bias = args->bias2;
+    g2.residual = args->residual2;
+    for (int i = 0; i < MAX_STORES; ++i) {
+        g2.store[i] = args->store2[i];
+        g2.ld_store[i] = pr->n2;
+    }
+    return launch_gemm<G2>(g2, gemm2, nullptr, nullptr, stream);
+}
+
+}  // namespace fusegen_sm80
+#endif  // __CUDACC_RTC__
+
+#endif  // FUSEGEN_SM80_CUH

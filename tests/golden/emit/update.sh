@@ -1,0 +1,34 @@
+#!/bin/sh
+# update.sh [FUSEGEN] - regenerates the golden trees from the current generator and templates:
+#   tests/golden/emit/expected/  from tests/golden/emit/small.json
+#   generated/                   from specs/default.json
+# FUSEGEN defaults to build/fusegen. Runs from the repository root with relative paths, as the
+# tests do. Review the result with `git diff` before committing it.
+set -eu
+
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../../.." && pwd)
+fusegen=${1:-$root/build/fusegen}
+case $fusegen in /*) ;; *) fusegen=$(pwd)/$fusegen ;; esac
+if [ ! -x "$fusegen" ]; then
+    echo "update.sh: no fusegen at $fusegen (build it, or pass its path)" >&2
+    exit 2
+fi
+cd "$root"
+
+# regen SPEC DEST: generate into a fresh folder, then put it in place of DEST.
+regen() {
+    tmp=$(mktemp -d "$root/.fusegen-update-XXXXXX")
+    if ! "$fusegen" generate "$1" -o "$tmp" --templates templates; then
+        rm -rf "$tmp"
+        echo "update.sh: generating $1 failed; $2 left as it was" >&2
+        exit 1
+    fi
+    chmod 755 "$tmp"
+    rm -rf "$2"
+    mv "$tmp" "$2"
+    echo "update.sh: $2 <- $1 ($(find "$2" -type f | wc -l | tr -d ' ') files)"
+}
+
+regen tests/golden/emit/small.json tests/golden/emit/expected
+regen specs/default.json generated

@@ -1,0 +1,690 @@
+/* test_runtime.c - CPU tests of the fusegen runtime against a hand-made dispatch table.
+ *
+ * The fake kernels' launch functions only count calls, and every problem sets p->sm, so no
+ * test here touches a GPU (except the last one, which accepts either outcome of sm = 0). */
+#include "fusegen.h"
+#include "fusegen_workspace.h"
+
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+static int g_passed, g_failed;
+static int g_launches;
+
+#define CHECK(cond)                                                                                \
+    do {                                                                                           \
+        if (cond) {                                                                                \
+            g_passed++;                                                                            \
+        } else {                                                                                   \
+            g_failed++;                                                                            \
+            fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond);               \
+        }                                                                                          \
+    } while (0)
+
+/* The call returned want, the detail mentions every given substring, and nothing launched. */
+#define EXPECT_FAIL(call, want, sub1, sub2) expect_fail((call), (want), (sub1), (sub2), #call, __LINE__)
+
+static void expect_fail(fusegen_status got, fusegen_status want, const char *sub1, const char *sub2,
+                        const char *text, int line)
+{
+    const char *d = fusegen_last_detail();
+    int ok = got == want && (!sub1 || strstr(d, sub1)) && (!sub2 || strstr(d, sub2)) && g_launches == 0;
+    if (ok) {
+        g_passed++;
+        return;
+    }
+    g_failed++;
+    fprintf(stderr, "%s:%d: %s\n  got %s, want %s; launches %d\n  detail: \"%s\"\n  expected to contain: \"%s\"%s%s%s\n",
+            __FILE__, line, text, fusegen_status_name(got), fusegen_status_name(want), g_launches, d,
+            sub1 ? sub1 : "", sub2 ? " and \"" : "", sub2 ? sub2 : "", sub2 ? "\"" : "");
+}
+
+static cudaError_t fake_launch(const fusegen_problem *p, const fusegen_args *args, void *workspace,
+                               cudaStream_t stream)
+{
+    (void)p; (void)args; (void)workspace; (void)stream;
+    g_launches++;
+    return cudaSuccess;
+}
+
+static cudaError_t fake_launch_fails(const fusegen_problem *p, const fusegen_args *args, void *workspace,
+                                     cudaStream_t stream)
+{
+    (void)p; (void)args; (void)workspace; (void)stream;
+    g_launches++;
+    return cudaErrorInvalidValue;
+}
+
+#define LN_SIG "bias+residual+store+layernorm+relu"
+
+/* index names of the table below */
+enum { K_ROW80, K_ROW90A, K_SPLIT_A, K_F16_GELU, K_F32_KN, K_CHAIN, K_SPLIT_B, K_BROKEN, N_KERNELS };
+
+static const fusegen_kernel g_kernels[N_KERNELS] = {
+    [K_ROW80] = {
+        .name = "ln_sm80_128x128x64_s3_row", .spec_kernel = "ln", .sm = 80,
+        .a = FUSEGEN_DTYPE_BF16, .b = FUSEGEN_DTYPE_BF16, .out = FUSEGEN_DTYPE_BF16,
+        .b_layout = FUSEGEN_LAYOUT_NK, .epilogue = LN_SIG,
+        .tile_m = 128, .tile_n = 128, .tile_k = 64, .stages = 3, .threads = 256,
+        .norm = FUSEGEN_NORM_LAYERNORM, .strategy = FUSEGEN_STRATEGY_ROW, .max_n = 1024,
+        .align_elems = 8, .n_stores = 1,
+        .uses_bias = 1, .uses_residual = 1, .uses_gamma = 1, .uses_beta = 1,
+        .priority = 30, .launch = fake_launch },
+    [K_ROW90A] = {
+        .name = "ln_sm90a_128x128x64_s3_row", .spec_kernel = "ln", .sm = 90, .arch_specific = 1,
+        .a = FUSEGEN_DTYPE_BF16, .b = FUSEGEN_DTYPE_BF16, .out = FUSEGEN_DTYPE_BF16,
+        .b_layout = FUSEGEN_LAYOUT_NK, .epilogue = LN_SIG,
+        .tile_m = 128, .tile_n = 128, .tile_k = 64, .stages = 3, .threads = 384,
+        .norm = FUSEGEN_NORM_LAYERNORM, .strategy = FUSEGEN_STRATEGY_ROW, .max_n = 1024,
+        .align_elems = 8, .n_stores = 1,
+        .uses_bias = 1, .uses_residual = 1, .uses_gamma = 1, .uses_beta = 1,
+        .priority = 40, .launch = fake_launch },
+    [K_SPLIT_A] = {
+        .name = "ln_sm80_128x128x64_s3_split", .spec_kernel = "ln", .sm = 80,
+        .a = FUSEGEN_DTYPE_BF16, .b = FUSEGEN_DTYPE_BF16, .out = FUSEGEN_DTYPE_BF16,
+        .b_layout = FUSEGEN_LAYOUT_NK, .epilogue = LN_SIG,
+        .tile_m = 128, .tile_n = 128, .tile_k = 64, .stages = 3, .threads = 256,
+        .norm = FUSEGEN_NORM_LAYERNORM, .strategy = FUSEGEN_STRATEGY_SPLIT, .max_n = 0,
+        .align_elems = 8, .n_stores = 1,
+        .uses_bias = 1, .uses_residual = 1, .uses_gamma = 1, .uses_beta = 1,
+        .priority = 10, .launch = fake_launch },
+    [K_F16_GELU] = {
+        .name = "gelu_sm80_128x128x32_s4", .spec_kernel = "gelu", .sm = 80,
+        .a = FUSEGEN_DTYPE_F16, .b = FUSEGEN_DTYPE_F16, .out = FUSEGEN_DTYPE_F16,
+        .b_layout = FUSEGEN_LAYOUT_NK, .epilogue = "scale+bias+gelu",
+        .tile_m = 128, .tile_n = 128, .tile_k = 32, .stages = 4, .threads = 256,
+        .strategy = FUSEGEN_STRATEGY_NONE, .align_elems = 8,
+        .uses_bias = 1, .priority = 10, .launch = fake_launch },
+    [K_F32_KN] = {
+        .name = "res_sm80_64x128x64_s3", .spec_kernel = "res", .sm = 80,
+        .a = FUSEGEN_DTYPE_BF16, .b = FUSEGEN_DTYPE_BF16, .out = FUSEGEN_DTYPE_F32,
+        .b_layout = FUSEGEN_LAYOUT_KN, .epilogue = "residual+gelu_tanh",
+        .tile_m = 64, .tile_n = 128, .tile_k = 64, .stages = 3, .threads = 128,
+        .strategy = FUSEGEN_STRATEGY_NONE, .align_elems = 4,
+        .uses_residual = 1, .priority = 5, .launch = fake_launch_fails },
+    [K_CHAIN] = {
+        .name = "tail_sm80_128x128x64_s3_row", .spec_kernel = "tail", .sm = 80,
+        .a = FUSEGEN_DTYPE_BF16, .b = FUSEGEN_DTYPE_BF16, .out = FUSEGEN_DTYPE_BF16,
+        .b_layout = FUSEGEN_LAYOUT_NK, .epilogue = "bias+residual+layernorm",
+        .chain = 1, .b2_layout = FUSEGEN_LAYOUT_NK, .epilogue2 = "bias+relu",
+        .tile_m = 128, .tile_n = 128, .tile_k = 64, .stages = 3, .threads = 256,
+        .tile2_m = 64, .tile2_n = 128, .tile2_k = 64, .stages2 = 3, .threads2 = 128,
+        .norm = FUSEGEN_NORM_LAYERNORM, .strategy = FUSEGEN_STRATEGY_ROW, .max_n = 1024,
+        .align_elems = 8, .n_stores = 0, .n_stores2 = 1,
+        .uses_bias = 1, .uses_residual = 1, .uses_gamma = 1, .uses_beta = 1, .uses_bias2 = 1,
+        .priority = 20, .launch = fake_launch },
+    [K_SPLIT_B] = {
+        .name = "ln_sm80_64x256x32_s4_split", .spec_kernel = "ln", .sm = 80,
+        .a = FUSEGEN_DTYPE_BF16, .b = FUSEGEN_DTYPE_BF16, .out = FUSEGEN_DTYPE_BF16,
+        .b_layout = FUSEGEN_LAYOUT_NK, .epilogue = LN_SIG,
+        .tile_m = 64, .tile_n = 256, .tile_k = 32, .stages = 4, .threads = 256,
+        .norm = FUSEGEN_NORM_LAYERNORM, .strategy = FUSEGEN_STRATEGY_SPLIT, .max_n = 0,
+        .align_elems = 8, .n_stores = 1,
+        .uses_bias = 1, .uses_residual = 1, .uses_gamma = 1, .uses_beta = 1,
+        .priority = 10, .launch = fake_launch },
+    [K_BROKEN] = {  /* a table entry without a launch function; never eligible by dtype */
+        .name = "broken_f32", .spec_kernel = "broken", .sm = 80,
+        .a = FUSEGEN_DTYPE_F32, .b = FUSEGEN_DTYPE_F32, .out = FUSEGEN_DTYPE_F32,
+        .b_layout = FUSEGEN_LAYOUT_NK, .epilogue = "relu",
+        .tile_m = 64, .tile_n = 64, .tile_k = 32, .stages = 2, .threads = 128,
+        .align_elems = 4, .priority = 1, .launch = NULL },
+};
+
+static const fusegen_library g_lib = {
+    .name = "fake", .generator_version = "0.1.0", .spec_sha256 = "0", .kernels = g_kernels,
+    .n_kernels = N_KERNELS,
+};
+
+static const fusegen_kernel *K(int i) { return &g_kernels[i]; }
+
+/* A problem for the layernorm family: M x N x K, bf16, nk, sm 90. */
+static fusegen_problem ln_problem(int64_t m, int64_t n, int64_t k)
+{
+    fusegen_problem p;
+    memset(&p, 0, sizeof p);
+    p.m = m; p.n = n; p.k = k;
+    p.a = p.b = p.out = FUSEGEN_DTYPE_BF16;
+    p.b_layout = FUSEGEN_LAYOUT_NK;
+    p.epilogue = LN_SIG;
+    p.sm = 90;
+    return p;
+}
+
+static fusegen_problem chain_problem(void)
+{
+    fusegen_problem p = ln_problem(100, 1000, 256);
+    p.epilogue = "bias+residual+layernorm";
+    p.n2 = 512;
+    p.b2_layout = FUSEGEN_LAYOUT_NK;
+    p.epilogue2 = "bias+relu";
+    return p;
+}
+
+/* Distinct, 16-byte aligned fake device addresses (never dereferenced). */
+#define FAKE_PTR(i) ((void *)(uintptr_t)(0x10000u * (unsigned)(i)))
+
+static fusegen_args good_args(void)
+{
+    fusegen_args a;
+    memset(&a, 0, sizeof a);
+    a.a = FAKE_PTR(1); a.b = FAKE_PTR(2); a.out = FAKE_PTR(3);
+    a.bias = FAKE_PTR(4); a.residual = FAKE_PTR(5); a.gamma = FAKE_PTR(6); a.beta = FAKE_PTR(7);
+    a.store[0] = FAKE_PTR(8);
+    a.b2 = FAKE_PTR(9); a.out2 = FAKE_PTR(10); a.bias2 = FAKE_PTR(11); a.store2[0] = FAKE_PTR(12);
+    return a;
+}
+
+static size_t align256(size_t x) { return (x + 255u) / 256u * 256u; }
+
+/* ---- tests ---------------------------------------------------------------------------------- */
+
+static void test_status_strings(void)
+{
+    static const struct { fusegen_status s; const char *name; } all[] = {
+        {FUSEGEN_OK, "FUSEGEN_OK"},
+        {FUSEGEN_ERR_INVALID_ARGUMENT, "FUSEGEN_ERR_INVALID_ARGUMENT"},
+        {FUSEGEN_ERR_MISALIGNED, "FUSEGEN_ERR_MISALIGNED"},
+        {FUSEGEN_ERR_NOT_SUPPORTED, "FUSEGEN_ERR_NOT_SUPPORTED"},
+        {FUSEGEN_ERR_NOT_FOUND, "FUSEGEN_ERR_NOT_FOUND"},
+        {FUSEGEN_ERR_WORKSPACE, "FUSEGEN_ERR_WORKSPACE"},
+        {FUSEGEN_ERR_ARCH, "FUSEGEN_ERR_ARCH"},
+        {FUSEGEN_ERR_CUDA, "FUSEGEN_ERR_CUDA"},
+    };
+    size_t i, j;
+    for (i = 0; i < sizeof all / sizeof all[0]; i++) {
+        CHECK(strcmp(fusegen_status_name(all[i].s), all[i].name) == 0);
+        CHECK(fusegen_status_message(all[i].s) != NULL && strlen(fusegen_status_message(all[i].s)) > 5);
+        for (j = 0; j < i; j++)
+            CHECK(strcmp(fusegen_status_message(all[i].s), fusegen_status_message(all[j].s)) != 0);
+    }
+    CHECK(strcmp(fusegen_status_name((fusegen_status)99), "FUSEGEN_STATUS_UNKNOWN") == 0);
+    CHECK(strcmp(fusegen_status_name((fusegen_status)-1), "FUSEGEN_STATUS_UNKNOWN") == 0);
+    CHECK(strstr(fusegen_status_message((fusegen_status)99), "nknown") != NULL);
+    CHECK(fusegen_last_detail() != NULL);
+}
+
+static void test_query_order(void)
+{
+    const fusegen_kernel *out[8];
+    size_t n = 99;
+    fusegen_problem p = ln_problem(256, 1024, 512);
+
+    /* sm 90: the sm_90a row kernel first, then the sm_80 row kernel, then both split kernels in
+     * table order (equal priority) */
+    CHECK(fusegen_query(&g_lib, &p, out, 8, &n) == FUSEGEN_OK);
+    CHECK(n == 4);
+    CHECK(out[0] == K(K_ROW90A) && out[1] == K(K_ROW80) && out[2] == K(K_SPLIT_A) && out[3] == K(K_SPLIT_B));
+    CHECK(fusegen_last_detail()[0] == '\0');
+
+    /* cap smaller than the count: best first, n_found still counts all */
+    out[0] = out[1] = out[2] = NULL;
+    CHECK(fusegen_query(&g_lib, &p, out, 2, &n) == FUSEGEN_OK);
+    CHECK(n == 4 && out[0] == K(K_ROW90A) && out[1] == K(K_ROW80) && out[2] == NULL);
+
+    /* counting only */
+    CHECK(fusegen_query(&g_lib, &p, NULL, 0, &n) == FUSEGEN_OK && n == 4);
+
+    /* sm 80: the arch-specific kernel drops out */
+    p.sm = 80;
+    CHECK(fusegen_query(&g_lib, &p, out, 8, &n) == FUSEGEN_OK);
+    CHECK(n == 3 && out[0] == K(K_ROW80) && out[1] == K(K_SPLIT_A) && out[2] == K(K_SPLIT_B));
+
+    /* N beyond the row kernels' max_n: only split kernels */
+    p = ln_problem(256, 2048, 512);
+    CHECK(fusegen_query(&g_lib, &p, out, 8, &n) == FUSEGEN_OK);
+    CHECK(n == 2 && out[0] == K(K_SPLIT_A) && out[1] == K(K_SPLIT_B));
+
+    /* a chain problem matches only the chain kernel */
+    p = chain_problem();
+    CHECK(fusegen_query(&g_lib, &p, out, 8, &n) == FUSEGEN_OK);
+    CHECK(n == 1 && out[0] == K(K_CHAIN));
+
+    /* nothing eligible: the detail lists each kernel with its reason */
+    p = ln_problem(256, 1024, 512);
+    p.sm = 75;
+    EXPECT_FAIL(fusegen_query(&g_lib, &p, out, 8, &n), FUSEGEN_ERR_NOT_SUPPORTED, "ln_sm80_128x128x64_s3_row: ",
+                "p->sm = 75 but the kernel needs sm_80");
+    CHECK(n == 0);
+    CHECK(strstr(fusegen_last_detail(), "gelu_sm80_128x128x32_s4: p->a = bf16 but the kernel takes a = f16") != NULL);
+    CHECK(strstr(fusegen_last_detail(), "library 'fake'") != NULL);
+    CHECK(strlen(fusegen_last_detail()) < 1024);
+
+    /* bad arguments */
+    EXPECT_FAIL(fusegen_query(NULL, &p, out, 8, &n), FUSEGEN_ERR_INVALID_ARGUMENT, "lib", NULL);
+    EXPECT_FAIL(fusegen_query(&g_lib, NULL, out, 8, &n), FUSEGEN_ERR_INVALID_ARGUMENT, "p ", NULL);
+    EXPECT_FAIL(fusegen_query(&g_lib, &p, NULL, 8, &n), FUSEGEN_ERR_INVALID_ARGUMENT, "out is NULL", "cap = 8");
+}
+
+static void test_query_truncates(void)
+{
+    /* many ineligible kernels with long names: the listing stays within the detail and says
+     * how many it left out */
+    enum { MANY = 40 };
+    static fusegen_kernel many[MANY];
+    static char names[MANY][80];
+    fusegen_library lib = {"many", "0.1.0", "0", many, MANY};
+    fusegen_problem p = ln_problem(64, 64, 64);
+    const fusegen_kernel *out[1];
+    size_t n;
+    int i;
+    for (i = 0; i < MANY; i++) {
+        many[i] = g_kernels[K_F16_GELU];
+        snprintf(names[i], sizeof names[i], "a_rather_long_kernel_name_for_listing_tests_number_%02d", i);
+        many[i].name = names[i];
+    }
+    EXPECT_FAIL(fusegen_query(&lib, &p, out, 1, &n), FUSEGEN_ERR_NOT_SUPPORTED, "number_00: p->a = bf16",
+                "more (fusegen_why_not gives each reason)");
+    CHECK(strlen(fusegen_last_detail()) < 1024);
+    CHECK(strstr(fusegen_last_detail(), "number_39") == NULL);
+}
+
+static void test_why_not(void)
+{
+    char buf[256];
+    fusegen_problem p = ln_problem(256, 1024, 512);
+    fusegen_problem c = chain_problem();
+    const char *r;
+
+    CHECK(fusegen_why_not(K(K_ROW80), &p, buf, sizeof buf) == NULL);
+    r = fusegen_why_not(K(K_ROW80), NULL, buf, sizeof buf);
+    CHECK(r == buf && strstr(r, "problem is NULL"));
+    r = fusegen_why_not(K(K_F16_GELU), &p, buf, sizeof buf);
+    CHECK(r && strstr(r, "p->a = bf16 but the kernel takes a = f16"));
+    p.out = FUSEGEN_DTYPE_F32;
+    r = fusegen_why_not(K(K_ROW80), &p, buf, sizeof buf);
+    CHECK(r && strstr(r, "p->out = f32"));
+    p.out = (fusegen_dtype)9;
+    r = fusegen_why_not(K(K_ROW80), &p, buf, sizeof buf);
+    CHECK(r && strstr(r, "p->out = 9 is not a fusegen_dtype"));
+    p = ln_problem(256, 1024, 512);
+    p.b_layout = FUSEGEN_LAYOUT_KN;
+    r = fusegen_why_not(K(K_ROW80), &p, buf, sizeof buf);
+    CHECK(r && strstr(r, "p->b_layout = kn but the kernel takes b_layout = nk"));
+    p = ln_problem(256, 1024, 512);
+    p.epilogue = "bias+residual+layernorm+relu";
+    r = fusegen_why_not(K(K_ROW80), &p, buf, sizeof buf);
+    CHECK(r && strstr(r, "p->epilogue = \"bias+residual+layernorm+relu\"") && strstr(r, LN_SIG));
+    p.epilogue = NULL;
+    r = fusegen_why_not(K(K_ROW80), &p, buf, sizeof buf);
+    CHECK(r && strstr(r, "p->epilogue is NULL"));
+
+    /* chain-ness both ways, and GEMM2's fields */
+    p = ln_problem(256, 1024, 512);
+    p.n2 = 256;
+    r = fusegen_why_not(K(K_ROW80), &p, buf, sizeof buf);
+    CHECK(r && strstr(r, "single GEMM"));
+    p.epilogue = "bias+residual+layernorm";
+    p.n2 = 0;
+    r = fusegen_why_not(K(K_CHAIN), &p, buf, sizeof buf);
+    CHECK(r && strstr(r, "chain") && strstr(r, "one GEMM"));
+    CHECK(fusegen_why_not(K(K_CHAIN), &c, buf, sizeof buf) == NULL);
+    c.b2_layout = FUSEGEN_LAYOUT_KN;
+    r = fusegen_why_not(K(K_CHAIN), &c, buf, sizeof buf);
+    CHECK(r && strstr(r, "p->b2_layout = kn"));
+    c = chain_problem();
+    c.epilogue2 = "bias+gelu";
+    r = fusegen_why_not(K(K_CHAIN), &c, buf, sizeof buf);
+    CHECK(r && strstr(r, "p->epilogue2 = \"bias+gelu\""));
+    c = chain_problem();
+    c.epilogue2 = NULL;   /* n2 > 0 still makes it a chain */
+    r = fusegen_why_not(K(K_CHAIN), &c, buf, sizeof buf);
+    CHECK(r && strstr(r, "p->epilogue2 is NULL"));
+
+    /* no buffer: a thread-local one is used */
+    p = ln_problem(256, 1024, 512);
+    p.sm = 75;
+    r = fusegen_why_not(K(K_ROW80), &p, NULL, 0);
+    CHECK(r && strstr(r, "sm_80"));
+
+    /* a tiny buffer is cut, not overrun */
+    {
+        char tiny[8];
+        memset(tiny, 'x', sizeof tiny);
+        r = fusegen_why_not(K(K_ROW80), &p, tiny, sizeof tiny);
+        CHECK(r == tiny && strlen(tiny) == 7 && strcmp(tiny + 4, "...") == 0);
+    }
+}
+
+static void test_select_find(void)
+{
+    const fusegen_kernel *k = NULL;
+    fusegen_problem p = ln_problem(256, 1024, 512);
+
+    CHECK(fusegen_select(&g_lib, &p, &k) == FUSEGEN_OK && k == K(K_ROW90A));
+    p.sm = 86;
+    CHECK(fusegen_select(&g_lib, &p, &k) == FUSEGEN_OK && k == K(K_ROW80));
+    p.n = 4096;
+    CHECK(fusegen_select(&g_lib, &p, &k) == FUSEGEN_OK && k == K(K_SPLIT_A));
+    p.sm = 70;
+    k = K(0);
+    EXPECT_FAIL(fusegen_select(&g_lib, &p, &k), FUSEGEN_ERR_NOT_SUPPORTED, "sm_80", NULL);
+    CHECK(k == NULL);
+    EXPECT_FAIL(fusegen_select(&g_lib, &p, NULL), FUSEGEN_ERR_INVALID_ARGUMENT, "out", NULL);
+
+    CHECK(fusegen_find(&g_lib, "ln_sm80_64x256x32_s4_split", &k) == FUSEGEN_OK && k == K(K_SPLIT_B));
+    CHECK(fusegen_last_detail()[0] == '\0');
+    EXPECT_FAIL(fusegen_find(&g_lib, "ln_sm80_64x256x32_s4", &k), FUSEGEN_ERR_NOT_FOUND,
+                "'ln_sm80_64x256x32_s4'", "library 'fake'");
+    CHECK(k == NULL);
+    EXPECT_FAIL(fusegen_find(&g_lib, "ln", &k), FUSEGEN_ERR_NOT_FOUND, "4 variant(s)", "fusegen_select");
+    EXPECT_FAIL(fusegen_find(&g_lib, NULL, &k), FUSEGEN_ERR_INVALID_ARGUMENT, "name", NULL);
+    EXPECT_FAIL(fusegen_find(NULL, "ln", &k), FUSEGEN_ERR_INVALID_ARGUMENT, "lib", NULL);
+    EXPECT_FAIL(fusegen_find(&g_lib, "ln", NULL), FUSEGEN_ERR_INVALID_ARGUMENT, "out", NULL);
+}
+
+static void test_workspace_size(void)
+{
+    fusegen_problem p = ln_problem(100, 1000, 256);
+    fusegen_problem c = chain_problem();
+    size_t bytes = 1;
+    fusegen_ws_layout l;
+
+    CHECK(fusegen_workspace_size(K(K_ROW80), &p, &bytes) == FUSEGEN_OK && bytes == 0);
+    /* split, tile_n 128: prenorm 100*1000 f32, then 100 rows x 8 tiles of (mean, M2) */
+    CHECK(fusegen_workspace_size(K(K_SPLIT_A), &p, &bytes) == FUSEGEN_OK);
+    CHECK(bytes == align256(100u * 1000u * 4u) + align256(100u * 8u * 8u));
+    CHECK(bytes == 406528u);
+    /* tile_n 256: 4 tiles */
+    CHECK(fusegen_workspace_size(K(K_SPLIT_B), &p, &bytes) == FUSEGEN_OK);
+    CHECK(bytes == align256(400000u) + align256(100u * 4u * 8u));
+    l = fusegen_ws_layout_for(1, 128, 0, 2, 100, 1000);
+    CHECK(l.prenorm == 0 && l.stats == 400128u && l.total == 406528u);
+    /* chain: the bf16 hidden [M, N] */
+    CHECK(fusegen_workspace_size(K(K_CHAIN), &c, &bytes) == FUSEGEN_OK);
+    CHECK(bytes == align256(100u * 1000u * 2u) && bytes == 200192u);
+
+    /* ineligible problems and bad arguments report like run does */
+    p.sm = 75;
+    bytes = 7;
+    EXPECT_FAIL(fusegen_workspace_size(K(K_SPLIT_A), &p, &bytes), FUSEGEN_ERR_ARCH, "p->sm = 75", NULL);
+    CHECK(bytes == 0);
+    p = ln_problem(0, 1000, 256);
+    EXPECT_FAIL(fusegen_workspace_size(K(K_SPLIT_A), &p, &bytes), FUSEGEN_ERR_INVALID_ARGUMENT, "p->m = 0", NULL);
+    EXPECT_FAIL(fusegen_workspace_size(NULL, &p, &bytes), FUSEGEN_ERR_INVALID_ARGUMENT, "k ", NULL);
+    EXPECT_FAIL(fusegen_workspace_size(K(K_SPLIT_A), NULL, &bytes), FUSEGEN_ERR_INVALID_ARGUMENT, "p ", NULL);
+    EXPECT_FAIL(fusegen_workspace_size(K(K_SPLIT_A), &p, NULL), FUSEGEN_ERR_INVALID_ARGUMENT, "bytes", NULL);
+}
+
+/* Runs k on p with args and a workspace; expects want with the given detail substrings and no
+ * launch. */
+#define RUN_FAIL(k, p, args, ws, ws_bytes, want, sub1, sub2)                                       \
+    do {                                                                                           \
+        g_launches = 0;                                                                            \
+        EXPECT_FAIL(fusegen_run((k), (p), (args), (ws), (ws_bytes), (cudaStream_t)0), (want), (sub1), (sub2)); \
+    } while (0)
+
+static void test_run_problem_errors(void)
+{
+    const fusegen_kernel *k = K(K_ROW80);
+    fusegen_args a = good_args();
+    fusegen_problem p;
+
+#define BAD(field_assign, want, sub1, sub2)                                                        \
+    do {                                                                                           \
+        p = ln_problem(256, 1024, 512);                                                            \
+        field_assign;                                                                              \
+        RUN_FAIL(k, &p, &a, NULL, 0, want, sub1, sub2);                                            \
+    } while (0)
+
+    /* sizes */
+    BAD(p.m = 0, FUSEGEN_ERR_INVALID_ARGUMENT, "p->m = 0 must be > 0", NULL);
+    BAD(p.n = 0, FUSEGEN_ERR_INVALID_ARGUMENT, "p->n = 0", NULL);
+    BAD(p.k = 0, FUSEGEN_ERR_INVALID_ARGUMENT, "p->k = 0", NULL);
+    BAD(p.m = -3, FUSEGEN_ERR_INVALID_ARGUMENT, "p->m = -3", NULL);
+    BAD(p.n = -8, FUSEGEN_ERR_INVALID_ARGUMENT, "p->n = -8", NULL);
+    BAD(p.k = -1, FUSEGEN_ERR_INVALID_ARGUMENT, "p->k = -1", NULL);
+    BAD(p.m = (int64_t)1 << 31, FUSEGEN_ERR_INVALID_ARGUMENT, "p->m = 2147483648 must be < 2^31", NULL);
+    BAD(p.k = INT64_MAX, FUSEGEN_ERR_INVALID_ARGUMENT, "p->k", "2^31");
+    BAD(p.n2 = -1, FUSEGEN_ERR_INVALID_ARGUMENT, "p->n2 = -1", NULL);
+    BAD(p.m = 65535 * 128 + 1, FUSEGEN_ERR_NOT_SUPPORTED, "row tiles", "65535");
+    BAD(p.n = 2048, FUSEGEN_ERR_NOT_SUPPORTED, "p->n = 2048 exceeds the kernel's max_n = 1024", NULL);
+    /* alignment of sizes */
+    BAD(p.k = 516, FUSEGEN_ERR_MISALIGNED, "p->k = 516 is not a multiple of 8", NULL);
+    BAD(p.n = 1020, FUSEGEN_ERR_MISALIGNED, "p->n = 1020", NULL);
+    /* leading dimensions */
+    BAD(p.lda = 256, FUSEGEN_ERR_INVALID_ARGUMENT, "p->lda = 256 is less than the row length k = 512", NULL);
+    BAD(p.lda = 516, FUSEGEN_ERR_MISALIGNED, "p->lda = 516 is not a multiple of 8", NULL);
+    BAD(p.lda = -512, FUSEGEN_ERR_INVALID_ARGUMENT, "p->lda = -512 is negative", NULL);
+    BAD(p.lda = (int64_t)1 << 61, FUSEGEN_ERR_INVALID_ARGUMENT, "p->lda", "2^63 bytes");
+    BAD(p.ldb = 504, FUSEGEN_ERR_INVALID_ARGUMENT, "p->ldb = 504", "k = 512");   /* nk: row length is k */
+    BAD(p.ldo = 1000, FUSEGEN_ERR_INVALID_ARGUMENT, "p->ldo = 1000", "n = 1024");
+    BAD(p.ldr = 1028, FUSEGEN_ERR_MISALIGNED, "p->ldr = 1028", NULL);
+    BAD(p.ld_store[0] = 8, FUSEGEN_ERR_INVALID_ARGUMENT, "p->ld_store[0] = 8", NULL);
+    /* dtype, epilogue */
+    BAD(p.a = FUSEGEN_DTYPE_F16, FUSEGEN_ERR_NOT_SUPPORTED, "p->a = f16", NULL);
+    BAD(p.b = (fusegen_dtype)0, FUSEGEN_ERR_INVALID_ARGUMENT, "p->b = 0 is not a fusegen_dtype", NULL);
+    BAD(p.b_layout = (fusegen_layout)5, FUSEGEN_ERR_INVALID_ARGUMENT, "p->b_layout = 5", NULL);
+    BAD(p.epilogue = "bias", FUSEGEN_ERR_NOT_SUPPORTED, "p->epilogue = \"bias\"", NULL);
+    BAD(p.epilogue = NULL, FUSEGEN_ERR_INVALID_ARGUMENT, "p->epilogue is NULL", NULL);
+    /* architecture */
+    BAD(p.sm = 75, FUSEGEN_ERR_ARCH, "p->sm = 75 but the kernel needs sm_80 or newer", NULL);
+    BAD(p.sm = -1, FUSEGEN_ERR_INVALID_ARGUMENT, "p->sm = -1", NULL);
+    k = K(K_ROW90A);
+    BAD(p.sm = 80, FUSEGEN_ERR_ARCH, "p->sm = 80", "sm_90a only");
+    BAD(p.sm = 100, FUSEGEN_ERR_ARCH, "p->sm = 100", "sm_90a only");
+    /* the failing kernel is named */
+    BAD(p.sm = 80, FUSEGEN_ERR_ARCH, "kernel ln_sm90a_128x128x64_s3_row cannot run", NULL);
+
+    /* sizes whose products overflow: the split workspace (m * n * 4 + stats) passes SIZE_MAX */
+    k = K(K_SPLIT_A);
+    BAD((p.m = 2147483640, p.n = 2147483640), FUSEGEN_ERR_INVALID_ARGUMENT, "workspace", "size_t");
+    /* the kn kernel: ldb's row length is n, and its align is 4 */
+    k = K(K_F32_KN);
+    p = ln_problem(64, 256, 128);
+    p.epilogue = "residual+gelu_tanh";
+    p.out = FUSEGEN_DTYPE_F32;
+    p.b_layout = FUSEGEN_LAYOUT_KN;
+    p.ldb = 200;
+    RUN_FAIL(k, &p, &a, NULL, 0, FUSEGEN_ERR_INVALID_ARGUMENT, "p->ldb = 200 is less than the row length n = 256", NULL);
+    p.ldb = 258;
+    RUN_FAIL(k, &p, &a, NULL, 0, FUSEGEN_ERR_MISALIGNED, "p->ldb = 258 is not a multiple of 4", NULL);
+
+    /* chain sizes and leading dims */
+    k = K(K_CHAIN);
+    p = chain_problem();
+    p.n2 = 500;
+    RUN_FAIL(k, &p, &a, FAKE_PTR(20), 1u << 20, FUSEGEN_ERR_MISALIGNED, "p->n2 = 500", NULL);
+    p = chain_problem();
+    p.ldb2 = 512;   /* nk: B2 is [N2, N], row length n = 1000 */
+    RUN_FAIL(k, &p, &a, FAKE_PTR(20), 1u << 20, FUSEGEN_ERR_INVALID_ARGUMENT, "p->ldb2 = 512", "n = 1000");
+    p = chain_problem();
+    p.ldo2 = 256;
+    RUN_FAIL(k, &p, &a, FAKE_PTR(20), 1u << 20, FUSEGEN_ERR_INVALID_ARGUMENT, "p->ldo2 = 256", "n2 = 512");
+    p = chain_problem();
+    p.m = 64 * 65535 + 1;   /* GEMM1 tiles of 128 fit, GEMM2 tiles of 64 do not */
+    RUN_FAIL(k, &p, &a, FAKE_PTR(20), (size_t)1 << 40, FUSEGEN_ERR_NOT_SUPPORTED, "GEMM2", "65535");
+#undef BAD
+}
+
+static void test_run_arg_errors(void)
+{
+    fusegen_problem p = ln_problem(256, 1024, 512);
+    fusegen_problem s = ln_problem(100, 1000, 256);
+    fusegen_problem c = chain_problem();
+    const fusegen_kernel *row = K(K_ROW80), *split = K(K_SPLIT_A), *chain = K(K_CHAIN);
+    fusegen_args a;
+    size_t need = 0;
+
+#define BADARG(field_assign, want, sub1, sub2)                                                     \
+    do {                                                                                           \
+        a = good_args();                                                                           \
+        field_assign;                                                                              \
+        RUN_FAIL(row, &p, &a, NULL, 0, want, sub1, sub2);                                          \
+    } while (0)
+
+    RUN_FAIL(NULL, &p, &a, NULL, 0, FUSEGEN_ERR_INVALID_ARGUMENT, "k ", NULL);
+    RUN_FAIL(row, NULL, &a, NULL, 0, FUSEGEN_ERR_INVALID_ARGUMENT, "p ", NULL);
+    RUN_FAIL(row, &p, NULL, NULL, 0, FUSEGEN_ERR_INVALID_ARGUMENT, "args is NULL", NULL);
+
+    BADARG(a.a = NULL, FUSEGEN_ERR_INVALID_ARGUMENT, "args.a is NULL", NULL);
+    BADARG(a.b = NULL, FUSEGEN_ERR_INVALID_ARGUMENT, "args.b is NULL", NULL);
+    BADARG(a.out = NULL, FUSEGEN_ERR_INVALID_ARGUMENT, "args.out is NULL", NULL);
+    BADARG(a.bias = NULL, FUSEGEN_ERR_INVALID_ARGUMENT, "args.bias is NULL", NULL);
+    BADARG(a.residual = NULL, FUSEGEN_ERR_INVALID_ARGUMENT, "args.residual is NULL", NULL);
+    BADARG(a.gamma = NULL, FUSEGEN_ERR_INVALID_ARGUMENT, "args.gamma is NULL", NULL);
+    BADARG(a.beta = NULL, FUSEGEN_ERR_INVALID_ARGUMENT, "args.beta is NULL", NULL);
+    BADARG(a.store[0] = NULL, FUSEGEN_ERR_INVALID_ARGUMENT, "args.store[0] is NULL", NULL);
+    BADARG(a.a = (const void *)0x1008, FUSEGEN_ERR_MISALIGNED, "args.a = 0x1008 is not 16-byte aligned", NULL);
+    BADARG(a.out = (void *)0x2004, FUSEGEN_ERR_MISALIGNED, "args.out = 0x2004", NULL);
+    BADARG(a.residual = (const void *)0x3008, FUSEGEN_ERR_MISALIGNED, "args.residual = 0x3008 is not 16-byte aligned",
+           NULL);
+    BADARG(a.gamma = (const void *)0x4002, FUSEGEN_ERR_MISALIGNED, "args.gamma = 0x4002", NULL);
+    BADARG(a.store[0] = (void *)0x5001, FUSEGEN_ERR_MISALIGNED, "args.store[0] = 0x5001", NULL);
+
+    /* pointers a kernel does not use are ignored, whatever they hold */
+    a = good_args();
+    a.b2 = (const void *)0x7;
+    a.store[1] = (void *)0x9;
+    g_launches = 0;
+    CHECK(fusegen_run(row, &p, &a, NULL, 0, (cudaStream_t)0) == FUSEGEN_OK && g_launches == 1);
+    /* a kernel without bias/residual does not need them */
+    {
+        fusegen_problem r = ln_problem(64, 256, 128);
+        r.epilogue = "residual+gelu_tanh";
+        r.out = FUSEGEN_DTYPE_F32;
+        r.b_layout = FUSEGEN_LAYOUT_KN;
+        a = good_args();
+        a.bias = NULL;
+        a.residual = NULL;
+        RUN_FAIL(K(K_F32_KN), &r, &a, NULL, 0, FUSEGEN_ERR_INVALID_ARGUMENT, "args.residual is NULL", NULL);
+    }
+
+    /* chain pointers */
+    a = good_args();
+    a.b2 = NULL;
+    RUN_FAIL(chain, &c, &a, FAKE_PTR(20), 1u << 20, FUSEGEN_ERR_INVALID_ARGUMENT, "args.b2 is NULL", NULL);
+    a = good_args();
+    a.out2 = (void *)0x1108;
+    RUN_FAIL(chain, &c, &a, FAKE_PTR(20), 1u << 20, FUSEGEN_ERR_MISALIGNED, "args.out2 = 0x1108", NULL);
+    a = good_args();
+    a.bias2 = NULL;
+    RUN_FAIL(chain, &c, &a, FAKE_PTR(20), 1u << 20, FUSEGEN_ERR_INVALID_ARGUMENT, "args.bias2 is NULL", NULL);
+    a = good_args();
+    a.store2[0] = NULL;
+    RUN_FAIL(chain, &c, &a, FAKE_PTR(20), 1u << 20, FUSEGEN_ERR_INVALID_ARGUMENT, "args.store2[0] is NULL", NULL);
+
+    /* workspace */
+    a = good_args();
+    CHECK(fusegen_workspace_size(split, &s, &need) == FUSEGEN_OK && need == 406528u);
+    RUN_FAIL(split, &s, &a, NULL, need, FUSEGEN_ERR_WORKSPACE, "workspace is NULL", "406528 bytes");
+    RUN_FAIL(split, &s, &a, FAKE_PTR(20), need - 1, FUSEGEN_ERR_WORKSPACE, "workspace_bytes = 406527", "406528 bytes");
+    RUN_FAIL(split, &s, &a, FAKE_PTR(20), 0, FUSEGEN_ERR_WORKSPACE, "workspace_bytes = 0", "406528");
+    RUN_FAIL(split, &s, &a, (void *)(0x200000 + 128), need, FUSEGEN_ERR_MISALIGNED,
+             "workspace = 0x200080 is not 256-byte aligned", NULL);
+    RUN_FAIL(chain, &c, &a, NULL, 0, FUSEGEN_ERR_WORKSPACE, "workspace is NULL", "200192 bytes");
+
+    /* unknown kernel name: nothing to run */
+    {
+        const fusegen_kernel *k = NULL;
+        g_launches = 0;
+        EXPECT_FAIL(fusegen_find(&g_lib, "ln_sm80_256x128x64_s3_row", &k), FUSEGEN_ERR_NOT_FOUND,
+                    "ln_sm80_256x128x64_s3_row", NULL);
+        RUN_FAIL(k, &p, &a, NULL, 0, FUSEGEN_ERR_INVALID_ARGUMENT, "k (the kernel) is NULL", NULL);
+    }
+
+    /* a table entry without a launch function */
+    {
+        fusegen_problem b = ln_problem(64, 64, 64);
+        b.a = b.b = b.out = FUSEGEN_DTYPE_F32;
+        b.epilogue = "relu";
+        RUN_FAIL(K(K_BROKEN), &b, &a, NULL, 0, FUSEGEN_ERR_INVALID_ARGUMENT, "no launch function", NULL);
+    }
+#undef BADARG
+}
+
+static void test_run_good(void)
+{
+    fusegen_problem p = ln_problem(256, 1024, 512);
+    fusegen_problem s = ln_problem(100, 1000, 256);
+    fusegen_problem c = chain_problem();
+    fusegen_args a = good_args();
+    size_t need = 0;
+
+    /* success clears an earlier failure's detail */
+    p.sm = 75;
+    CHECK(fusegen_run(K(K_ROW80), &p, &a, NULL, 0, (cudaStream_t)0) == FUSEGEN_ERR_ARCH);
+    CHECK(fusegen_last_detail()[0] != '\0');
+    p.sm = 90;
+    g_launches = 0;
+    CHECK(fusegen_run(K(K_ROW80), &p, &a, NULL, 0, (cudaStream_t)0) == FUSEGEN_OK);
+    CHECK(g_launches == 1);
+    CHECK(fusegen_last_detail()[0] == '\0');
+
+    /* explicit, padded leading dimensions */
+    p.lda = 520; p.ldb = 640; p.ldo = 1032; p.ldr = 2048; p.ld_store[0] = 1024;
+    p.ld_store[1] = -5;   /* the kernel has one store: other slots are not looked at */
+    g_launches = 0;
+    CHECK(fusegen_run(K(K_ROW80), &p, &a, NULL, 0, (cudaStream_t)0) == FUSEGEN_OK && g_launches == 1);
+
+    /* split with exactly enough workspace; workspace given to a kernel that needs none */
+    CHECK(fusegen_workspace_size(K(K_SPLIT_A), &s, &need) == FUSEGEN_OK);
+    g_launches = 0;
+    CHECK(fusegen_run(K(K_SPLIT_A), &s, &a, FAKE_PTR(32), need, (cudaStream_t)0) == FUSEGEN_OK && g_launches == 1);
+    g_launches = 0;
+    CHECK(fusegen_run(K(K_ROW80), &s, &a, (void *)0x11, 3, (cudaStream_t)0) == FUSEGEN_OK && g_launches == 1);
+
+    /* chain */
+    CHECK(fusegen_workspace_size(K(K_CHAIN), &c, &need) == FUSEGEN_OK);
+    g_launches = 0;
+    CHECK(fusegen_run(K(K_CHAIN), &c, &a, FAKE_PTR(32), need, (cudaStream_t)0) == FUSEGEN_OK && g_launches == 1);
+
+    /* a launch that reports a CUDA error */
+    {
+        fusegen_problem r = ln_problem(64, 256, 128);
+        r.epilogue = "residual+gelu_tanh";
+        r.out = FUSEGEN_DTYPE_F32;
+        r.b_layout = FUSEGEN_LAYOUT_KN;
+        g_launches = 0;
+        CHECK(fusegen_run(K(K_F32_KN), &r, &a, NULL, 0, (cudaStream_t)0) == FUSEGEN_ERR_CUDA);
+        CHECK(g_launches == 1);
+        CHECK(strstr(fusegen_last_detail(), "cudaErrorInvalidValue") != NULL);
+        CHECK(strstr(fusegen_last_detail(), "res_sm80_64x128x64_s3") != NULL);
+    }
+}
+
+/* p->sm = 0 asks the current device. Without a GPU (CI) that is a CUDA error naming the query;
+ * with one it resolves to the device's compute capability. Either way nothing else changes. */
+static void test_current_device(void)
+{
+    fusegen_problem p = ln_problem(256, 1024, 512);
+    fusegen_args a = good_args();
+    const fusegen_kernel *k = NULL;
+    fusegen_status st;
+    int count = 0;
+    int have_gpu = cudaGetDeviceCount(&count) == cudaSuccess && count > 0;
+    (void)cudaGetLastError();
+
+    p.sm = 0;
+    st = fusegen_select(&g_lib, &p, &k);
+    if (have_gpu) {
+        CHECK(st == FUSEGEN_OK || st == FUSEGEN_ERR_NOT_SUPPORTED);
+    } else {
+        CHECK(st == FUSEGEN_ERR_CUDA);
+        CHECK(strstr(fusegen_last_detail(), "p->sm = 0") != NULL);
+        g_launches = 0;
+        EXPECT_FAIL(fusegen_run(K(K_ROW80), &p, &a, NULL, 0, (cudaStream_t)0), FUSEGEN_ERR_CUDA,
+                    "compute capability", NULL);
+        /* kernels rejected before the arch check never ask the device */
+        p.a = FUSEGEN_DTYPE_F16;
+        EXPECT_FAIL(fusegen_run(K(K_ROW80), &p, &a, NULL, 0, (cudaStream_t)0), FUSEGEN_ERR_NOT_SUPPORTED,
+                    "p->a = f16", NULL);
+    }
+    printf("current device: %s (%s)\n", have_gpu ? "present" : "none", fusegen_status_name(st));
+}
+
+int main(void)
+{
+    test_status_strings();
+    test_query_order();
+    test_query_truncates();
+    test_why_not();
+    test_select_find();
+    test_workspace_size();
+    test_run_problem_errors();
+    test_run_arg_errors();
+    test_run_good();
+    test_current_device();
+    printf("%d passed, %d failed\n", g_passed, g_failed);
+    return g_failed == 0 ? 0 : 1;
+}

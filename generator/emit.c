@@ -293,6 +293,14 @@ static void emit__table_gemm(emit_ctx *c, fg_tmpl_scope *s, const char *sfx, con
 #undef EMIT_KEY
 }
 
+static char *emit__upper(fg_arena *a, const char *s)
+{
+    char *u = fg_arena_strdup(a, s);
+    for (char *p = u; p && *p; ++p)
+        if (*p >= 'a' && *p <= 'z') *p = (char)(*p - 'a' + 'A');
+    return u;
+}
+
 static void emit__table_scope(emit_ctx *c, fg_tmpl_scope *s)
 {
     fg_tmpl_list_declare(s, "kernels");
@@ -332,16 +340,8 @@ static void emit__table_scope(emit_ctx *c, fg_tmpl_scope *s)
         fg_tmpl_setf(e, "uses_beta", "%d", norm && norm->affine && norm->kind == FG_OP_LAYERNORM);
         fg_tmpl_setf(e, "priority", "%d", pk->priority);
         fg_tmpl_set(e, "constraints", pk->constraints);
-        fg_tmpl_set(e, "macro", fg_arena_printf(c->arena, "%s_NAME", symbol));
+        fg_tmpl_set(e, "macro", emit__upper(c->arena, fg_arena_printf(c->arena, "%s_NAME", symbol)));
     }
-}
-
-static char *emit__upper(fg_arena *a, const char *s)
-{
-    char *u = fg_arena_strdup(a, s);
-    for (char *p = u; p && *p; ++p)
-        if (*p >= 'a' && *p <= 'z') *p = (char)(*p - 'a' + 'A');
-    return u;
 }
 
 int fg_emit_library(fg_arena *a, const fg_plan *plan, const char *template_dir, fg_out *out, fg_diag *d)

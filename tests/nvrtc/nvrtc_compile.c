@@ -1,3 +1,4 @@
+#define _POSIX_C_SOURCE 200809L
 /* nvrtc_compile - compiles every generated kernel file (*.cu) of a library folder with NVRTC,
  * for each architecture given, without a GPU. On failure it prints NVRTC's log, whose
  * locations are the generated file's own line numbers.

@@ -503,7 +503,7 @@ static void test_run_arg_errors(void)
     fusegen_problem s = ln_problem(100, 1000, 256);
     fusegen_problem c = chain_problem();
     const fusegen_kernel *row = K(K_ROW80), *split = K(K_SPLIT_A), *chain = K(K_CHAIN);
-    fusegen_args a;
+    fusegen_args a = good_args();
     size_t need = 0;
 
 #define BADARG(field_assign, want, sub1, sub2)                                                     \

@@ -29,13 +29,12 @@ fi
 status "ctest (cpu)" "$(grep -E 'tests passed|tests failed' "$out/ctest-cpu.log" | tail -1)"
 (cd "$build" && ctest --output-on-failure -L gpu) >"$out/ctest-gpu.log" 2>&1
 status "ctest (gpu)" "$(grep -E 'tests passed|tests failed' "$out/ctest-gpu.log" | tail -1)"
-for t in "$build"/tests/gpu/test_kernels "$build"/tests/gpu/test_graph; do
-  [ -x "$t" ] && status "$(basename "$t")" "$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$out/ctest-gpu.log" | head -1)"
-done
+grep -E '^[0-9]+ passed, [0-9]+ failed|worst' "$out/ctest-gpu.log" >>"$out/summary.txt"
 
-if [ $sanitize = 1 ] && command -v compute-sanitizer >/dev/null 2>&1 && [ -x "$build/tests/gpu/test_kernels" ]; then
-  for tool in memcheck racecheck synccheck; do
-    FUSEGEN_TEST_QUICK=1 compute-sanitizer --tool $tool --error-exitcode 9 "$build/tests/gpu/test_kernels" >"$out/sanitize-$tool.log" 2>&1
+if [ $sanitize = 1 ] && command -v compute-sanitizer >/dev/null 2>&1 && [ -x "$build/tests/gpu/fusegen_test_kernels" ]; then
+  for tool in ${FUSEGEN_SANITIZE_TOOLS:-memcheck racecheck synccheck}; do
+    timeout "${FUSEGEN_SANITIZE_TIMEOUT:-150}" compute-sanitizer --tool $tool --error-exitcode 9 \
+      "$build/tests/gpu/fusegen_test_kernels" >"$out/sanitize-$tool.log" 2>&1
     status "compute-sanitizer $tool" "rc=$? $(grep -E 'ERROR SUMMARY' "$out/sanitize-$tool.log" | tail -1)"
   done
 fi

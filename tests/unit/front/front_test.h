@@ -24,7 +24,7 @@ static int ft_passed, ft_failed;
         }                                                                            \
     } while (0)
 
-static int ft_report(void)
+static inline int ft_report(void)
 {
     printf("%d passed, %d failed\n", ft_passed, ft_failed);
     return ft_failed ? 1 : 0;
@@ -35,12 +35,12 @@ typedef struct ft_result {
     int parse_rc;          /* fg_spec_parse's return */
     int check_errors;      /* fg_check_spec's return; -1 when it did not run */
     int errors;            /* fg_diag_errors at the end */
-    char text[8192];       /* everything printed, cut to fit */
+    char text[65536];      /* everything printed, cut to fit */
 } ft_result;
 
 /* Parses json (len bytes; strlen when len is (size_t)-1) and checks it when it parsed. The spec
  * model is left in *spec when spec is not NULL (its memory in *arena, which the caller frees). */
-static void ft_run_n(const char *json, size_t len, ft_result *r, fg_arena *arena, fg_spec *spec)
+static inline void ft_run_n(const char *json, size_t len, ft_result *r, fg_arena *arena, fg_spec *spec)
 {
     fg_spec local;
     fg_arena own;
@@ -65,10 +65,10 @@ static void ft_run_n(const char *json, size_t len, ft_result *r, fg_arena *arena
     if (arena == &own) fg_arena_free(&own);
 }
 
-static void ft_run(const char *json, ft_result *r) { ft_run_n(json, (size_t)-1, r, NULL, NULL); }
+static inline void ft_run(const char *json, ft_result *r) { ft_run_n(json, (size_t)-1, r, NULL, NULL); }
 
 /* Count of lines in r->text that contain needle. */
-static int ft_lines_with(const ft_result *r, const char *needle)
+static inline int ft_lines_with(const ft_result *r, const char *needle)
 {
     int n = 0;
     const char *p = r->text;
@@ -87,7 +87,7 @@ static int ft_lines_with(const ft_result *r, const char *needle)
 }
 
 /* Reads a whole file into malloc'd memory; NULL on failure. */
-static char *ft_read_file(const char *path, size_t *len)
+static inline char *ft_read_file(const char *path, size_t *len)
 {
     FILE *f = fopen(path, "rb");
     if (!f) return NULL;

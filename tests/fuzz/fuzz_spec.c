@@ -1,0 +1,103 @@
+/* fuzz_spec.c - fuzz entry point over the whole front of the generator: arbitrary bytes go
+ * through parse -> check -> plan -> emit, exactly as `fusegen generate` runs them, except that
+ * the emitted files stay in an in-memory fg_out set and are never committed to disk.
+ *
+ * Built two ways (tests/fuzz/CMakeLists.txt):
+ *   - with clang and -fsanitize=fuzzer: libFuzzer drives LLVMFuzzerTestOneInput;
+ *   - with any other compiler: replay_main.c calls the same function once per corpus and
+ *     regression file.
+ * FUSEGEN_FUZZ_TEMPLATE_DIR names the source tree's templates/ folder. */
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "arena.h"
+#include "check.h"
+#include "diag.h"
+#include "emit.h"
+#include "out.h"
+#include "plan.h"
+#include "spec.h"
+
+#ifndef FUSEGEN_FUZZ_TEMPLATE_DIR
+#error "FUSEGEN_FUZZ_TEMPLATE_DIR must name the templates/ folder"
+#endif
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+/* Diagnostics are formatted (that code is under test too) and then thrown away. */
+static FILE *fuzz__sink(void)
+{
+    static FILE *sink;
+    if (!sink) {
+        sink = fopen("/dev/null", "w");
+        if (!sink) {
+            perror("fuzz_spec: /dev/null");
+            abort();
+        }
+    }
+    return sink;
+}
+
+/* Checks what the emitter promises of every file: a banner first, a newline last, a safe
+ * relative path. A broken promise is a bug, so it aborts and the fuzzer keeps the input. */
+static void fuzz__check_out(const fg_out *o)
+{
+    static const char banner[] = FUSEGEN_BANNER_PREFIX;
+    for (size_t i = 0; i < o->n_files; i++) {
+        const fg_out_file *f = &o->files[i];
+        if (!f->rel_path || !*f->rel_path || f->rel_path[0] == '/' || strstr(f->rel_path, "..")) {
+            fprintf(stderr, "fuzz_spec: unsafe output path '%s'\n", f->rel_path ? f->rel_path : "(null)");
+            abort();
+        }
+        if (f->len < sizeof banner - 1 || memcmp(f->data, banner, sizeof banner - 1) != 0) {
+            fprintf(stderr, "fuzz_spec: %s does not start with the banner\n", f->rel_path);
+            abort();
+        }
+        if (f->data[f->len - 1] != '\n') {
+            fprintf(stderr, "fuzz_spec: %s does not end with a newline\n", f->rel_path);
+            abort();
+        }
+    }
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    /* An exact-size copy, so that reading one byte past the input is caught by the sanitizer. */
+    char *text = malloc(size ? size : 1);
+    if (!text) return 0;
+    if (size) memcpy(text, data, size);
+
+    fg_arena arena;
+    fg_arena_init(&arena);
+    fg_diag d;
+    fg_diag_init(&d, fuzz__sink());
+    fg_diag_set_source(&d, "fuzz.json", text, size);
+
+    fg_spec spec;
+    fg_plan plan;
+    memset(&plan, 0, sizeof plan);
+    if (fg_spec_parse(&arena, "fuzz.json", text, size, &spec, &d) != 0 || fg_diag_errors(&d)) goto done;
+    if (fg_check_spec(&spec, &d) != 0 || fg_diag_errors(&d)) goto done;
+    if (fg_plan_build(&arena, &spec, &plan, &d) != 0 || fg_diag_errors(&d)) goto done;
+
+    fg_out out;
+    fg_out_init(&out, &arena);
+    fg_diag_set_source(&d, spec.path, spec.text, spec.text_len);
+    fg_out_dep(&out, spec.path);
+    /* The spec passed check and plan, so emit must succeed: any failure here (a template
+     * error, a rejected output path) is a bug and keeps the input. */
+    if (fg_emit_library(&arena, &plan, FUSEGEN_FUZZ_TEMPLATE_DIR, &out, &d) != 0 || fg_diag_errors(&d) != 0) {
+        fputs("fuzz_spec: emit failed for a spec that passed check and plan\n", stderr);
+        abort();
+    }
+    fuzz__check_out(&out);
+
+done:
+    fg_diag_finish(&d);
+    fg_arena_free(&arena);
+    free(text);
+    return 0;
+}

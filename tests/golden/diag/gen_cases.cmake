@@ -1,0 +1,25 @@
+# Bad specs too big to keep in the repository, written at test time. Used by run_case.cmake, by
+# CMakeLists.txt (for the list), and by update.sh in script mode:
+#   cmake -DGEN_CASE=deep_array -DGEN_OUT=cases/deep_array.json -P gen_cases.cmake
+set(FUSEGEN_DIAG_GENERATED deep_array deep_object too_large)
+
+function(fusegen_diag_generate name path)
+  if(name STREQUAL "deep_array")            # 200000 nested arrays
+    string(REPEAT "[" 200000 open)
+    string(REPEAT "]" 200000 close)
+    file(WRITE "${path}" "${open}${close}\n")
+  elseif(name STREQUAL "deep_object")       # 200000 nested objects
+    string(REPEAT "{\"a\": " 200000 open)
+    string(REPEAT "}" 200000 close)
+    file(WRITE "${path}" "${open}1${close}\n")
+  elseif(name STREQUAL "too_large")         # one byte over FG_SPEC_MAX_BYTES (4 MiB)
+    string(REPEAT " " 4194304 pad)
+    file(WRITE "${path}" "${pad}\n")
+  else()
+    message(FATAL_ERROR "no generated case named '${name}'")
+  endif()
+endfunction()
+
+if(CMAKE_SCRIPT_MODE_FILE STREQUAL CMAKE_CURRENT_LIST_FILE AND DEFINED GEN_CASE)
+  fusegen_diag_generate("${GEN_CASE}" "${GEN_OUT}")
+endif()

@@ -1,0 +1,233 @@
+/* test_check.c - unit tests of check (each rule fires, at its pointer; valid specs pass) and
+ * of the arch facts it relies on. */
+#include "arch.h"
+#include "front_test.h"
+
+#ifndef FUSEGEN_SOURCE_DIR
+#define FUSEGEN_SOURCE_DIR "."
+#endif
+
+/* A spec of one kernel: `kernel` holds the members after the fixed head, library is fixed. */
+static void run_kernel(const char *library, const char *head, const char *rest, ft_result *r)
+{
+    char json[8192];
+    snprintf(json, sizeof json, "{\"library\": \"%s\", \"kernels\": [{%s, %s}]}", library, head, rest);
+    ft_run(json, r);
+}
+
+#define HEAD "\"name\": \"k\", \"arch\": [\"sm_80\"], \"a\": \"bf16\", \"b\": \"bf16\", \"out\": \"bf16\""
+#define TILE "\"tiles\": [{\"m\": 128, \"n\": 128, \"k\": 64, \"stages\": 3}]"
+#define NOOPS "\"epilogue\": []"
+
+/* The check fails with exactly `errors` errors, one line of which contains want. */
+static int fires(const char *library, const char *head, const char *rest, const char *want, int errors)
+{
+    ft_result r;
+    run_kernel(library, head, rest, &r);
+    int ok = r.parse_rc == 0 && r.check_errors == errors && r.errors == errors && ft_lines_with(&r, want) >= 1;
+    if (!ok) fprintf(stderr, "  wanted %d error(s) with '%s', got parse %d check %d:\n%s", errors, want, r.parse_rc,
+                     r.check_errors, r.text);
+    return ok;
+}
+
+static int passes(const char *library, const char *head, const char *rest)
+{
+    ft_result r;
+    run_kernel(library, head, rest, &r);
+    if (r.errors) fprintf(stderr, "  unexpected:\n%s", r.text);
+    return r.parse_rc == 0 && r.check_errors == 0 && r.text[0] == '\0';
+}
+
+static void test_names(void)
+{
+    CHECK(passes("_lib9", HEAD, TILE ", " NOOPS));
+    CHECK(fires("my-lib", HEAD, TILE ", " NOOPS, "t.json:1:13: error: /library: library name 'my-lib' is not a C identifier", 1));
+    CHECK(fires("9lib", HEAD, TILE ", " NOOPS, "/library: library name '9lib' is not a C identifier", 1));
+    CHECK(fires("", HEAD, TILE ", " NOOPS, "/library: library name is empty", 1));
+    CHECK(fires("while", HEAD, TILE ", " NOOPS, "/library: library name 'while' is a C/C++ keyword", 1));
+    CHECK(fires("__lib", HEAD, TILE ", " NOOPS, "/library: library name '__lib' is reserved in C", 1));
+    CHECK(fires("l", "\"name\": \"template\", \"arch\": [\"sm_80\"], \"a\": \"bf16\", \"b\": \"bf16\", \"out\": \"bf16\"",
+                TILE ", " NOOPS, "/kernels/0/name: kernel name 'template' is a C/C++ keyword", 1));
+    CHECK(fires("l", "\"name\": \"caf\xc3\xa9\", \"arch\": [\"sm_80\"], \"a\": \"bf16\", \"b\": \"bf16\", \"out\": \"bf16\"",
+                TILE ", " NOOPS, "/kernels/0/name: kernel name 'caf\xc3\xa9' is not a C identifier", 1));
+    CHECK(fires("l", "\"name\": \"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\", \"arch\": [\"sm_80\"],"
+                " \"a\": \"bf16\", \"b\": \"bf16\", \"out\": \"bf16\"", TILE ", " NOOPS,
+                "/kernels/0/name: kernel name is 65 characters long, more than 64", 1));
+    CHECK(fires("l", HEAD, TILE ", \"epilogue\": [{\"op\": \"store\", \"as\": \"a b\"}]",
+                "/kernels/0/epilogue/0/as: store name 'a b' is not a C identifier", 1));
+
+    /* duplicate kernel names, with a note at the first */
+    ft_result r;
+    ft_run("{\"library\": \"l\", \"kernels\": [{" HEAD ", " TILE ", " NOOPS "}, {" HEAD ", " TILE ", " NOOPS "}]}", &r);
+    CHECK(r.check_errors == 1);
+    CHECK(ft_lines_with(&r, "error: /kernels/1/name: duplicate kernel name 'k'") == 1);
+    CHECK(ft_lines_with(&r, "t.json:1:39: note: /kernels/0/name: first defined here") == 1);
+}
+
+static void test_types_and_archs(void)
+{
+    CHECK(fires("l", "\"name\": \"k\", \"arch\": [\"sm_80\"], \"a\": \"bf16\", \"b\": \"f16\", \"out\": \"bf16\"",
+                TILE ", " NOOPS, "/kernels/0/b: b is f16 but a is bf16: the tensor-core MMA needs both operands of one type", 1));
+    CHECK(fires("l", HEAD ", \"accum\": \"bf16\"", TILE ", " NOOPS, "/kernels/0/accum: accum bf16 is not supported (expected: f32)", 1));
+    CHECK(fires("l", "\"name\": \"k\", \"arch\": [\"sm_80\", \"sm_90\", \"sm_80\"], \"a\": \"bf16\", \"b\": \"bf16\", \"out\": \"bf16\"",
+                TILE ", " NOOPS, "/kernels/0/arch/2: duplicate arch 'sm_80'", 1));
+    CHECK(passes("l", "\"name\": \"k\", \"arch\": [\"sm_80\", \"sm_86\", \"sm_89\", \"sm_90\", \"sm_90a\"], \"a\": \"f16\","
+                 " \"b\": \"f16\", \"out\": \"f32\"", "\"tiles\": [{\"m\": 64, \"n\": 64, \"k\": 32, \"stages\": 2}], " NOOPS));
+}
+
+static void test_tiles(void)
+{
+    CHECK(fires("l", HEAD, "\"tiles\": [{\"m\": 48, \"n\": 128, \"k\": 64, \"stages\": 3}], " NOOPS,
+                "/kernels/0/tiles/0/m: tile m 48 is not supported (expected: 32, 64, 128, 256)", 1));
+    CHECK(fires("l", HEAD, "\"tiles\": [{\"m\": 64, \"n\": 512, \"k\": 64, \"stages\": 3}], " NOOPS,
+                "/kernels/0/tiles/0/n: tile n 512 is not supported", 1));
+    CHECK(fires("l", HEAD, "\"tiles\": [{\"m\": 64, \"n\": 64, \"k\": 128, \"stages\": 3}], " NOOPS,
+                "/kernels/0/tiles/0/k: tile k 128 is not supported (expected: 32, 64)", 1));
+    CHECK(fires("l", HEAD, "\"tiles\": [{\"m\": 64, \"n\": 64, \"k\": 64, \"stages\": 1}], " NOOPS,
+                "/kernels/0/tiles/0/stages: stages 1 out of range (expected 2 to 5)", 1));
+    CHECK(fires("l", HEAD, "\"tiles\": [{\"m\": 64, \"n\": 64, \"k\": 64, \"stages\": 6}], " NOOPS,
+                "/kernels/0/tiles/0/stages: stages 6 out of range", 1));
+    CHECK(fires("l", HEAD, "\"tiles\": [{\"m\": -1, \"n\": 0, \"k\": 64, \"stages\": 9}], " NOOPS,
+                "/kernels/0/tiles/0/m: tile m -1", 3));
+    CHECK(fires("l", HEAD, "\"tiles\": [{\"m\": 256, \"n\": 256, \"k\": 32, \"stages\": 2}], " NOOPS,
+                "/kernels/0/tiles/0: tile 256x256 holds 65536 accumulators, more than the 32768", 1));
+    /* 128x256x64, 4 stages: 221184 bytes; fits sm_90a, not sm_86 nor sm_80 */
+    CHECK(fires("l", "\"name\": \"k\", \"arch\": [\"sm_90a\", \"sm_86\", \"sm_80\"], \"a\": \"bf16\", \"b\": \"bf16\", \"out\": \"bf16\"",
+                "\"tiles\": [{\"m\": 128, \"n\": 256, \"k\": 64, \"stages\": 4}], " NOOPS,
+                "/kernels/0/tiles/0: tile 128x256x64 with 4 stages needs 221184 bytes of shared memory, more than "
+                "the 101376 bytes sm_86 allows", 2));
+    CHECK(fires("l", "\"name\": \"k\", \"arch\": [\"sm_90a\", \"sm_86\", \"sm_80\"], \"a\": \"bf16\", \"b\": \"bf16\", \"out\": \"bf16\"",
+                "\"tiles\": [{\"m\": 128, \"n\": 256, \"k\": 64, \"stages\": 4}], " NOOPS,
+                "more than the 166912 bytes sm_80 allows", 2));
+    CHECK(fires("l", HEAD, "\"tiles\": [{\"m\": 64, \"n\": 64, \"k\": 64, \"stages\": 3}, {\"m\": 128, \"n\": 64, \"k\": 64,"
+                " \"stages\": 3}, {\"stages\": 3, \"k\": 64, \"n\": 64, \"m\": 64}], " NOOPS,
+                "/kernels/0/tiles/2: duplicate tile 64x64x64 with 3 stages", 1));
+    /* the chain's tiles are checked as well */
+    CHECK(fires("l", HEAD, TILE ", " NOOPS ", \"then\": {\"tiles\": [{\"m\": 128, \"n\": 128, \"k\": 48, \"stages\": 3}],"
+                " \"epilogue\": []}", "/kernels/0/then/tiles/0/k: tile k 48 is not supported", 1));
+}
+
+static void test_epilogues(void)
+{
+    CHECK(fires("l", HEAD, TILE ", \"epilogue\": [{\"op\": \"layernorm\", \"eps\": 0}]",
+                "/kernels/0/epilogue/0/eps: eps must be positive and finite, found 0", 1));
+    CHECK(fires("l", HEAD, TILE ", \"epilogue\": [{\"op\": \"rmsnorm\", \"eps\": -1e-6}]",
+                "/kernels/0/epilogue/0/eps: eps must be positive and finite, found -1e-06", 1));
+    CHECK(fires("l", HEAD, TILE ", \"epilogue\": [{\"op\": \"layernorm\"}, {\"op\": \"relu\"}, {\"op\": \"layernorm\"}]",
+                "/kernels/0/epilogue/2: a second norm (layernorm) in one epilogue", 1));
+    CHECK(fires("l", HEAD, TILE ", \"epilogue\": [{\"op\": \"store\", \"as\": \"s1\"}, {\"op\": \"store\", \"as\": \"s2\"},"
+                " {\"op\": \"store\", \"as\": \"s3\"}, {\"op\": \"store\", \"as\": \"s4\"}, {\"op\": \"store\", \"as\": \"s5\"}]",
+                "/kernels/0/epilogue/4: more than 4 store ops in one epilogue", 1));
+    CHECK(fires("l", HEAD, TILE ", \"epilogue\": [{\"op\": \"store\", \"as\": \"h\"}, {\"op\": \"relu\"},"
+                " {\"op\": \"store\", \"as\": \"h\"}]", "/kernels/0/epilogue/2/as: duplicate store name 'h'", 1));
+    CHECK(fires("l", HEAD, TILE ", \"epilogue\": [{\"op\": \"store\", \"as\": \"h\"}], \"then\": {\"epilogue\":"
+                " [{\"op\": \"store\", \"as\": \"h\"}]}", "/kernels/0/then/epilogue/0/as: duplicate store name 'h'", 1));
+    CHECK(passes("l", HEAD, TILE ", \"epilogue\": [{\"op\": \"store\", \"as\": \"a\"}, {\"op\": \"store\", \"as\": \"b\"},"
+                 " {\"op\": \"store\", \"as\": \"c\"}, {\"op\": \"store\", \"as\": \"d\"}], \"then\": {\"epilogue\":"
+                 " [{\"op\": \"store\", \"as\": \"e\"}]}"));
+}
+
+static void test_chains(void)
+{
+    CHECK(fires("l", "\"name\": \"k\", \"arch\": [\"sm_80\"], \"a\": \"bf16\", \"b\": \"bf16\", \"out\": \"f32\"",
+                TILE ", " NOOPS ", \"then\": {\"epilogue\": []}",
+                "/kernels/0/out: a chain (\"then\") needs out f16 or bf16, found f32", 1));
+    CHECK(fires("l", "\"name\": \"k\", \"arch\": [\"sm_80\"], \"a\": \"bf16\", \"b\": \"bf16\", \"out\": \"f16\"",
+                TILE ", " NOOPS ", \"then\": {\"epilogue\": []}",
+                "/kernels/0/out: a chain (\"then\") needs out of b's type (bf16), found f16", 1));
+    CHECK(fires("l", HEAD, TILE ", " NOOPS ", \"then\": {\"epilogue\": [{\"op\": \"layernorm\"}]}",
+                "/kernels/0/then/epilogue/0: layernorm in the epilogue of a chain's second GEMM is not supported yet", 1));
+    CHECK(passes("l", HEAD, TILE ", \"epilogue\": [{\"op\": \"bias\"}, {\"op\": \"residual\"}, {\"op\": \"layernorm\"}],"
+                 " \"then\": {\"b_layout\": \"kn\", \"epilogue\": [{\"op\": \"bias\"}, {\"op\": \"relu\"}]}"));
+    /* f32 output is fine without a chain */
+    CHECK(passes("l", "\"name\": \"k\", \"arch\": [\"sm_80\"], \"a\": \"bf16\", \"b\": \"bf16\", \"out\": \"f32\"", TILE ", " NOOPS));
+}
+
+static void test_valid_files(void)
+{
+    static const char *const files[] = {"specs/default.json", "specs/examples/bert.json", "specs/examples/llm.json",
+                                        "specs/examples/sd.json", "specs/examples/chain.json"};
+    for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
+        char path[1024];
+        snprintf(path, sizeof path, "%s/%s", FUSEGEN_SOURCE_DIR, files[i]);
+        size_t len = 0;
+        char *text = ft_read_file(path, &len);
+        CHECK(text != NULL);
+        if (!text) {
+            fprintf(stderr, "  cannot read %s\n", path);
+            continue;
+        }
+        ft_result r;
+        ft_run_n(text, len, &r, NULL, NULL);
+        if (r.errors) fprintf(stderr, "  %s:\n%s", files[i], r.text);
+        CHECK(r.parse_rc == 0 && r.check_errors == 0 && r.text[0] == '\0');
+        free(text);
+    }
+}
+
+static void test_model_robustness(void)
+{
+    /* a model that a failed parse left partial: absent parts are skipped, not reported again */
+    fg_arch archs[2] = {FG_ARCH_NONE, FG_ARCH_SM80};
+    fg_kernel_spec k;
+    memset(&k, 0, sizeof k);
+    k.ptr = "/kernels/0";
+    k.archs = archs;
+    k.n_archs = 2;
+    fg_spec s;
+    memset(&s, 0, sizeof s);
+    s.kernels = &k;
+    s.n_kernels = 1;
+    fg_diag d;
+    FILE *f = tmpfile();
+    fg_diag_init(&d, f);
+    fg_diag_set_source(&d, "m.json", NULL, 0);
+    CHECK(fg_check_spec(&s, &d) == 0);
+    if (f) fclose(f);
+}
+
+static void test_arch(void)
+{
+    CHECK(fg_arch_smem_limit(FG_ARCH_SM80) == 166912);
+    CHECK(fg_arch_smem_limit(FG_ARCH_SM86) == 101376);
+    CHECK(fg_arch_smem_limit(FG_ARCH_SM89) == 101376);
+    CHECK(fg_arch_smem_limit(FG_ARCH_SM90) == 232448);
+    CHECK(fg_arch_smem_limit(FG_ARCH_SM90A) == 232448);
+    CHECK(fg_arch_smem_limit(FG_ARCH_NONE) == 0);
+    CHECK(fg_arch_sm80_tile_m_ok(32) && fg_arch_sm80_tile_m_ok(256) && !fg_arch_sm80_tile_m_ok(16) &&
+          !fg_arch_sm80_tile_m_ok(96) && !fg_arch_sm80_tile_m_ok(512));
+    CHECK(fg_arch_sm80_tile_n_ok(64) && !fg_arch_sm80_tile_n_ok(0));
+    CHECK(fg_arch_sm80_tile_k_ok(32) && fg_arch_sm80_tile_k_ok(64) && !fg_arch_sm80_tile_k_ok(128) &&
+          !fg_arch_sm80_tile_k_ok(16));
+    CHECK(!fg_arch_stages_ok(1) && fg_arch_stages_ok(2) && fg_arch_stages_ok(5) && !fg_arch_stages_ok(6));
+    int wm, wn;
+    fg_arch_sm80_warps(128, 128, &wm, &wn);
+    CHECK(wm == 2 && wn == 4);
+    fg_arch_sm80_warps(128, 256, &wm, &wn);
+    CHECK(wm == 2 && wn == 4);
+    fg_arch_sm80_warps(256, 128, &wm, &wn);
+    CHECK(wm == 4 && wn == 2);
+    fg_arch_sm80_warps(64, 128, &wm, &wn);
+    CHECK(wm == 2 && wn == 2);
+    fg_arch_sm80_warps(64, 256, &wm, &wn);
+    CHECK(wm == 2 && wn == 4);
+    /* stages * (m*(k+8) + max(n*(k+8), k*(n+8))) * 2 */
+    CHECK(fg_arch_sm80_smem_bytes(128, 128, 64, 3) == 3u * (128 * 72 + 128 * 72) * 2);   /* 110592 */
+    CHECK(fg_arch_sm80_smem_bytes(64, 256, 32, 4) == 4u * (64 * 40 + 256 * 40) * 2);     /* n*(k+8) larger */
+    CHECK(fg_arch_sm80_smem_bytes(64, 32, 64, 2) == 2u * (64 * 72 + 64 * 40) * 2);       /* k*(n+8) larger */
+    CHECK(fg_arch_sm80_smem_bytes(128, 256, 64, 4) == 221184);
+    CHECK(fg_arch_sm80_smem_bytes(0, 64, 64, 3) == 0);
+}
+
+int main(void)
+{
+    test_names();
+    test_types_and_archs();
+    test_tiles();
+    test_epilogues();
+    test_chains();
+    test_valid_files();
+    test_model_robustness();
+    test_arch();
+    return ft_report();
+}

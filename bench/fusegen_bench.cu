@@ -1254,6 +1254,16 @@ std::string num(double v, const char *fmt)
     return std::isfinite(v) ? strprintf(fmt, v) : std::string("-");
 }
 
+// The error column: "-" when nothing was checked, "nan" when the output held a NaN.
+std::string err_text(const Row &r)
+{
+    if (r.status != "ok" && r.status != "FAIL")
+        return "-";
+    if (std::isnan(r.rel_err))
+        return "nan";
+    return std::isinf(r.rel_err) ? "inf" : strprintf("%.2e", r.rel_err);
+}
+
 void print_table(const std::vector<Row> &rows, bool chains)
 {
     bool any = false;
@@ -1281,7 +1291,7 @@ void print_table(const std::vector<Row> &rows, bool chains)
         printf(" %9s %9s %10s %10s %8s %10s %13s %8s %-7s %s\n", num(r.floor_ms, "%.4f").c_str(),
                num(r.gemm_ms, "%.4f").c_str(), num(r.unfused_ms, "%.4f").c_str(), num(r.fused_ms, "%.4f").c_str(),
                num(r.tflops, "%.1f").c_str(), num(r.fused_over_gemm, "%.3f").c_str(),
-               num(r.unfused_over_fused, "%.3f").c_str(), num(r.rel_err, "%.2e").c_str(), r.status.c_str(),
+               num(r.unfused_over_fused, "%.3f").c_str(), err_text(r).c_str(), r.status.c_str(),
                r.kernel.c_str());
     }
 }
@@ -1294,6 +1304,7 @@ struct Summary {
     int n_fused = 0;
     double chain_geo_fused_over_gemms = NAN, chain_geo_speedup_unfused = NAN;
     int n_chains = 0;
+    int n_skipped = 0, n_failed = 0, n_errors = 0;
 };
 
 double geomean(const std::vector<double> &v)
@@ -1312,6 +1323,9 @@ Summary summarize(const std::vector<Row> &rows)
     Summary s;
     std::vector<double> ratio_k, speed, chain_ratio, chain_speed;
     for (const Row &r : rows) {
+        s.n_skipped += r.status == "skipped" ? 1 : 0;
+        s.n_failed += r.status == "FAIL" ? 1 : 0;
+        s.n_errors += r.status == "error" ? 1 : 0;
         if (!r.selected || r.status != "ok" || !std::isfinite(r.fused_over_gemm) || !(r.fused_over_gemm > 0) ||
             !std::isfinite(r.unfused_over_fused) || !(r.unfused_over_fused > 0))
             continue;
@@ -1343,7 +1357,8 @@ void print_summary(const std::vector<Row> &rows, const Summary &s)
 {
     printf("\nsummary (selected kernels whose check passed)\n");
     printf("  fused/gemm, K >= 1024:   geometric mean %s over %d problems; max %s (%s)\n",
-           num(s.geo_fused_over_gemm_k1024, "%.3f").c_str(), s.n_k1024, num(s.max_fused_over_gemm_k1024, "%.3f").c_str(),
+           num(s.geo_fused_over_gemm_k1024, "%.3f").c_str(), s.n_k1024,
+           num(s.max_fused_over_gemm_k1024, "%.3f").c_str(),
            s.max_problem.empty() ? "-" : s.max_problem.c_str());
     printf("  speed-up over unfused:   geometric mean %s over %d fused problems\n",
            num(s.geo_speedup_unfused, "%.3f").c_str(), s.n_fused);
@@ -1354,6 +1369,8 @@ void print_summary(const std::vector<Row> &rows, const Summary &s)
     printf("  chains:                  fused/(two GEMMs) geometric mean %s, speed-up over unfused %s, over %d chains\n",
            num(s.chain_geo_fused_over_gemms, "%.3f").c_str(), num(s.chain_geo_speedup_unfused, "%.3f").c_str(),
            s.n_chains);
+    printf("  checks failed: %d; problems not measured (error): %d; fusegen skipped (no kernel here): %d\n",
+           s.n_failed, s.n_errors, s.n_skipped);
 }
 
 std::string csv_text(const std::string &s)
@@ -1433,7 +1450,8 @@ bool write_json(const std::string &path, const Ctx &c, const DeviceInfo &dev, co
     cJSON_AddStringToObject(lib, "name", fusegen_default_library.name ? fusegen_default_library.name : "");
     cJSON_AddStringToObject(lib, "generator_version",
                             fusegen_default_library.generator_version ? fusegen_default_library.generator_version : "");
-    cJSON_AddStringToObject(lib, "spec_sha256", fusegen_default_library.spec_sha256 ? fusegen_default_library.spec_sha256 : "");
+    cJSON_AddStringToObject(lib, "spec_sha256",
+                            fusegen_default_library.spec_sha256 ? fusegen_default_library.spec_sha256 : "");
     cJSON *fl = cJSON_AddObjectToObject(root.get(), "floors");
     json_num(fl, "matrix_tflops", c.matrix_tflops);
     json_num(fl, "copy_tb_per_s", c.copy_tbs);
@@ -1476,6 +1494,9 @@ bool write_json(const std::string &path, const Ctx &c, const DeviceInfo &dev, co
     json_num(sm, "chains_geomean_fused_over_gemms", s.chain_geo_fused_over_gemms);
     json_num(sm, "chains_geomean_unfused_over_fused", s.chain_geo_speedup_unfused);
     cJSON_AddNumberToObject(sm, "chains", s.n_chains);
+    cJSON_AddNumberToObject(sm, "checks_failed", s.n_failed);
+    cJSON_AddNumberToObject(sm, "errors", s.n_errors);
+    cJSON_AddNumberToObject(sm, "skipped", s.n_skipped);
 
     char *text = cJSON_Print(root.get());
     if (!text) {
@@ -1597,27 +1618,31 @@ std::string cuda_version(int v)
     return strprintf("%d.%d", v / 1000, (v % 1000) / 10);
 }
 
-int run(Ctx &c)
+// The problems of the shapes file that --only keeps; 0, or 2 after reporting an error.
+int select_shapes(const Options &o, std::vector<Shape> &shapes)
 {
-    std::vector<Shape> shapes;
     try {
-        shapes = load_shapes(c.opt.shapes);
+        shapes = load_shapes(o.shapes);
     } catch (const BenchError &e) {
         fprintf(stderr, "fusegen-bench: %s\n", e.what());
         return 2;
     }
-    if (!c.opt.only.empty()) {
+    if (!o.only.empty()) {
         std::vector<Shape> keep;
         for (const Shape &s : shapes)
-            if (contains_nocase(s.name, c.opt.only))
+            if (contains_nocase(s.name, o.only))
                 keep.push_back(s);
         if (keep.empty()) {
-            fprintf(stderr, "fusegen-bench: no problem in %s matches '%s'\n", c.opt.shapes.c_str(), c.opt.only.c_str());
+            fprintf(stderr, "fusegen-bench: no problem in %s matches '%s'\n", o.shapes.c_str(), o.only.c_str());
             return 2;
         }
         shapes.swap(keep);
     }
+    return 0;
+}
 
+int run(Ctx &c, const std::vector<Shape> &shapes)
+{
     // the device
     DeviceInfo dev;
     int device = 0;
@@ -1734,16 +1759,21 @@ int main(int argc, char **argv)
     if (parsed != 0)
         return 2;
 
+    std::vector<Shape> shapes;
+    if (select_shapes(c.opt, shapes) != 0)
+        return 2;
+
     int devices = 0;
     const cudaError_t e = cudaGetDeviceCount(&devices);
     if (e != cudaSuccess || devices == 0) {
-        printf("fusegen-bench: no CUDA device (%s): skipped\n", e != cudaSuccess ? cudaGetErrorString(e) : "none found");
+        printf("fusegen-bench: no CUDA device (%s): skipped\n",
+               e != cudaSuccess ? cudaGetErrorString(e) : "none found");
         return kExitSkip;
     }
 
     int rc = 1;
     try {
-        rc = run(c);
+        rc = run(c, shapes);
     } catch (const BenchError &err) {
         fprintf(stderr, "fusegen-bench: %s\n", err.what());
         rc = 1;

@@ -1,7 +1,7 @@
 # Bad specs too big to keep in the repository, written at test time. Used by run_case.cmake, by
 # CMakeLists.txt (for the list), and by update.sh in script mode:
 #   cmake -DGEN_CASE=deep_array -DGEN_OUT=cases/deep_array.json -P gen_cases.cmake
-set(FUSEGEN_DIAG_GENERATED deep_array deep_object too_large)
+set(FUSEGEN_DIAG_GENERATED deep_array deep_object)
 
 function(fusegen_diag_generate name path)
   if(name STREQUAL "deep_array")            # 200000 nested arrays
@@ -12,9 +12,6 @@ function(fusegen_diag_generate name path)
     string(REPEAT "{\"a\": " 200000 open)
     string(REPEAT "}" 200000 close)
     file(WRITE "${path}" "${open}1${close}\n")
-  elseif(name STREQUAL "too_large")         # one byte over FG_SPEC_MAX_BYTES (4 MiB)
-    string(REPEAT " " 4194304 pad)
-    file(WRITE "${path}" "${pad}\n")
   else()
     message(FATAL_ERROR "no generated case named '${name}'")
   endif()

@@ -1,0 +1,43 @@
+#!/bin/sh
+# Runs `fusegen check` and `fusegen generate` under valgrind (memcheck) on every spec in the
+# folders given, failing on any memory error or leak (valgrind's exit status 9). Exit statuses 0
+# and 1 of fusegen itself are both fine here: bad specs are part of the input.
+#   valgrind_generator.sh FUSEGEN TEMPLATE_DIR SPEC_DIR...
+set -u
+fusegen=$1
+templates=$2
+shift 2
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/fusegen-valgrind.XXXXXX") || exit 2
+trap 'rm -rf "$tmp"' EXIT INT TERM
+
+vg() {
+    valgrind --quiet --error-exitcode=9 --leak-check=full --errors-for-leak-kinds=all \
+        --show-leak-kinds=all --track-fds=no --log-file="$tmp/vg.log" "$@" >"$tmp/out.log" 2>&1
+}
+
+runs=0
+fails=0
+for dir in "$@"; do
+    for spec in "$dir"/*.json; do
+        [ -f "$spec" ] || continue
+        for cmd in check generate; do
+            if [ "$cmd" = generate ]; then
+                rm -rf "$tmp/gen"
+                vg "$fusegen" generate "$spec" -o "$tmp/gen" --templates "$templates" --depfile "$tmp/gen.d"
+            else
+                vg "$fusegen" check "$spec" --templates "$templates"
+            fi
+            rc=$?
+            runs=$((runs + 1))
+            if [ "$rc" -ne 0 ] && [ "$rc" -ne 1 ]; then
+                fails=$((fails + 1))
+                echo "FAIL: fusegen $cmd $spec: exit status $rc"
+                cat "$tmp/vg.log"
+                tail -n 20 "$tmp/out.log"
+            fi
+        done
+    done
+done
+echo "valgrind: $runs runs, $fails failed"
+[ "$runs" -gt 0 ] || { echo "valgrind: no spec found"; exit 1; }
+[ "$fails" -eq 0 ]

@@ -1,71 +1,280 @@
-# fusegen_add_library(SPEC <spec.json> OUTPUT_DIR <dir> TARGET_PREFIX <name> [ARCHS <cuda archs>])
+# fusegen_generate.cmake - CMake functions that run the fusegen generator at build time and
+# compile what it emits. One file serves both ways in:
+#   - the fusegen source tree includes it (generator target `fusegen`, runtime `fusegen_runtime`,
+#     templates in <source>/templates);
+#   - the installed package (fusegenConfig.cmake) includes it after setting
+#     FUSEGEN_GENERATOR_TARGET=fusegen::fusegen, FUSEGEN_RUNTIME_TARGET=fusegen::runtime and
+#     FUSEGEN_TEMPLATE_DIR=<prefix>/share/fusegen/templates.
 #
-# Runs the generator at build time (when the spec, the generator or a template changes: the
-# generator writes a depfile naming the templates it read) and builds the generated sources into
-#   <name>        static kernel library
-#   <name>_shared shared kernel library
-# both carrying the generated header's folder and the runtime as usage requirements.
-# The list of generated files is known at configure time: it follows from the spec's library
-# name and kernel names, which are read here with string(JSON).
+#   fusegen_generate(<target> SPECS <spec.json>... [ARCHS <cuda archs>...] [OUTPUT_DIR <dir>])
+#       Generates the kernel library of each spec at build time and compiles it into <target>
+#       (through an object library <target>_fusegen that carries the generated headers' folders,
+#       the runtime and CUDA::cudart as usage requirements).
+#
+#   fusegen_add_library(SPEC <spec.json> OUTPUT_DIR <dir> TARGET_PREFIX <name> [ARCHS <cuda archs>...])
+#       Generates one spec and builds <name> (static) and <name>_shared from one object library
+#       <name>_objects, all named after the spec's library.
+#
+# For a spec whose library is L, the generator writes DIR/L/L.h, DIR/L/L_dispatch.c,
+# DIR/L/fusegen_sm80.cuh and DIR/L/L_<kernel>.cu for each spec kernel. That list is read from
+# the spec with string(JSON) when CMake configures (and CMake configures again when the spec
+# changes, so a kernel added to the spec is compiled too).
+#
+# The generator runs exactly when its inputs changed: the spec, the generator executable, or a
+# template (the generator writes a depfile naming the templates it read; every template file is
+# also a plain dependency). It rewrites only the files whose bytes changed, and the build
+# recompiles only those: the custom command's output is a stamp file, the sources are its
+# byproducts.
+#
+# When this file runs as a script (cmake -P), it is the build-time helper of the custom command:
+# it turns the generator's depfile into one for the stamp and touches the stamp.
+
+# ---- script mode: finish one generation step -----------------------------------------------
+if(CMAKE_SCRIPT_MODE_FILE AND DEFINED FUSEGEN_STAMP)
+  # In: FUSEGEN_DEPFILE_IN (the generator's), FUSEGEN_DEPFILE_OUT, FUSEGEN_STAMP and
+  # FUSEGEN_WORKDIR (the generator's working folder, which relative paths are relative to).
+  # The generator's depfile is "out1 \\\n out2 ...: \\\n dep1 \\\n dep2\n" with make escapes.
+  # The stamp becomes the only target and every relative dependency is made absolute, so that
+  # make and ninja read the same files whatever folder they resolve relative paths against.
+  file(READ "${FUSEGEN_DEPFILE_IN}" text)
+  string(FIND "${text}" ": \\\n" colon)
+  if(colon LESS 0)
+    message(FATAL_ERROR "fusegen: ${FUSEGEN_DEPFILE_IN}: not a depfile written by fusegen")
+  endif()
+  math(EXPR deps_at "${colon} + 4")
+  string(SUBSTRING "${text}" ${deps_at} -1 deps)
+  string(REPLACE " \\\n" "\n" deps "${deps}")
+  string(REPLACE ";" "\\;" deps "${deps}")
+  string(REPLACE "\n" ";" deps "${deps}")
+  string(REPLACE " " "\\ " stamp "${FUSEGEN_STAMP}")
+  set(out "${stamp}:")
+  foreach(dep IN LISTS deps)
+    string(STRIP "${dep}" dep)
+    if(dep STREQUAL "")
+      continue()
+    endif()
+    if(NOT IS_ABSOLUTE "${dep}")
+      string(REPLACE " " "\\ " workdir "${FUSEGEN_WORKDIR}")
+      set(dep "${workdir}/${dep}")
+    endif()
+    string(APPEND out " \\\n ${dep}")
+  endforeach()
+  file(WRITE "${FUSEGEN_DEPFILE_OUT}" "${out}\n")
+  file(TOUCH "${FUSEGEN_STAMP}")
+  return()
+endif()
+
+# ---- configuration ---------------------------------------------------------------------------
+if(NOT DEFINED FUSEGEN_GENERATOR_TARGET)
+  set(FUSEGEN_GENERATOR_TARGET fusegen)
+endif()
+if(NOT DEFINED FUSEGEN_RUNTIME_TARGET)
+  set(FUSEGEN_RUNTIME_TARGET fusegen_runtime)
+endif()
+if(NOT DEFINED FUSEGEN_TEMPLATE_DIR)
+  get_filename_component(FUSEGEN_TEMPLATE_DIR "${CMAKE_CURRENT_LIST_DIR}/../templates" ABSOLUTE)
+endif()
+set(_FUSEGEN_SCRIPT "${CMAKE_CURRENT_LIST_FILE}")
 
 set(FUSEGEN_CUDA_ARCHITECTURES "80;90a-real" CACHE STRING
-    "CUDA architectures the kernel libraries are compiled for")
+    "CUDA architectures fusegen kernel libraries are compiled for when no ARCHS are given")
 
-function(fusegen_add_library)
-  cmake_parse_arguments(FG "" "SPEC;OUTPUT_DIR;TARGET_PREFIX" "ARCHS" ${ARGN})
-  if(NOT FG_ARCHS)
-    set(FG_ARCHS ${FUSEGEN_CUDA_ARCHITECTURES})
+# ---- internals -------------------------------------------------------------------------------
+
+# _fusegen_spec_files(<spec> <out_dir> <prefix>)
+# Reads the spec's library and kernel names and sets, in the caller:
+#   <prefix>_LIBRARY  the library name       <prefix>_DIR      <out_dir>/<library>
+#   <prefix>_KERNELS  the spec kernel names  <prefix>_CU       the kernel .cu files
+#   <prefix>_SOURCES  .cu files + dispatch.c <prefix>_HEADERS  <library>.h and fusegen_sm80.cuh
+function(_fusegen_spec_files spec out_dir prefix)
+  if(NOT EXISTS "${spec}")
+    message(FATAL_ERROR "fusegen: spec '${spec}' does not exist")
   endif()
-  file(READ "${FG_SPEC}" spec_text)
-  string(JSON lib ERROR_VARIABLE json_err GET "${spec_text}" library)
-  if(json_err)
-    message(FATAL_ERROR "${FG_SPEC}: cannot read the library name: ${json_err} (run 'fusegen check ${FG_SPEC}')")
+  file(READ "${spec}" text)
+  string(JSON lib ERROR_VARIABLE err GET "${text}" library)
+  if(err)
+    message(FATAL_ERROR "fusegen: ${spec}: cannot read the library name: ${err} (run 'fusegen check ${spec}')")
   endif()
-  string(JSON n_kernels LENGTH "${spec_text}" kernels)
-  set(out "${FG_OUTPUT_DIR}/${lib}")
-  set(cu_files "")
-  math(EXPR last "${n_kernels} - 1")
+  if(NOT lib MATCHES "^[A-Za-z_][A-Za-z0-9_]*$")
+    message(FATAL_ERROR "fusegen: ${spec}: library name '${lib}' is not a C identifier (run 'fusegen check ${spec}')")
+  endif()
+  string(JSON n ERROR_VARIABLE err LENGTH "${text}" kernels)
+  if(err OR n EQUAL 0)
+    message(FATAL_ERROR "fusegen: ${spec}: no kernels (run 'fusegen check ${spec}')")
+  endif()
+  set(dir "${out_dir}/${lib}")
+  set(kernels "")
+  set(cu "")
+  math(EXPR last "${n} - 1")
   foreach(i RANGE ${last})
-    string(JSON kname GET "${spec_text}" kernels ${i} name)
-    list(APPEND cu_files "${out}/${lib}_${kname}.cu")
+    string(JSON k ERROR_VARIABLE err GET "${text}" kernels ${i} name)
+    if(err OR NOT k MATCHES "^[A-Za-z_][A-Za-z0-9_]*$")
+      message(FATAL_ERROR "fusegen: ${spec}: /kernels/${i}/name is missing or not an identifier (run 'fusegen check ${spec}')")
+    endif()
+    list(APPEND kernels "${k}")
+    list(APPEND cu "${dir}/${lib}_${k}.cu")
   endforeach()
-  set(outputs "${out}/${lib}.h" "${out}/${lib}_dispatch.c" "${out}/fusegen_sm80.cuh" ${cu_files})
+  set(${prefix}_LIBRARY "${lib}" PARENT_SCOPE)
+  set(${prefix}_DIR "${dir}" PARENT_SCOPE)
+  set(${prefix}_KERNELS "${kernels}" PARENT_SCOPE)
+  set(${prefix}_CU "${cu}" PARENT_SCOPE)
+  set(${prefix}_SOURCES ${cu} "${dir}/${lib}_dispatch.c" PARENT_SCOPE)
+  set(${prefix}_HEADERS "${dir}/${lib}.h" "${dir}/fusegen_sm80.cuh" PARENT_SCOPE)
+endfunction()
 
-  # Paths in banners are as given to the generator: relative to the source tree when inside it,
-  # so that the same spec gives the same bytes in every build folder.
-  file(RELATIVE_PATH spec_rel "${CMAKE_SOURCE_DIR}" "${FG_SPEC}")
-  if(spec_rel MATCHES "^\\.\\.")
-    set(spec_rel "${FG_SPEC}")
+# _fusegen_add_objects(<name> SPECS <spec>... OUTPUT_DIR <dir> ARCHS <archs>... [COMPILE_OPTIONS <opt>...])
+# The generation commands for every spec, and the object library <name> that compiles their
+# output. Sets <name>_LIBRARIES (the spec library names) in the caller.
+function(_fusegen_add_objects name)
+  cmake_parse_arguments(PARSE_ARGV 1 FG "" "OUTPUT_DIR" "SPECS;ARCHS;COMPILE_OPTIONS")
+  set(gen "${FUSEGEN_GENERATOR_TARGET}")
+  set(runtime "${FUSEGEN_RUNTIME_TARGET}")
+  if(NOT TARGET "${gen}")
+    message(FATAL_ERROR "fusegen: the generator target '${gen}' does not exist")
   endif()
-  file(GLOB_RECURSE template_files CONFIGURE_DEPENDS "${PROJECT_SOURCE_DIR}/templates/*")
-  add_custom_command(
-    OUTPUT ${outputs}
-    COMMAND fusegen generate "${spec_rel}" -o "${FG_OUTPUT_DIR}" --depfile "${FG_OUTPUT_DIR}/${lib}.d"
-            --templates "${PROJECT_SOURCE_DIR}/templates"
-    DEPENDS fusegen "${FG_SPEC}" ${template_files}
-    DEPFILE "${FG_OUTPUT_DIR}/${lib}.d"
-    WORKING_DIRECTORY "${CMAKE_SOURCE_DIR}"
-    COMMENT "fusegen: generating ${lib} from ${spec_rel}"
-    VERBATIM)
+  if(NOT TARGET "${runtime}")
+    message(FATAL_ERROR "fusegen: the runtime target '${runtime}' does not exist (it needs a CUDA toolkit)")
+  endif()
+  if(NOT TARGET CUDA::cudart)
+    find_package(CUDAToolkit REQUIRED)
+  endif()
+  if(NOT EXISTS "${FUSEGEN_TEMPLATE_DIR}/host")
+    message(FATAL_ERROR "fusegen: no templates in '${FUSEGEN_TEMPLATE_DIR}' (set FUSEGEN_TEMPLATE_DIR)")
+  endif()
+  file(GLOB_RECURSE templates CONFIGURE_DEPENDS "${FUSEGEN_TEMPLATE_DIR}/*")
 
-  set(t ${FG_TARGET_PREFIX})
-  add_library(${t}_objects OBJECT ${cu_files} "${out}/${lib}_dispatch.c")
-  target_include_directories(${t}_objects PUBLIC "${out}")
-  target_link_libraries(${t}_objects PUBLIC fusegen_runtime)
-  set_target_properties(${t}_objects PROPERTIES
+  set(sources "")
+  set(dirs "")
+  set(libs "")
+  set(kernel_names "")
+  foreach(spec IN LISTS FG_SPECS)
+    get_filename_component(spec "${spec}" ABSOLUTE BASE_DIR "${CMAKE_CURRENT_SOURCE_DIR}")
+    _fusegen_spec_files("${spec}" "${FG_OUTPUT_DIR}" s)
+    if(s_LIBRARY IN_LIST libs)
+      message(FATAL_ERROR "fusegen: library '${s_LIBRARY}' is defined by two specs (${spec})")
+    endif()
+    list(APPEND libs "${s_LIBRARY}")
+    set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS "${spec}")
+
+    # Banners name the spec as given to the generator: relative to the top source folder when
+    # it is inside it, so the same spec gives the same bytes in every build folder.
+    file(RELATIVE_PATH spec_arg "${CMAKE_SOURCE_DIR}" "${spec}")
+    if(spec_arg MATCHES "^\\.\\./" OR IS_ABSOLUTE "${spec_arg}")
+      set(spec_arg "${spec}")
+    endif()
+    set(lib "${s_LIBRARY}")
+    set(stamp "${FG_OUTPUT_DIR}/${lib}.stamp")
+    list(LENGTH s_KERNELS n_k)
+    list(JOIN s_KERNELS ", " k_list)
+    add_custom_command(
+      OUTPUT "${stamp}"
+      BYPRODUCTS ${s_SOURCES} ${s_HEADERS}
+      COMMAND "${gen}" generate "${spec_arg}" -o "${FG_OUTPUT_DIR}"
+              --depfile "${FG_OUTPUT_DIR}/${lib}.gen.d" --templates "${FUSEGEN_TEMPLATE_DIR}"
+      COMMAND "${CMAKE_COMMAND}" "-DFUSEGEN_DEPFILE_IN=${FG_OUTPUT_DIR}/${lib}.gen.d"
+              "-DFUSEGEN_DEPFILE_OUT=${FG_OUTPUT_DIR}/${lib}.d" "-DFUSEGEN_STAMP=${stamp}"
+              "-DFUSEGEN_WORKDIR=${CMAKE_SOURCE_DIR}" -P "${_FUSEGEN_SCRIPT}"
+      DEPENDS "${gen}" "$<TARGET_FILE:${gen}>" "${spec}" ${templates} "${_FUSEGEN_SCRIPT}"
+      DEPFILE "${FG_OUTPUT_DIR}/${lib}.d"
+      WORKING_DIRECTORY "${CMAKE_SOURCE_DIR}"
+      COMMENT "fusegen: generating ${lib} from ${spec_arg} (${n_k} kernels: ${k_list})"
+      VERBATIM)
+    list(APPEND sources "${stamp}" ${s_SOURCES} ${s_HEADERS})
+    list(APPEND dirs "${s_DIR}")
+    list(APPEND kernel_names ${s_KERNELS})
+  endforeach()
+
+  add_library(${name} OBJECT ${sources})
+  target_include_directories(${name} PUBLIC ${dirs})
+  target_link_libraries(${name} PUBLIC ${runtime} CUDA::cudart)
+  set_target_properties(${name} PROPERTIES
     POSITION_INDEPENDENT_CODE ON
     CUDA_ARCHITECTURES "${FG_ARCHS}"
     CUDA_STANDARD 17
-    CUDA_STANDARD_REQUIRED ON)
-  target_compile_options(${t}_objects PRIVATE
-    $<$<COMPILE_LANGUAGE:CUDA>:-Xptxas=-warn-spills --Werror=all-warnings -Xcompiler=-Wall>
-    $<$<COMPILE_LANGUAGE:C>:${FUSEGEN_C_WARNINGS}>)
+    CUDA_STANDARD_REQUIRED ON
+    CUDA_RUNTIME_LIBRARY Shared)
+  if(FG_COMPILE_OPTIONS)
+    target_compile_options(${name} PRIVATE ${FG_COMPILE_OPTIONS})
+  endif()
+  set(${name}_LIBRARIES "${libs}" PARENT_SCOPE)
+endfunction()
+
+# ---- the in-tree kernel libraries ------------------------------------------------------------
+function(fusegen_add_library)
+  cmake_parse_arguments(PARSE_ARGV 0 FG "" "SPEC;OUTPUT_DIR;TARGET_PREFIX" "ARCHS")
+  if(NOT FG_SPEC OR NOT FG_OUTPUT_DIR OR NOT FG_TARGET_PREFIX)
+    message(FATAL_ERROR "fusegen_add_library: SPEC, OUTPUT_DIR and TARGET_PREFIX are required")
+  endif()
+  if(NOT FG_ARCHS)
+    set(FG_ARCHS ${FUSEGEN_CUDA_ARCHITECTURES})
+  endif()
+  set(t ${FG_TARGET_PREFIX})
+  _fusegen_add_objects(${t}_objects SPECS "${FG_SPEC}" OUTPUT_DIR "${FG_OUTPUT_DIR}" ARCHS ${FG_ARCHS}
+    COMPILE_OPTIONS
+      $<$<COMPILE_LANGUAGE:CUDA>:-Xptxas=-warn-spills --Werror=all-warnings -Xcompiler=-Wall>
+      $<$<COMPILE_LANGUAGE:C>:${FUSEGEN_C_WARNINGS}>)
+  set(lib ${${t}_objects_LIBRARIES})
 
   add_library(${t} STATIC $<TARGET_OBJECTS:${t}_objects>)
   add_library(${t}_shared SHARED $<TARGET_OBJECTS:${t}_objects>)
+  get_target_property(dirs ${t}_objects INTERFACE_INCLUDE_DIRECTORIES)
   foreach(lt ${t} ${t}_shared)
-    target_include_directories(${lt} PUBLIC "${out}")
-    target_link_libraries(${lt} PUBLIC fusegen_runtime CUDA::cudart)
-    set_target_properties(${lt} PROPERTIES OUTPUT_NAME ${lib} LINKER_LANGUAGE CUDA)
+    target_include_directories(${lt} PUBLIC ${dirs})
+    target_link_libraries(${lt} PUBLIC ${FUSEGEN_RUNTIME_TARGET} CUDA::cudart)
+    set_target_properties(${lt} PROPERTIES
+      OUTPUT_NAME ${lib}
+      LINKER_LANGUAGE CUDA
+      CUDA_RUNTIME_LIBRARY Shared)
   endforeach()
 endfunction()
+
+# ---- the user's way in -----------------------------------------------------------------------
+function(_fusegen_generate target)
+  cmake_parse_arguments(PARSE_ARGV 1 FG "" "OUTPUT_DIR" "SPECS;ARCHS")
+  if(FG_UNPARSED_ARGUMENTS)
+    message(FATAL_ERROR "fusegen_generate: unknown arguments: ${FG_UNPARSED_ARGUMENTS}")
+  endif()
+  if(NOT TARGET "${target}")
+    message(FATAL_ERROR "fusegen_generate: '${target}' is not a target")
+  endif()
+  if(NOT FG_SPECS)
+    message(FATAL_ERROR "fusegen_generate(${target}): SPECS is required")
+  endif()
+  if(NOT FG_ARCHS)
+    set(FG_ARCHS ${FUSEGEN_CUDA_ARCHITECTURES})
+  endif()
+  if(NOT FG_OUTPUT_DIR)
+    set(FG_OUTPUT_DIR "${CMAKE_CURRENT_BINARY_DIR}/fusegen_generated/${target}")
+  endif()
+  get_filename_component(FG_OUTPUT_DIR "${FG_OUTPUT_DIR}" ABSOLUTE BASE_DIR "${CMAKE_CURRENT_BINARY_DIR}")
+
+  _fusegen_add_objects(${target}_fusegen SPECS ${FG_SPECS} OUTPUT_DIR "${FG_OUTPUT_DIR}" ARCHS ${FG_ARCHS})
+  # The objects join the target; their usage requirements (the generated headers' folders,
+  # the runtime and CUDA::cudart) come with them.
+  target_link_libraries(${target} PRIVATE ${target}_fusegen)
+  # One CUDA runtime in the program: the shared one that fusegen::runtime links. A target made
+  # before CUDA was enabled has no CUDA_ARCHITECTURES, which CMake requires once CUDA objects
+  # are linked into it: it gets the kernels' archs (its own CUDA sources, if any, keep theirs).
+  get_target_property(rt ${target} CUDA_RUNTIME_LIBRARY)
+  if(NOT rt)
+    set_target_properties(${target} PROPERTIES CUDA_RUNTIME_LIBRARY Shared)
+  endif()
+  get_target_property(archs ${target} CUDA_ARCHITECTURES)
+  if(NOT archs)
+    set_target_properties(${target} PROPERTIES CUDA_ARCHITECTURES "${FG_ARCHS}")
+  endif()
+endfunction()
+
+# A macro, so that it can enable CUDA (and C, for the dispatch table) in the caller's folder
+# when the project has not: enable_language() may not be called from inside a function.
+macro(fusegen_generate)
+  get_property(_fusegen_languages GLOBAL PROPERTY ENABLED_LANGUAGES)
+  if(NOT "C" IN_LIST _fusegen_languages)
+    enable_language(C)
+  endif()
+  if(NOT "CUDA" IN_LIST _fusegen_languages)
+    enable_language(CUDA)
+  endif()
+  unset(_fusegen_languages)
+  _fusegen_generate(${ARGV})
+endmacro()

@@ -4,6 +4,7 @@
  * FG_ARCH_NONE, tiles and ops left out) and is skipped here rather than reported twice. */
 #include "check.h"
 
+#include <float.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -188,15 +189,21 @@ static void check_epilogue(checker *c, const fg_kernel_spec *k, const fg_gemm *g
         const fg_op *op = &g->ops[i];
         switch (op->kind) {
         case FG_OP_SCALE:
-            if (!isfinite(op->alpha)) err(c, ptr_cat(&pb, op->ptr, "/alpha"), "alpha must be finite");
+            if (!isfinite(op->alpha) || fabs(op->alpha) > FLT_MAX)
+                err(c, ptr_cat(&pb, op->ptr, "/alpha"), "alpha must be finite in f32 (|alpha| <= %g), found %g",
+                    (double)FLT_MAX, op->alpha);
             break;
         case FG_OP_RESIDUAL:
-            if (!isfinite(op->beta)) err(c, ptr_cat(&pb, op->ptr, "/beta"), "beta must be finite");
+            if (!isfinite(op->beta) || fabs(op->beta) > FLT_MAX)
+                err(c, ptr_cat(&pb, op->ptr, "/beta"), "beta must be finite in f32 (|beta| <= %g), found %g",
+                    (double)FLT_MAX, op->beta);
             break;
         case FG_OP_LAYERNORM:
         case FG_OP_RMSNORM:
-            if (!(op->eps > 0) || !isfinite(op->eps))
-                err(c, ptr_cat(&pb, op->ptr, "/eps"), "eps must be positive and finite, found %g", op->eps);
+            /* eps is added in f32: it must stay a normal, finite f32 number. */
+            if (!(op->eps >= FLT_MIN) || !(op->eps <= FLT_MAX))
+                err(c, ptr_cat(&pb, op->ptr, "/eps"), "eps must be a positive normal f32 (%g to %g), found %g",
+                    (double)FLT_MIN, (double)FLT_MAX, op->eps);
             break;
         case FG_OP_STORE:
             if (++stores == MAX_STORES_PER_GEMM + 1)

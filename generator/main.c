@@ -189,8 +189,11 @@ static int parse_args(int argc, char **argv, options *o)
     return 0;
 }
 
-/* Reads a spec file into arena memory (NUL-terminated). Returns 0, or -1 after printing
- * one error line. */
+/* A spec over the size limit is a spec error (exit 1), reported by the caller in GNU style. */
+#define READ_TOO_LARGE (-2)
+
+/* Reads a spec file into arena memory (NUL-terminated). Returns 0, READ_TOO_LARGE, or -1 after
+ * printing one error line. */
 static int read_spec(fg_arena *a, const char *path, const char **text, size_t *len)
 {
     FILE *f = fopen(path, "rb");
@@ -205,9 +208,8 @@ static int read_spec(fg_arena *a, const char *path, const char **text, size_t *l
         return -1;
     }
     if (fstat(fileno(f), &st) == 0 && S_ISREG(st.st_mode) && (unsigned long long)st.st_size > FG_SPEC_MAX_BYTES) {
-        fprintf(stderr, "fusegen: error: '%s' is too large (more than %u bytes)\n", path, FG_SPEC_MAX_BYTES);
         fclose(f);
-        return -1;
+        return READ_TOO_LARGE;
     }
     /* Read at most one byte more than allowed: pipes and devices have no size to trust. */
     size_t cap = 65536, n = 0;
@@ -234,9 +236,8 @@ static int read_spec(fg_arena *a, const char *path, const char **text, size_t *l
     }
     fclose(f);
     if (n > FG_SPEC_MAX_BYTES) {
-        fprintf(stderr, "fusegen: error: '%s' is too large (more than %u bytes)\n", path, FG_SPEC_MAX_BYTES);
         free(buf);
-        return -1;
+        return READ_TOO_LARGE;
     }
     char *copy = fg_arena_strndup(a, buf, n);
     free(buf);
@@ -315,7 +316,13 @@ int main(int argc, char **argv)
     for (size_t i = 0; i < opt.n_specs; i++) {
         job *j = &jobs[i];
         j->path = opt.specs[i];
-        if (read_spec(&arena, j->path, &j->text, &j->len) != 0) {
+        int read_rc = read_spec(&arena, j->path, &j->text, &j->len);
+        if (read_rc == READ_TOO_LARGE) {
+            fg_diag_set_source(&d, j->path, NULL, 0);
+            fg_diag_error(&d, NULL, "file is larger than the limit of %u bytes", FG_SPEC_MAX_BYTES);
+            continue;
+        }
+        if (read_rc != 0) {
             io_error = 1;
             continue;
         }

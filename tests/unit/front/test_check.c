@@ -110,9 +110,9 @@ static void test_tiles(void)
 static void test_epilogues(void)
 {
     CHECK(fires("l", HEAD, TILE ", \"epilogue\": [{\"op\": \"layernorm\", \"eps\": 0}]",
-                "/kernels/0/epilogue/0/eps: eps must be positive and finite, found 0", 1));
+                "/kernels/0/epilogue/0/eps: eps must be a positive normal f32 (1.17549e-38 to 3.40282e+38), found 0", 1));
     CHECK(fires("l", HEAD, TILE ", \"epilogue\": [{\"op\": \"rmsnorm\", \"eps\": -1e-6}]",
-                "/kernels/0/epilogue/0/eps: eps must be positive and finite, found -1e-06", 1));
+                "/kernels/0/epilogue/0/eps: eps must be a positive normal f32 (1.17549e-38 to 3.40282e+38), found -1e-06", 1));
     CHECK(fires("l", HEAD, TILE ", \"epilogue\": [{\"op\": \"layernorm\"}, {\"op\": \"relu\"}, {\"op\": \"layernorm\"}]",
                 "/kernels/0/epilogue/2: a second norm (layernorm) in one epilogue", 1));
     CHECK(fires("l", HEAD, TILE ", \"epilogue\": [{\"op\": \"store\", \"as\": \"s1\"}, {\"op\": \"store\", \"as\": \"s2\"},"

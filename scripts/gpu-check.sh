@@ -29,7 +29,11 @@ fi
 status "ctest (cpu)" "$(grep -E 'tests passed|tests failed' "$out/ctest-cpu.log" | tail -1)"
 (cd "$build" && ctest --output-on-failure -L gpu) >"$out/ctest-gpu.log" 2>&1
 status "ctest (gpu)" "$(grep -E 'tests passed|tests failed' "$out/ctest-gpu.log" | tail -1)"
-grep -E '^[0-9]+ passed, [0-9]+ failed|worst' "$out/ctest-gpu.log" >>"$out/summary.txt"
+# The full per-kernel report (ctest keeps only failing output).
+if [ -x "$build/tests/gpu/fusegen_test_kernels" ]; then
+  "$build/tests/gpu/fusegen_test_kernels" >"$out/gpu-kernels.log" 2>&1
+  grep -E '^[0-9]+ passed, [0-9]+ failed|worst|seed' "$out/gpu-kernels.log" >>"$out/summary.txt"
+fi
 
 if [ $sanitize = 1 ] && command -v compute-sanitizer >/dev/null 2>&1 && [ -x "$build/tests/gpu/fusegen_test_kernels" ]; then
   for tool in ${FUSEGEN_SANITIZE_TOOLS:-memcheck racecheck synccheck}; do

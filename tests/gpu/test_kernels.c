@@ -32,11 +32,10 @@
  * f32 outputs: the inputs are 16-bit but exact in f32, so the only error is f32 arithmetic:
  * the accumulation over K (here up to 1000 terms, summed in an order the tiling chooses, about
  * sqrt(K) * 2^-24 relative to the terms' magnitude) and the f32 epilogue functions (tanh, erf,
- * exp). The design's 1e-5 is the expected size of that error; the check uses 1e-4 so a
- * legitimate change of summation order or of the f32 math library cannot fail it, while a
- * rounding of the result to a 16-bit type (about 1e-3) still fails. */
+ * exp), measured at about 1e-6 on an H200; the bound is the design's 1e-5, and a rounding of
+ * the result to a 16-bit type (about 1e-3) fails it by two orders of magnitude. */
 #define TOL_16BIT 1e-2
-#define TOL_F32 1e-4
+#define TOL_F32 1e-5
 
 #define SQRT1_2 0.70710678118654752440
 #define SQRT_2_OVER_PI 0.79788456080286535588

@@ -16,7 +16,7 @@
 #       <name>_objects, all named after the spec's library.
 #
 # For a spec whose library is L, the generator writes DIR/L/L.h, DIR/L/L_dispatch.c,
-# DIR/L/fusegen_sm80.cuh and DIR/L/L_<kernel>.cu for each spec kernel. That list is read from
+# DIR/L/fusegen_sm80.cuh, DIR/L/fusegen_sm90.cuh and DIR/L/L_<kernel>.cu for each spec kernel. That list is read from
 # the spec with string(JSON) when CMake configures (and CMake configures again when the spec
 # changes, so a kernel added to the spec is compiled too).
 #
@@ -85,7 +85,7 @@ set(FUSEGEN_CUDA_ARCHITECTURES "80;90a-real" CACHE STRING
 # Reads the spec's library and kernel names and sets, in the caller:
 #   <prefix>_LIBRARY  the library name       <prefix>_DIR      <out_dir>/<library>
 #   <prefix>_KERNELS  the spec kernel names  <prefix>_CU       the kernel .cu files
-#   <prefix>_SOURCES  .cu files + dispatch.c <prefix>_HEADERS  <library>.h and fusegen_sm80.cuh
+#   <prefix>_SOURCES  .cu files + dispatch.c <prefix>_HEADERS  <library>.h and the family headers
 function(_fusegen_spec_files spec out_dir prefix)
   if(NOT EXISTS "${spec}")
     message(FATAL_ERROR "fusegen: spec '${spec}' does not exist")
@@ -119,7 +119,7 @@ function(_fusegen_spec_files spec out_dir prefix)
   set(${prefix}_KERNELS "${kernels}" PARENT_SCOPE)
   set(${prefix}_CU "${cu}" PARENT_SCOPE)
   set(${prefix}_SOURCES ${cu} "${dir}/${lib}_dispatch.c" PARENT_SCOPE)
-  set(${prefix}_HEADERS "${dir}/${lib}.h" "${dir}/fusegen_sm80.cuh" PARENT_SCOPE)
+  set(${prefix}_HEADERS "${dir}/${lib}.h" "${dir}/fusegen_sm80.cuh" "${dir}/fusegen_sm90.cuh" PARENT_SCOPE)
 endfunction()
 
 # _fusegen_add_objects(<name> SPECS <spec>... OUTPUT_DIR <dir> ARCHS <archs>... [COMPILE_OPTIONS <opt>...])

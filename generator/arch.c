@@ -46,3 +46,15 @@ size_t fg_arch_sm80_smem_bytes(long m, long n, long k, long stages)
     size_t b = b1 > b2 ? b1 : b2;
     return (size_t)stages * (a + b) * 2u;
 }
+
+bool fg_arch_sm90_tile_ok(long m, long n, long k)
+{
+    return (m == 64 || m == 128) && (n == 64 || n == 128 || n == 256) && k == 64;
+}
+
+size_t fg_arch_sm90_smem_bytes(long m, long n, long stages)
+{
+    /* Each stage: the A and B tiles as rows of 128 bytes (64 16-bit elements, swizzled);
+     * plus 1024 bytes of room to align the first stage to the swizzle pattern. */
+    return (size_t)stages * (size_t)(m + n) * 128u + 1024u;
+}

@@ -214,9 +214,33 @@ static const char *emit__symbol(emit_ctx *c, const fg_plan_kernel *pk)
 }
 
 /* Variables of one GEMM of a variant, for the kernel template. */
-static void emit__gemm_scope(emit_ctx *c, fg_tmpl_scope *s, int index, const fg_plan_gemm *g, const fg_kernel_spec *k,
+/* The C++ type of a GEMM: the family's template instantiated with the variant's decisions. */
+static const char *emit__gemm_type(emit_ctx *c, fg_family family, int index, const fg_plan_gemm *g, const fg_kernel_spec *k)
+{
+    const char *dt_ab = emit__dt_device(k->a), *dt_out = emit__dt_device(k->out);
+    const char *norm = emit__norm_name(g->norm), *strategy = emit__strategy_name(g->norm, g->strategy);
+    if (family == FG_FAMILY_SM90)
+        return fg_arena_printf(c->arena,
+                               "fusegen_sm90::GemmSm90<fusegen_sm80::%s, fusegen_sm80::%s, %ld, %ld, %ld,\n"
+                               "                                       fusegen_sm80::%s, fusegen_sm80::%s, Epilogue%d>",
+                               dt_ab, dt_out, g->bm, g->bn, g->stages, norm, strategy, index);
+    return fg_arena_printf(c->arena,
+                           "fusegen_sm80::Gemm<fusegen_sm80::%s, fusegen_sm80::%s, %ld, %ld, %ld, %ld, %d, %d, %s,\n"
+                           "                               fusegen_sm80::%s, fusegen_sm80::%s, Epilogue%d>",
+                           dt_ab, dt_out, g->bm, g->bn, g->bk, g->stages, g->warps_m, g->warps_n,
+                           g->b_layout == FG_LAYOUT_KN ? "true" : "false", norm, strategy, index);
+}
+
+static void emit__gemm_scope(emit_ctx *c, fg_tmpl_scope *s, int index, const fg_plan_gemm *g, const fg_plan_kernel *pk,
                              const char *symbol)
 {
+    const fg_kernel_spec *k = pk->spec;
+    fg_tmpl_set(s, "gemm_type", emit__gemm_type(c, pk->family, index, g, k));
+    /* Hopper kernels run one CTA per SM: the cap lets each thread use up to 255 registers. */
+    if (pk->family == FG_FAMILY_SM90)
+        fg_tmpl_setf(s, "launch_bounds", "%d, 1", g->threads);
+    else
+        fg_tmpl_setf(s, "launch_bounds", "%d", g->threads);
     const char *dt_out = emit__dt_device(k->out);
     fg_tmpl_setf(s, "index", "%d", index);
     fg_tmpl_set(s, "signature", g->signature[0] ? g->signature : "(none)");
@@ -243,6 +267,7 @@ static void emit__gemm_scope(emit_ctx *c, fg_tmpl_scope *s, int index, const fg_
 
 static void emit__kernel_file_scope(emit_ctx *c, fg_tmpl_scope *s, const fg_kernel_spec *k)
 {
+    int hopper = 0;
     fg_tmpl_set(s, "kernel", k->name);
     fg_tmpl_list_declare(s, "variants");
     for (size_t i = 0; i < c->plan->n_kernels; ++i) {
@@ -254,12 +279,15 @@ static void emit__kernel_file_scope(emit_ctx *c, fg_tmpl_scope *s, const fg_kern
         fg_tmpl_set(v, "symbol", symbol);
         fg_tmpl_set(v, "constraints", pk->constraints);
         fg_tmpl_set(v, "chain", pk->chain ? "1" : "0");
-        emit__gemm_scope(c, fg_tmpl_list_add(v, "gemms"), 1, &pk->g1, k, symbol);
-        if (pk->chain) emit__gemm_scope(c, fg_tmpl_list_add(v, "gemms"), 2, &pk->g2, k, symbol);
+        emit__gemm_scope(c, fg_tmpl_list_add(v, "gemms"), 1, &pk->g1, pk, symbol);
+        if (pk->chain) emit__gemm_scope(c, fg_tmpl_list_add(v, "gemms"), 2, &pk->g2, pk, symbol);
+        if (pk->family == FG_FAMILY_SM90) hopper = 1;
         fg_tmpl_set(v, "normalize1", pk->g1.norm != FG_NORM_NONE && pk->g1.strategy == FG_STRATEGY_SPLIT
                                          ? fg_arena_printf(c->arena, "%s_normalize1", symbol)
                                          : "nullptr");
     }
+    /* The Hopper family's header includes the portable one (it shares its epilogue). */
+    fg_tmpl_set(s, "family_header", hopper ? "fusegen_sm90.cuh" : "fusegen_sm80.cuh");
 }
 
 /* Dispatch-table fields of one GEMM, with a name prefix ("" or "2"). */
@@ -313,7 +341,7 @@ static void emit__table_scope(emit_ctx *c, fg_tmpl_scope *s)
         fg_tmpl_set(e, "symbol", symbol);
         fg_tmpl_set(e, "spec_kernel", k->name);
         fg_tmpl_setf(e, "sm", "%d", pk->sm);
-        fg_tmpl_set(e, "arch_specific", "0");
+        fg_tmpl_set(e, "arch_specific", pk->arch_specific ? "1" : "0");
         fg_tmpl_set(e, "dt_a", emit__dtype_enum(k->a));
         fg_tmpl_set(e, "dt_b", emit__dtype_enum(k->b));
         fg_tmpl_set(e, "dt_out", emit__dtype_enum(k->out));
@@ -365,6 +393,7 @@ int fg_emit_library(fg_arena *a, const fg_plan *plan, const char *template_dir, 
 
     int rc = 0;
     rc |= emit__file(&c, "common/fusegen_sm80.cuh", root, "fusegen_sm80.cuh");
+    rc |= emit__file(&c, "common/fusegen_sm90.cuh", root, "fusegen_sm90.cuh");
     rc |= emit__file(&c, "host/library.h.tmpl", root, fg_arena_printf(a, "%s.h", spec->library));
     rc |= emit__file(&c, "host/dispatch.c.tmpl", root, fg_arena_printf(a, "%s_dispatch.c", spec->library));
     for (size_t i = 0; i < spec->n_kernels; ++i) {
@@ -372,7 +401,7 @@ int fg_emit_library(fg_arena *a, const fg_plan *plan, const char *template_dir, 
         fg_tmpl_scope *s = fg_tmpl_scope_new(a, root);
         if (!s) return -1;
         emit__kernel_file_scope(&c, s, k);
-        rc |= emit__file(&c, "sm80/kernel.cu.tmpl", s, fg_arena_printf(a, "%s_%s.cu", spec->library, k->name));
+        rc |= emit__file(&c, "kernels/kernel.cu.tmpl", s, fg_arena_printf(a, "%s_%s.cu", spec->library, k->name));
     }
     return rc ? -1 : 0;
 }

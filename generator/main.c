@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "arena.h"
 #include "check.h"
@@ -70,7 +71,8 @@ static const char help_text[] =
     "  -o, --output DIR     folder to write into (generate)\n"
     "  --depfile FILE       also write a Make-style depfile (generate); FILE is relative to\n"
     "                       the current folder, not to DIR\n"
-    "  --templates DIR      template folder (default: $FUSEGEN_TEMPLATE_DIR, else the one\n"
+    "  --templates DIR      template folder (default: $FUSEGEN_TEMPLATE_DIR, else\n"
+    "                       ../share/fusegen/templates next to the program, else the one\n"
     "                       fusegen was built with)\n"
     "  -h, --help           show this help\n"
     "  --version            show the version\n"
@@ -283,11 +285,31 @@ static void print_list(const job *jobs, size_t n_jobs)
     }
 }
 
+static int has_templates(const char *dir)
+{
+    char p[4096];
+    struct stat st;
+    if (snprintf(p, sizeof p, "%s/host", dir) >= (int)sizeof p) return 0;
+    return stat(p, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+/* --templates, then $FUSEGEN_TEMPLATE_DIR, then the installed layout next to the program
+ * (<prefix>/bin/fusegen and <prefix>/share/fusegen/templates), then the source tree. */
 static const char *template_dir(const options *o)
 {
+    static char installed[4096];
     if (o->templates) return o->templates;
     const char *env = getenv("FUSEGEN_TEMPLATE_DIR");
     if (env && *env) return env;
+    ssize_t n = readlink("/proc/self/exe", installed, sizeof installed - 32);
+    if (n > 0) {
+        installed[n] = '\0';
+        char *slash = strrchr(installed, '/');
+        if (slash) {
+            strcpy(slash, "/../share/fusegen/templates");
+            if (has_templates(installed)) return installed;
+        }
+    }
     return FUSEGEN_TEMPLATE_DIR;
 }
 

@@ -1,6 +1,8 @@
 /* plan.c - see plan.h. Turns each spec kernel into its variants:
- *   tiles (x GEMM2 tiles for chains) x norm strategies (row and/or split),
- * all on the portable tensor-core family, which serves every listed arch for now. */
+ *   families x tiles (x GEMM2 tiles for chains) x norm strategies (row and/or split).
+ * The Hopper family is planned for kernels that list sm_90a, for the tiles it can take; the
+ * portable family for every other arch listed, and for sm_90a tiles the Hopper family cannot
+ * take. */
 #include "plan.h"
 
 #include <stdio.h>
@@ -31,14 +33,22 @@ static const char *plan__signature(fg_arena *a, const fg_gemm *g)
 }
 
 /* Fills the parts of a planned GEMM that depend on the tile and on where the norm is. */
-static void plan__gemm(fg_plan_gemm *pg, const fg_gemm *g, const fg_tile *t, fg_strategy strategy, const char *sig)
+static void plan__gemm(fg_plan_gemm *pg, fg_family family, const fg_gemm *g, const fg_tile *t, fg_strategy strategy,
+                       const char *sig)
 {
     memset(pg, 0, sizeof *pg);
     pg->spec = g;
     pg->bm = t->m; pg->bn = t->n; pg->bk = t->k; pg->stages = t->stages;
-    fg_arch_sm80_warps(t->m, t->n, &pg->warps_m, &pg->warps_n);
+    if (family == FG_FAMILY_SM90) {
+        /* one warpgroup per 64 rows; each warp owns 16 rows and all columns */
+        pg->warps_m = (int)(t->m / 16);
+        pg->warps_n = 1;
+        pg->smem_bytes = fg_arch_sm90_smem_bytes(t->m, t->n, t->stages);
+    } else {
+        fg_arch_sm80_warps(t->m, t->n, &pg->warps_m, &pg->warps_n);
+        pg->smem_bytes = fg_arch_sm80_smem_bytes(t->m, t->n, t->k, t->stages);
+    }
     pg->threads = pg->warps_m * pg->warps_n * 32;
-    pg->smem_bytes = fg_arch_sm80_smem_bytes(t->m, t->n, t->k, t->stages);
     pg->b_layout = g->b_layout;
     pg->signature = sig;
     pg->pre = g->ops;
@@ -63,19 +73,43 @@ static const fg_op *plan__norm_op(const fg_gemm *g)
     return NULL;
 }
 
-static fg_arch plan__lowest_arch(const fg_kernel_spec *k)
+/* The lowest arch the portable family serves for k (sm_90a counts only when `with_90a`). */
+static fg_arch plan__lowest_arch(const fg_kernel_spec *k, bool with_90a)
 {
-    fg_arch best = k->archs[0];
-    for (size_t i = 1; i < k->n_archs; ++i)
-        if (fg_spec_arch_sm(k->archs[i]) < fg_spec_arch_sm(best)) best = k->archs[i];
+    fg_arch best = FG_ARCH_NONE;
+    for (size_t i = 0; i < k->n_archs; ++i) {
+        if (k->archs[i] == FG_ARCH_SM90A && !with_90a) continue;
+        if (best == FG_ARCH_NONE || fg_spec_arch_sm(k->archs[i]) < fg_spec_arch_sm(best)) best = k->archs[i];
+    }
     return best;
 }
 
-/* Row kernels first (one kernel, one pass), then larger tiles, then deeper pipelines. */
-static int plan__priority(fg_strategy s, const fg_tile *t)
+static bool plan__lists(const fg_kernel_spec *k, fg_arch a)
 {
-    int rank = s == FG_STRATEGY_SPLIT ? 0 : 1;
-    return rank * 1000000 + (int)(t->m * t->n) + (int)t->stages;
+    for (size_t i = 0; i < k->n_archs; ++i)
+        if (k->archs[i] == a) return true;
+    return false;
+}
+
+/* Whether the Hopper family can run this variant's GEMMs: its tile shapes, and B as [N, K]. */
+static bool plan__sm90_ok(const fg_kernel_spec *k, const fg_tile *t1, const fg_tile *t2)
+{
+    if (!plan__lists(k, FG_ARCH_SM90A)) return false;
+    if (k->gemm.b_layout != FG_LAYOUT_NK || !fg_arch_sm90_tile_ok(t1->m, t1->n, t1->k)) return false;
+    if (fg_arch_sm90_smem_bytes(t1->m, t1->n, t1->stages) > fg_arch_smem_limit(FG_ARCH_SM90A)) return false;
+    if (!k->has_then) return true;
+    return k->then.b_layout == FG_LAYOUT_NK && fg_arch_sm90_tile_ok(t2->m, t2->n, t2->k) &&
+           fg_arch_sm90_smem_bytes(t2->m, t2->n, t2->stages) <= fg_arch_smem_limit(FG_ARCH_SM90A);
+}
+
+/* Among eligible kernels the dispatch takes the largest priority: the arch-specific family
+ * first (it only runs where it is fastest), then row kernels (one kernel, one pass), then
+ * larger tiles, then deeper pipelines. */
+static int plan__priority(fg_family f, fg_strategy s, const fg_tile *t)
+{
+    int family_rank = f == FG_FAMILY_SM90 ? 1 : 0;
+    int strategy_rank = s == FG_STRATEGY_SPLIT ? 0 : 1;
+    return family_rank * 2000000 + strategy_rank * 1000000 + (int)(t->m * t->n) + (int)t->stages;
 }
 
 static const char *plan__constraints(fg_arena *a, const fg_plan_kernel *pk)
@@ -86,8 +120,9 @@ static const char *plan__constraints(fg_arena *a, const fg_plan_kernel *pk)
                            pk->align_elems, chain, row ? row : "");
 }
 
-static int plan__add(fg_arena *a, fg_plan *plan, size_t cap, const fg_kernel_spec *k, const fg_tile *t1,
-                     const fg_tile *t2, fg_strategy strategy, const char *sig1, const char *sig2, fg_diag *d)
+static int plan__add(fg_arena *a, fg_plan *plan, size_t cap, fg_family family, const fg_kernel_spec *k,
+                     const fg_tile *t1, const fg_tile *t2, fg_strategy strategy, const char *sig1, const char *sig2,
+                     fg_diag *d)
 {
     if (plan->n_kernels >= cap) {
         fg_diag_error(d, k->ptr, "internal error: too many variants planned");
@@ -95,21 +130,29 @@ static int plan__add(fg_arena *a, fg_plan *plan, size_t cap, const fg_kernel_spe
     }
     fg_plan_kernel *pk = &plan->kernels[plan->n_kernels++];
     pk->spec = k;
-    pk->arch = plan__lowest_arch(k);
+    pk->family = family;
+    if (family == FG_FAMILY_SM90) {
+        pk->arch = FG_ARCH_SM90A;
+        pk->arch_specific = true;
+    } else {
+        /* sm_90a counts for the portable family only when no other arch is listed */
+        pk->arch = plan__lowest_arch(k, false);
+        if (pk->arch == FG_ARCH_NONE) pk->arch = plan__lowest_arch(k, true);
+    }
     pk->sm = fg_spec_arch_sm(pk->arch);
-    plan__gemm(&pk->g1, &k->gemm, t1, strategy, sig1);
+    plan__gemm(&pk->g1, family, &k->gemm, t1, strategy, sig1);
     pk->chain = k->has_then;
-    if (pk->chain) plan__gemm(&pk->g2, &k->then, t2, FG_STRATEGY_AUTO, sig2);
+    if (pk->chain) plan__gemm(&pk->g2, family, &k->then, t2, FG_STRATEGY_AUTO, sig2);
     pk->align_elems = PLAN_ALIGN_ELEMS;
     pk->max_n = strategy == FG_STRATEGY_ROW ? t1->n : 0;
-    pk->priority = plan__priority(strategy, t1);
+    pk->priority = plan__priority(family, strategy, t1);
 
     const char *suffix = strategy == FG_STRATEGY_ROW ? "_row" : strategy == FG_STRATEGY_SPLIT ? "_split" : "";
     const char *second = "";
     if (pk->chain && k->then.n_tiles > 0)
         second = fg_arena_printf(a, "_g2_%ldx%ldx%ld_s%ld", t2->m, t2->n, t2->k, t2->stages);
-    pk->name = fg_arena_printf(a, "%s_sm80_%ldx%ldx%ld_s%ld%s%s", k->name, t1->m, t1->n, t1->k, t1->stages, suffix,
-                               second ? second : "");
+    pk->name = fg_arena_printf(a, "%s_%s_%ldx%ldx%ld_s%ld%s%s", k->name, family == FG_FAMILY_SM90 ? "sm90a" : "sm80",
+                               t1->m, t1->n, t1->k, t1->stages, suffix, second ? second : "");
     pk->constraints = plan__constraints(a, pk);
     if (!pk->name || !pk->constraints || !second) {
         fg_diag_error(d, k->ptr, "out of memory while planning");
@@ -123,12 +166,12 @@ int fg_plan_build(fg_arena *arena, const fg_spec *spec, fg_plan *out, fg_diag *d
     memset(out, 0, sizeof *out);
     out->spec = spec;
 
-    /* Upper bound of variants: tiles x GEMM2 tiles x 2 strategies per kernel. */
+    /* Upper bound of variants: 2 families x tiles x GEMM2 tiles x 2 strategies per kernel. */
     size_t cap = 0;
     for (size_t i = 0; i < spec->n_kernels; ++i) {
         const fg_kernel_spec *k = &spec->kernels[i];
         size_t t2 = k->has_then && k->then.n_tiles ? k->then.n_tiles : 1;
-        cap += k->gemm.n_tiles * t2 * 2;
+        cap += 2 * k->gemm.n_tiles * t2 * 2;
     }
     out->kernels = fg_arena_alloc(arena, (cap ? cap : 1) * sizeof *out->kernels);
     if (!out->kernels) {
@@ -155,13 +198,26 @@ int fg_plan_build(fg_arena *arena, const fg_spec *spec, fg_plan *out, fg_diag *d
             if (norm->strategy != FG_STRATEGY_ROW) strategies[n_strategies++] = FG_STRATEGY_SPLIT;
         }
 
-        for (size_t t = 0; t < k->gemm.n_tiles; ++t) {
-            const fg_tile *t1 = &k->gemm.tiles[t];
-            size_t n_t2 = k->has_then && k->then.n_tiles ? k->then.n_tiles : 1;
-            for (size_t u = 0; u < n_t2; ++u) {
-                const fg_tile *t2 = k->has_then && k->then.n_tiles ? &k->then.tiles[u] : t1;
-                for (size_t s = 0; s < n_strategies; ++s)
-                    if (plan__add(arena, out, cap, k, t1, t2, strategies[s], sig1, sig2, d)) return -1;
+        /* Hopper variants first, so that they come first in the table too. */
+        bool portable_archs = plan__lowest_arch(k, false) != FG_ARCH_NONE;
+        for (int pass = 0; pass < 2; ++pass) {
+            for (size_t t = 0; t < k->gemm.n_tiles; ++t) {
+                const fg_tile *t1 = &k->gemm.tiles[t];
+                size_t n_t2 = k->has_then && k->then.n_tiles ? k->then.n_tiles : 1;
+                for (size_t u = 0; u < n_t2; ++u) {
+                    const fg_tile *t2 = k->has_then && k->then.n_tiles ? &k->then.tiles[u] : t1;
+                    bool sm90 = plan__sm90_ok(k, t1, t2);
+                    fg_family family;
+                    if (pass == 0) {
+                        if (!sm90) continue;
+                        family = FG_FAMILY_SM90;
+                    } else {
+                        if (sm90 && !portable_archs) continue;   /* sm_90a alone is served by Hopper code */
+                        family = FG_FAMILY_SM80;
+                    }
+                    for (size_t s = 0; s < n_strategies; ++s)
+                        if (plan__add(arena, out, cap, family, k, t1, t2, strategies[s], sig1, sig2, d)) return -1;
+                }
             }
         }
     }

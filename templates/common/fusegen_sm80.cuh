@@ -160,104 +160,16 @@ __device__ __forceinline__ void chan_merge(float &n_a, float &mean_a, float &m2_
     n_a = n;
 }
 
-// ---- the GEMM ---------------------------------------------------------------------------
-// DT_AB: operand dtype; DT_OUT: output (and vector, residual, store) dtype. B_KN: B is [K, N].
-// Epi supplies pre() (ops before the norm), post() (ops after it), kEps and kAffine.
-template <int DT_AB, int DT_OUT, int BM, int BN, int BK, int STAGES, int WARPS_M, int WARPS_N, bool B_KN,
-          int NORM, int STRATEGY, class Epi>
-struct Gemm {
-    static constexpr int THREADS = WARPS_M * WARPS_N * 32;
+// ---- the fused epilogue, shared by every mainloop family ---------------------------------
+// Works on accumulators laid out as mma m16n8 fragments (wgmma m64nN uses the same per-warp
+// layout): warp (warp_m, warp_n) owns rows warp_m*WM.. and columns warp_n*WN.. of the CTA tile,
+// as MI x NI fragments of 16x8. Epi supplies pre() (ops before the norm), post() (ops after it),
+// kEps and kAffine.
+template <int DT_OUT, int BM, int BN, int WARPS_M, int WARPS_N, int NORM, int STRATEGY, class Epi>
+struct Epilogue {
     static constexpr int WM = BM / WARPS_M, WN = BN / WARPS_N;
     static constexpr int MI = WM / 16, NI = WN / 8;
-    // Each smem row is padded by 8 elements (16 bytes) so ldmatrix rows hit distinct banks.
-    static constexpr int A_LD = BK + 8;
-    static constexpr int B_ROWS = B_KN ? BK : BN;
-    static constexpr int B_LD = B_KN ? BN + 8 : BK + 8;
-    static constexpr int A_STAGE = BM * A_LD, B_STAGE = B_ROWS * B_LD;
-    static constexpr int SMEM_BYTES = STAGES * (A_STAGE + B_STAGE) * 2;
-    // What the host launcher needs to know.
-    static constexpr int kTileM = BM, kTileN = BN, kThreads = THREADS, kSmemBytes = SMEM_BYTES;
-    static constexpr int kStrategy = STRATEGY;
-    static constexpr int kOutBytes = DT_OUT == DT_F32 ? 4 : 2;
-    static_assert(WM % 16 == 0 && WN % 16 == 0, "warp tile must be a multiple of 16x16");
-    static_assert(BK % 16 == 0, "tile k must be a multiple of 16");
-    static_assert(2 * WARPS_N * BM * 4 <= SMEM_BYTES, "epilogue scratch must fit in the mainloop buffers");
-
-    __device__ static void load_stage(const Params &p, unsigned short *sA, unsigned short *sB, int stage, int kt,
-                                      int m0, int n0)
-    {
-        const unsigned short *A = static_cast<const unsigned short *>(p.a);
-        const unsigned short *B = static_cast<const unsigned short *>(p.b);
-        const int k0 = kt * BK;
-        constexpr int A_CHUNKS_ROW = BK / 8;
-#pragma unroll
-        for (int c = threadIdx.x; c < BM * A_CHUNKS_ROW; c += THREADS) {
-            int r = c / A_CHUNKS_ROW, kc = (c % A_CHUNKS_ROW) * 8;
-            int gm = m0 + r, gk = k0 + kc;
-            bool ok = gm < p.m && gk < p.k;
-            const unsigned short *src = ok ? A + static_cast<long long>(gm) * p.lda + gk : A;
-            cp_async16(sA + stage * A_STAGE + r * A_LD + kc, src, ok ? 16 : 0);
-        }
-        if (!B_KN) {
-#pragma unroll
-            for (int c = threadIdx.x; c < BN * A_CHUNKS_ROW; c += THREADS) {
-                int r = c / A_CHUNKS_ROW, kc = (c % A_CHUNKS_ROW) * 8;
-                int gn = n0 + r, gk = k0 + kc;
-                bool ok = gn < p.n && gk < p.k;
-                const unsigned short *src = ok ? B + static_cast<long long>(gn) * p.ldb + gk : B;
-                cp_async16(sB + stage * B_STAGE + r * B_LD + kc, src, ok ? 16 : 0);
-            }
-        } else {
-            constexpr int B_CHUNKS_ROW = BN / 8;
-#pragma unroll
-            for (int c = threadIdx.x; c < BK * B_CHUNKS_ROW; c += THREADS) {
-                int r = c / B_CHUNKS_ROW, nc = (c % B_CHUNKS_ROW) * 8;
-                int gk = k0 + r, gn = n0 + nc;
-                bool ok = gk < p.k && gn < p.n;
-                const unsigned short *src = ok ? B + static_cast<long long>(gk) * p.ldb + gn : B;
-                cp_async16(sB + stage * B_STAGE + r * B_LD + nc, src, ok ? 16 : 0);
-            }
-        }
-    }
-
-    __device__ static void compute_stage(const unsigned short *sA, const unsigned short *sB, int stage, int warp_m,
-                                         int warp_n, int lane, float (&acc)[MI][NI][4])
-    {
-        const unsigned short *a_st = sA + stage * A_STAGE;
-        const unsigned short *b_st = sB + stage * B_STAGE;
-#pragma unroll
-        for (int kk = 0; kk < BK; kk += 16) {
-            unsigned af[MI][4];
-            unsigned bf[NI][2];
-#pragma unroll
-            for (int mi = 0; mi < MI; ++mi) {
-                int row = warp_m * WM + mi * 16 + (lane & 15);
-                int col = kk + (lane >> 4) * 8;
-                ldmatrix_x4(af[mi], a_st + row * A_LD + col);
-            }
-#pragma unroll
-            for (int nj = 0; nj < NI / 2; ++nj) {
-                unsigned r[4];
-                if (!B_KN) {
-                    int nrow = warp_n * WN + nj * 16 + (lane & 7) + (lane >> 4) * 8;
-                    int col = kk + ((lane >> 3) & 1) * 8;
-                    ldmatrix_x4(r, b_st + nrow * B_LD + col);
-                } else {
-                    int krow = kk + (lane & 7) + ((lane >> 3) & 1) * 8;
-                    int ncol = warp_n * WN + nj * 16 + (lane >> 4) * 8;
-                    ldmatrix_x4_trans(r, b_st + krow * B_LD + ncol);
-                }
-                bf[2 * nj][0] = r[0];
-                bf[2 * nj][1] = r[1];
-                bf[2 * nj + 1][0] = r[2];
-                bf[2 * nj + 1][1] = r[3];
-            }
-#pragma unroll
-            for (int mi = 0; mi < MI; ++mi)
-#pragma unroll
-                for (int ni = 0; ni < NI; ++ni) mma16816<DT_AB>(acc[mi][ni], af[mi], bf[ni]);
-        }
-    }
+    static constexpr int SCRATCH_BYTES = WARPS_N * BM * 4;   // row_sum's shared memory
 
     // Sums each of this thread's 2*MI row values over the CTA's columns. part[mi][h] in,
     // row totals out. Uses red (WARPS_N * BM floats of shared memory); ends synchronized.
@@ -286,42 +198,14 @@ struct Gemm {
         __syncthreads();
     }
 
-    __device__ static void run(const Params &p)
+    // Applies the whole epilogue to a CTA tile and writes it. scratch: SCRATCH_BYTES of shared
+    // memory no one else uses now.
+    __device__ static void apply(const Params &p, float (&acc)[MI][NI][4], void *scratch, int warp_m, int warp_n,
+                                 int lane)
     {
-        extern __shared__ __align__(16) unsigned char smem_raw[];
-        unsigned short *sA = reinterpret_cast<unsigned short *>(smem_raw);
-        unsigned short *sB = sA + STAGES * A_STAGE;
-        const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-        const int warp_m = warp / WARPS_N, warp_n = warp % WARPS_N;
         const int m0 = blockIdx.y * BM, n0 = blockIdx.x * BN;
-        const int KT = (p.k + BK - 1) / BK;
 
-        float acc[MI][NI][4];
-#pragma unroll
-        for (int mi = 0; mi < MI; ++mi)
-#pragma unroll
-            for (int ni = 0; ni < NI; ++ni)
-#pragma unroll
-                for (int e = 0; e < 4; ++e) acc[mi][ni][e] = 0.0f;
-
-        // Mainloop: STAGES-1 tiles in flight while one is multiplied.
-#pragma unroll
-        for (int s = 0; s < STAGES - 1; ++s) {
-            if (s < KT) load_stage(p, sA, sB, s, s, m0, n0);
-            cp_async_commit();
-        }
-        for (int kt = 0; kt < KT; ++kt) {
-            cp_async_wait<STAGES - 2>();
-            __syncthreads();
-            int next = kt + STAGES - 1;
-            if (next < KT) load_stage(p, sA, sB, next % STAGES, next, m0, n0);
-            cp_async_commit();
-            compute_stage(sA, sB, kt % STAGES, warp_m, warp_n, lane, acc);
-        }
-        cp_async_wait<0>();
-        __syncthreads();   // the epilogue reuses the stage buffers as scratch
-
-        // Epilogue, part 1: the ops before the norm, per element, in registers.
+        // The ops before the norm, per element, in registers.
         const int row_base = m0 + warp_m * WM + (lane >> 2);
         const int col_base = n0 + warp_n * WN + (lane & 3) * 2;
 #pragma unroll
@@ -338,7 +222,7 @@ struct Gemm {
         if constexpr (NORM == NORM_NONE)
             store_tile(p, acc, row_base, col_base);
         else
-            norm_epilogue(p, acc, reinterpret_cast<float *>(smem_raw), row_base, col_base, warp_m, warp_n, lane);
+            norm_epilogue(p, acc, static_cast<float *>(scratch), row_base, col_base, warp_m, warp_n, lane);
     }
 
     // The norm over each row: statistics, then either the split hand-off or the row finish.
@@ -524,6 +408,147 @@ struct Gemm {
             store2_f32<DT_OUT>(p.out, o + 2, v[2], v[3]);
         }
     }
+};
+
+// ---- the GEMM ---------------------------------------------------------------------------
+// DT_AB: operand dtype; DT_OUT: output (and vector, residual, store) dtype. B_KN: B is [K, N].
+template <int DT_AB, int DT_OUT, int BM, int BN, int BK, int STAGES, int WARPS_M, int WARPS_N, bool B_KN,
+          int NORM, int STRATEGY, class Epi>
+struct Gemm {
+    static constexpr int THREADS = WARPS_M * WARPS_N * 32;
+    static constexpr int WM = BM / WARPS_M, WN = BN / WARPS_N;
+    static constexpr int MI = WM / 16, NI = WN / 8;
+    using Ep = Epilogue<DT_OUT, BM, BN, WARPS_M, WARPS_N, NORM, STRATEGY, Epi>;
+    // Each smem row is padded by 8 elements (16 bytes) so ldmatrix rows hit distinct banks.
+    static constexpr int A_LD = BK + 8;
+    static constexpr int B_ROWS = B_KN ? BK : BN;
+    static constexpr int B_LD = B_KN ? BN + 8 : BK + 8;
+    static constexpr int A_STAGE = BM * A_LD, B_STAGE = B_ROWS * B_LD;
+    static constexpr int SMEM_BYTES = STAGES * (A_STAGE + B_STAGE) * 2;
+    // What the host launcher needs to know.
+    static constexpr int kTileM = BM, kTileN = BN, kThreads = THREADS, kSmemBytes = SMEM_BYTES;
+    static constexpr int kStrategy = STRATEGY;
+    static constexpr int kOutBytes = DT_OUT == DT_F32 ? 4 : 2;
+    static_assert(WM % 16 == 0 && WN % 16 == 0, "warp tile must be a multiple of 16x16");
+    static_assert(BK % 16 == 0, "tile k must be a multiple of 16");
+    static_assert(Ep::SCRATCH_BYTES <= SMEM_BYTES, "epilogue scratch must fit in the mainloop buffers");
+
+    __device__ static void load_stage(const Params &p, unsigned short *sA, unsigned short *sB, int stage, int kt,
+                                      int m0, int n0)
+    {
+        const unsigned short *A = static_cast<const unsigned short *>(p.a);
+        const unsigned short *B = static_cast<const unsigned short *>(p.b);
+        const int k0 = kt * BK;
+        constexpr int A_CHUNKS_ROW = BK / 8;
+#pragma unroll
+        for (int c = threadIdx.x; c < BM * A_CHUNKS_ROW; c += THREADS) {
+            int r = c / A_CHUNKS_ROW, kc = (c % A_CHUNKS_ROW) * 8;
+            int gm = m0 + r, gk = k0 + kc;
+            bool ok = gm < p.m && gk < p.k;
+            const unsigned short *src = ok ? A + static_cast<long long>(gm) * p.lda + gk : A;
+            cp_async16(sA + stage * A_STAGE + r * A_LD + kc, src, ok ? 16 : 0);
+        }
+        if (!B_KN) {
+#pragma unroll
+            for (int c = threadIdx.x; c < BN * A_CHUNKS_ROW; c += THREADS) {
+                int r = c / A_CHUNKS_ROW, kc = (c % A_CHUNKS_ROW) * 8;
+                int gn = n0 + r, gk = k0 + kc;
+                bool ok = gn < p.n && gk < p.k;
+                const unsigned short *src = ok ? B + static_cast<long long>(gn) * p.ldb + gk : B;
+                cp_async16(sB + stage * B_STAGE + r * B_LD + kc, src, ok ? 16 : 0);
+            }
+        } else {
+            constexpr int B_CHUNKS_ROW = BN / 8;
+#pragma unroll
+            for (int c = threadIdx.x; c < BK * B_CHUNKS_ROW; c += THREADS) {
+                int r = c / B_CHUNKS_ROW, nc = (c % B_CHUNKS_ROW) * 8;
+                int gk = k0 + r, gn = n0 + nc;
+                bool ok = gk < p.k && gn < p.n;
+                const unsigned short *src = ok ? B + static_cast<long long>(gk) * p.ldb + gn : B;
+                cp_async16(sB + stage * B_STAGE + r * B_LD + nc, src, ok ? 16 : 0);
+            }
+        }
+    }
+
+    __device__ static void compute_stage(const unsigned short *sA, const unsigned short *sB, int stage, int warp_m,
+                                         int warp_n, int lane, float (&acc)[MI][NI][4])
+    {
+        const unsigned short *a_st = sA + stage * A_STAGE;
+        const unsigned short *b_st = sB + stage * B_STAGE;
+#pragma unroll
+        for (int kk = 0; kk < BK; kk += 16) {
+            unsigned af[MI][4];
+            unsigned bf[NI][2];
+#pragma unroll
+            for (int mi = 0; mi < MI; ++mi) {
+                int row = warp_m * WM + mi * 16 + (lane & 15);
+                int col = kk + (lane >> 4) * 8;
+                ldmatrix_x4(af[mi], a_st + row * A_LD + col);
+            }
+#pragma unroll
+            for (int nj = 0; nj < NI / 2; ++nj) {
+                unsigned r[4];
+                if (!B_KN) {
+                    int nrow = warp_n * WN + nj * 16 + (lane & 7) + (lane >> 4) * 8;
+                    int col = kk + ((lane >> 3) & 1) * 8;
+                    ldmatrix_x4(r, b_st + nrow * B_LD + col);
+                } else {
+                    int krow = kk + (lane & 7) + ((lane >> 3) & 1) * 8;
+                    int ncol = warp_n * WN + nj * 16 + (lane >> 4) * 8;
+                    ldmatrix_x4_trans(r, b_st + krow * B_LD + ncol);
+                }
+                bf[2 * nj][0] = r[0];
+                bf[2 * nj][1] = r[1];
+                bf[2 * nj + 1][0] = r[2];
+                bf[2 * nj + 1][1] = r[3];
+            }
+#pragma unroll
+            for (int mi = 0; mi < MI; ++mi)
+#pragma unroll
+                for (int ni = 0; ni < NI; ++ni) mma16816<DT_AB>(acc[mi][ni], af[mi], bf[ni]);
+        }
+    }
+
+    __device__ static void run(const Params &p)
+    {
+        extern __shared__ __align__(16) unsigned char smem_raw[];
+        unsigned short *sA = reinterpret_cast<unsigned short *>(smem_raw);
+        unsigned short *sB = sA + STAGES * A_STAGE;
+        const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+        const int warp_m = warp / WARPS_N, warp_n = warp % WARPS_N;
+        const int m0 = blockIdx.y * BM, n0 = blockIdx.x * BN;
+        const int KT = (p.k + BK - 1) / BK;
+
+        float acc[MI][NI][4];
+#pragma unroll
+        for (int mi = 0; mi < MI; ++mi)
+#pragma unroll
+            for (int ni = 0; ni < NI; ++ni)
+#pragma unroll
+                for (int e = 0; e < 4; ++e) acc[mi][ni][e] = 0.0f;
+
+        // Mainloop: STAGES-1 tiles in flight while one is multiplied.
+#pragma unroll
+        for (int s = 0; s < STAGES - 1; ++s) {
+            if (s < KT) load_stage(p, sA, sB, s, s, m0, n0);
+            cp_async_commit();
+        }
+        for (int kt = 0; kt < KT; ++kt) {
+            cp_async_wait<STAGES - 2>();
+            __syncthreads();
+            int next = kt + STAGES - 1;
+            if (next < KT) load_stage(p, sA, sB, next % STAGES, next, m0, n0);
+            cp_async_commit();
+            compute_stage(sA, sB, kt % STAGES, warp_m, warp_n, lane, acc);
+        }
+        cp_async_wait<0>();
+        __syncthreads();   // the epilogue reuses the stage buffers as scratch
+
+        Ep::apply(p, acc, smem_raw, warp_m, warp_n, lane);
+    }
+
+    // Split strategy, second kernel.
+    __device__ static void normalize(const Params &p) { Ep::normalize(p); }
 };
 
 }  // namespace fusegen_sm80

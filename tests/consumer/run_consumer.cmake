@@ -5,7 +5,8 @@
 #   3. build it: the generator runs, the kernel compiles, app links
 #   4. build again: nothing to do (the generator does not run)
 #   5. touch the spec: the generator runs, writes the same bytes, nothing recompiles
-#   6. edit the spec (a second kernel): the new kernel is generated and compiled
+#   6. touch a template: the generator runs again, nothing recompiles
+#   7. add a kernel to the spec: the new kernel is generated, compiled and linked
 
 function(step name)
   message(STATUS "consumer: ${name}")
@@ -77,5 +78,17 @@ file(TOUCH "${prefix}/share/fusegen/templates/host/dispatch.c.tmpl")
 step("build after touching a template" "${CMAKE_COMMAND}" --build "${build}" ${config_args})
 expect("build after touching a template" "fusegen: generating consumer_demo")
 expect_not("build after touching a template" "Building CUDA")
+
+# A kernel added to the spec: CMake configures again, and the new kernel is generated, compiled
+# and linked (every file's banner carries the spec's hash, so the others are rebuilt too).
+file(READ "${src}/my.json" spec)
+string(JSON kernel GET "${spec}" kernels 0)
+string(JSON kernel SET "${kernel}" name "\"linear_scale_gelu\"")
+string(JSON kernel SET "${kernel}" epilogue "[{\"op\": \"scale\", \"alpha\": 0.5}, {\"op\": \"gelu\"}]")
+string(JSON spec SET "${spec}" kernels 1 "${kernel}")
+file(WRITE "${src}/my.json" "${spec}")
+step("build after adding a kernel" "${CMAKE_COMMAND}" --build "${build}" ${config_args})
+expect("build after adding a kernel" "fusegen: generating consumer_demo[^\n]*2 kernels")
+expect("build after adding a kernel" "Building CUDA object[^\n]*consumer_demo_linear_scale_gelu\\.cu")
 
 message(STATUS "consumer: ok")

@@ -88,31 +88,68 @@ check_folder() {
     echo "$1: $n_a old, $n_b new, $stale stale temporary files"
 }
 
-# Kill moments in ms: fixed early ones, then fractions of a full run.
-moments="1 5 20 50"
-for pct in 25 50 70 80 85 90 93 95 97 99 110; do
-    moments="$moments $((full * pct / 100))"
-done
+# kill_and_check LABEL: kills the background run now and checks the folder
+kill_and_check() {
+    kill -KILL "$pid" 2>/dev/null
+    wait "$pid" 2>/dev/null
+    check_folder "$1"
+}
+# n_temps: how many temporary files the running generator has in the library folder now
+n_temps() {
+    set -- "$work"/big/.fusegen-*.tmp
+    # an unmatched pattern stays as written (testing $1 with -e would race with the renames)
+    if [ "$1" = "$work/big/.fusegen-*.tmp" ]; then n=0; else n=$#; fi
+}
+reset_work() { rm -rf "$work"; cp -R "$tmp/ref_a" "$work"; }
+
+# 1. After fixed delays and fractions of a full run.
+moments="1 5 20 50 $((full / 2)) $((full * 9 / 10))"
 for ms in $moments; do
-    rm -rf "$work"
-    cp -R "$tmp/ref_a" "$work"
+    reset_work
     delay=$(seconds "$ms")
     start_gen
     sleep "$delay"
-    kill -KILL "$pid" 2>/dev/null
-    wait "$pid" 2>/dev/null
-    check_folder "killed after $ms ms"
+    kill_and_check "killed after $ms ms"
+done
+
+# 2. While the temporary files are being written: after the first, the 100th, the 250th.
+for want in 1 100 250; do
+    reset_work
+    start_gen
+    n=0
+    while [ "$n" -lt "$want" ] && kill -0 "$pid" 2>/dev/null; do n_temps; done
+    kill_and_check "killed with $n temporary files written"
+done
+
+# 3. While they are being renamed into place: once the count has fallen from its peak by 1,
+#    to half, to 10.
+for left in -1 half 10; do
+    reset_work
+    start_gen
+    n=0 peak=0 stop=-1
+    while kill -0 "$pid" 2>/dev/null; do
+        n_temps
+        [ "$n" -gt "$peak" ] && peak=$n
+        if [ "$peak" -ge 200 ]; then
+            case $left in
+                -1) stop=$((peak - 1)) ;;
+                half) stop=$((peak / 2)) ;;
+                *) stop=$left ;;
+            esac
+            [ "$n" -le "$stop" ] && break
+        fi
+    done
+    kill_and_check "killed with $n of $peak temporary files left to rename"
 done
 
 # A complete run after a kill repairs everything.
-rm -rf "$work"
-cp -R "$tmp/ref_a" "$work"
-delay=$(seconds $((full * 9 / 10)))
+reset_work
 start_gen
-sleep "$delay"
+n=0
+while [ "$n" -lt 100 ] && kill -0 "$pid" 2>/dev/null; do n_temps; done
 kill -KILL "$pid" 2>/dev/null
 wait "$pid" 2>/dev/null
-gen || fail "the run after a kill failed"
+gen >/dev/null || fail "the run after a kill failed"
 (cd "$work" && find . -type f ! -name '.fusegen-*.tmp') | sort >"$tmp/after"
 (cd "$tmp/ref_b" && find . -type f) | sort >"$tmp/want"
 cmp -s "$tmp/after" "$tmp/want" || fail "the run after a kill left another set of files"

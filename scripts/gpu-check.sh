@@ -25,6 +25,10 @@ else
   status build FAILED; tail -40 "$out/build.log"; cat "$out/summary.txt"; exit 1
 fi
 
+# HGMMA in the SASS means the Hopper family really uses wgmma; spills would show in build.log.
+if command -v cuobjdump >/dev/null 2>&1; then
+  status "HGMMA in SASS" "$(cuobjdump -sass "$build/libfusegen_default.a" 2>/dev/null | grep -c HGMMA) instructions"
+fi
 (cd "$build" && ctest --output-on-failure -j 8 -LE gpu) >"$out/ctest-cpu.log" 2>&1
 status "ctest (cpu)" "$(grep -E 'tests passed|tests failed' "$out/ctest-cpu.log" | tail -1)"
 (cd "$build" && ctest --output-on-failure -L gpu) >"$out/ctest-gpu.log" 2>&1
@@ -44,7 +48,7 @@ if [ $sanitize = 1 ] && command -v compute-sanitizer >/dev/null 2>&1 && [ -x "$b
 fi
 
 if [ $bench = 1 ] && [ -x "$build/bench/fusegen-bench" ]; then
-  "$build/bench/fusegen-bench" --csv "$out/bench.csv" --json "$out/bench.json" >"$out/bench.log" 2>&1
+  "$build/bench/fusegen-bench" --csv "$out/bench.csv" --json "$out/bench.json" ${FUSEGEN_BENCH_ARGS:-} >"$out/bench.log" 2>&1
   status bench "rc=$?"
   tail -30 "$out/bench.log"
 fi

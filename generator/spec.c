@@ -777,6 +777,24 @@ static void syntax_error(parser *P, const char *cjson_end)
     fg_diag_error_at(P->d, line, col, NULL, "syntax error near '%s'", fg_diag_quote(q, t + off, e - off));
 }
 
+/* Reports where the audit walk stopped on text that cJSON accepted. */
+static void walk_error(parser *P, size_t off)
+{
+    int line, col;
+    if (off > P->len) off = P->len;
+    fg_jsonpos_line_col(P->text, P->len, off, &line, &col);
+    unsigned char c = off < P->len ? (unsigned char)P->text[off] : 0;
+    if (off < P->len && c < 0x20) {
+        fg_diag_error_at(P->d, line, col, NULL, "control character 0x%02x between tokens (JSON allows only "
+                         "space, tab, line feed and carriage return there)", c);
+        return;
+    }
+    size_t e = off;
+    while (e < P->len && e - off < 16 && P->text[e] != '\n' && P->text[e] != '\r') e++;
+    char q[FG_DIAG_QUOTE_SIZE];
+    fg_diag_error_at(P->d, line, col, NULL, "syntax error near '%s'", fg_diag_quote(q, P->text + off, e - off));
+}
+
 /* ---- entry point ------------------------------------------------------------------------ */
 
 int fg_spec_parse(fg_arena *arena, const char *path, const char *text, size_t len, fg_spec *out, fg_diag *d)
@@ -811,7 +829,14 @@ int fg_spec_parse(fg_arena *arena, const char *path, const char *text, size_t le
         return -1;
     }
     audit A = {.P = &P, .scan_off = 0, .line = 1, .line_start = 0};
-    fg_jsonpos_walk(copy, len, FG_SPEC_MAX_DEPTH, audit_visit, &A, NULL);
+    size_t stop = len;
+    if (fg_jsonpos_walk(copy, len, FG_SPEC_MAX_DEPTH, audit_visit, &A, &stop) != 0) {
+        /* cJSON is laxer than JSON (it skips any byte up to 0x20 as white space); the audit
+         * could not see the rest, so nothing after this point has been checked. */
+        walk_error(&P, stop);
+        cJSON_Delete(root);
+        return -1;
+    }
     parse_root(&P, root, out);
     cJSON_Delete(root);
     return d->errors > errors_before ? -1 : 0;

@@ -39,6 +39,7 @@ __device__ __forceinline__ unsigned long long wgmma_desc(const void *tile)
 __device__ __forceinline__ void wgmma_fence() { FUSEGEN_SM90_ASM("wgmma.fence.sync.aligned;\n"); }
 __device__ __forceinline__ void wgmma_commit() { FUSEGEN_SM90_ASM("wgmma.commit_group.sync.aligned;\n"); }
 __device__ __forceinline__ void wgmma_wait_all() { FUSEGEN_SM90_ASM("wgmma.wait_group.sync.aligned 0;\n"); }
+__device__ __forceinline__ void wgmma_wait_one() { FUSEGEN_SM90_ASM("wgmma.wait_group.sync.aligned 1;\n"); }
 // Makes this thread's completed cp.async writes visible to the async proxy (wgmma) once the
 // following barrier has been passed.
 __device__ __forceinline__ void fence_proxy_async() { FUSEGEN_SM90_ASM("fence.proxy.async.shared::cta;\n"); }
@@ -280,7 +281,8 @@ struct GemmSm90 {
         // The swizzle pattern is anchored to 1024-byte boundaries of the shared address space.
         unsigned char *base = smem_raw + ((1024u - (fusegen_sm80::smem_addr(smem_raw) & 1023u)) & 1023u);
         const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, wg = warp >> 2;
-        const int m0 = blockIdx.y * BM, n0 = blockIdx.x * BN;
+        const fusegen_sm80::TileCoord tile = fusegen_sm80::tile_coord();
+        const int m0 = tile.m * BM, n0 = tile.n * BN;
         const int KT = (p.k + BK - 1) / BK;
 
         float acc[1][BN / 8][4];
@@ -294,13 +296,12 @@ struct GemmSm90 {
             if (s < KT) load_stage(p, base, s, s, m0, n0);
             fusegen_sm80::cp_async_commit();
         }
+        // One wgmma group stays in flight while the next tile's copies are issued: tile kt is
+        // multiplied, then (once every warpgroup has finished tile kt-1) its stage is refilled.
         for (int kt = 0; kt < KT; ++kt) {
             fusegen_sm80::cp_async_wait<STAGES - 2>();
             fence_proxy_async();
             __syncthreads();
-            int next = kt + STAGES - 1;
-            if (next < KT) load_stage(p, base, next % STAGES, next, m0, n0);
-            fusegen_sm80::cp_async_commit();
 
             const unsigned char *sa = base + (kt % STAGES) * STAGE_BYTES;
             unsigned long long desc_a = wgmma_desc(sa + wg * 64 * 128);
@@ -310,12 +311,18 @@ struct GemmSm90 {
             for (int kk = 0; kk < BK / 16; ++kk)   // 16 elements = 32 bytes = 2 in descriptor units
                 wgmma_tile<DT_AB, BN>(acc[0], desc_a + 2 * kk, desc_b + 2 * kk);
             wgmma_commit();
-            wgmma_wait_all();   // the stage is refilled after the next barrier
+            wgmma_wait_one();   // tile kt-1 is done in this warpgroup
+            __syncthreads();    // ... and in every warpgroup: its stage may be refilled
+
+            int next = kt + STAGES - 1;
+            if (next < KT) load_stage(p, base, next % STAGES, next, m0, n0);
+            fusegen_sm80::cp_async_commit();
         }
+        wgmma_wait_all();
         fusegen_sm80::cp_async_wait<0>();
         __syncthreads();   // the epilogue reuses the stage buffers as scratch
 
-        Ep::apply(p, acc, base, warp, 0, lane);
+        Ep::apply(p, acc, base, tile, warp, 0, lane);
 #endif
     }
 

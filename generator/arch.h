@@ -22,8 +22,9 @@ void fg_arch_sm80_warps(long m, long n, int *warps_m, int *warps_n);
 /* Shared memory the mainloop + epilogue of a tile needs, in bytes, for 16-bit operands. */
 size_t fg_arch_sm80_smem_bytes(long m, long n, long k, long stages);
 
-/* The Hopper family (wgmma from 128-byte-swizzled shared memory; sm_90a only): tile m 64 or
- * 128 (one warpgroup per 64 rows), n 64, 128 or 256, k 64 (one swizzle row); B "nk" only. */
+/* The Hopper family (TMA + wgmma, a producer and two consumer warpgroups; sm_90a only): tile
+ * m 128 (one consumer warpgroup per 64 rows), n 64, 128 or 256, k 64 (one 128-byte swizzle
+ * row); B "nk" only. */
 bool fg_arch_sm90_tile_ok(long m, long n, long k);
 size_t fg_arch_sm90_smem_bytes(long m, long n, long stages);
 

@@ -236,11 +236,19 @@ static void emit__gemm_scope(emit_ctx *c, fg_tmpl_scope *s, int index, const fg_
 {
     const fg_kernel_spec *k = pk->spec;
     fg_tmpl_set(s, "gemm_type", emit__gemm_type(c, pk->family, index, g, k));
-    /* Hopper kernels run one CTA per SM: the cap lets each thread use up to 255 registers. */
-    if (pk->family == FG_FAMILY_SM90)
+    if (pk->family == FG_FAMILY_SM90) {
+        /* One CTA per SM (its warpgroups then trade registers with setmaxnreg); the operand
+         * tensor maps travel as __grid_constant__ parameters. */
         fg_tmpl_setf(s, "launch_bounds", "%d, 1", g->threads);
-    else
+        fg_tmpl_set(s, "kernel_params",
+                    "fusegen_sm80::Params p, const __grid_constant__ fusegen_sm90::TensorMap map_a,\n"
+                    "    const __grid_constant__ fusegen_sm90::TensorMap map_b");
+        fg_tmpl_set(s, "kernel_args", "p, map_a, map_b");
+    } else {
         fg_tmpl_setf(s, "launch_bounds", "%d", g->threads);
+        fg_tmpl_set(s, "kernel_params", "fusegen_sm80::Params p");
+        fg_tmpl_set(s, "kernel_args", "p");
+    }
     const char *dt_out = emit__dt_device(k->out);
     fg_tmpl_setf(s, "index", "%d", index);
     fg_tmpl_set(s, "signature", g->signature[0] ? g->signature : "(none)");

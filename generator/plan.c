@@ -40,15 +40,17 @@ static void plan__gemm(fg_plan_gemm *pg, fg_family family, const fg_gemm *g, con
     pg->spec = g;
     pg->bm = t->m; pg->bn = t->n; pg->bk = t->k; pg->stages = t->stages;
     if (family == FG_FAMILY_SM90) {
-        /* one warpgroup per 64 rows; each warp owns 16 rows and all columns */
+        /* one consumer warpgroup per 64 rows (each warp owns 16 rows and all columns), plus the
+         * producer warpgroup */
         pg->warps_m = (int)(t->m / 16);
         pg->warps_n = 1;
+        pg->threads = (int)(t->m / 64 + 1) * 128;
         pg->smem_bytes = fg_arch_sm90_smem_bytes(t->m, t->n, t->stages);
     } else {
         fg_arch_sm80_warps(t->m, t->n, &pg->warps_m, &pg->warps_n);
+        pg->threads = pg->warps_m * pg->warps_n * 32;
         pg->smem_bytes = fg_arch_sm80_smem_bytes(t->m, t->n, t->k, t->stages);
     }
-    pg->threads = pg->warps_m * pg->warps_n * 32;
     pg->b_layout = g->b_layout;
     pg->signature = sig;
     pg->pre = g->ops;
@@ -100,6 +102,13 @@ static bool plan__sm90_ok(const fg_kernel_spec *k, const fg_tile *t1, const fg_t
     if (!k->has_then) return true;
     return k->then.b_layout == FG_LAYOUT_NK && fg_arch_sm90_tile_ok(t2->m, t2->n, t2->k) &&
            fg_arch_sm90_smem_bytes(t2->m, t2->n, t2->stages) <= fg_arch_smem_limit(FG_ARCH_SM90A);
+}
+
+/* A Hopper row norm over 256 columns needs more registers than a 384-thread CTA gives (168 a
+ * thread): such rows go to the portable family's row kernel, or to the Hopper split kernel. */
+static bool plan__sm90_strategy_ok(const fg_tile *t1, fg_strategy s)
+{
+    return !(s == FG_STRATEGY_ROW && t1->n > 128);
 }
 
 /* Among eligible kernels the dispatch takes the largest priority: the arch-specific family
@@ -212,11 +221,15 @@ int fg_plan_build(fg_arena *arena, const fg_spec *spec, fg_plan *out, fg_diag *d
                         if (!sm90) continue;
                         family = FG_FAMILY_SM90;
                     } else {
-                        if (sm90 && !portable_archs) continue;   /* sm_90a alone is served by Hopper code */
                         family = FG_FAMILY_SM80;
                     }
-                    for (size_t s = 0; s < n_strategies; ++s)
+                    for (size_t s = 0; s < n_strategies; ++s) {
+                        bool hopper = sm90 && plan__sm90_strategy_ok(t1, strategies[s]);
+                        if (family == FG_FAMILY_SM90 && !hopper) continue;
+                        /* sm_90a alone is served by Hopper code where there is some */
+                        if (family == FG_FAMILY_SM80 && hopper && !portable_archs) continue;
                         if (plan__add(arena, out, cap, family, k, t1, t2, strategies[s], sig1, sig2, d)) return -1;
+                    }
                 }
             }
         }

@@ -14,7 +14,8 @@ typedef enum { FG_NORM_NONE = 0, FG_NORM_LAYERNORM, FG_NORM_RMSNORM } fg_norm;
 
 /* Kernel families: the code a variant is made of.
  *   SM80: cp.async + ldmatrix + mma.sync; runs on sm_80 and later (templates/common/fusegen_sm80.cuh)
- *   SM90: cp.async into swizzled tiles + wgmma; sm_90a only (templates/common/fusegen_sm90.cuh) */
+ *   SM90: TMA into swizzled tiles + wgmma, producer/consumer warpgroups; sm_90a only
+ *         (templates/common/fusegen_sm90.cuh) */
 typedef enum { FG_FAMILY_SM80 = 0, FG_FAMILY_SM90 } fg_family;
 
 /* One GEMM of a planned kernel, its epilogue cut at the norm. */
@@ -35,7 +36,7 @@ typedef struct fg_plan_gemm {
 typedef struct fg_plan_kernel {
     const fg_kernel_spec *spec;
     const char *name;         /* C identifier, unique in the library:
-                               * <kernel>_<family>_<bm>x<bn>x<bk>_s<stages>[_row|_split] */
+                               * <kernel>_<family>_<bm>x<bn>x<bk>_s<stages>[_row|_split][_g2_<tile>] */
     fg_family family;
     fg_arch arch;             /* the lowest arch it serves */
     int sm;                   /* 80, 86, 89, 90 */

@@ -54,14 +54,16 @@ using Gemm2 = fusegen_sm90::GemmSm90<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF1
 
 }  // namespace block_tail_sm90a_128x128x64_s3_row_g2_128x256x64_s3
 
-extern "C" __global__ void __launch_bounds__(256, 1) fusegen_default_block_tail_sm90a_128x128x64_s3_row_g2_128x256x64_s3_gemm1(fusegen_sm80::Params p)
+extern "C" __global__ void __launch_bounds__(384, 1) fusegen_default_block_tail_sm90a_128x128x64_s3_row_g2_128x256x64_s3_gemm1(fusegen_sm80::Params p, const __grid_constant__ fusegen_sm90::TensorMap map_a,
+    const __grid_constant__ fusegen_sm90::TensorMap map_b)
 {
-    block_tail_sm90a_128x128x64_s3_row_g2_128x256x64_s3::Gemm1::run(p);
+    block_tail_sm90a_128x128x64_s3_row_g2_128x256x64_s3::Gemm1::run(p, map_a, map_b);
 }
 
-extern "C" __global__ void __launch_bounds__(256, 1) fusegen_default_block_tail_sm90a_128x128x64_s3_row_g2_128x256x64_s3_gemm2(fusegen_sm80::Params p)
+extern "C" __global__ void __launch_bounds__(384, 1) fusegen_default_block_tail_sm90a_128x128x64_s3_row_g2_128x256x64_s3_gemm2(fusegen_sm80::Params p, const __grid_constant__ fusegen_sm90::TensorMap map_a,
+    const __grid_constant__ fusegen_sm90::TensorMap map_b)
 {
-    block_tail_sm90a_128x128x64_s3_row_g2_128x256x64_s3::Gemm2::run(p);
+    block_tail_sm90a_128x128x64_s3_row_g2_128x256x64_s3::Gemm2::run(p, map_a, map_b);
 }
 
 // ---- block_tail_sm90a_128x128x64_s3_split_g2_128x256x64_s3 ----
@@ -114,9 +116,10 @@ using Gemm2 = fusegen_sm90::GemmSm90<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF1
 
 }  // namespace block_tail_sm90a_128x128x64_s3_split_g2_128x256x64_s3
 
-extern "C" __global__ void __launch_bounds__(256, 1) fusegen_default_block_tail_sm90a_128x128x64_s3_split_g2_128x256x64_s3_gemm1(fusegen_sm80::Params p)
+extern "C" __global__ void __launch_bounds__(384, 1) fusegen_default_block_tail_sm90a_128x128x64_s3_split_g2_128x256x64_s3_gemm1(fusegen_sm80::Params p, const __grid_constant__ fusegen_sm90::TensorMap map_a,
+    const __grid_constant__ fusegen_sm90::TensorMap map_b)
 {
-    block_tail_sm90a_128x128x64_s3_split_g2_128x256x64_s3::Gemm1::run(p);
+    block_tail_sm90a_128x128x64_s3_split_g2_128x256x64_s3::Gemm1::run(p, map_a, map_b);
 }
 
 extern "C" __global__ void __launch_bounds__(fusegen_sm80::NORMALIZE_THREADS) fusegen_default_block_tail_sm90a_128x128x64_s3_split_g2_128x256x64_s3_normalize1(fusegen_sm80::Params p)
@@ -124,9 +127,10 @@ extern "C" __global__ void __launch_bounds__(fusegen_sm80::NORMALIZE_THREADS) fu
     block_tail_sm90a_128x128x64_s3_split_g2_128x256x64_s3::Gemm1::normalize(p);
 }
 
-extern "C" __global__ void __launch_bounds__(256, 1) fusegen_default_block_tail_sm90a_128x128x64_s3_split_g2_128x256x64_s3_gemm2(fusegen_sm80::Params p)
+extern "C" __global__ void __launch_bounds__(384, 1) fusegen_default_block_tail_sm90a_128x128x64_s3_split_g2_128x256x64_s3_gemm2(fusegen_sm80::Params p, const __grid_constant__ fusegen_sm90::TensorMap map_a,
+    const __grid_constant__ fusegen_sm90::TensorMap map_b)
 {
-    block_tail_sm90a_128x128x64_s3_split_g2_128x256x64_s3::Gemm2::run(p);
+    block_tail_sm90a_128x128x64_s3_split_g2_128x256x64_s3::Gemm2::run(p, map_a, map_b);
 }
 
 // ---- block_tail_sm80_128x128x64_s3_row_g2_128x256x64_s3 ----

@@ -34,9 +34,10 @@ using Gemm1 = fusegen_sm90::GemmSm90<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF1
 
 }  // namespace proj_bias_residual_layernorm_sm90a_128x128x64_s3_row
 
-extern "C" __global__ void __launch_bounds__(256, 1) fusegen_default_proj_bias_residual_layernorm_sm90a_128x128x64_s3_row_gemm1(fusegen_sm80::Params p)
+extern "C" __global__ void __launch_bounds__(384, 1) fusegen_default_proj_bias_residual_layernorm_sm90a_128x128x64_s3_row_gemm1(fusegen_sm80::Params p, const __grid_constant__ fusegen_sm90::TensorMap map_a,
+    const __grid_constant__ fusegen_sm90::TensorMap map_b)
 {
-    proj_bias_residual_layernorm_sm90a_128x128x64_s3_row::Gemm1::run(p);
+    proj_bias_residual_layernorm_sm90a_128x128x64_s3_row::Gemm1::run(p, map_a, map_b);
 }
 
 // ---- proj_bias_residual_layernorm_sm90a_128x128x64_s3_split ----
@@ -69,49 +70,15 @@ using Gemm1 = fusegen_sm90::GemmSm90<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF1
 
 }  // namespace proj_bias_residual_layernorm_sm90a_128x128x64_s3_split
 
-extern "C" __global__ void __launch_bounds__(256, 1) fusegen_default_proj_bias_residual_layernorm_sm90a_128x128x64_s3_split_gemm1(fusegen_sm80::Params p)
+extern "C" __global__ void __launch_bounds__(384, 1) fusegen_default_proj_bias_residual_layernorm_sm90a_128x128x64_s3_split_gemm1(fusegen_sm80::Params p, const __grid_constant__ fusegen_sm90::TensorMap map_a,
+    const __grid_constant__ fusegen_sm90::TensorMap map_b)
 {
-    proj_bias_residual_layernorm_sm90a_128x128x64_s3_split::Gemm1::run(p);
+    proj_bias_residual_layernorm_sm90a_128x128x64_s3_split::Gemm1::run(p, map_a, map_b);
 }
 
 extern "C" __global__ void __launch_bounds__(fusegen_sm80::NORMALIZE_THREADS) fusegen_default_proj_bias_residual_layernorm_sm90a_128x128x64_s3_split_normalize1(fusegen_sm80::Params p)
 {
     proj_bias_residual_layernorm_sm90a_128x128x64_s3_split::Gemm1::normalize(p);
-}
-
-// ---- proj_bias_residual_layernorm_sm90a_128x256x64_s3_row ----
-// constraints: K % 8 == 0, N % 8 == 0, N <= 256, 16-byte aligned pointers
-namespace proj_bias_residual_layernorm_sm90a_128x256x64_s3_row {
-
-// GEMM1 epilogue: bias+residual+store+layernorm+relu
-struct Epilogue1 {
-    static constexpr float kEps = 1e-05f;
-    static constexpr bool kAffine = true;
-    // Ops before the norm (all ops when there is none), on the f32 accumulator.
-    __device__ static __forceinline__ float pre(float v, int m, int n, const fusegen_sm80::Params &p)
-    {
-        (void)m, (void)n, (void)p;
-        v = fusegen_sm80::op_bias<fusegen_sm80::DT_BF16>(v, p, n);
-        v = fusegen_sm80::op_residual<fusegen_sm80::DT_BF16>(v, p, m, n, 1.0f);
-        fusegen_sm80::op_store<fusegen_sm80::DT_BF16>(v, p, 0, m, n);  // pre_norm
-        return v;
-    }
-    // Ops after the norm.
-    __device__ static __forceinline__ float post(float v, int m, int n, const fusegen_sm80::Params &p)
-    {
-        (void)m, (void)n, (void)p;
-        v = fusegen_sm80::op_relu(v);
-        return v;
-    }
-};
-using Gemm1 = fusegen_sm90::GemmSm90<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF16, 128, 256, 3,
-                                       fusegen_sm80::NORM_LAYERNORM, fusegen_sm80::STRATEGY_ROW, Epilogue1>;
-
-}  // namespace proj_bias_residual_layernorm_sm90a_128x256x64_s3_row
-
-extern "C" __global__ void __launch_bounds__(256, 1) fusegen_default_proj_bias_residual_layernorm_sm90a_128x256x64_s3_row_gemm1(fusegen_sm80::Params p)
-{
-    proj_bias_residual_layernorm_sm90a_128x256x64_s3_row::Gemm1::run(p);
 }
 
 // ---- proj_bias_residual_layernorm_sm90a_128x256x64_s3_split ----
@@ -144,9 +111,10 @@ using Gemm1 = fusegen_sm90::GemmSm90<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF1
 
 }  // namespace proj_bias_residual_layernorm_sm90a_128x256x64_s3_split
 
-extern "C" __global__ void __launch_bounds__(256, 1) fusegen_default_proj_bias_residual_layernorm_sm90a_128x256x64_s3_split_gemm1(fusegen_sm80::Params p)
+extern "C" __global__ void __launch_bounds__(384, 1) fusegen_default_proj_bias_residual_layernorm_sm90a_128x256x64_s3_split_gemm1(fusegen_sm80::Params p, const __grid_constant__ fusegen_sm90::TensorMap map_a,
+    const __grid_constant__ fusegen_sm90::TensorMap map_b)
 {
-    proj_bias_residual_layernorm_sm90a_128x256x64_s3_split::Gemm1::run(p);
+    proj_bias_residual_layernorm_sm90a_128x256x64_s3_split::Gemm1::run(p, map_a, map_b);
 }
 
 extern "C" __global__ void __launch_bounds__(fusegen_sm80::NORMALIZE_THREADS) fusegen_default_proj_bias_residual_layernorm_sm90a_128x256x64_s3_split_normalize1(fusegen_sm80::Params p)
@@ -393,13 +361,6 @@ extern "C" cudaError_t fusegen_default_proj_bias_residual_layernorm_sm90a_128x12
 {
     return fusegen_sm80::launch_gemm<proj_bias_residual_layernorm_sm90a_128x128x64_s3_split::Gemm1>(fusegen_sm80::gemm1_params(problem, args), fusegen_default_proj_bias_residual_layernorm_sm90a_128x128x64_s3_split_gemm1,
                                        fusegen_default_proj_bias_residual_layernorm_sm90a_128x128x64_s3_split_normalize1, workspace, stream);
-}
-
-extern "C" cudaError_t fusegen_default_proj_bias_residual_layernorm_sm90a_128x256x64_s3_row_launch(const fusegen_problem *problem, const fusegen_args *args, void *workspace,
-                                       cudaStream_t stream)
-{
-    return fusegen_sm80::launch_gemm<proj_bias_residual_layernorm_sm90a_128x256x64_s3_row::Gemm1>(fusegen_sm80::gemm1_params(problem, args), fusegen_default_proj_bias_residual_layernorm_sm90a_128x256x64_s3_row_gemm1,
-                                       nullptr, workspace, stream);
 }
 
 extern "C" cudaError_t fusegen_default_proj_bias_residual_layernorm_sm90a_128x256x64_s3_split_launch(const fusegen_problem *problem, const fusegen_args *args, void *workspace,

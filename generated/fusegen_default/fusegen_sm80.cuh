@@ -186,11 +186,22 @@ __device__ __forceinline__ TileCoord tile_coord()
 // layout): warp (warp_m, warp_n) owns rows warp_m*WM.. and columns warp_n*WN.. of the CTA tile,
 // as MI x NI fragments of 16x8. Epi supplies pre() (ops before the norm), post() (ops after it),
 // kEps and kAffine.
-template <int DT_OUT, int BM, int BN, int WARPS_M, int WARPS_N, int NORM, int STRATEGY, class Epi>
+// SYNC_THREADS: 0 when every thread of the CTA runs the epilogue (it synchronizes with
+// __syncthreads), else the number of threads that do (named barrier 1), as in the Hopper family,
+// whose producer warpgroup does not.
+template <int DT_OUT, int BM, int BN, int WARPS_M, int WARPS_N, int NORM, int STRATEGY, class Epi, int SYNC_THREADS = 0>
 struct Epilogue {
     static constexpr int WM = BM / WARPS_M, WN = BN / WARPS_N;
     static constexpr int MI = WM / 16, NI = WN / 8;
     static constexpr int SCRATCH_BYTES = WARPS_N * BM * 4;   // row_sum's shared memory
+
+    __device__ static void sync()
+    {
+        if constexpr (SYNC_THREADS == 0)
+            __syncthreads();
+        else
+            asm volatile("bar.sync 1, %0;\n" ::"n"(SYNC_THREADS) : "memory");
+    }
 
     // Sums each of this thread's 2*MI row values over the CTA's columns. part[mi][h] in,
     // row totals out. Uses red (WARPS_N * BM floats of shared memory); ends synchronized.
@@ -205,7 +216,7 @@ struct Epilogue {
                 s += __shfl_xor_sync(0xffffffffu, s, 2);
                 if ((lane & 3) == 0) red[warp_n * BM + warp_m * WM + mi * 16 + (lane >> 2) + h * 8] = s;
             }
-        __syncthreads();
+        sync();
 #pragma unroll
         for (int mi = 0; mi < MI; ++mi)
 #pragma unroll
@@ -216,7 +227,7 @@ struct Epilogue {
                 for (int w = 0; w < WARPS_N; ++w) s += red[w * BM + r];
                 part[mi][h] = s;
             }
-        __syncthreads();
+        sync();
     }
 
     // Applies the whole epilogue to a CTA tile and writes it. scratch: SCRATCH_BYTES of shared
@@ -450,6 +461,7 @@ struct Gemm {
     static constexpr int kTileM = BM, kTileN = BN, kThreads = THREADS, kSmemBytes = SMEM_BYTES;
     static constexpr int kStrategy = STRATEGY;
     static constexpr int kOutBytes = DT_OUT == DT_F32 ? 4 : 2;
+    static constexpr int kDtAB = DT_AB;
     static_assert(WM % 16 == 0 && WN % 16 == 0, "warp tile must be a multiple of 16x16");
     static_assert(BK % 16 == 0, "tile k must be a multiple of 16");
     static_assert(Ep::SCRATCH_BYTES <= SMEM_BYTES, "epilogue scratch must fit in the mainloop buffers");
@@ -613,9 +625,18 @@ inline Params gemm1_params(const fusegen_problem *pr, const fusegen_args *args)
     return g;
 }
 
-// Launches one GEMM (and, for the split strategy, its normalize kernel) on stream.
+// Starts the GEMM kernel of a family whose kernels take the parameters alone. (A family whose
+// kernels take more, like the Hopper one, overloads start_gemm in its own namespace.)
 template <class G>
-cudaError_t launch_gemm(Params g, void (*gemm)(Params), void (*norm)(Params), void *workspace, cudaStream_t stream)
+cudaError_t start_gemm(void (*gemm)(Params), dim3 grid, const Params &g, cudaStream_t stream)
+{
+    gemm<<<grid, G::kThreads, G::kSmemBytes, stream>>>(g);
+    return cudaGetLastError();
+}
+
+// Launches one GEMM (and, for the split strategy, its normalize kernel) on stream.
+template <class G, class Kernel>
+cudaError_t launch_gemm(Params g, Kernel gemm, void (*norm)(Params), void *workspace, cudaStream_t stream)
 {
     const bool split = G::kStrategy == STRATEGY_SPLIT;
     if (split) {
@@ -627,8 +648,7 @@ cudaError_t launch_gemm(Params g, void (*gemm)(Params), void (*norm)(Params), vo
     cudaError_t err = cudaFuncSetAttribute(gemm, cudaFuncAttributeMaxDynamicSharedMemorySize, G::kSmemBytes);
     if (err != cudaSuccess) return err;
     dim3 grid((g.n + G::kTileN - 1) / G::kTileN, (g.m + G::kTileM - 1) / G::kTileM);
-    gemm<<<grid, G::kThreads, G::kSmemBytes, stream>>>(g);
-    err = cudaGetLastError();
+    err = start_gemm<G>(gemm, grid, g, stream);
     if (err != cudaSuccess || !split) return err;
     const int rows_per_block = NORMALIZE_THREADS / 32;
     norm<<<(g.m + rows_per_block - 1) / rows_per_block, NORMALIZE_THREADS, 0, stream>>>(g);
@@ -637,9 +657,9 @@ cudaError_t launch_gemm(Params g, void (*gemm)(Params), void (*norm)(Params), vo
 
 // A chain: GEMM1 (with its norm) writes its result into the workspace, in the out dtype; GEMM2
 // reads it as its A operand. Two or three launches on one stream, nothing else.
-template <class G1, class G2>
+template <class G1, class G2, class Kernel1, class Kernel2>
 cudaError_t launch_chain(const fusegen_problem *pr, const fusegen_args *args, void *workspace, cudaStream_t stream,
-                         void (*gemm1)(Params), void (*norm1)(Params), void (*gemm2)(Params))
+                         Kernel1 gemm1, void (*norm1)(Params), Kernel2 gemm2)
 {
     fusegen_ws_layout l = fusegen_ws_layout_for(G1::kStrategy == STRATEGY_SPLIT, G1::kTileN, 1, G1::kOutBytes, pr->m, pr->n);
     void *hidden = static_cast<char *>(workspace) + l.hidden;

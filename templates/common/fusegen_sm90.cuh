@@ -1,11 +1,12 @@
 {{banner}}
-// Device code of the Hopper family (sm_90a): the operand tiles are brought into shared memory
-// by 16-byte cp.async in the 128-byte-swizzled layout that wgmma reads, and each warpgroup
-// multiplies its 64 rows of the CTA tile with wgmma.mma_async (m64nNk16, f32 accumulate). The
-// accumulators come out in the same per-warp fragment layout as mma.sync's, so the fused
-// epilogue (row and split norms, every op) is the one of the portable family.
-// Compiled for another target, the kernels of this family trap; the runtime never selects
-// them there (their table entries are marked sm_90a-only).
+// Device code of the Hopper family (sm_90a): a producer warpgroup brings the operand tiles into
+// shared memory with TMA (128-byte swizzle, completion on mbarriers), and two consumer
+// warpgroups multiply their 64 rows each of the CTA tile with wgmma.mma_async (m64nNk16, f32
+// accumulate). The accumulators come out in the same per-warp fragment layout as mma.sync's,
+// so the fused epilogue (row and split norms, every op) is the one of the portable family.
+// Compiled for another target, the kernels of this family trap. Their table entries are
+// marked sm_90a-only, so the runtime selects them only on compute capability 9.0, and the
+// CMake functions refuse to build a spec that lists sm_90a without the 90a architecture.
 #ifndef FUSEGEN_SM90_CUH
 #define FUSEGEN_SM90_CUH
 
@@ -40,9 +41,6 @@ __device__ __forceinline__ void wgmma_fence() { FUSEGEN_SM90_ASM("wgmma.fence.sy
 __device__ __forceinline__ void wgmma_commit() { FUSEGEN_SM90_ASM("wgmma.commit_group.sync.aligned;\n"); }
 __device__ __forceinline__ void wgmma_wait_all() { FUSEGEN_SM90_ASM("wgmma.wait_group.sync.aligned 0;\n"); }
 __device__ __forceinline__ void wgmma_wait_one() { FUSEGEN_SM90_ASM("wgmma.wait_group.sync.aligned 1;\n"); }
-// Makes this thread's completed cp.async writes visible to the async proxy (wgmma) once the
-// following barrier has been passed.
-__device__ __forceinline__ void fence_proxy_async() { FUSEGEN_SM90_ASM("fence.proxy.async.shared::cta;\n"); }
 
 // m64n64k16: D[64 x 64] (f32, 32 registers a thread) += A[64 x 16] . B[16 x 64], both from shared memory.
 template <int DT> __device__ __forceinline__ void wgmma_m64n64k16(float (&d)[8][4], unsigned long long desc_a,
@@ -230,99 +228,148 @@ template <int DT, int BN> __device__ __forceinline__ void wgmma_tile(float (&d)[
         wgmma_m64n256k16<DT>(d, a, b);
 }
 
-// BM = 64 * warpgroups (64 or 128); BN in {64, 128, 256}; BK is one swizzle row, 64 elements.
-// B is [N, K] (K-major, the "nk" layout). Rows and K are zero-filled past M, N and K.
+// A TMA tensor map (the driver's CUtensorMap: 128 opaque bytes), passed by value as a
+// __grid_constant__ kernel parameter.
+struct alignas(128) TensorMap {
+    unsigned long long opaque[16];
+};
+
+// ---- mbarrier and TMA wrappers (sm_90) ----------------------------------------------------
+__device__ __forceinline__ void mbar_init(unsigned long long *bar, unsigned count)
+{
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(fusegen_sm80::smem_addr(bar)), "r"(count) : "memory");
+}
+// Makes the initialized barriers visible to the copy engine.
+__device__ __forceinline__ void mbar_init_fence() { FUSEGEN_SM90_ASM("fence.mbarrier_init.release.cluster;\n"); }
+__device__ __forceinline__ void mbar_expect_tx(unsigned long long *bar, unsigned bytes)
+{
+    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(fusegen_sm80::smem_addr(bar)), "r"(bytes)
+                 : "memory");
+}
+__device__ __forceinline__ void mbar_arrive(unsigned long long *bar)
+{
+    asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(fusegen_sm80::smem_addr(bar)) : "memory");
+}
+// Waits until the barrier's phase with this parity has completed.
+__device__ __forceinline__ void mbar_wait(unsigned long long *bar, unsigned parity)
+{
+    unsigned done = 0;
+    do {
+        asm volatile("{\n.reg .pred p;\nmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\nselp.u32 %0, 1, 0, p;\n}\n"
+                     : "=r"(done)
+                     : "r"(fusegen_sm80::smem_addr(bar)), "r"(parity)
+                     : "memory");
+    } while (!done);
+}
+// Copies the box at (c0 = column, c1 = row) of the tensor into shared memory (zero past the
+// tensor's edges); completion counts its bytes on bar.
+__device__ __forceinline__ void tma_load_2d(void *dst, const TensorMap &map, int c0, int c1, unsigned long long *bar)
+{
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+    asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];\n"
+                 ::"r"(fusegen_sm80::smem_addr(dst)), "l"(reinterpret_cast<unsigned long long>(&map)), "r"(c0), "r"(c1),
+                   "r"(fusegen_sm80::smem_addr(bar))
+                 : "memory");
+#else
+    (void)dst, (void)map, (void)c0, (void)c1, (void)bar;
+#endif
+}
+
+// BM = 128 (two consumer warpgroups of 64 rows); BN in {64, 128, 256}; BK = 64, one 128-byte
+// swizzle row. B is [N, K] (K-major, the "nk" layout). Three warpgroups: warpgroup 0 produces
+// (one thread issues the TMA copies of each stage), warpgroups 1 and 2 consume (wgmma) and
+// run the epilogue. Stage s is guarded by two mbarriers: full[s] (the copy engine has written
+// it) and empty[s] (both consumers have finished reading it).
 template <int DT_AB, int DT_OUT, int BM, int BN, int STAGES, int NORM, int STRATEGY, class Epi>
 struct GemmSm90 {
     static constexpr int BK = 64;
-    static constexpr int WARPGROUPS = BM / 64;
-    static constexpr int THREADS = WARPGROUPS * 128;
-    static constexpr int WARPS_M = BM / 16;   // warp w owns rows 16w..16w+15, all BN columns
-    using Ep = fusegen_sm80::Epilogue<DT_OUT, BM, BN, WARPS_M, 1, NORM, STRATEGY, Epi>;
+    static constexpr int CONSUMERS = BM / 64;
+    static constexpr int THREADS = (CONSUMERS + 1) * 128;
+    static constexpr int WARPS_M = BM / 16;   // consumer warp w owns rows 16w..16w+15, all BN columns
+    using Ep = fusegen_sm80::Epilogue<DT_OUT, BM, BN, WARPS_M, 1, NORM, STRATEGY, Epi, CONSUMERS * 128>;
     static constexpr int A_STAGE_BYTES = BM * 128, B_STAGE_BYTES = BN * 128;
     static constexpr int STAGE_BYTES = A_STAGE_BYTES + B_STAGE_BYTES;
-    static constexpr int SMEM_BYTES = STAGES * STAGE_BYTES + 1024;   // + room to align to 1024
+    static constexpr int BARRIER_BYTES = 2 * STAGES * 8;
+    // stages, barriers, epilogue scratch, and room to align the first stage to 1024 bytes
+    static constexpr int SMEM_BYTES = STAGES * STAGE_BYTES + BARRIER_BYTES + Ep::SCRATCH_BYTES + 1024;
     static constexpr int kTileM = BM, kTileN = BN, kThreads = THREADS, kSmemBytes = SMEM_BYTES;
     static constexpr int kStrategy = STRATEGY;
     static constexpr int kOutBytes = DT_OUT == fusegen_sm80::DT_F32 ? 4 : 2;
-    static_assert(BM == 64 || BM == 128, "tile m must be 64 or 128");
+    static constexpr int kDtAB = DT_AB;
+    static constexpr int kTmaBoxA = BM, kTmaBoxB = BN;
+    static_assert(BM == 128, "tile m must be 128");
     static_assert(BN == 64 || BN == 128 || BN == 256, "tile n must be 64, 128 or 256");
-    static_assert(Ep::SCRATCH_BYTES <= STAGES * STAGE_BYTES, "epilogue scratch must fit");
 
-    // Copies `rows` rows of 64 elements starting at (row0, k0) of a K-major matrix into a
-    // swizzled tile: the 16-byte chunk c of row r lands at r * 128 + ((c ^ (r % 8)) * 16).
-    __device__ static void load_tile(unsigned char *tile, const unsigned short *g, long long ld, int rows, int row0,
-                                     int row_limit, int k0, int k_limit)
-    {
-#pragma unroll
-        for (int c = threadIdx.x; c < rows * 8; c += THREADS) {
-            int r = c >> 3, ch = c & 7;
-            int gr = row0 + r, gk = k0 + ch * 8;
-            bool ok = gr < row_limit && gk < k_limit;
-            const unsigned short *src = ok ? g + static_cast<long long>(gr) * ld + gk : g;
-            fusegen_sm80::cp_async16(tile + r * 128 + ((ch ^ (r & 7)) << 4), src, ok ? 16 : 0);
-        }
-    }
-
-    __device__ static void load_stage(const Params &p, unsigned char *base, int stage, int kt, int m0, int n0)
-    {
-        unsigned char *sa = base + stage * STAGE_BYTES;
-        load_tile(sa, static_cast<const unsigned short *>(p.a), p.lda, BM, m0, p.m, kt * BK, p.k);
-        load_tile(sa + A_STAGE_BYTES, static_cast<const unsigned short *>(p.b), p.ldb, BN, n0, p.n, kt * BK, p.k);
-    }
-
-    __device__ static void run(const Params &p)
+    __device__ static void run(const Params &p, const TensorMap &map_a, const TensorMap &map_b)
     {
 #if defined(__CUDA_ARCH__) && !defined(__CUDA_ARCH_FEAT_SM90_ALL)
-        (void)p;
+        (void)p, (void)map_a, (void)map_b;
         __trap();   // never selected off sm_90a; keeps other targets from compiling the body
 #else
         extern __shared__ __align__(1024) unsigned char smem_raw[];
         // The swizzle pattern is anchored to 1024-byte boundaries of the shared address space.
         unsigned char *base = smem_raw + ((1024u - (fusegen_sm80::smem_addr(smem_raw) & 1023u)) & 1023u);
-        const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, wg = warp >> 2;
+        unsigned long long *full = reinterpret_cast<unsigned long long *>(base + STAGES * STAGE_BYTES);
+        unsigned long long *empty = full + STAGES;
+        unsigned char *scratch = reinterpret_cast<unsigned char *>(empty + STAGES);
+        const int warpgroup = threadIdx.x >> 7;
         const fusegen_sm80::TileCoord tile = fusegen_sm80::tile_coord();
         const int m0 = tile.m * BM, n0 = tile.n * BN;
         const int KT = (p.k + BK - 1) / BK;
 
+        if (threadIdx.x == 0) {
+            for (int s = 0; s < STAGES; ++s) {
+                mbar_init(&full[s], 1);
+                mbar_init(&empty[s], CONSUMERS);
+            }
+            mbar_init_fence();
+        }
+        __syncthreads();
+
+        if (warpgroup == 0) {
+            FUSEGEN_SM90_ASM("setmaxnreg.dec.sync.aligned.u32 40;\n");
+            if (threadIdx.x == 0) {
+                for (int kt = 0; kt < KT; ++kt) {
+                    const int s = kt % STAGES;
+                    // A fresh barrier counts as having completed the phase before its first,
+                    // so the first pass over the stages does not wait.
+                    mbar_wait(&empty[s], ((kt / STAGES) & 1) ^ 1);
+                    mbar_expect_tx(&full[s], STAGE_BYTES);
+                    unsigned char *sa = base + s * STAGE_BYTES;
+                    tma_load_2d(sa, map_a, kt * BK, m0, &full[s]);
+                    tma_load_2d(sa + A_STAGE_BYTES, map_b, kt * BK, n0, &full[s]);
+                }
+            }
+            return;
+        }
+
+        FUSEGEN_SM90_ASM("setmaxnreg.inc.sync.aligned.u32 232;\n");
+        const int consumer = warpgroup - 1;
+        const int ctid = threadIdx.x - 128;   // thread index among the consumers
         float acc[1][BN / 8][4];
 #pragma unroll
         for (int ni = 0; ni < BN / 8; ++ni)
 #pragma unroll
             for (int e = 0; e < 4; ++e) acc[0][ni][e] = 0.0f;
 
-#pragma unroll
-        for (int s = 0; s < STAGES - 1; ++s) {
-            if (s < KT) load_stage(p, base, s, s, m0, n0);
-            fusegen_sm80::cp_async_commit();
-        }
-        // One wgmma group stays in flight while the next tile's copies are issued: tile kt is
-        // multiplied, then (once every warpgroup has finished tile kt-1) its stage is refilled.
+        // One wgmma group stays in flight: tile kt is issued, then tile kt-1's stage is released.
         for (int kt = 0; kt < KT; ++kt) {
-            fusegen_sm80::cp_async_wait<STAGES - 2>();
-            fence_proxy_async();
-            __syncthreads();
-
-            const unsigned char *sa = base + (kt % STAGES) * STAGE_BYTES;
-            unsigned long long desc_a = wgmma_desc(sa + wg * 64 * 128);
+            const int s = kt % STAGES;
+            mbar_wait(&full[s], (kt / STAGES) & 1);
+            const unsigned char *sa = base + s * STAGE_BYTES;
+            unsigned long long desc_a = wgmma_desc(sa + consumer * 64 * 128);
             unsigned long long desc_b = wgmma_desc(sa + A_STAGE_BYTES);
             wgmma_fence();
 #pragma unroll
             for (int kk = 0; kk < BK / 16; ++kk)   // 16 elements = 32 bytes = 2 in descriptor units
                 wgmma_tile<DT_AB, BN>(acc[0], desc_a + 2 * kk, desc_b + 2 * kk);
             wgmma_commit();
-            wgmma_wait_one();   // tile kt-1 is done in this warpgroup
-            __syncthreads();    // ... and in every warpgroup: its stage may be refilled
-
-            int next = kt + STAGES - 1;
-            if (next < KT) load_stage(p, base, next % STAGES, next, m0, n0);
-            fusegen_sm80::cp_async_commit();
+            wgmma_wait_one();
+            if (kt > 0 && (ctid & 127) == 0) mbar_arrive(&empty[(kt - 1) % STAGES]);
         }
         wgmma_wait_all();
-        fusegen_sm80::cp_async_wait<0>();
-        __syncthreads();   // the epilogue reuses the stage buffers as scratch
 
-        Ep::apply(p, acc, base, tile, warp, 0, lane);
+        Ep::apply(p, acc, scratch, tile, ctid >> 5, 0, ctid & 31);
 #endif
     }
 
@@ -331,5 +378,62 @@ struct GemmSm90 {
 };
 
 }  // namespace fusegen_sm90
+
+// ---- host side: tensor maps and the launch of a Hopper GEMM --------------------------------
+#ifndef __CUDACC_RTC__
+#include <cuda.h>
+#include <cudaTypedefs.h>
+
+namespace fusegen_sm90 {
+
+static_assert(sizeof(TensorMap) == sizeof(CUtensorMap), "TensorMap mirrors CUtensorMap");
+
+// The driver's tensor-map encoder, looked up once through the runtime (no link to libcuda).
+inline PFN_cuTensorMapEncodeTiled_v12000 tensor_map_encoder()
+{
+    static const PFN_cuTensorMapEncodeTiled_v12000 encode = [] {
+        void *fn = nullptr;
+        cudaDriverEntryPointQueryResult found;
+        if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &fn, 12000, cudaEnableDefault, &found) !=
+                cudaSuccess ||
+            found != cudaDriverEntryPointSuccess)
+            return static_cast<PFN_cuTensorMapEncodeTiled_v12000>(nullptr);
+        return reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(fn);
+    }();
+    return encode;
+}
+
+// A K-major [rows, cols] matrix of 16-bit elements, row stride ld, read in boxes of
+// box_rows x 64 with the 128-byte swizzle; reads past the edges give zeros.
+inline cudaError_t make_tensor_map(TensorMap *map, const void *base, int dt, long long rows, long long cols,
+                                   long long ld, int box_rows)
+{
+    PFN_cuTensorMapEncodeTiled_v12000 encode = tensor_map_encoder();
+    if (!encode) return cudaErrorNotSupported;
+    const cuuint64_t dims[2] = {static_cast<cuuint64_t>(cols), static_cast<cuuint64_t>(rows)};
+    const cuuint64_t strides[1] = {static_cast<cuuint64_t>(ld) * 2u};
+    const cuuint32_t box[2] = {64u, static_cast<cuuint32_t>(box_rows)};
+    const cuuint32_t element_strides[2] = {1u, 1u};
+    CUresult r = encode(reinterpret_cast<CUtensorMap *>(map),
+                        dt == fusegen_sm80::DT_BF16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16,
+                        2, const_cast<void *>(base), dims, strides, box, element_strides, CU_TENSOR_MAP_INTERLEAVE_NONE,
+                        CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+    return r == CUDA_SUCCESS ? cudaSuccess : cudaErrorInvalidValue;
+}
+
+// Found by argument-dependent lookup from fusegen_sm80::launch_gemm for Hopper kernels.
+template <class G>
+cudaError_t start_gemm(void (*gemm)(Params, TensorMap, TensorMap), dim3 grid, const Params &g, cudaStream_t stream)
+{
+    TensorMap map_a, map_b;
+    cudaError_t err = make_tensor_map(&map_a, g.a, G::kDtAB, g.m, g.k, g.lda, G::kTmaBoxA);
+    if (err == cudaSuccess) err = make_tensor_map(&map_b, g.b, G::kDtAB, g.n, g.k, g.ldb, G::kTmaBoxB);
+    if (err != cudaSuccess) return err;
+    gemm<<<grid, G::kThreads, G::kSmemBytes, stream>>>(g, map_a, map_b);
+    return cudaGetLastError();
+}
+
+}  // namespace fusegen_sm90
+#endif  // __CUDACC_RTC__
 
 #endif  // FUSEGEN_SM90_CUH

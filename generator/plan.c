@@ -111,14 +111,15 @@ static bool plan__sm90_strategy_ok(const fg_tile *t1, fg_strategy s)
     return !(s == FG_STRATEGY_ROW && t1->n > 128);
 }
 
-/* Among eligible kernels the dispatch takes the largest priority: the arch-specific family
- * first (it only runs where it is fastest), then row kernels (one kernel, one pass), then
- * larger tiles, then deeper pipelines. */
+/* Among eligible kernels the dispatch takes the largest priority: row kernels (and kernels
+ * without a norm) first, since they make one pass where split makes two; then the
+ * arch-specific family (it only runs where it is faster); then larger tiles; then deeper
+ * pipelines. */
 static int plan__priority(fg_family f, fg_strategy s, const fg_tile *t)
 {
     int family_rank = f == FG_FAMILY_SM90 ? 1 : 0;
     int strategy_rank = s == FG_STRATEGY_SPLIT ? 0 : 1;
-    return family_rank * 2000000 + strategy_rank * 1000000 + (int)(t->m * t->n) + (int)t->stages;
+    return strategy_rank * 2000000 + family_rank * 1000000 + (int)(t->m * t->n) + (int)t->stages;
 }
 
 static const char *plan__constraints(fg_arena *a, const fg_plan_kernel *pk)

@@ -239,7 +239,7 @@ static const fusegen_kernel fusegen_default_kernels[] = {
         .n_stores = 1, .n_stores2 = 0,
         .uses_bias = 1, .uses_residual = 1, .uses_gamma = 1, .uses_beta = 1,
         .uses_bias2 = 0, .uses_residual2 = 0,
-        .priority = 2016387,
+        .priority = 1016387,
         .launch = fusegen_default_proj_bias_residual_layernorm_sm90a_128x128x64_s3_split_launch,
     },
     {
@@ -264,7 +264,7 @@ static const fusegen_kernel fusegen_default_kernels[] = {
         .n_stores = 1, .n_stores2 = 0,
         .uses_bias = 1, .uses_residual = 1, .uses_gamma = 1, .uses_beta = 1,
         .uses_bias2 = 0, .uses_residual2 = 0,
-        .priority = 2032771,
+        .priority = 1032771,
         .launch = fusegen_default_proj_bias_residual_layernorm_sm90a_128x256x64_s3_split_launch,
     },
     {
@@ -289,7 +289,7 @@ static const fusegen_kernel fusegen_default_kernels[] = {
         .n_stores = 1, .n_stores2 = 0,
         .uses_bias = 1, .uses_residual = 1, .uses_gamma = 1, .uses_beta = 1,
         .uses_bias2 = 0, .uses_residual2 = 0,
-        .priority = 1016387,
+        .priority = 2016387,
         .launch = fusegen_default_proj_bias_residual_layernorm_sm80_128x128x64_s3_row_launch,
     },
     {
@@ -339,7 +339,7 @@ static const fusegen_kernel fusegen_default_kernels[] = {
         .n_stores = 1, .n_stores2 = 0,
         .uses_bias = 1, .uses_residual = 1, .uses_gamma = 1, .uses_beta = 1,
         .uses_bias2 = 0, .uses_residual2 = 0,
-        .priority = 1032771,
+        .priority = 2032771,
         .launch = fusegen_default_proj_bias_residual_layernorm_sm80_128x256x64_s3_row_launch,
     },
     {
@@ -389,7 +389,7 @@ static const fusegen_kernel fusegen_default_kernels[] = {
         .n_stores = 1, .n_stores2 = 0,
         .uses_bias = 1, .uses_residual = 1, .uses_gamma = 1, .uses_beta = 1,
         .uses_bias2 = 0, .uses_residual2 = 0,
-        .priority = 1016388,
+        .priority = 2016388,
         .launch = fusegen_default_proj_bias_residual_layernorm_sm80_64x256x32_s4_row_launch,
     },
     {
@@ -439,7 +439,7 @@ static const fusegen_kernel fusegen_default_kernels[] = {
         .n_stores = 0, .n_stores2 = 0,
         .uses_bias = 1, .uses_residual = 0, .uses_gamma = 0, .uses_beta = 0,
         .uses_bias2 = 0, .uses_residual2 = 0,
-        .priority = 1016388,
+        .priority = 2016388,
         .launch = fusegen_default_proj_scale_bias_gelu_sm80_128x128x32_s4_launch,
     },
     {
@@ -464,7 +464,7 @@ static const fusegen_kernel fusegen_default_kernels[] = {
         .n_stores = 0, .n_stores2 = 0,
         .uses_bias = 0, .uses_residual = 1, .uses_gamma = 0, .uses_beta = 0,
         .uses_bias2 = 0, .uses_residual2 = 0,
-        .priority = 1008195,
+        .priority = 2008195,
         .launch = fusegen_default_proj_residual_gelu_tanh_f32_sm80_64x128x64_s3_launch,
     },
     {
@@ -489,7 +489,7 @@ static const fusegen_kernel fusegen_default_kernels[] = {
         .n_stores = 0, .n_stores2 = 0,
         .uses_bias = 1, .uses_residual = 0, .uses_gamma = 1, .uses_beta = 0,
         .uses_bias2 = 0, .uses_residual2 = 0,
-        .priority = 1016387,
+        .priority = 2016387,
         .launch = fusegen_default_proj_bias_rmsnorm_silu_sm80_64x256x32_s3_row_launch,
     },
     {
@@ -564,7 +564,7 @@ static const fusegen_kernel fusegen_default_kernels[] = {
         .n_stores = 0, .n_stores2 = 0,
         .uses_bias = 1, .uses_residual = 1, .uses_gamma = 1, .uses_beta = 1,
         .uses_bias2 = 1, .uses_residual2 = 0,
-        .priority = 2016387,
+        .priority = 1016387,
         .launch = fusegen_default_block_tail_sm90a_128x128x64_s3_split_g2_128x256x64_s3_launch,
     },
     {
@@ -589,7 +589,7 @@ static const fusegen_kernel fusegen_default_kernels[] = {
         .n_stores = 0, .n_stores2 = 0,
         .uses_bias = 1, .uses_residual = 1, .uses_gamma = 1, .uses_beta = 1,
         .uses_bias2 = 1, .uses_residual2 = 0,
-        .priority = 1016387,
+        .priority = 2016387,
         .launch = fusegen_default_block_tail_sm80_128x128x64_s3_row_g2_128x256x64_s3_launch,
     },
     {

@@ -55,7 +55,8 @@ bool fg_arch_sm90_tile_ok(long m, long n, long k)
 size_t fg_arch_sm90_smem_bytes(long m, long n, long stages)
 {
     /* Each stage: the A and B tiles as rows of 128 bytes (64 16-bit elements, swizzled) and
-     * two 8-byte mbarriers; then the epilogue's row scratch (4 bytes a row) and 1024 bytes of
-     * room to align the first stage to the swizzle pattern. */
-    return (size_t)stages * ((size_t)(m + n) * 128u + 16u) + (size_t)m * 4u + 1024u;
+     * two 8-byte mbarriers; then the epilogue's row scratch (at most 12 bytes a row, with the
+     * cluster strategy's exchange) and 1024 bytes of room to align the first stage to the
+     * swizzle pattern. */
+    return (size_t)stages * ((size_t)(m + n) * 128u + 16u) + (size_t)m * 12u + 1024u;
 }

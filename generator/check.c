@@ -165,6 +165,13 @@ static void check_tiles(checker *c, const fg_kernel_spec *k, const fg_gemm *g)
 
 static bool is_norm(fg_op_kind k) { return k == FG_OP_LAYERNORM || k == FG_OP_RMSNORM; }
 
+static bool lists_arch(const fg_kernel_spec *k, fg_arch a)
+{
+    for (size_t i = 0; i < k->n_archs; i++)
+        if (k->archs[i] == a) return true;
+    return false;
+}
+
 /* The first store op before `op` (in GEMM1 then GEMM2 order) with the same name, or NULL. */
 static const fg_op *earlier_store(const fg_kernel_spec *k, const fg_op *op)
 {
@@ -200,6 +207,9 @@ static void check_epilogue(checker *c, const fg_kernel_spec *k, const fg_gemm *g
             break;
         case FG_OP_LAYERNORM:
         case FG_OP_RMSNORM:
+            if (op->strategy == FG_STRATEGY_CLUSTER && !lists_arch(k, FG_ARCH_SM90A))
+                err(c, ptr_cat(&pb, op->ptr, "/strategy"),
+                    "strategy 'cluster' needs thread-block clusters: the kernel must list sm_90a");
             /* eps is added in f32: it must stay a normal, finite f32 number. */
             if (!(op->eps >= FLT_MIN) || !(op->eps <= FLT_MAX))
                 err(c, ptr_cat(&pb, op->ptr, "/eps"), "eps must be a positive normal f32 (%g to %g), found %g",

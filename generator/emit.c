@@ -188,13 +188,15 @@ static const char *emit__body(emit_ctx *c, const fg_gemm *g, const fg_op *ops, s
 static const char *emit__strategy_name(fg_norm norm, fg_strategy s)
 {
     if (norm == FG_NORM_NONE) return "STRATEGY_NONE";
-    return s == FG_STRATEGY_SPLIT ? "STRATEGY_SPLIT" : "STRATEGY_ROW";
+    return s == FG_STRATEGY_SPLIT ? "STRATEGY_SPLIT" : s == FG_STRATEGY_CLUSTER ? "STRATEGY_CLUSTER" : "STRATEGY_ROW";
 }
 
 static const char *emit__strategy_enum(fg_norm norm, fg_strategy s)
 {
     if (norm == FG_NORM_NONE) return "FUSEGEN_STRATEGY_NONE";
-    return s == FG_STRATEGY_SPLIT ? "FUSEGEN_STRATEGY_SPLIT" : "FUSEGEN_STRATEGY_ROW";
+    return s == FG_STRATEGY_SPLIT     ? "FUSEGEN_STRATEGY_SPLIT"
+           : s == FG_STRATEGY_CLUSTER ? "FUSEGEN_STRATEGY_CLUSTER"
+                                      : "FUSEGEN_STRATEGY_ROW";
 }
 
 static const char *emit__norm_name(fg_norm n)
@@ -245,7 +247,8 @@ static void emit__gemm_scope(emit_ctx *c, fg_tmpl_scope *s, int index, const fg_
                     "    const __grid_constant__ fusegen_sm90::TensorMap map_b");
         fg_tmpl_set(s, "kernel_args", "p, map_a, map_b");
     } else {
-        fg_tmpl_setf(s, "launch_bounds", "%d", g->threads);
+        /* the 1 lets ptxas use every register (the widest tiles hold 128 accumulators) */
+        fg_tmpl_setf(s, "launch_bounds", "%d, 1", g->threads);
         fg_tmpl_set(s, "kernel_params", "fusegen_sm80::Params p");
         fg_tmpl_set(s, "kernel_args", "p");
     }

@@ -12,6 +12,8 @@
 
 /* Operands are 16-bit and loaded 16 bytes at a time, so rows must hold whole 8-element chunks. */
 #define PLAN_ALIGN_ELEMS 8
+/* Most CTAs in a cluster that every sm_90 device can schedule (the portable limit). */
+#define FG_PLAN_MAX_CLUSTER 8
 
 static const char *plan__op_token(const fg_op *op)
 {
@@ -105,20 +107,21 @@ static bool plan__sm90_ok(const fg_kernel_spec *k, const fg_tile *t1, const fg_t
 }
 
 /* A Hopper row norm over 256 columns needs more registers than a 384-thread CTA gives (168 a
- * thread): such rows go to the portable family's row kernel, or to the Hopper split kernel. */
+ * thread; ptxas spills): such rows go to the Hopper cluster kernel, the portable family's row
+ * kernel, or the split kernel. */
 static bool plan__sm90_strategy_ok(const fg_tile *t1, fg_strategy s)
 {
     return !(s == FG_STRATEGY_ROW && t1->n > 128);
 }
 
 /* Among eligible kernels the dispatch takes the largest priority: row kernels (and kernels
- * without a norm) first, since they make one pass where split makes two; then the
- * arch-specific family (it only runs where it is faster); then larger tiles; then deeper
- * pipelines. */
+ * without a norm) first, then cluster kernels (one pass too, plus a cluster exchange), then
+ * split ones (two passes); then the arch-specific family (it only runs where it is faster);
+ * then larger tiles; then deeper pipelines. */
 static int plan__priority(fg_family f, fg_strategy s, const fg_tile *t)
 {
     int family_rank = f == FG_FAMILY_SM90 ? 1 : 0;
-    int strategy_rank = s == FG_STRATEGY_SPLIT ? 0 : 1;
+    int strategy_rank = s == FG_STRATEGY_SPLIT ? 0 : s == FG_STRATEGY_CLUSTER ? 1 : 2;
     return strategy_rank * 2000000 + family_rank * 1000000 + (int)(t->m * t->n) + (int)t->stages;
 }
 
@@ -154,10 +157,14 @@ static int plan__add(fg_arena *a, fg_plan *plan, size_t cap, fg_family family, c
     pk->chain = k->has_then;
     if (pk->chain) plan__gemm(&pk->g2, family, &k->then, t2, FG_STRATEGY_AUTO, sig2);
     pk->align_elems = PLAN_ALIGN_ELEMS;
-    pk->max_n = strategy == FG_STRATEGY_ROW ? t1->n : 0;
+    /* row: one CTA spans N; cluster: up to FG_PLAN_MAX_CLUSTER CTAs (portable cluster size) */
+    pk->max_n = strategy == FG_STRATEGY_ROW ? t1->n : strategy == FG_STRATEGY_CLUSTER ? FG_PLAN_MAX_CLUSTER * t1->n : 0;
     pk->priority = plan__priority(family, strategy, t1);
 
-    const char *suffix = strategy == FG_STRATEGY_ROW ? "_row" : strategy == FG_STRATEGY_SPLIT ? "_split" : "";
+    const char *suffix = strategy == FG_STRATEGY_ROW       ? "_row"
+                         : strategy == FG_STRATEGY_CLUSTER ? "_cluster"
+                         : strategy == FG_STRATEGY_SPLIT   ? "_split"
+                                                           : "";
     const char *second = "";
     if (pk->chain && k->then.n_tiles > 0)
         second = fg_arena_printf(a, "_g2_%ldx%ldx%ld_s%ld", t2->m, t2->n, t2->k, t2->stages);
@@ -176,12 +183,12 @@ int fg_plan_build(fg_arena *arena, const fg_spec *spec, fg_plan *out, fg_diag *d
     memset(out, 0, sizeof *out);
     out->spec = spec;
 
-    /* Upper bound of variants: 2 families x tiles x GEMM2 tiles x 2 strategies per kernel. */
+    /* Upper bound of variants: 2 families x tiles x GEMM2 tiles x 3 strategies per kernel. */
     size_t cap = 0;
     for (size_t i = 0; i < spec->n_kernels; ++i) {
         const fg_kernel_spec *k = &spec->kernels[i];
         size_t t2 = k->has_then && k->then.n_tiles ? k->then.n_tiles : 1;
-        cap += 2 * k->gemm.n_tiles * t2 * 2;
+        cap += 2 * k->gemm.n_tiles * t2 * 3;
     }
     out->kernels = fg_arena_alloc(arena, (cap ? cap : 1) * sizeof *out->kernels);
     if (!out->kernels) {
@@ -198,15 +205,17 @@ int fg_plan_build(fg_arena *arena, const fg_spec *spec, fg_plan *out, fg_diag *d
             return -1;
         }
 
-        fg_strategy strategies[2];
+        fg_strategy strategies[3];
         size_t n_strategies = 0;
         const fg_op *norm = plan__norm_op(&k->gemm);
         if (!norm) {
             strategies[n_strategies++] = FG_STRATEGY_AUTO;   /* no norm: the strategy is moot */
         } else {
-            if (norm->strategy != FG_STRATEGY_SPLIT) strategies[n_strategies++] = FG_STRATEGY_ROW;
-            if (norm->strategy != FG_STRATEGY_ROW) strategies[n_strategies++] = FG_STRATEGY_SPLIT;
+            static const fg_strategy all[] = {FG_STRATEGY_ROW, FG_STRATEGY_CLUSTER, FG_STRATEGY_SPLIT};
+            for (size_t a = 0; a < 3; ++a)
+                if (norm->strategy == FG_STRATEGY_AUTO || norm->strategy == all[a]) strategies[n_strategies++] = all[a];
         }
+        size_t first_variant = out->n_kernels;
 
         /* Hopper variants first, so that they come first in the table too. */
         bool portable_archs = plan__lowest_arch(k, false) != FG_ARCH_NONE;
@@ -227,6 +236,8 @@ int fg_plan_build(fg_arena *arena, const fg_spec *spec, fg_plan *out, fg_diag *d
                     for (size_t s = 0; s < n_strategies; ++s) {
                         bool hopper = sm90 && plan__sm90_strategy_ok(t1, strategies[s]);
                         if (family == FG_FAMILY_SM90 && !hopper) continue;
+                        /* clusters exchange statistics through distributed shared memory: sm_90 */
+                        if (family == FG_FAMILY_SM80 && strategies[s] == FG_STRATEGY_CLUSTER) continue;
                         /* sm_90a alone is served by Hopper code where there is some */
                         if (family == FG_FAMILY_SM80 && hopper && !portable_archs) continue;
                         if (plan__add(arena, out, cap, family, k, t1, t2, strategies[s], sig1, sig2, d)) return -1;
@@ -234,6 +245,11 @@ int fg_plan_build(fg_arena *arena, const fg_spec *spec, fg_plan *out, fg_diag *d
                 }
             }
         }
+        if (out->n_kernels == first_variant)
+            fg_diag_error(d, norm ? norm->ptr : k->ptr,
+                          "no kernel can be built: strategy '%s' needs the Hopper family, which takes tile m 128, "
+                          "n 64, 128 or 256, k 64, and b_layout \"nk\"",
+                          norm ? fg_spec_strategy_name(norm->strategy) : "auto");
     }
 
     /* Variant names are derived, so two spec kernels can only collide through a bug in check. */

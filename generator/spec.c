@@ -32,8 +32,9 @@ static const char *const op_words[] = {"scale", "bias", "residual", "relu", "gel
                                        "silu", "store", "layernorm", "rmsnorm"};
 static const int op_values[] = {FG_OP_SCALE, FG_OP_BIAS, FG_OP_RESIDUAL, FG_OP_RELU, FG_OP_GELU,
                                 FG_OP_SILU, FG_OP_STORE, FG_OP_LAYERNORM, FG_OP_RMSNORM};
-static const char *const strategy_words[] = {"auto", "row", "split"};
-static const int strategy_values[] = {FG_STRATEGY_AUTO, FG_STRATEGY_ROW, FG_STRATEGY_SPLIT};
+static const char *const strategy_words[] = {"auto", "row", "cluster", "split"};
+static const int strategy_values[] = {FG_STRATEGY_AUTO, FG_STRATEGY_ROW, FG_STRATEGY_CLUSTER,
+                                      FG_STRATEGY_SPLIT};
 static const char *const approximate_words[] = {"none", "tanh"};
 static const int approximate_values[] = {0, 1};
 

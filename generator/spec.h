@@ -37,7 +37,7 @@ typedef enum {
     FG_OP_RMSNORM     /* over n: v * rms_rstd [* gamma]               */
 } fg_op_kind;
 
-typedef enum { FG_STRATEGY_AUTO = 0, FG_STRATEGY_ROW, FG_STRATEGY_SPLIT } fg_strategy;
+typedef enum { FG_STRATEGY_AUTO = 0, FG_STRATEGY_ROW, FG_STRATEGY_SPLIT, FG_STRATEGY_CLUSTER } fg_strategy;
 
 typedef struct fg_op {
     fg_op_kind kind;
@@ -47,7 +47,7 @@ typedef struct fg_op {
     double eps;               /* norms: default 1e-5 (layernorm), 1e-6 (rmsnorm) */
     bool affine;              /* norms: gamma (and beta for layernorm); default true */
     bool approximate_tanh;    /* gelu: "approximate": "tanh" */
-    fg_strategy strategy;     /* norms: "strategy": "auto" | "row" | "split" */
+    fg_strategy strategy;     /* norms: "strategy": "auto" | "row" | "cluster" | "split" */
     const char *as;           /* store: output name; NULL when absent */
 } fg_op;
 

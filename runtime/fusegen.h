@@ -38,7 +38,15 @@ const char *fusegen_last_detail(void);
 typedef enum fusegen_dtype { FUSEGEN_DTYPE_F16 = 1, FUSEGEN_DTYPE_BF16 = 2, FUSEGEN_DTYPE_F32 = 3 } fusegen_dtype;
 typedef enum fusegen_layout { FUSEGEN_LAYOUT_NK = 0, FUSEGEN_LAYOUT_KN = 1 } fusegen_layout;
 typedef enum fusegen_norm { FUSEGEN_NORM_NONE = 0, FUSEGEN_NORM_LAYERNORM = 1, FUSEGEN_NORM_RMSNORM = 2 } fusegen_norm;
-typedef enum fusegen_strategy { FUSEGEN_STRATEGY_NONE = 0, FUSEGEN_STRATEGY_ROW = 1, FUSEGEN_STRATEGY_SPLIT = 2 } fusegen_strategy;
+/* ROW: one CTA spans N. CLUSTER: the CTAs of one thread-block cluster span N and exchange row
+ * statistics through distributed shared memory (sm_90a). SPLIT: any N, f32 pre-norm values and
+ * partial statistics in the workspace, then a normalize kernel. */
+typedef enum fusegen_strategy {
+    FUSEGEN_STRATEGY_NONE = 0,
+    FUSEGEN_STRATEGY_ROW = 1,
+    FUSEGEN_STRATEGY_SPLIT = 2,
+    FUSEGEN_STRATEGY_CLUSTER = 3
+} fusegen_strategy;
 
 #define FUSEGEN_MAX_STORES 4
 

@@ -465,11 +465,13 @@ static fusegen_status fg__check(const fusegen_kernel *k, const fusegen_problem *
                               p->m, p->n);
     }
 
-    /* row strategy: one CTA holds a whole row of N */
+    /* row strategy: one CTA holds a whole row of N; cluster strategy: one cluster does */
     if (k->max_n > 0 && p->n > k->max_n)
         return fg__reason(buf, len, FUSEGEN_ERR_NOT_SUPPORTED,
-                          "p->n = %" PRId64 " exceeds the kernel's max_n = %" PRId64
-                          " (row strategy: one thread block holds a whole row)", p->n, k->max_n);
+                          "p->n = %" PRId64 " exceeds the kernel's max_n = %" PRId64 " (%s)", p->n, k->max_n,
+                          k->strategy == FUSEGEN_STRATEGY_CLUSTER
+                              ? "cluster strategy: the thread blocks of one cluster hold a whole row"
+                              : "row strategy: one thread block holds a whole row");
 
     /* alignment of the sizes */
     align = k->align_elems > 0 ? k->align_elems : 1;

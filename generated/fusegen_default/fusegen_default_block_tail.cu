@@ -66,6 +66,68 @@ extern "C" __global__ void __launch_bounds__(384, 1) fusegen_default_block_tail_
     block_tail_sm90a_128x128x64_s3_row_g2_128x256x64_s3::Gemm2::run(p, map_a, map_b);
 }
 
+// ---- block_tail_sm90a_128x128x64_s3_cluster_g2_128x256x64_s3 ----
+// constraints: K % 8 == 0, N % 8 == 0, N2 % 8 == 0, N <= 1024, 16-byte aligned pointers
+namespace block_tail_sm90a_128x128x64_s3_cluster_g2_128x256x64_s3 {
+
+// GEMM1 epilogue: bias+residual+layernorm
+struct Epilogue1 {
+    static constexpr float kEps = 1e-05f;
+    static constexpr bool kAffine = true;
+    // Ops before the norm (all ops when there is none), on the f32 accumulator.
+    __device__ static __forceinline__ float pre(float v, int m, int n, const fusegen_sm80::Params &p)
+    {
+        (void)m, (void)n, (void)p;
+        v = fusegen_sm80::op_bias<fusegen_sm80::DT_BF16>(v, p, n);
+        v = fusegen_sm80::op_residual<fusegen_sm80::DT_BF16>(v, p, m, n, 1.0f);
+        return v;
+    }
+    // Ops after the norm.
+    __device__ static __forceinline__ float post(float v, int m, int n, const fusegen_sm80::Params &p)
+    {
+        (void)m, (void)n, (void)p;
+        return v;
+    }
+};
+using Gemm1 = fusegen_sm90::GemmSm90<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF16, 128, 128, 3,
+                                       fusegen_sm80::NORM_LAYERNORM, fusegen_sm80::STRATEGY_CLUSTER, Epilogue1>;
+
+// GEMM2 epilogue: bias+relu
+struct Epilogue2 {
+    static constexpr float kEps = 0.0f;
+    static constexpr bool kAffine = false;
+    // Ops before the norm (all ops when there is none), on the f32 accumulator.
+    __device__ static __forceinline__ float pre(float v, int m, int n, const fusegen_sm80::Params &p)
+    {
+        (void)m, (void)n, (void)p;
+        v = fusegen_sm80::op_bias<fusegen_sm80::DT_BF16>(v, p, n);
+        v = fusegen_sm80::op_relu(v);
+        return v;
+    }
+    // Ops after the norm.
+    __device__ static __forceinline__ float post(float v, int m, int n, const fusegen_sm80::Params &p)
+    {
+        (void)m, (void)n, (void)p;
+        return v;
+    }
+};
+using Gemm2 = fusegen_sm90::GemmSm90<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF16, 128, 256, 3,
+                                       fusegen_sm80::NORM_NONE, fusegen_sm80::STRATEGY_NONE, Epilogue2>;
+
+}  // namespace block_tail_sm90a_128x128x64_s3_cluster_g2_128x256x64_s3
+
+extern "C" __global__ void __launch_bounds__(384, 1) fusegen_default_block_tail_sm90a_128x128x64_s3_cluster_g2_128x256x64_s3_gemm1(fusegen_sm80::Params p, const __grid_constant__ fusegen_sm90::TensorMap map_a,
+    const __grid_constant__ fusegen_sm90::TensorMap map_b)
+{
+    block_tail_sm90a_128x128x64_s3_cluster_g2_128x256x64_s3::Gemm1::run(p, map_a, map_b);
+}
+
+extern "C" __global__ void __launch_bounds__(384, 1) fusegen_default_block_tail_sm90a_128x128x64_s3_cluster_g2_128x256x64_s3_gemm2(fusegen_sm80::Params p, const __grid_constant__ fusegen_sm90::TensorMap map_a,
+    const __grid_constant__ fusegen_sm90::TensorMap map_b)
+{
+    block_tail_sm90a_128x128x64_s3_cluster_g2_128x256x64_s3::Gemm2::run(p, map_a, map_b);
+}
+
 // ---- block_tail_sm90a_128x128x64_s3_split_g2_128x256x64_s3 ----
 // constraints: K % 8 == 0, N % 8 == 0, N2 % 8 == 0, 16-byte aligned pointers
 namespace block_tail_sm90a_128x128x64_s3_split_g2_128x256x64_s3 {
@@ -183,12 +245,12 @@ using Gemm2 = fusegen_sm80::Gemm<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF16, 1
 
 }  // namespace block_tail_sm80_128x128x64_s3_row_g2_128x256x64_s3
 
-extern "C" __global__ void __launch_bounds__(256) fusegen_default_block_tail_sm80_128x128x64_s3_row_g2_128x256x64_s3_gemm1(fusegen_sm80::Params p)
+extern "C" __global__ void __launch_bounds__(256, 1) fusegen_default_block_tail_sm80_128x128x64_s3_row_g2_128x256x64_s3_gemm1(fusegen_sm80::Params p)
 {
     block_tail_sm80_128x128x64_s3_row_g2_128x256x64_s3::Gemm1::run(p);
 }
 
-extern "C" __global__ void __launch_bounds__(256) fusegen_default_block_tail_sm80_128x128x64_s3_row_g2_128x256x64_s3_gemm2(fusegen_sm80::Params p)
+extern "C" __global__ void __launch_bounds__(256, 1) fusegen_default_block_tail_sm80_128x128x64_s3_row_g2_128x256x64_s3_gemm2(fusegen_sm80::Params p)
 {
     block_tail_sm80_128x128x64_s3_row_g2_128x256x64_s3::Gemm2::run(p);
 }
@@ -243,7 +305,7 @@ using Gemm2 = fusegen_sm80::Gemm<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF16, 1
 
 }  // namespace block_tail_sm80_128x128x64_s3_split_g2_128x256x64_s3
 
-extern "C" __global__ void __launch_bounds__(256) fusegen_default_block_tail_sm80_128x128x64_s3_split_g2_128x256x64_s3_gemm1(fusegen_sm80::Params p)
+extern "C" __global__ void __launch_bounds__(256, 1) fusegen_default_block_tail_sm80_128x128x64_s3_split_g2_128x256x64_s3_gemm1(fusegen_sm80::Params p)
 {
     block_tail_sm80_128x128x64_s3_split_g2_128x256x64_s3::Gemm1::run(p);
 }
@@ -253,7 +315,7 @@ extern "C" __global__ void __launch_bounds__(fusegen_sm80::NORMALIZE_THREADS) fu
     block_tail_sm80_128x128x64_s3_split_g2_128x256x64_s3::Gemm1::normalize(p);
 }
 
-extern "C" __global__ void __launch_bounds__(256) fusegen_default_block_tail_sm80_128x128x64_s3_split_g2_128x256x64_s3_gemm2(fusegen_sm80::Params p)
+extern "C" __global__ void __launch_bounds__(256, 1) fusegen_default_block_tail_sm80_128x128x64_s3_split_g2_128x256x64_s3_gemm2(fusegen_sm80::Params p)
 {
     block_tail_sm80_128x128x64_s3_split_g2_128x256x64_s3::Gemm2::run(p);
 }
@@ -265,6 +327,13 @@ extern "C" cudaError_t fusegen_default_block_tail_sm90a_128x128x64_s3_row_g2_128
 {
     return fusegen_sm80::launch_chain<block_tail_sm90a_128x128x64_s3_row_g2_128x256x64_s3::Gemm1, block_tail_sm90a_128x128x64_s3_row_g2_128x256x64_s3::Gemm2>(problem, args, workspace, stream,
                                        fusegen_default_block_tail_sm90a_128x128x64_s3_row_g2_128x256x64_s3_gemm1, nullptr, fusegen_default_block_tail_sm90a_128x128x64_s3_row_g2_128x256x64_s3_gemm2);
+}
+
+extern "C" cudaError_t fusegen_default_block_tail_sm90a_128x128x64_s3_cluster_g2_128x256x64_s3_launch(const fusegen_problem *problem, const fusegen_args *args, void *workspace,
+                                       cudaStream_t stream)
+{
+    return fusegen_sm80::launch_chain<block_tail_sm90a_128x128x64_s3_cluster_g2_128x256x64_s3::Gemm1, block_tail_sm90a_128x128x64_s3_cluster_g2_128x256x64_s3::Gemm2>(problem, args, workspace, stream,
+                                       fusegen_default_block_tail_sm90a_128x128x64_s3_cluster_g2_128x256x64_s3_gemm1, nullptr, fusegen_default_block_tail_sm90a_128x128x64_s3_cluster_g2_128x256x64_s3_gemm2);
 }
 
 extern "C" cudaError_t fusegen_default_block_tail_sm90a_128x128x64_s3_split_g2_128x256x64_s3_launch(const fusegen_problem *problem, const fusegen_args *args, void *workspace,

@@ -16,10 +16,32 @@ static const fusegen_op fusegen_default_proj_bias_residual_layernorm_sm90a_128x1
     { FUSEGEN_OP_RELU, 0, 0, 0 },
 };
 
+/* proj_bias_residual_layernorm_sm90a_128x128x64_s3_cluster: K % 8 == 0, N % 8 == 0, N <= 1024, 16-byte aligned pointers */
+cudaError_t fusegen_default_proj_bias_residual_layernorm_sm90a_128x128x64_s3_cluster_launch(const fusegen_problem *problem, const fusegen_args *args, void *workspace,
+    cudaStream_t stream);
+static const fusegen_op fusegen_default_proj_bias_residual_layernorm_sm90a_128x128x64_s3_cluster_ops[] = {
+    { FUSEGEN_OP_BIAS, 0, 0, 0 },
+    { FUSEGEN_OP_RESIDUAL, 1, 0, 0 },
+    { FUSEGEN_OP_STORE, 0, 0, 0 },
+    { FUSEGEN_OP_LAYERNORM, 1.0000000000000001e-05, 1, 0 },
+    { FUSEGEN_OP_RELU, 0, 0, 0 },
+};
+
 /* proj_bias_residual_layernorm_sm90a_128x128x64_s3_split: K % 8 == 0, N % 8 == 0, 16-byte aligned pointers */
 cudaError_t fusegen_default_proj_bias_residual_layernorm_sm90a_128x128x64_s3_split_launch(const fusegen_problem *problem, const fusegen_args *args, void *workspace,
     cudaStream_t stream);
 static const fusegen_op fusegen_default_proj_bias_residual_layernorm_sm90a_128x128x64_s3_split_ops[] = {
+    { FUSEGEN_OP_BIAS, 0, 0, 0 },
+    { FUSEGEN_OP_RESIDUAL, 1, 0, 0 },
+    { FUSEGEN_OP_STORE, 0, 0, 0 },
+    { FUSEGEN_OP_LAYERNORM, 1.0000000000000001e-05, 1, 0 },
+    { FUSEGEN_OP_RELU, 0, 0, 0 },
+};
+
+/* proj_bias_residual_layernorm_sm90a_128x256x64_s3_cluster: K % 8 == 0, N % 8 == 0, N <= 2048, 16-byte aligned pointers */
+cudaError_t fusegen_default_proj_bias_residual_layernorm_sm90a_128x256x64_s3_cluster_launch(const fusegen_problem *problem, const fusegen_args *args, void *workspace,
+    cudaStream_t stream);
+static const fusegen_op fusegen_default_proj_bias_residual_layernorm_sm90a_128x256x64_s3_cluster_ops[] = {
     { FUSEGEN_OP_BIAS, 0, 0, 0 },
     { FUSEGEN_OP_RESIDUAL, 1, 0, 0 },
     { FUSEGEN_OP_STORE, 0, 0, 0 },
@@ -152,6 +174,19 @@ static const fusegen_op fusegen_default_block_tail_sm90a_128x128x64_s3_row_g2_12
     { FUSEGEN_OP_RELU, 0, 0, 0 },
 };
 
+/* block_tail_sm90a_128x128x64_s3_cluster_g2_128x256x64_s3: K % 8 == 0, N % 8 == 0, N2 % 8 == 0, N <= 1024, 16-byte aligned pointers */
+cudaError_t fusegen_default_block_tail_sm90a_128x128x64_s3_cluster_g2_128x256x64_s3_launch(const fusegen_problem *problem, const fusegen_args *args, void *workspace,
+    cudaStream_t stream);
+static const fusegen_op fusegen_default_block_tail_sm90a_128x128x64_s3_cluster_g2_128x256x64_s3_ops[] = {
+    { FUSEGEN_OP_BIAS, 0, 0, 0 },
+    { FUSEGEN_OP_RESIDUAL, 1, 0, 0 },
+    { FUSEGEN_OP_LAYERNORM, 1.0000000000000001e-05, 1, 0 },
+};
+static const fusegen_op fusegen_default_block_tail_sm90a_128x128x64_s3_cluster_g2_128x256x64_s3_ops2[] = {
+    { FUSEGEN_OP_BIAS, 0, 0, 0 },
+    { FUSEGEN_OP_RELU, 0, 0, 0 },
+};
+
 /* block_tail_sm90a_128x128x64_s3_split_g2_128x256x64_s3: K % 8 == 0, N % 8 == 0, N2 % 8 == 0, 16-byte aligned pointers */
 cudaError_t fusegen_default_block_tail_sm90a_128x128x64_s3_split_g2_128x256x64_s3_launch(const fusegen_problem *problem, const fusegen_args *args, void *workspace,
     cudaStream_t stream);
@@ -214,8 +249,33 @@ static const fusegen_kernel fusegen_default_kernels[] = {
         .n_stores = 1, .n_stores2 = 0,
         .uses_bias = 1, .uses_residual = 1, .uses_gamma = 1, .uses_beta = 1,
         .uses_bias2 = 0, .uses_residual2 = 0,
-        .priority = 3016387,
+        .priority = 5016387,
         .launch = fusegen_default_proj_bias_residual_layernorm_sm90a_128x128x64_s3_row_launch,
+    },
+    {
+        .name = "proj_bias_residual_layernorm_sm90a_128x128x64_s3_cluster",
+        .spec_kernel = "proj_bias_residual_layernorm",
+        .sm = 90,
+        .arch_specific = 1,
+        .a = FUSEGEN_DTYPE_BF16, .b = FUSEGEN_DTYPE_BF16, .out = FUSEGEN_DTYPE_BF16,
+        .b_layout = FUSEGEN_LAYOUT_NK,
+        .epilogue = "bias+residual+store+layernorm+relu",
+        .ops = fusegen_default_proj_bias_residual_layernorm_sm90a_128x128x64_s3_cluster_ops, .n_ops = 5,
+        .chain = 0,
+        .b2_layout = FUSEGEN_LAYOUT_NK,
+        .epilogue2 = NULL,
+        .ops2 = NULL, .n_ops2 = 0,
+        .tile_m = 128, .tile_n = 128, .tile_k = 64, .stages = 3, .threads = 384,
+        .tile2_m = 0, .tile2_n = 0, .tile2_k = 0, .stages2 = 0, .threads2 = 0,
+        .norm = FUSEGEN_NORM_LAYERNORM,
+        .strategy = FUSEGEN_STRATEGY_CLUSTER,
+        .max_n = 1024,
+        .align_elems = 8,
+        .n_stores = 1, .n_stores2 = 0,
+        .uses_bias = 1, .uses_residual = 1, .uses_gamma = 1, .uses_beta = 1,
+        .uses_bias2 = 0, .uses_residual2 = 0,
+        .priority = 3016387,
+        .launch = fusegen_default_proj_bias_residual_layernorm_sm90a_128x128x64_s3_cluster_launch,
     },
     {
         .name = "proj_bias_residual_layernorm_sm90a_128x128x64_s3_split",
@@ -241,6 +301,31 @@ static const fusegen_kernel fusegen_default_kernels[] = {
         .uses_bias2 = 0, .uses_residual2 = 0,
         .priority = 1016387,
         .launch = fusegen_default_proj_bias_residual_layernorm_sm90a_128x128x64_s3_split_launch,
+    },
+    {
+        .name = "proj_bias_residual_layernorm_sm90a_128x256x64_s3_cluster",
+        .spec_kernel = "proj_bias_residual_layernorm",
+        .sm = 90,
+        .arch_specific = 1,
+        .a = FUSEGEN_DTYPE_BF16, .b = FUSEGEN_DTYPE_BF16, .out = FUSEGEN_DTYPE_BF16,
+        .b_layout = FUSEGEN_LAYOUT_NK,
+        .epilogue = "bias+residual+store+layernorm+relu",
+        .ops = fusegen_default_proj_bias_residual_layernorm_sm90a_128x256x64_s3_cluster_ops, .n_ops = 5,
+        .chain = 0,
+        .b2_layout = FUSEGEN_LAYOUT_NK,
+        .epilogue2 = NULL,
+        .ops2 = NULL, .n_ops2 = 0,
+        .tile_m = 128, .tile_n = 256, .tile_k = 64, .stages = 3, .threads = 384,
+        .tile2_m = 0, .tile2_n = 0, .tile2_k = 0, .stages2 = 0, .threads2 = 0,
+        .norm = FUSEGEN_NORM_LAYERNORM,
+        .strategy = FUSEGEN_STRATEGY_CLUSTER,
+        .max_n = 2048,
+        .align_elems = 8,
+        .n_stores = 1, .n_stores2 = 0,
+        .uses_bias = 1, .uses_residual = 1, .uses_gamma = 1, .uses_beta = 1,
+        .uses_bias2 = 0, .uses_residual2 = 0,
+        .priority = 3032771,
+        .launch = fusegen_default_proj_bias_residual_layernorm_sm90a_128x256x64_s3_cluster_launch,
     },
     {
         .name = "proj_bias_residual_layernorm_sm90a_128x256x64_s3_split",
@@ -289,7 +374,7 @@ static const fusegen_kernel fusegen_default_kernels[] = {
         .n_stores = 1, .n_stores2 = 0,
         .uses_bias = 1, .uses_residual = 1, .uses_gamma = 1, .uses_beta = 1,
         .uses_bias2 = 0, .uses_residual2 = 0,
-        .priority = 2016387,
+        .priority = 4016387,
         .launch = fusegen_default_proj_bias_residual_layernorm_sm80_128x128x64_s3_row_launch,
     },
     {
@@ -339,7 +424,7 @@ static const fusegen_kernel fusegen_default_kernels[] = {
         .n_stores = 1, .n_stores2 = 0,
         .uses_bias = 1, .uses_residual = 1, .uses_gamma = 1, .uses_beta = 1,
         .uses_bias2 = 0, .uses_residual2 = 0,
-        .priority = 2032771,
+        .priority = 4032771,
         .launch = fusegen_default_proj_bias_residual_layernorm_sm80_128x256x64_s3_row_launch,
     },
     {
@@ -389,7 +474,7 @@ static const fusegen_kernel fusegen_default_kernels[] = {
         .n_stores = 1, .n_stores2 = 0,
         .uses_bias = 1, .uses_residual = 1, .uses_gamma = 1, .uses_beta = 1,
         .uses_bias2 = 0, .uses_residual2 = 0,
-        .priority = 2016388,
+        .priority = 4016388,
         .launch = fusegen_default_proj_bias_residual_layernorm_sm80_64x256x32_s4_row_launch,
     },
     {
@@ -439,7 +524,7 @@ static const fusegen_kernel fusegen_default_kernels[] = {
         .n_stores = 0, .n_stores2 = 0,
         .uses_bias = 1, .uses_residual = 0, .uses_gamma = 0, .uses_beta = 0,
         .uses_bias2 = 0, .uses_residual2 = 0,
-        .priority = 2016388,
+        .priority = 4016388,
         .launch = fusegen_default_proj_scale_bias_gelu_sm80_128x128x32_s4_launch,
     },
     {
@@ -464,7 +549,7 @@ static const fusegen_kernel fusegen_default_kernels[] = {
         .n_stores = 0, .n_stores2 = 0,
         .uses_bias = 0, .uses_residual = 1, .uses_gamma = 0, .uses_beta = 0,
         .uses_bias2 = 0, .uses_residual2 = 0,
-        .priority = 2008195,
+        .priority = 4008195,
         .launch = fusegen_default_proj_residual_gelu_tanh_f32_sm80_64x128x64_s3_launch,
     },
     {
@@ -489,7 +574,7 @@ static const fusegen_kernel fusegen_default_kernels[] = {
         .n_stores = 0, .n_stores2 = 0,
         .uses_bias = 1, .uses_residual = 0, .uses_gamma = 1, .uses_beta = 0,
         .uses_bias2 = 0, .uses_residual2 = 0,
-        .priority = 2016387,
+        .priority = 4016387,
         .launch = fusegen_default_proj_bias_rmsnorm_silu_sm80_64x256x32_s3_row_launch,
     },
     {
@@ -539,8 +624,33 @@ static const fusegen_kernel fusegen_default_kernels[] = {
         .n_stores = 0, .n_stores2 = 0,
         .uses_bias = 1, .uses_residual = 1, .uses_gamma = 1, .uses_beta = 1,
         .uses_bias2 = 1, .uses_residual2 = 0,
-        .priority = 3016387,
+        .priority = 5016387,
         .launch = fusegen_default_block_tail_sm90a_128x128x64_s3_row_g2_128x256x64_s3_launch,
+    },
+    {
+        .name = "block_tail_sm90a_128x128x64_s3_cluster_g2_128x256x64_s3",
+        .spec_kernel = "block_tail",
+        .sm = 90,
+        .arch_specific = 1,
+        .a = FUSEGEN_DTYPE_BF16, .b = FUSEGEN_DTYPE_BF16, .out = FUSEGEN_DTYPE_BF16,
+        .b_layout = FUSEGEN_LAYOUT_NK,
+        .epilogue = "bias+residual+layernorm",
+        .ops = fusegen_default_block_tail_sm90a_128x128x64_s3_cluster_g2_128x256x64_s3_ops, .n_ops = 3,
+        .chain = 1,
+        .b2_layout = FUSEGEN_LAYOUT_NK,
+        .epilogue2 = "bias+relu",
+        .ops2 = fusegen_default_block_tail_sm90a_128x128x64_s3_cluster_g2_128x256x64_s3_ops2, .n_ops2 = 2,
+        .tile_m = 128, .tile_n = 128, .tile_k = 64, .stages = 3, .threads = 384,
+        .tile2_m = 128, .tile2_n = 256, .tile2_k = 64, .stages2 = 3, .threads2 = 384,
+        .norm = FUSEGEN_NORM_LAYERNORM,
+        .strategy = FUSEGEN_STRATEGY_CLUSTER,
+        .max_n = 1024,
+        .align_elems = 8,
+        .n_stores = 0, .n_stores2 = 0,
+        .uses_bias = 1, .uses_residual = 1, .uses_gamma = 1, .uses_beta = 1,
+        .uses_bias2 = 1, .uses_residual2 = 0,
+        .priority = 3016387,
+        .launch = fusegen_default_block_tail_sm90a_128x128x64_s3_cluster_g2_128x256x64_s3_launch,
     },
     {
         .name = "block_tail_sm90a_128x128x64_s3_split_g2_128x256x64_s3",
@@ -589,7 +699,7 @@ static const fusegen_kernel fusegen_default_kernels[] = {
         .n_stores = 0, .n_stores2 = 0,
         .uses_bias = 1, .uses_residual = 1, .uses_gamma = 1, .uses_beta = 1,
         .uses_bias2 = 1, .uses_residual2 = 0,
-        .priority = 2016387,
+        .priority = 4016387,
         .launch = fusegen_default_block_tail_sm80_128x128x64_s3_row_g2_128x256x64_s3_launch,
     },
     {

@@ -40,6 +40,42 @@ extern "C" __global__ void __launch_bounds__(384, 1) fusegen_default_proj_bias_r
     proj_bias_residual_layernorm_sm90a_128x128x64_s3_row::Gemm1::run(p, map_a, map_b);
 }
 
+// ---- proj_bias_residual_layernorm_sm90a_128x128x64_s3_cluster ----
+// constraints: K % 8 == 0, N % 8 == 0, N <= 1024, 16-byte aligned pointers
+namespace proj_bias_residual_layernorm_sm90a_128x128x64_s3_cluster {
+
+// GEMM1 epilogue: bias+residual+store+layernorm+relu
+struct Epilogue1 {
+    static constexpr float kEps = 1e-05f;
+    static constexpr bool kAffine = true;
+    // Ops before the norm (all ops when there is none), on the f32 accumulator.
+    __device__ static __forceinline__ float pre(float v, int m, int n, const fusegen_sm80::Params &p)
+    {
+        (void)m, (void)n, (void)p;
+        v = fusegen_sm80::op_bias<fusegen_sm80::DT_BF16>(v, p, n);
+        v = fusegen_sm80::op_residual<fusegen_sm80::DT_BF16>(v, p, m, n, 1.0f);
+        fusegen_sm80::op_store<fusegen_sm80::DT_BF16>(v, p, 0, m, n);  // pre_norm
+        return v;
+    }
+    // Ops after the norm.
+    __device__ static __forceinline__ float post(float v, int m, int n, const fusegen_sm80::Params &p)
+    {
+        (void)m, (void)n, (void)p;
+        v = fusegen_sm80::op_relu(v);
+        return v;
+    }
+};
+using Gemm1 = fusegen_sm90::GemmSm90<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF16, 128, 128, 3,
+                                       fusegen_sm80::NORM_LAYERNORM, fusegen_sm80::STRATEGY_CLUSTER, Epilogue1>;
+
+}  // namespace proj_bias_residual_layernorm_sm90a_128x128x64_s3_cluster
+
+extern "C" __global__ void __launch_bounds__(384, 1) fusegen_default_proj_bias_residual_layernorm_sm90a_128x128x64_s3_cluster_gemm1(fusegen_sm80::Params p, const __grid_constant__ fusegen_sm90::TensorMap map_a,
+    const __grid_constant__ fusegen_sm90::TensorMap map_b)
+{
+    proj_bias_residual_layernorm_sm90a_128x128x64_s3_cluster::Gemm1::run(p, map_a, map_b);
+}
+
 // ---- proj_bias_residual_layernorm_sm90a_128x128x64_s3_split ----
 // constraints: K % 8 == 0, N % 8 == 0, 16-byte aligned pointers
 namespace proj_bias_residual_layernorm_sm90a_128x128x64_s3_split {
@@ -79,6 +115,42 @@ extern "C" __global__ void __launch_bounds__(384, 1) fusegen_default_proj_bias_r
 extern "C" __global__ void __launch_bounds__(fusegen_sm80::NORMALIZE_THREADS) fusegen_default_proj_bias_residual_layernorm_sm90a_128x128x64_s3_split_normalize1(fusegen_sm80::Params p)
 {
     proj_bias_residual_layernorm_sm90a_128x128x64_s3_split::Gemm1::normalize(p);
+}
+
+// ---- proj_bias_residual_layernorm_sm90a_128x256x64_s3_cluster ----
+// constraints: K % 8 == 0, N % 8 == 0, N <= 2048, 16-byte aligned pointers
+namespace proj_bias_residual_layernorm_sm90a_128x256x64_s3_cluster {
+
+// GEMM1 epilogue: bias+residual+store+layernorm+relu
+struct Epilogue1 {
+    static constexpr float kEps = 1e-05f;
+    static constexpr bool kAffine = true;
+    // Ops before the norm (all ops when there is none), on the f32 accumulator.
+    __device__ static __forceinline__ float pre(float v, int m, int n, const fusegen_sm80::Params &p)
+    {
+        (void)m, (void)n, (void)p;
+        v = fusegen_sm80::op_bias<fusegen_sm80::DT_BF16>(v, p, n);
+        v = fusegen_sm80::op_residual<fusegen_sm80::DT_BF16>(v, p, m, n, 1.0f);
+        fusegen_sm80::op_store<fusegen_sm80::DT_BF16>(v, p, 0, m, n);  // pre_norm
+        return v;
+    }
+    // Ops after the norm.
+    __device__ static __forceinline__ float post(float v, int m, int n, const fusegen_sm80::Params &p)
+    {
+        (void)m, (void)n, (void)p;
+        v = fusegen_sm80::op_relu(v);
+        return v;
+    }
+};
+using Gemm1 = fusegen_sm90::GemmSm90<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF16, 128, 256, 3,
+                                       fusegen_sm80::NORM_LAYERNORM, fusegen_sm80::STRATEGY_CLUSTER, Epilogue1>;
+
+}  // namespace proj_bias_residual_layernorm_sm90a_128x256x64_s3_cluster
+
+extern "C" __global__ void __launch_bounds__(384, 1) fusegen_default_proj_bias_residual_layernorm_sm90a_128x256x64_s3_cluster_gemm1(fusegen_sm80::Params p, const __grid_constant__ fusegen_sm90::TensorMap map_a,
+    const __grid_constant__ fusegen_sm90::TensorMap map_b)
+{
+    proj_bias_residual_layernorm_sm90a_128x256x64_s3_cluster::Gemm1::run(p, map_a, map_b);
 }
 
 // ---- proj_bias_residual_layernorm_sm90a_128x256x64_s3_split ----
@@ -152,7 +224,7 @@ using Gemm1 = fusegen_sm80::Gemm<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF16, 1
 
 }  // namespace proj_bias_residual_layernorm_sm80_128x128x64_s3_row
 
-extern "C" __global__ void __launch_bounds__(256) fusegen_default_proj_bias_residual_layernorm_sm80_128x128x64_s3_row_gemm1(fusegen_sm80::Params p)
+extern "C" __global__ void __launch_bounds__(256, 1) fusegen_default_proj_bias_residual_layernorm_sm80_128x128x64_s3_row_gemm1(fusegen_sm80::Params p)
 {
     proj_bias_residual_layernorm_sm80_128x128x64_s3_row::Gemm1::run(p);
 }
@@ -187,7 +259,7 @@ using Gemm1 = fusegen_sm80::Gemm<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF16, 1
 
 }  // namespace proj_bias_residual_layernorm_sm80_128x128x64_s3_split
 
-extern "C" __global__ void __launch_bounds__(256) fusegen_default_proj_bias_residual_layernorm_sm80_128x128x64_s3_split_gemm1(fusegen_sm80::Params p)
+extern "C" __global__ void __launch_bounds__(256, 1) fusegen_default_proj_bias_residual_layernorm_sm80_128x128x64_s3_split_gemm1(fusegen_sm80::Params p)
 {
     proj_bias_residual_layernorm_sm80_128x128x64_s3_split::Gemm1::run(p);
 }
@@ -227,7 +299,7 @@ using Gemm1 = fusegen_sm80::Gemm<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF16, 1
 
 }  // namespace proj_bias_residual_layernorm_sm80_128x256x64_s3_row
 
-extern "C" __global__ void __launch_bounds__(256) fusegen_default_proj_bias_residual_layernorm_sm80_128x256x64_s3_row_gemm1(fusegen_sm80::Params p)
+extern "C" __global__ void __launch_bounds__(256, 1) fusegen_default_proj_bias_residual_layernorm_sm80_128x256x64_s3_row_gemm1(fusegen_sm80::Params p)
 {
     proj_bias_residual_layernorm_sm80_128x256x64_s3_row::Gemm1::run(p);
 }
@@ -262,7 +334,7 @@ using Gemm1 = fusegen_sm80::Gemm<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF16, 1
 
 }  // namespace proj_bias_residual_layernorm_sm80_128x256x64_s3_split
 
-extern "C" __global__ void __launch_bounds__(256) fusegen_default_proj_bias_residual_layernorm_sm80_128x256x64_s3_split_gemm1(fusegen_sm80::Params p)
+extern "C" __global__ void __launch_bounds__(256, 1) fusegen_default_proj_bias_residual_layernorm_sm80_128x256x64_s3_split_gemm1(fusegen_sm80::Params p)
 {
     proj_bias_residual_layernorm_sm80_128x256x64_s3_split::Gemm1::run(p);
 }
@@ -302,7 +374,7 @@ using Gemm1 = fusegen_sm80::Gemm<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF16, 6
 
 }  // namespace proj_bias_residual_layernorm_sm80_64x256x32_s4_row
 
-extern "C" __global__ void __launch_bounds__(256) fusegen_default_proj_bias_residual_layernorm_sm80_64x256x32_s4_row_gemm1(fusegen_sm80::Params p)
+extern "C" __global__ void __launch_bounds__(256, 1) fusegen_default_proj_bias_residual_layernorm_sm80_64x256x32_s4_row_gemm1(fusegen_sm80::Params p)
 {
     proj_bias_residual_layernorm_sm80_64x256x32_s4_row::Gemm1::run(p);
 }
@@ -337,7 +409,7 @@ using Gemm1 = fusegen_sm80::Gemm<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF16, 6
 
 }  // namespace proj_bias_residual_layernorm_sm80_64x256x32_s4_split
 
-extern "C" __global__ void __launch_bounds__(256) fusegen_default_proj_bias_residual_layernorm_sm80_64x256x32_s4_split_gemm1(fusegen_sm80::Params p)
+extern "C" __global__ void __launch_bounds__(256, 1) fusegen_default_proj_bias_residual_layernorm_sm80_64x256x32_s4_split_gemm1(fusegen_sm80::Params p)
 {
     proj_bias_residual_layernorm_sm80_64x256x32_s4_split::Gemm1::run(p);
 }
@@ -356,11 +428,25 @@ extern "C" cudaError_t fusegen_default_proj_bias_residual_layernorm_sm90a_128x12
                                        nullptr, workspace, stream);
 }
 
+extern "C" cudaError_t fusegen_default_proj_bias_residual_layernorm_sm90a_128x128x64_s3_cluster_launch(const fusegen_problem *problem, const fusegen_args *args, void *workspace,
+                                       cudaStream_t stream)
+{
+    return fusegen_sm80::launch_gemm<proj_bias_residual_layernorm_sm90a_128x128x64_s3_cluster::Gemm1>(fusegen_sm80::gemm1_params(problem, args), fusegen_default_proj_bias_residual_layernorm_sm90a_128x128x64_s3_cluster_gemm1,
+                                       nullptr, workspace, stream);
+}
+
 extern "C" cudaError_t fusegen_default_proj_bias_residual_layernorm_sm90a_128x128x64_s3_split_launch(const fusegen_problem *problem, const fusegen_args *args, void *workspace,
                                        cudaStream_t stream)
 {
     return fusegen_sm80::launch_gemm<proj_bias_residual_layernorm_sm90a_128x128x64_s3_split::Gemm1>(fusegen_sm80::gemm1_params(problem, args), fusegen_default_proj_bias_residual_layernorm_sm90a_128x128x64_s3_split_gemm1,
                                        fusegen_default_proj_bias_residual_layernorm_sm90a_128x128x64_s3_split_normalize1, workspace, stream);
+}
+
+extern "C" cudaError_t fusegen_default_proj_bias_residual_layernorm_sm90a_128x256x64_s3_cluster_launch(const fusegen_problem *problem, const fusegen_args *args, void *workspace,
+                                       cudaStream_t stream)
+{
+    return fusegen_sm80::launch_gemm<proj_bias_residual_layernorm_sm90a_128x256x64_s3_cluster::Gemm1>(fusegen_sm80::gemm1_params(problem, args), fusegen_default_proj_bias_residual_layernorm_sm90a_128x256x64_s3_cluster_gemm1,
+                                       nullptr, workspace, stream);
 }
 
 extern "C" cudaError_t fusegen_default_proj_bias_residual_layernorm_sm90a_128x256x64_s3_split_launch(const fusegen_problem *problem, const fusegen_args *args, void *workspace,

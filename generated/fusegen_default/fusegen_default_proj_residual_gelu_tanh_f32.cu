@@ -32,7 +32,7 @@ using Gemm1 = fusegen_sm80::Gemm<fusegen_sm80::DT_BF16, fusegen_sm80::DT_F32, 64
 
 }  // namespace proj_residual_gelu_tanh_f32_sm80_64x128x64_s3
 
-extern "C" __global__ void __launch_bounds__(128) fusegen_default_proj_residual_gelu_tanh_f32_sm80_64x128x64_s3_gemm1(fusegen_sm80::Params p)
+extern "C" __global__ void __launch_bounds__(128, 1) fusegen_default_proj_residual_gelu_tanh_f32_sm80_64x128x64_s3_gemm1(fusegen_sm80::Params p)
 {
     proj_residual_gelu_tanh_f32_sm80_64x128x64_s3::Gemm1::run(p);
 }

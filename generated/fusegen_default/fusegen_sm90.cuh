@@ -3,7 +3,8 @@
 // shared memory with TMA (128-byte swizzle, completion on mbarriers), and two consumer
 // warpgroups multiply their 64 rows each of the CTA tile with wgmma.mma_async (m64nNk16, f32
 // accumulate). The accumulators come out in the same per-warp fragment layout as mma.sync's,
-// so the fused epilogue (row and split norms, every op) is the one of the portable family.
+// so the fused epilogue (row, cluster and split norms, every op) is the one of the portable
+// family; the cluster strategy launches one thread-block cluster per row of tiles.
 // Compiled for another target, the kernels of this family trap. Their table entries are
 // marked sm_90a-only, so the runtime selects them only on compute capability 9.0, and the
 // CMake functions refuse to build a spec that lists sm_90a without the 90a architecture.
@@ -313,7 +314,11 @@ struct GemmSm90 {
         unsigned long long *empty = full + STAGES;
         unsigned char *scratch = reinterpret_cast<unsigned char *>(empty + STAGES);
         const int warpgroup = threadIdx.x >> 7;
-        const fusegen_sm80::TileCoord tile = fusegen_sm80::tile_coord();
+        // A cluster spans the N tiles of one row of tiles (the grid's x), so it keeps the grid order.
+        const fusegen_sm80::TileCoord tile =
+            STRATEGY == fusegen_sm80::STRATEGY_CLUSTER
+                ? fusegen_sm80::TileCoord{static_cast<int>(blockIdx.y), static_cast<int>(blockIdx.x)}
+                : fusegen_sm80::tile_coord();
         const int m0 = tile.m * BM, n0 = tile.n * BN;
         const int KT = (p.k + BK - 1) / BK;
 
@@ -340,6 +345,8 @@ struct GemmSm90 {
                     tma_load_2d(sa + A_STAGE_BYTES, map_b, kt * BK, n0, &full[s]);
                 }
             }
+            // The cluster strategy's barriers count every thread of the cluster.
+            for (int i = 0; i < Ep::kClusterSyncs; ++i) fusegen_sm80::cluster_sync();
             return;
         }
 
@@ -429,8 +436,26 @@ cudaError_t start_gemm(void (*gemm)(Params, TensorMap, TensorMap), dim3 grid, co
     cudaError_t err = make_tensor_map(&map_a, g.a, G::kDtAB, g.m, g.k, g.lda, G::kTmaBoxA);
     if (err == cudaSuccess) err = make_tensor_map(&map_b, g.b, G::kDtAB, g.n, g.k, g.ldb, G::kTmaBoxB);
     if (err != cudaSuccess) return err;
-    gemm<<<grid, G::kThreads, G::kSmemBytes, stream>>>(g, map_a, map_b);
-    return cudaGetLastError();
+    if (G::kStrategy != fusegen_sm80::STRATEGY_CLUSTER) {
+        gemm<<<grid, G::kThreads, G::kSmemBytes, stream>>>(g, map_a, map_b);
+        return cudaGetLastError();
+    }
+    // One cluster per row of tiles: its CTAs hold the whole of N between them (the runtime has
+    // checked that N fits in 8 tiles, the portable cluster size).
+    cudaLaunchConfig_t config = {};
+    config.gridDim = grid;
+    config.blockDim = dim3(G::kThreads);
+    config.dynamicSmemBytes = G::kSmemBytes;
+    config.stream = stream;
+    cudaLaunchAttribute cluster;
+    cluster.id = cudaLaunchAttributeClusterDimension;
+    cluster.val.clusterDim.x = grid.x;
+    cluster.val.clusterDim.y = 1;
+    cluster.val.clusterDim.z = 1;
+    config.attrs = &cluster;
+    config.numAttrs = 1;
+    err = cudaLaunchKernelEx(&config, gemm, g, map_a, map_b);
+    return err != cudaSuccess ? err : cudaGetLastError();
 }
 
 }  // namespace fusegen_sm90

@@ -424,7 +424,8 @@ static int check_entry(const fusegen_kernel *k, char *why, size_t len)
                      want == FUSEGEN_NORM_LAYERNORM ? "layernorm" : "rmsnorm", (int)k->norm);
             return 0;
         }
-        if (k->strategy != FUSEGEN_STRATEGY_ROW && k->strategy != FUSEGEN_STRATEGY_SPLIT) {
+        if (k->strategy != FUSEGEN_STRATEGY_ROW && k->strategy != FUSEGEN_STRATEGY_SPLIT &&
+            k->strategy != FUSEGEN_STRATEGY_CLUSTER) {
             snprintf(why, len, "norm kernel with strategy %d", (int)k->strategy);
             return 0;
         }
@@ -466,9 +467,10 @@ static int64_t round_down(int64_t x, int64_t to)
     return x / to * to;
 }
 
+/* Row and cluster kernels take N up to max_n: they are tested at max_n and below. */
 static int is_row(const fusegen_kernel *k)
 {
-    return k->strategy == FUSEGEN_STRATEGY_ROW && k->max_n > 0;
+    return (k->strategy == FUSEGEN_STRATEGY_ROW || k->strategy == FUSEGEN_STRATEGY_CLUSTER) && k->max_n > 0;
 }
 
 /* The largest N a row kernel is tested at (max_n itself unless it is huge). */
@@ -802,7 +804,10 @@ static int runnable_here(const fusegen_kernel *k)
 
 static const char *strategy_name(fusegen_strategy s)
 {
-    return s == FUSEGEN_STRATEGY_ROW ? "row" : s == FUSEGEN_STRATEGY_SPLIT ? "split" : "none";
+    return s == FUSEGEN_STRATEGY_ROW       ? "row"
+           : s == FUSEGEN_STRATEGY_SPLIT   ? "split"
+           : s == FUSEGEN_STRATEGY_CLUSTER ? "cluster"
+                                           : "none";
 }
 
 static void test_kernel(const fusegen_kernel *k, gpu_rng *rng, cudaStream_t stream,

@@ -11,7 +11,7 @@ namespace fusegen_sm80 {
 
 enum { DT_F16 = 1, DT_BF16 = 2, DT_F32 = 3 };
 enum { NORM_NONE = 0, NORM_LAYERNORM = 1, NORM_RMSNORM = 2 };
-enum { STRATEGY_NONE = 0, STRATEGY_ROW = 1, STRATEGY_SPLIT = 2 };
+enum { STRATEGY_NONE = 0, STRATEGY_ROW = 1, STRATEGY_SPLIT = 2, STRATEGY_CLUSTER = 3 };
 enum { MAX_STORES = 4, NORMALIZE_THREADS = 256 };
 
 // Everything one GEMM launch reads and writes. Leading dimensions are in elements.
@@ -160,6 +160,36 @@ __device__ __forceinline__ void chan_merge(float &n_a, float &mean_a, float &m2_
     n_a = n;
 }
 
+// ---- thread-block clusters (sm_90; used by the cluster strategy only) ---------------------
+// Every thread of every CTA of the cluster arrives; memory written before is visible after.
+__device__ __forceinline__ void cluster_sync()
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;\n" ::: "memory");
+#endif
+}
+__device__ __forceinline__ unsigned cluster_size()
+{
+    unsigned n = 1;
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("mov.u32 %0, %%cluster_nctarank;\n" : "=r"(n));
+#endif
+    return n;
+}
+// The float at the same shared-memory offset as `local`, in the CTA of the cluster with this rank.
+__device__ __forceinline__ float load_peer(const float *local, unsigned rank)
+{
+    float v = 0.0f;
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    unsigned remote;
+    asm volatile("mapa.shared::cluster.u32 %0, %1, %2;\n" : "=r"(remote) : "r"(smem_addr(local)), "r"(rank));
+    asm volatile("ld.shared::cluster.f32 %0, [%1];\n" : "=f"(v) : "r"(remote) : "memory");
+#else
+    (void)local, (void)rank;
+#endif
+    return v;
+}
+
 // The CTA's tile (tile_m, tile_n). Consecutive CTAs walk down a group of 8 row tiles before
 // moving to the next column tile, so the B columns a wave reads are shared by 8 row tiles while
 // they are in L2 (the grid is tiles_n x tiles_m).
@@ -193,7 +223,11 @@ template <int DT_OUT, int BM, int BN, int WARPS_M, int WARPS_N, int NORM, int ST
 struct Epilogue {
     static constexpr int WM = BM / WARPS_M, WN = BN / WARPS_N;
     static constexpr int MI = WM / 16, NI = WN / 8;
-    static constexpr int SCRATCH_BYTES = WARPS_N * BM * 4;   // row_sum's shared memory
+    // row_sum's exchange (WARPS_N x BM floats); the cluster strategy adds two arrays of BM
+    // floats that the other CTAs of the cluster read.
+    static constexpr int SCRATCH_BYTES = (WARPS_N * BM + (STRATEGY == STRATEGY_CLUSTER ? 2 * BM : 0)) * 4;
+    // cluster_sync calls the epilogue makes; a role that skips the epilogue must make as many.
+    static constexpr int kClusterSyncs = STRATEGY != STRATEGY_CLUSTER ? 0 : NORM == NORM_LAYERNORM ? 3 : 2;
 
     __device__ static void sync()
     {
@@ -257,14 +291,42 @@ struct Epilogue {
             norm_epilogue(p, acc, static_cast<float *>(scratch), tile, row_base, col_base, warp_m, warp_n, lane);
     }
 
-    // The norm over each row: statistics, then either the split hand-off or the row finish.
-    __device__ static void norm_epilogue(const Params &p, float (&acc)[MI][NI][4], float *red, TileCoord tile,
+    // Adds up, for each of this thread's rows, the partials of every CTA of the cluster (in rank
+    // order, so every CTA gets the same bits). xch: BM floats the peers read.
+    __device__ static void cluster_total(float (&part)[MI][2], float *xch, int warp_m, int warp_n, int lane)
+    {
+        if (warp_n == 0 && (lane & 3) == 0) {
+#pragma unroll
+            for (int mi = 0; mi < MI; ++mi)
+#pragma unroll
+                for (int h = 0; h < 2; ++h) xch[warp_m * WM + mi * 16 + (lane >> 2) + h * 8] = part[mi][h];
+        }
+        cluster_sync();
+        const unsigned ranks = cluster_size();
+#pragma unroll
+        for (int mi = 0; mi < MI; ++mi)
+#pragma unroll
+            for (int h = 0; h < 2; ++h) {
+                const float *at = xch + warp_m * WM + mi * 16 + (lane >> 2) + h * 8;
+                float t = 0.0f;
+                for (unsigned r = 0; r < ranks; ++r) t += load_peer(at, r);
+                part[mi][h] = t;
+            }
+    }
+
+    // The norm over each row: statistics (mean first, then centered squares; or the mean of
+    // squares for RMSNorm), then the split hand-off, or the normalization in registers (row:
+    // this CTA holds whole rows; cluster: the cluster does, and the CTAs add their partials).
+    __device__ static void norm_epilogue(const Params &p, float (&acc)[MI][NI][4], float *scratch, TileCoord tile,
                                          int row_base, int col_base, int warp_m, int warp_n, int lane)
     {
+        float *red = scratch;
+        float *xch = scratch + WARPS_N * BM;
         const int n0 = tile.n * BN;
         const int cols_here = min(BN, p.n - n0);   // valid columns of this CTA
-        // Statistics over the CTA's columns: mean, then centered squares (LayerNorm), or the
-        // mean of squares (RMSNorm). Masked elements are 0 and are excluded from the centered sum.
+        // Split statistics are per tile; row and cluster statistics are over all N.
+        const float count = static_cast<float>(STRATEGY == STRATEGY_SPLIT ? cols_here : p.n);
+        // Masked elements are 0 and are excluded from the centered sum.
         float mean[MI][2], second[MI][2] = {};
 #pragma unroll
         for (int mi = 0; mi < MI; ++mi)
@@ -279,10 +341,11 @@ struct Epilogue {
                 mean[mi][h] = s;
             }
         row_sum(mean, red, warp_m, warp_n, lane);
+        if constexpr (STRATEGY == STRATEGY_CLUSTER) cluster_total(mean, xch, warp_m, warp_n, lane);
 #pragma unroll
         for (int mi = 0; mi < MI; ++mi)
 #pragma unroll
-            for (int h = 0; h < 2; ++h) mean[mi][h] /= static_cast<float>(cols_here);
+            for (int h = 0; h < 2; ++h) mean[mi][h] /= count;
 
         if (NORM == NORM_LAYERNORM) {
 #pragma unroll
@@ -301,6 +364,7 @@ struct Epilogue {
                     second[mi][h] = s;
                 }
             row_sum(second, red, warp_m, warp_n, lane);
+            if constexpr (STRATEGY == STRATEGY_CLUSTER) cluster_total(second, xch + BM, warp_m, warp_n, lane);
         }
 
         if constexpr (STRATEGY == STRATEGY_SPLIT) {
@@ -331,37 +395,37 @@ struct Epilogue {
                     }
             }
         } else {
-            row_finish(p, acc, mean, second, row_base, col_base);
+            finish(p, acc, mean, second, row_base, col_base);
+            if constexpr (STRATEGY == STRATEGY_CLUSTER) cluster_sync();   // peers may still read xch
         }
     }
 
-    // Row strategy: this CTA holds whole rows (n0 == 0, N <= BN). Normalize in registers.
-    __device__ static void row_finish(const Params &p, float (&acc)[MI][NI][4], const float (&mean)[MI][2],
-                                      const float (&second)[MI][2], int row_base, int col_base)
+    // Row and cluster strategies: normalize in registers, apply the ops after the norm, and
+    // store each pair as soon as it is final (fewer live registers than a separate store pass).
+    __device__ static void finish(const Params &p, const float (&acc)[MI][NI][4], const float (&mean)[MI][2],
+                                  const float (&second)[MI][2], int row_base, int col_base)
     {
-        const float cols_here = static_cast<float>(p.n);
+        const float count = static_cast<float>(p.n);
 #pragma unroll
         for (int mi = 0; mi < MI; ++mi)
 #pragma unroll
             for (int h = 0; h < 2; ++h) {
-                float var = (NORM == NORM_LAYERNORM) ? second[mi][h] / cols_here : mean[mi][h];
+                float var = (NORM == NORM_LAYERNORM) ? second[mi][h] / count : mean[mi][h];
                 float rstd = 1.0f / sqrtf(var + Epi::kEps);
                 float shift = (NORM == NORM_LAYERNORM) ? mean[mi][h] : 0.0f;
                 int m = row_base + mi * 16 + h * 8;
 #pragma unroll
-                for (int ni = 0; ni < NI; ++ni)
-#pragma unroll
-                    for (int j = 0; j < 2; ++j) {
-                        int n = col_base + ni * 8 + j;
-                        float v = (acc[mi][ni][h * 2 + j] - shift) * rstd;
-                        if (m < p.m && n < p.n) {
-                            v = affine(v, p, n);
-                            v = Epi::post(v, m, n, p);
-                        }
-                        acc[mi][ni][h * 2 + j] = v;
+                for (int ni = 0; ni < NI; ++ni) {
+                    int n = col_base + ni * 8;
+                    if (m < p.m && n < p.n) {
+                        float v0 = affine((acc[mi][ni][h * 2] - shift) * rstd, p, n);
+                        float v1 = affine((acc[mi][ni][h * 2 + 1] - shift) * rstd, p, n + 1);
+                        v0 = Epi::post(v0, m, n, p);
+                        v1 = Epi::post(v1, m, n + 1, p);
+                        store2_f32<DT_OUT>(p.out, static_cast<long long>(m) * p.ldo + n, v0, v1);
                     }
+                }
             }
-        store_tile(p, acc, row_base, col_base);
     }
 
     __device__ static float affine(float v, const Params &p, int n)

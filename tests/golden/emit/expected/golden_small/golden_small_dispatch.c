@@ -55,7 +55,7 @@ static const fusegen_kernel golden_small_kernels[] = {
         .n_stores = 0, .n_stores2 = 0,
         .uses_bias = 1, .uses_residual = 1, .uses_gamma = 1, .uses_beta = 1,
         .uses_bias2 = 0, .uses_residual2 = 0,
-        .priority = 2008195,
+        .priority = 4008195,
         .launch = golden_small_proj_bias_residual_layernorm_sm80_64x128x32_s3_row_launch,
     },
     {
@@ -105,7 +105,7 @@ static const fusegen_kernel golden_small_kernels[] = {
         .n_stores = 1, .n_stores2 = 0,
         .uses_bias = 0, .uses_residual = 0, .uses_gamma = 0, .uses_beta = 0,
         .uses_bias2 = 0, .uses_residual2 = 0,
-        .priority = 2016388,
+        .priority = 4016388,
         .launch = golden_small_proj_scale_gelu_sm80_128x128x32_s4_launch,
     },
 };

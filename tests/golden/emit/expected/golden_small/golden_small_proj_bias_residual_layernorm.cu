@@ -32,7 +32,7 @@ using Gemm1 = fusegen_sm80::Gemm<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF16, 6
 
 }  // namespace proj_bias_residual_layernorm_sm80_64x128x32_s3_row
 
-extern "C" __global__ void __launch_bounds__(128) golden_small_proj_bias_residual_layernorm_sm80_64x128x32_s3_row_gemm1(fusegen_sm80::Params p)
+extern "C" __global__ void __launch_bounds__(128, 1) golden_small_proj_bias_residual_layernorm_sm80_64x128x32_s3_row_gemm1(fusegen_sm80::Params p)
 {
     proj_bias_residual_layernorm_sm80_64x128x32_s3_row::Gemm1::run(p);
 }
@@ -65,7 +65,7 @@ using Gemm1 = fusegen_sm80::Gemm<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF16, 6
 
 }  // namespace proj_bias_residual_layernorm_sm80_64x128x32_s3_split
 
-extern "C" __global__ void __launch_bounds__(128) golden_small_proj_bias_residual_layernorm_sm80_64x128x32_s3_split_gemm1(fusegen_sm80::Params p)
+extern "C" __global__ void __launch_bounds__(128, 1) golden_small_proj_bias_residual_layernorm_sm80_64x128x32_s3_split_gemm1(fusegen_sm80::Params p)
 {
     proj_bias_residual_layernorm_sm80_64x128x32_s3_split::Gemm1::run(p);
 }

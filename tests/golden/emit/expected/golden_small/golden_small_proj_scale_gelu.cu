@@ -33,7 +33,7 @@ using Gemm1 = fusegen_sm80::Gemm<fusegen_sm80::DT_F16, fusegen_sm80::DT_F32, 128
 
 }  // namespace proj_scale_gelu_sm80_128x128x32_s4
 
-extern "C" __global__ void __launch_bounds__(256) golden_small_proj_scale_gelu_sm80_128x128x32_s4_gemm1(fusegen_sm80::Params p)
+extern "C" __global__ void __launch_bounds__(256, 1) golden_small_proj_scale_gelu_sm80_128x128x32_s4_gemm1(fusegen_sm80::Params p)
 {
     proj_scale_gelu_sm80_128x128x32_s4::Gemm1::run(p);
 }

@@ -10,22 +10,23 @@
  *                             A[197][0] (a row in the last, partial row tile of every tile_m);
  *                        +Inf at A[77][0].
  *                      Expectations (IEEE rules along the kernel's op chain):
- *                        NaN rows: a NaN in A row m makes every GEMM1 value of row m NaN (NaN times
- *                          anything, zero included, is NaN); scale, bias and residual add finite
- *                          numbers; relu is written v < 0 ? 0 : v, which passes NaN; gelu, gelu_tanh
- *                          and silu are arithmetic on v; a norm's statistics are NaN; a store stores
- *                          the NaN; GEMM2 of a chain reads only row m of GEMM1's result. So every
- *                          element of that row of every output (out, each store, out2, each store2)
- *                          must be NaN. The float64 reference, which follows the same rules, agrees.
- *                        Inf row: each GEMM1 value of row 77 is +Inf * B[0][n] plus finite terms,
- *                          so +-Inf (NaN where the weight is 0), whatever the other weights are.
- *                          What follows depends on the op chain (relu(-Inf) is 0, gelu(-Inf) is
- *                          -Inf * 0 = NaN, a norm of a row holding an infinity is NaN), so the
- *                          reference, computed in float64 on the same values with the same
- *                          formulas, decides: where it is not finite the output must not be finite
- *                          (NaN and Inf both accepted: "NaN out, never garbage"); where it is
- *                          finite (relu(-Inf) = 0 with no norm before it) the element is compared
- *                          like any other.
+ *                        NaN rows: a NaN in A row m makes every GEMM1 value of row m NaN (NaN
+ *                          times anything, zero included, is NaN); scale, bias and residual add
+ *                          finite numbers; relu is written v < 0 ? 0 : v, which passes NaN;
+ *                          gelu, gelu_tanh and silu are arithmetic on v; a norm's statistics
+ *                          are NaN; a store stores the NaN; GEMM2 of a chain reads only row m
+ *                          of GEMM1's result. So every element of that row of every output
+ *                          (out, each store, out2, each store2) must be NaN. The float64
+ *                          reference, which follows the same rules, agrees.
+ *                        Inf row: each GEMM1 value of row 77 is +Inf times column n's weight
+ *                          at k = 0 plus finite terms, so +-Inf (NaN where that weight is 0),
+ *                          whatever the other weights are. What follows depends on the op
+ *                          chain (relu(-Inf) is 0, gelu(-Inf) is -Inf * 0 = NaN, a norm of a
+ *                          row holding an infinity is NaN), so the reference, computed in
+ *                          float64 on the same values with the same formulas, decides: where
+ *                          it is not finite the output must not be finite (NaN and Inf both
+ *                          accepted: "NaN out, never garbage"); where it is finite (relu(-Inf)
+ *                          = 0 with no norm before it) the element is compared like any other.
  *                        Every other row: finite, and within the tolerance of the float64
  *                          reference (relative L2 over the clean elements of each output).
  *                      No element may be left unwritten (still the 0xFF poison) and nothing may be
@@ -120,7 +121,7 @@ static void note_add(note *d, const char *fmt, ...)
 
 static void report(int ok, const char *kname, const char *check, const char *detail)
 {
-    printf("%s  %-54s %-18s %s\n", ok ? "PASS" : "FAIL", kname, check, detail ? detail : "");
+    printf("%s  %-56s %-18s %s\n", ok ? "PASS" : "FAIL", kname, check, detail ? detail : "");
     if (ok)
         g_pass++;
     else
@@ -130,7 +131,7 @@ static void report(int ok, const char *kname, const char *check, const char *det
 
 static void report_skip(const char *kname, const char *check, const char *detail)
 {
-    printf("SKIP  %-54s %-18s %s\n", kname, check, detail ? detail : "");
+    printf("SKIP  %-56s %-18s %s\n", kname, check, detail ? detail : "");
     g_skip++;
     fflush(stdout);
 }
@@ -179,7 +180,8 @@ static double dot(const double *x, const double *y, int64_t k)
 /* c[m, n] = a[m, k] bt[n, k]^T, in K chunks so that the rows of a chunk stay in cache when K is
  * large. IEEE arithmetic: a NaN or infinity in a row of a reaches that row of c only. */
 #define REF_KCHUNK 2048
-static void ref_matmul(int64_t m, int64_t n, int64_t k, const double *a, const double *bt, double *c)
+static void ref_matmul(int64_t m, int64_t n, int64_t k, const double *a, const double *bt,
+                       double *c)
 {
     for (int64_t k0 = 0; k0 < k; k0 += REF_KCHUNK) {
         int64_t len = k - k0 < REF_KCHUNK ? k - k0 : REF_KCHUNK;
@@ -413,7 +415,7 @@ static int compare_poisoned(const out_view *o, const int *row_kind, note *d)
     gpu_l2 e = {0};
     long nan_want = 0, nan_bad = 0;          /* NaN rows: elements, those not NaN */
     long inf_nonfin = 0, inf_bad = 0;        /* Inf row: non-finite in the reference, finite out */
-    long inf_nan = 0, inf_inf = 0;           /* Inf row: what came out where it must not be finite */
+    long inf_nan = 0, inf_inf = 0;           /* Inf row: what came out there */
     long inf_fin = 0;                        /* Inf row: finite in the reference */
     long ref_odd = 0;                        /* reference not NaN in a NaN row, or not finite in a
                                               * clean row: a test bug, never the kernel's */

@@ -39,6 +39,11 @@ if [ -x "$build/tests/gpu/fusegen_test_kernels" ]; then
   grep -E '^[0-9]+ passed, [0-9]+ failed|worst|seed' "$out/gpu-kernels.log" >>"$out/summary.txt"
 fi
 
+if [ -x "$build/tests/gpu/fusegen_test_numerics" ]; then
+  "$build/tests/gpu/fusegen_test_numerics" >"$out/gpu-numerics.log" 2>&1
+  status "numerics" "$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$out/gpu-numerics.log" | tail -1)"
+fi
+
 if [ $sanitize = 1 ] && command -v compute-sanitizer >/dev/null 2>&1 && [ -x "$build/tests/gpu/fusegen_test_kernels" ]; then
   for tool in ${FUSEGEN_SANITIZE_TOOLS:-memcheck racecheck synccheck}; do
     timeout "${FUSEGEN_SANITIZE_TIMEOUT:-150}" compute-sanitizer --tool $tool --error-exitcode 9 \

@@ -115,13 +115,14 @@ static bool plan__sm90_strategy_ok(const fg_tile *t1, fg_strategy s)
 }
 
 /* Among eligible kernels the dispatch takes the largest priority: row kernels (and kernels
- * without a norm) first, then cluster kernels (one pass too, plus a cluster exchange), then
- * split ones (two passes); then the arch-specific family (it only runs where it is faster);
- * then larger tiles; then deeper pipelines. */
+ * without a norm) first (one pass); then split kernels, then cluster kernels: on an H200
+ * (2026-11-30, bench/NOTES.md) the cluster kernels measured 1.2-1.3x slower than the split
+ * ones, their epilogue being exposed while the tensor cores idle; then the arch-specific
+ * family (it only runs where it is faster); then larger tiles; then deeper pipelines. */
 static int plan__priority(fg_family f, fg_strategy s, const fg_tile *t)
 {
     int family_rank = f == FG_FAMILY_SM90 ? 1 : 0;
-    int strategy_rank = s == FG_STRATEGY_SPLIT ? 0 : s == FG_STRATEGY_CLUSTER ? 1 : 2;
+    int strategy_rank = s == FG_STRATEGY_CLUSTER ? 0 : s == FG_STRATEGY_SPLIT ? 1 : 2;
     return strategy_rank * 2000000 + family_rank * 1000000 + (int)(t->m * t->n) + (int)t->stages;
 }
 

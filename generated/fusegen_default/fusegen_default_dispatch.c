@@ -274,7 +274,7 @@ static const fusegen_kernel fusegen_default_kernels[] = {
         .n_stores = 1, .n_stores2 = 0,
         .uses_bias = 1, .uses_residual = 1, .uses_gamma = 1, .uses_beta = 1,
         .uses_bias2 = 0, .uses_residual2 = 0,
-        .priority = 3016387,
+        .priority = 1016387,
         .launch = fusegen_default_proj_bias_residual_layernorm_sm90a_128x128x64_s3_cluster_launch,
     },
     {
@@ -299,7 +299,7 @@ static const fusegen_kernel fusegen_default_kernels[] = {
         .n_stores = 1, .n_stores2 = 0,
         .uses_bias = 1, .uses_residual = 1, .uses_gamma = 1, .uses_beta = 1,
         .uses_bias2 = 0, .uses_residual2 = 0,
-        .priority = 1016387,
+        .priority = 3016387,
         .launch = fusegen_default_proj_bias_residual_layernorm_sm90a_128x128x64_s3_split_launch,
     },
     {
@@ -324,7 +324,7 @@ static const fusegen_kernel fusegen_default_kernels[] = {
         .n_stores = 1, .n_stores2 = 0,
         .uses_bias = 1, .uses_residual = 1, .uses_gamma = 1, .uses_beta = 1,
         .uses_bias2 = 0, .uses_residual2 = 0,
-        .priority = 3032771,
+        .priority = 1032771,
         .launch = fusegen_default_proj_bias_residual_layernorm_sm90a_128x256x64_s3_cluster_launch,
     },
     {
@@ -349,7 +349,7 @@ static const fusegen_kernel fusegen_default_kernels[] = {
         .n_stores = 1, .n_stores2 = 0,
         .uses_bias = 1, .uses_residual = 1, .uses_gamma = 1, .uses_beta = 1,
         .uses_bias2 = 0, .uses_residual2 = 0,
-        .priority = 1032771,
+        .priority = 3032771,
         .launch = fusegen_default_proj_bias_residual_layernorm_sm90a_128x256x64_s3_split_launch,
     },
     {
@@ -399,7 +399,7 @@ static const fusegen_kernel fusegen_default_kernels[] = {
         .n_stores = 1, .n_stores2 = 0,
         .uses_bias = 1, .uses_residual = 1, .uses_gamma = 1, .uses_beta = 1,
         .uses_bias2 = 0, .uses_residual2 = 0,
-        .priority = 16387,
+        .priority = 2016387,
         .launch = fusegen_default_proj_bias_residual_layernorm_sm80_128x128x64_s3_split_launch,
     },
     {
@@ -449,7 +449,7 @@ static const fusegen_kernel fusegen_default_kernels[] = {
         .n_stores = 1, .n_stores2 = 0,
         .uses_bias = 1, .uses_residual = 1, .uses_gamma = 1, .uses_beta = 1,
         .uses_bias2 = 0, .uses_residual2 = 0,
-        .priority = 32771,
+        .priority = 2032771,
         .launch = fusegen_default_proj_bias_residual_layernorm_sm80_128x256x64_s3_split_launch,
     },
     {
@@ -499,7 +499,7 @@ static const fusegen_kernel fusegen_default_kernels[] = {
         .n_stores = 1, .n_stores2 = 0,
         .uses_bias = 1, .uses_residual = 1, .uses_gamma = 1, .uses_beta = 1,
         .uses_bias2 = 0, .uses_residual2 = 0,
-        .priority = 16388,
+        .priority = 2016388,
         .launch = fusegen_default_proj_bias_residual_layernorm_sm80_64x256x32_s4_split_launch,
     },
     {
@@ -599,7 +599,7 @@ static const fusegen_kernel fusegen_default_kernels[] = {
         .n_stores = 0, .n_stores2 = 0,
         .uses_bias = 1, .uses_residual = 0, .uses_gamma = 1, .uses_beta = 0,
         .uses_bias2 = 0, .uses_residual2 = 0,
-        .priority = 16387,
+        .priority = 2016387,
         .launch = fusegen_default_proj_bias_rmsnorm_silu_sm80_64x256x32_s3_split_launch,
     },
     {
@@ -649,7 +649,7 @@ static const fusegen_kernel fusegen_default_kernels[] = {
         .n_stores = 0, .n_stores2 = 0,
         .uses_bias = 1, .uses_residual = 1, .uses_gamma = 1, .uses_beta = 1,
         .uses_bias2 = 1, .uses_residual2 = 0,
-        .priority = 3016387,
+        .priority = 1016387,
         .launch = fusegen_default_block_tail_sm90a_128x128x64_s3_cluster_g2_128x256x64_s3_launch,
     },
     {
@@ -674,7 +674,7 @@ static const fusegen_kernel fusegen_default_kernels[] = {
         .n_stores = 0, .n_stores2 = 0,
         .uses_bias = 1, .uses_residual = 1, .uses_gamma = 1, .uses_beta = 1,
         .uses_bias2 = 1, .uses_residual2 = 0,
-        .priority = 1016387,
+        .priority = 3016387,
         .launch = fusegen_default_block_tail_sm90a_128x128x64_s3_split_g2_128x256x64_s3_launch,
     },
     {
@@ -724,7 +724,7 @@ static const fusegen_kernel fusegen_default_kernels[] = {
         .n_stores = 0, .n_stores2 = 0,
         .uses_bias = 1, .uses_residual = 1, .uses_gamma = 1, .uses_beta = 1,
         .uses_bias2 = 1, .uses_residual2 = 0,
-        .priority = 16387,
+        .priority = 2016387,
         .launch = fusegen_default_block_tail_sm80_128x128x64_s3_split_g2_128x256x64_s3_launch,
     },
 };

@@ -80,7 +80,7 @@ static const fusegen_kernel golden_small_kernels[] = {
         .n_stores = 0, .n_stores2 = 0,
         .uses_bias = 1, .uses_residual = 1, .uses_gamma = 1, .uses_beta = 1,
         .uses_bias2 = 0, .uses_residual2 = 0,
-        .priority = 8195,
+        .priority = 2008195,
         .launch = golden_small_proj_bias_residual_layernorm_sm80_64x128x32_s3_split_launch,
     },
     {

@@ -18,6 +18,7 @@
 #include "check.h"
 #include "diag.h"
 #include "emit.h"
+#include "rtc.h"
 #include "out.h"
 #include "plan.h"
 #include "spec.h"
@@ -39,6 +40,7 @@ typedef struct options {
     const char *out_dir;
     const char *depfile;
     const char *templates;
+    int nvrtc;               /* check --nvrtc */
 } options;
 
 /* One spec on its way through the stages. */
@@ -64,13 +66,16 @@ static const char help_text[] =
     "commands:\n"
     "  generate   parse, check and plan every SPEC, then write the library sources under DIR\n"
     "             (DIR/<library>/...). Nothing is written when any spec has an error.\n"
-    "  check      parse, check and plan every SPEC; write nothing\n"
+    "  check      parse, check and plan every SPEC; write nothing. With --nvrtc, also render\n"
+    "             every kernel file and compile it with NVRTC for each arch it targets\n"
+    "             (no GPU needed); NVRTC's messages name the generated file's lines\n"
     "  list       print the kernels (variants) every SPEC plans, one per line\n"
     "\n"
     "options:\n"
     "  -o, --output DIR     folder to write into (generate)\n"
     "  --depfile FILE       also write a Make-style depfile (generate); FILE is relative to\n"
     "                       the current folder, not to DIR\n"
+    "  --nvrtc              compile the rendered kernels with NVRTC (check)\n"
     "  --templates DIR      template folder (default: $FUSEGEN_TEMPLATE_DIR, else\n"
     "                       ../share/fusegen/templates next to the program, else the one\n"
     "                       fusegen was built with)\n"
@@ -176,6 +181,10 @@ static int parse_args(int argc, char **argv, options *o)
             if (o->depfile) return usage_error("option '%s' given twice", a);
             if (!*v) return usage_error("the depfile name is empty");
             o->depfile = v;
+        } else if (strcmp(a, "--nvrtc") == 0) {
+            if (o->cmd != CMD_CHECK) return usage_error("option '%s' applies only to 'check'", a);
+            if (!fg_rtc_available()) return usage_error("this fusegen was built without NVRTC: '--nvrtc' is not available");
+            o->nvrtc = 1;
         } else if ((r = take_value(argc, argv, &i, NULL, "--templates", &v)) != 0) {
             if (r < 0) return usage_error("option '%s' needs a folder", a);
             if (o->cmd == CMD_LIST) return usage_error("option '%s' does not apply to 'list'", a);
@@ -372,6 +381,24 @@ int main(int argc, char **argv)
     switch (opt.cmd) {
     case CMD_CHECK:
         rc = EXIT_OK;
+        if (opt.nvrtc) {
+            /* Render every library in memory and compile its kernel files; nothing is written. */
+            const char *tdir = template_dir(&opt);
+            for (size_t i = 0; i < opt.n_specs && rc == EXIT_OK; i++) {
+                fg_out out;
+                fg_out_init(&out, &arena);
+                fg_diag_set_source(&d, jobs[i].path, jobs[i].text, jobs[i].len);
+                if (fg_emit_library(&arena, &jobs[i].plan, tdir, &out, &d) != 0) {
+                    rc = EXIT_SPEC;
+                    break;
+                }
+                int failed = fg_rtc_check(&jobs[i].plan, &out, stdout);
+                if (failed != 0) {
+                    fprintf(stderr, "%s: error: %d kernel file compile(s) failed with NVRTC\n", jobs[i].path, failed);
+                    rc = EXIT_SPEC;
+                }
+            }
+        }
         break;
     case CMD_LIST:
         print_list(jobs, opt.n_specs);

@@ -1,0 +1,42 @@
+#!/bin/sh
+# fusegen check --nvrtc: a good spec compiles (exit 0, one "ok" line per kernel file and arch);
+# a kernel template broken on purpose fails (exit 1) with NVRTC's message naming the generated
+# file, and nothing is written.
+#   nvrtc_test.sh FUSEGEN SOURCE_DIR
+set -u
+fusegen=$1
+src=$2
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail=0
+cd "$src" || exit 1
+
+"$fusegen" check --nvrtc tests/golden/emit/small.json >"$tmp/out" 2>"$tmp/err"
+rc=$?
+oks=$(grep -c '^ok ' "$tmp/out")
+if [ $rc -ne 0 ] || [ "$oks" -ne 2 ]; then
+    echo "FAIL good spec: rc=$rc, $oks ok lines"; cat "$tmp/out" "$tmp/err"; fail=1
+else
+    echo "PASS good spec compiles with NVRTC ($oks files x archs)"
+fi
+
+cp -R templates "$tmp/templates"
+printf '\nthis is not C++;\n' >>"$tmp/templates/kernels/kernel.cu.tmpl"
+"$fusegen" check --nvrtc --templates "$tmp/templates" tests/golden/emit/small.json >"$tmp/out" 2>"$tmp/err"
+rc=$?
+if [ $rc -ne 1 ] || ! grep -q 'golden_small_proj_bias_residual_layernorm.cu([0-9]*): error' "$tmp/err"; then
+    echo "FAIL broken template: rc=$rc"; cat "$tmp/out" "$tmp/err"; fail=1
+else
+    echo "PASS broken template: exit 1, NVRTC error located in the generated file"
+fi
+
+"$fusegen" generate --nvrtc tests/golden/emit/small.json -o "$tmp/never" >/dev/null 2>&1
+rc=$?
+if [ $rc -ne 2 ] || [ -e "$tmp/never" ]; then
+    echo "FAIL --nvrtc with generate: rc=$rc"; fail=1
+else
+    echo "PASS --nvrtc applies only to check"
+fi
+
+if [ $fail -eq 0 ]; then echo "3 passed, 0 failed"; else echo "some failed"; fi
+exit $fail

@@ -829,12 +829,15 @@ static void test_kernel(const fusegen_kernel *k, gpu_rng *rng, cudaStream_t stre
             det = *det_split = 1;
         if (i == 0 && k->strategy == FUSEGEN_STRATEGY_ROW && !*det_row)
             det = *det_row = 1;
+        /* every cluster kernel: its CTAs add their partials through distributed shared memory */
+        if (i == 0 && k->strategy == FUSEGEN_STRATEGY_CLUSTER)
+            det = 1;
         int before = ran;
         run_case(k, &shapes[i], det, rng, stream, &ran, &ran_tail);
         if (det && ran == before) {   /* skipped: let a later kernel do it */
             if (k->strategy == FUSEGEN_STRATEGY_SPLIT)
                 *det_split = 0;
-            else
+            else if (k->strategy == FUSEGEN_STRATEGY_ROW)
                 *det_row = 0;
         }
     }

@@ -45,7 +45,8 @@ static gpu_shape shape_for(const fusegen_kernel *k)
 {
     int64_t al = k->align_elems > 0 ? k->align_elems : 1;
     int64_t n = round_up(1000, al);
-    if (k->strategy == FUSEGEN_STRATEGY_ROW && k->max_n > 0 && k->max_n < n)
+    if ((k->strategy == FUSEGEN_STRATEGY_ROW || k->strategy == FUSEGEN_STRATEGY_CLUSTER) && k->max_n > 0 &&
+        k->max_n < n)
         n = k->max_n / al * al;
     gpu_shape s = {"graph", 1003, n, round_up(1000, al), k->chain ? round_up(520, al) : 0, 0};
     return s;
@@ -65,6 +66,17 @@ static const fusegen_kernel *find_split_norm(const fusegen_library *lib)
     for (size_t i = 0; i < lib->n_kernels; i++) {
         const fusegen_kernel *k = &lib->kernels[i];
         if (!k->chain && k->strategy == FUSEGEN_STRATEGY_SPLIT && has_norm(k) && eligible(k))
+            return k;
+    }
+    return NULL;
+}
+
+/* A cluster-strategy norm kernel (launched with cluster dimensions), when one can run here. */
+static const fusegen_kernel *find_cluster_norm(const fusegen_library *lib)
+{
+    for (size_t i = 0; i < lib->n_kernels; i++) {
+        const fusegen_kernel *k = &lib->kernels[i];
+        if (!k->chain && k->strategy == FUSEGEN_STRATEGY_CLUSTER && eligible(k))
             return k;
     }
     return NULL;
@@ -183,15 +195,18 @@ int main(void)
         return 1;
     }
     printf("split norm kernel: %s\nchain kernel: %s\n", ks->name, kc->name);
+    const fusegen_kernel *kcl = find_cluster_norm(lib);
+    printf("cluster norm kernel: %s\n", kcl ? kcl->name : "(none can run here)");
 
     cudaStream_t stream;
     GPU_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
     gpu_rng rng;
     gpu_rng_seed(&rng, seed);
 
-    gpu_case cs[2];
-    const fusegen_kernel *kk[2] = {ks, kc};
-    for (int i = 0; i < 2; i++) {
+    gpu_case cs[3];
+    const fusegen_kernel *kk[3] = {ks, kc, kcl};
+    const int n_k = kcl ? 3 : 2;
+    for (int i = 0; i < n_k; i++) {
         gpu_shape s = shape_for(kk[i]);
         gpu_case_init(&cs[i], kk[i], &s, &rng);
         fusegen_status st = gpu_case_upload(&cs[i]);
@@ -206,15 +221,15 @@ int main(void)
     }
 
     /* Direct runs: the expected bytes. */
-    saved want[2] = {{0, {NULL}}, {0, {NULL}}};
+    saved want[3] = {{0, {NULL}}, {0, {NULL}}, {0, {NULL}}};
     int direct_ok = 1;
-    for (int i = 0; i < 2; i++)
+    for (int i = 0; i < n_k; i++)
         gpu_case_poison(&cs[i], stream);
-    for (int i = 0; i < 2; i++)
+    for (int i = 0; i < n_k; i++)
         direct_ok &= run_direct(&cs[i], stream);
     GPU_CHECK(cudaStreamSynchronize(stream));
     GPU_CHECK(cudaGetLastError());
-    for (int i = 0; i < 2; i++) {
+    for (int i = 0; i < n_k; i++) {
         gpu_case_download(&cs[i]);
         save(&cs[i], &want[i]);
         long bad = unwritten(&cs[i]);
@@ -230,18 +245,18 @@ int main(void)
     cudaGraph_t graph = NULL;
     cudaGraphExec_t exec = NULL;
     if (graph_ok) {
-        for (int i = 0; i < 2; i++)
+        for (int i = 0; i < n_k; i++)
             gpu_case_poison(&cs[i], stream);
         GPU_CHECK(cudaStreamSynchronize(stream));
         GPU_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal));
-        fusegen_status st[2];
-        char detail[2][400];
-        for (int i = 0; i < 2; i++) {
+        fusegen_status st[3];
+        char detail[3][400];
+        for (int i = 0; i < n_k; i++) {
             st[i] = gpu_case_run(&cs[i], stream);
             snprintf(detail[i], sizeof detail[i], "%s", fusegen_last_detail());
         }
         cudaError_t cap = cudaStreamEndCapture(stream, &graph);
-        for (int i = 0; i < 2; i++) {
+        for (int i = 0; i < n_k; i++) {
             char note[600];
             snprintf(note, sizeof note, "%s: %s%s%s", kk[i]->name, fusegen_status_name(st[i]),
                      st[i] == FUSEGEN_OK ? "" : ": ", st[i] == FUSEGEN_OK ? "" : detail[i]);
@@ -267,12 +282,12 @@ int main(void)
             (void)cudaGetLastError();
     }
     for (int rep = 0; graph_ok && rep < 2; rep++) {
-        for (int i = 0; i < 2; i++)
+        for (int i = 0; i < n_k; i++)
             gpu_case_poison(&cs[i], stream);
         GPU_CHECK(cudaGraphLaunch(exec, stream));
         GPU_CHECK(cudaStreamSynchronize(stream));
         GPU_CHECK(cudaGetLastError());
-        for (int i = 0; i < 2; i++) {
+        for (int i = 0; i < n_k; i++) {
             gpu_case_download(&cs[i]);
             size_t d = differ(&cs[i], &want[i]);
             char note[200];
@@ -286,7 +301,7 @@ int main(void)
         GPU_CHECK(cudaGraphExecDestroy(exec));
     if (graph)
         GPU_CHECK(cudaGraphDestroy(graph));
-    for (int i = 0; i < 2; i++) {
+    for (int i = 0; i < n_k; i++) {
         unsave(&want[i]);
         gpu_case_free(&cs[i]);
     }

@@ -234,9 +234,15 @@ function(fusegen_add_library)
   add_library(${t} STATIC $<TARGET_OBJECTS:${t}_objects>)
   add_library(${t}_shared SHARED $<TARGET_OBJECTS:${t}_objects>)
   get_target_property(dirs ${t}_objects INTERFACE_INCLUDE_DIRECTORIES)
+  # The static library leaves the runtime to the program's link; the shared one carries it
+  # whole, so that loading the .so alone (from Python, say) gives the complete C API.
+  target_link_libraries(${t} PUBLIC ${FUSEGEN_RUNTIME_TARGET} CUDA::cudart)
+  target_link_libraries(${t}_shared PRIVATE "$<LINK_LIBRARY:WHOLE_ARCHIVE,${FUSEGEN_RUNTIME_TARGET}>"
+                                    PUBLIC CUDA::cudart)
+  target_include_directories(${t}_shared PUBLIC
+    $<TARGET_PROPERTY:${FUSEGEN_RUNTIME_TARGET},INTERFACE_INCLUDE_DIRECTORIES>)
   foreach(lt ${t} ${t}_shared)
     target_include_directories(${lt} PUBLIC ${dirs})
-    target_link_libraries(${lt} PUBLIC ${FUSEGEN_RUNTIME_TARGET} CUDA::cudart)
     set_target_properties(${lt} PROPERTIES
       OUTPUT_NAME ${lib}
       LINKER_LANGUAGE CUDA

@@ -1,0 +1,45 @@
+"""fusegen_torch: the fused kernels of a fusegen library as PyTorch custom ops.
+
+    import torch, fusegen_torch
+    y, pre_norm = fusegen_torch.linear_residual_layernorm(x, w, b, residual, gamma, beta, eps=1e-5)
+    out2 = fusegen_torch.block_tail(x, w1, b1, residual, gamma, beta, w2, b2, eps=1e-5)
+    # or, equally (and what torch.compile sees): torch.ops.fusegen.linear_residual_layernorm(...)
+
+The kernel library is loaded with ctypes on first use: $FUSEGEN_LIBRARY, else
+libfusegen_default.so next to this package, in $FUSEGEN_BUILD_DIR, or in <repo>/build.
+Pure Python: nothing here is compiled. Without PyTorch only the library queries work
+(kernels(), load_library()); the ops need PyTorch.
+"""
+
+from . import _capi
+from ._capi import (FusegenError, FusegenLibraryError, KernelInfo, find_library_path,
+                    load_library)
+
+__version__ = "0.1.0"
+
+try:
+    import torch as _torch  # noqa: F401
+except ImportError:  # the ctypes layer stays usable without PyTorch
+    _torch = None
+
+if _torch is not None:
+    from .ops import block_tail, linear_residual_layernorm, selected_kernel
+else:
+    def _needs_torch(*_args, **_kwargs):
+        raise ImportError("fusegen_torch: the ops need PyTorch (pip install torch); only "
+                          "kernels() and load_library() work without it")
+
+    linear_residual_layernorm = block_tail = selected_kernel = _needs_torch
+
+
+def kernels():
+    """Every kernel of the loaded library, in table order, as KernelInfo named tuples
+    (name, spec_kernel, strategy, tile, stages, tile2, sm, arch_specific, epilogue, epilogue2,
+    eps, max_n, align_elems, priority)."""
+    lib = load_library()
+    return [_capi.kernel_info(k) for k in lib.kernel_ptrs()]
+
+
+__all__ = ["linear_residual_layernorm", "block_tail", "kernels", "selected_kernel",
+           "load_library", "find_library_path", "FusegenError", "FusegenLibraryError",
+           "KernelInfo"]

@@ -1,0 +1,317 @@
+"""The PyTorch custom ops over the fusegen kernel library (torch.library.custom_op).
+
+    fusegen::linear_residual_layernorm(x, weight, bias, residual, gamma, beta, eps) -> (y, pre_norm)
+        pre_norm = x @ weight.T + bias + residual;  y = relu(layer_norm(pre_norm) * gamma + beta)
+    fusegen::block_tail(x, w1, b1, residual, gamma, beta, w2, b2, eps) -> out2
+        h = layer_norm(x @ w1.T + b1 + residual) * gamma + beta;  out2 = relu(h @ w2.T + b2)
+
+Outputs and workspace come from PyTorch's allocator on the inputs' device; the kernels run on
+torch.cuda.current_stream() of that device. No autograd formula is registered: the ops are for
+inference (calling backward through them raises PyTorch's "no autograd formula" error).
+"""
+
+import threading
+from typing import Tuple
+
+import torch
+
+from . import _capi
+
+LINEAR_RESIDUAL_LAYERNORM = "fusegen::linear_residual_layernorm"
+BLOCK_TAIL = "fusegen::block_tail"
+
+# The epilogue signatures of the default library's kernels (specs/default.json).
+EPILOGUE_FUSED = b"bias+residual+store+layernorm+relu"
+EPILOGUE_CHAIN1 = b"bias+residual+layernorm"
+EPILOGUE_CHAIN2 = b"bias+relu"
+
+ALIGN_ELEMS = 8          # K, N and N2 must be multiples of this (every kernel's align_elems)
+WORKSPACE_ALIGN = 256    # fusegen_run's requirement on the workspace pointer
+
+
+class _Plan:
+    """A kernel chosen for one problem on one device, and what a run needs besides pointers."""
+    __slots__ = ("kernel", "problem", "workspace_bytes", "eps", "name")
+
+    def __init__(self, kernel, problem, workspace_bytes, eps, name):
+        self.kernel = kernel
+        self.problem = problem
+        self.workspace_bytes = workspace_bytes
+        self.eps = eps
+        self.name = name
+
+
+_MAX_PLANS = 4096
+_plans = {}
+_plans_lock = threading.Lock()
+
+
+def _plan(key, problem):
+    """fusegen_select + fusegen_workspace_size, once per (op, device, shape). The caller has
+    made the tensors' device current (problem.sm is 0: the current device)."""
+    plan = _plans.get(key)
+    if plan is not None:
+        return plan
+    lib = _capi.load_library()
+    kernel = lib.select(problem)
+    ws = lib.workspace_size(kernel, problem)
+    plan = _Plan(kernel, problem, ws, _capi.norm_eps(kernel), _capi._s(kernel.contents.name))
+    with _plans_lock:
+        if len(_plans) >= _MAX_PLANS:   # many distinct shapes (e.g. varying M): start over
+            _plans.clear()
+        _plans[key] = plan
+    return plan
+
+
+def _op_name(op):
+    return op.split("::")[1]
+
+
+def _check(op, name, t, dtype, device, shape):
+    """dtype, device, contiguity and shape of one input, with messages that say which."""
+    if not isinstance(t, torch.Tensor):
+        raise TypeError(f"{op}: {name} must be a torch.Tensor, got {type(t).__name__}")
+    if t.dtype != dtype:
+        raise TypeError(f"{op}: {name} must be torch.bfloat16 (the fusegen kernels of this "
+                        f"library take bf16), got {t.dtype}")
+    if t.device.type != "cuda":
+        raise ValueError(f"{op}: {name} must be a CUDA tensor, got device {t.device}")
+    if device is not None and t.device != device:
+        raise ValueError(f"{op}: {name} is on {t.device} but x is on {device}; all inputs "
+                         "must be on one device")
+    if tuple(t.shape) != tuple(shape):
+        raise ValueError(f"{op}: {name} must have shape {list(shape)}, got {list(t.shape)}")
+    if not t.is_contiguous():
+        raise ValueError(f"{op}: {name} must be contiguous (row-major, packed); got strides "
+                         f"{list(t.stride())} for shape {list(t.shape)}: call .contiguous()")
+
+
+def _check_2d(op, name, t):
+    if not isinstance(t, torch.Tensor):
+        raise TypeError(f"{op}: {name} must be a torch.Tensor, got {type(t).__name__}")
+    if t.dim() != 2:
+        raise ValueError(f"{op}: {name} must be 2-D, got shape {list(t.shape)}")
+
+
+def _check_multiple(op, what, value):
+    if value % ALIGN_ELEMS != 0:
+        raise ValueError(f"{op}: {what} = {value} must be a multiple of {ALIGN_ELEMS} (the "
+                         "fusegen kernels load 16-byte vectors of 8 bf16 elements)")
+
+
+def _check_eps(op, plan, eps):
+    if plan.eps is None:
+        raise RuntimeError(f"{op}: kernel {plan.name} has no LayerNorm op in its table")
+    if not _capi.same_f32(eps, plan.eps):
+        raise ValueError(f"{op}: eps = {eps!r} but kernel {plan.name} was generated with "
+                         f"eps = {plan.eps!r} (eps is fixed in the spec at generation time; pass "
+                         f"eps={plan.eps!r} or generate a library with the eps you need)")
+
+
+def _workspace(op, nbytes, device):
+    """A uint8 tensor of nbytes from the caching allocator (None for 0 bytes)."""
+    if nbytes == 0:
+        return None, 0
+    ws = torch.empty(nbytes, dtype=torch.uint8, device=device)
+    if ws.data_ptr() % WORKSPACE_ALIGN != 0:
+        raise RuntimeError(f"{op}: the workspace from PyTorch's allocator at {ws.data_ptr():#x} "
+                           f"is not {WORKSPACE_ALIGN}-byte aligned")
+    return ws, ws.data_ptr()
+
+
+def _stream(device):
+    return torch.cuda.current_stream(device).cuda_stream
+
+
+# ---- fusegen::linear_residual_layernorm ---------------------------------------------------------
+
+def _lrl_shapes(x, weight, bias, residual, gamma, beta):
+    op = LINEAR_RESIDUAL_LAYERNORM
+    _check_2d(op, "x", x)
+    _check_2d(op, "weight", weight)
+    m, k = x.shape
+    n = weight.shape[0]
+    bf16 = torch.bfloat16
+    _check(op, "x", x, bf16, None, (m, k))
+    dev = x.device
+    _check(op, "weight", weight, bf16, dev, (n, k))
+    _check(op, "bias", bias, bf16, dev, (n,))
+    _check(op, "residual", residual, bf16, dev, (m, n))
+    _check(op, "gamma", gamma, bf16, dev, (n,))
+    _check(op, "beta", beta, bf16, dev, (n,))
+    if n == 0 or k == 0:
+        raise ValueError(f"{op}: N = {n} and K = {k} must be at least 1")
+    _check_multiple(op, "N (weight.shape[0])", n)
+    _check_multiple(op, "K (x.shape[1])", k)
+    return m, n, k
+
+
+@torch.library.custom_op(LINEAR_RESIDUAL_LAYERNORM, mutates_args=())
+def _linear_residual_layernorm(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor,
+                               residual: torch.Tensor, gamma: torch.Tensor, beta: torch.Tensor,
+                               eps: float) -> Tuple[torch.Tensor, torch.Tensor]:
+    op = LINEAR_RESIDUAL_LAYERNORM
+    m, n, k = _lrl_shapes(x, weight, bias, residual, gamma, beta)
+    dev = x.device
+    with torch.cuda.device(dev):
+        y = torch.empty((m, n), dtype=torch.bfloat16, device=dev)
+        pre_norm = torch.empty((m, n), dtype=torch.bfloat16, device=dev)
+        plan = _plan((op, dev.index, n, k, m),
+                     _capi.make_problem(max(m, 1), n, k, EPILOGUE_FUSED))
+        _check_eps(op, plan, eps)
+        if m == 0:
+            return y, pre_norm
+        ws, ws_ptr = _workspace(op, plan.workspace_bytes, dev)
+        args = _capi.Args()
+        args.a = x.data_ptr()
+        args.b = weight.data_ptr()
+        args.out = y.data_ptr()
+        args.bias = bias.data_ptr()
+        args.residual = residual.data_ptr()
+        args.gamma = gamma.data_ptr()
+        args.beta = beta.data_ptr()
+        args.store[0] = pre_norm.data_ptr()
+        _capi.load_library().run(plan.kernel, plan.problem, args, ws_ptr, plan.workspace_bytes,
+                                 _stream(dev))
+        del ws  # back to the caching allocator, in order on this stream
+    return y, pre_norm
+
+
+@_linear_residual_layernorm.register_fake
+def _linear_residual_layernorm_fake(x, weight, bias, residual, gamma, beta, eps):
+    op = LINEAR_RESIDUAL_LAYERNORM
+    _check_2d(op, "x", x)
+    _check_2d(op, "weight", weight)
+    torch._check(x.dtype == torch.bfloat16,
+                 lambda: f"{op}: x must be torch.bfloat16, got {x.dtype}")
+    m = x.shape[0]
+    n = weight.shape[0]
+    y = x.new_empty((m, n))
+    pre_norm = x.new_empty((m, n))
+    return y, pre_norm
+
+
+# ---- fusegen::block_tail ---------------------------------------------------------------------------
+
+def _tail_shapes(x, w1, b1, residual, gamma, beta, w2, b2):
+    op = BLOCK_TAIL
+    _check_2d(op, "x", x)
+    _check_2d(op, "w1", w1)
+    _check_2d(op, "w2", w2)
+    m, k = x.shape
+    n = w1.shape[0]
+    n2 = w2.shape[0]
+    bf16 = torch.bfloat16
+    _check(op, "x", x, bf16, None, (m, k))
+    dev = x.device
+    _check(op, "w1", w1, bf16, dev, (n, k))
+    _check(op, "b1", b1, bf16, dev, (n,))
+    _check(op, "residual", residual, bf16, dev, (m, n))
+    _check(op, "gamma", gamma, bf16, dev, (n,))
+    _check(op, "beta", beta, bf16, dev, (n,))
+    _check(op, "w2", w2, bf16, dev, (n2, n))
+    _check(op, "b2", b2, bf16, dev, (n2,))
+    if n == 0 or k == 0 or n2 == 0:
+        raise ValueError(f"{op}: N = {n}, K = {k} and N2 = {n2} must be at least 1")
+    _check_multiple(op, "N (w1.shape[0])", n)
+    _check_multiple(op, "K (x.shape[1])", k)
+    _check_multiple(op, "N2 (w2.shape[0])", n2)
+    return m, n, k, n2
+
+
+@torch.library.custom_op(BLOCK_TAIL, mutates_args=())
+def _block_tail(x: torch.Tensor, w1: torch.Tensor, b1: torch.Tensor, residual: torch.Tensor,
+                gamma: torch.Tensor, beta: torch.Tensor, w2: torch.Tensor, b2: torch.Tensor,
+                eps: float) -> torch.Tensor:
+    op = BLOCK_TAIL
+    m, n, k, n2 = _tail_shapes(x, w1, b1, residual, gamma, beta, w2, b2)
+    dev = x.device
+    with torch.cuda.device(dev):
+        out2 = torch.empty((m, n2), dtype=torch.bfloat16, device=dev)
+        plan = _plan((op, dev.index, n, k, n2, m),
+                     _capi.make_problem(max(m, 1), n, k, EPILOGUE_CHAIN1, n2=n2,
+                                        epilogue2=EPILOGUE_CHAIN2))
+        _check_eps(op, plan, eps)
+        if m == 0:
+            return out2
+        ws, ws_ptr = _workspace(op, plan.workspace_bytes, dev)
+        # The runtime requires args.out (GEMM1's [M, N] result) although the chain keeps that
+        # result in the workspace: a scratch tensor that the kernels may or may not write.
+        scratch = torch.empty((m, n), dtype=torch.bfloat16, device=dev)
+        args = _capi.Args()
+        args.a = x.data_ptr()
+        args.b = w1.data_ptr()
+        args.out = scratch.data_ptr()
+        args.bias = b1.data_ptr()
+        args.residual = residual.data_ptr()
+        args.gamma = gamma.data_ptr()
+        args.beta = beta.data_ptr()
+        args.b2 = w2.data_ptr()
+        args.out2 = out2.data_ptr()
+        args.bias2 = b2.data_ptr()
+        _capi.load_library().run(plan.kernel, plan.problem, args, ws_ptr, plan.workspace_bytes,
+                                 _stream(dev))
+        del ws, scratch
+    return out2
+
+
+@_block_tail.register_fake
+def _block_tail_fake(x, w1, b1, residual, gamma, beta, w2, b2, eps):
+    op = BLOCK_TAIL
+    _check_2d(op, "x", x)
+    _check_2d(op, "w2", w2)
+    torch._check(x.dtype == torch.bfloat16,
+                 lambda: f"{op}: x must be torch.bfloat16, got {x.dtype}")
+    return x.new_empty((x.shape[0], w2.shape[0]))
+
+
+# ---- Python wrappers ---------------------------------------------------------------------------------
+
+def linear_residual_layernorm(x, weight, bias, residual, gamma, beta, eps=1e-5):
+    """y, pre_norm for x of shape [..., K] and residual [..., N] (leading dims flattened).
+
+    pre_norm = x @ weight.T + bias + residual        (bf16, rounded once)
+    y = relu(layer_norm(pre_norm_f32, eps) * gamma + beta)   (statistics in f32)
+    """
+    lead = x.shape[:-1]
+    x2 = x.reshape(-1, x.shape[-1]) if x.dim() != 2 else x
+    r2 = residual.reshape(-1, residual.shape[-1]) if residual.dim() != 2 else residual
+    y, pre_norm = torch.ops.fusegen.linear_residual_layernorm(x2, weight, bias, r2, gamma, beta,
+                                                             float(eps))
+    if x.dim() != 2:
+        y = y.reshape(*lead, y.shape[-1])
+        pre_norm = pre_norm.reshape(*lead, pre_norm.shape[-1])
+    return y, pre_norm
+
+
+def block_tail(x, w1, b1, residual, gamma, beta, w2, b2, eps=1e-5):
+    """out2 for x of shape [..., K] and residual [..., N] (leading dims flattened).
+
+    h = layer_norm(x @ w1.T + b1 + residual, eps) * gamma + beta   (bf16, in the workspace)
+    out2 = relu(h @ w2.T + b2)
+    """
+    lead = x.shape[:-1]
+    x2 = x.reshape(-1, x.shape[-1]) if x.dim() != 2 else x
+    r2 = residual.reshape(-1, residual.shape[-1]) if residual.dim() != 2 else residual
+    out2 = torch.ops.fusegen.block_tail(x2, w1, b1, r2, gamma, beta, w2, b2, float(eps))
+    if x.dim() != 2:
+        out2 = out2.reshape(*lead, out2.shape[-1])
+    return out2
+
+
+def selected_kernel(op, m, n, k, n2=0, device=None):
+    """The name of the kernel the op runs for this shape on device (default: the current one)."""
+    dev = torch.device("cuda", torch.cuda.current_device()) if device is None else torch.device(device)
+    if dev.index is None:
+        dev = torch.device("cuda", torch.cuda.current_device())
+    with torch.cuda.device(dev):
+        if op in ("linear_residual_layernorm", LINEAR_RESIDUAL_LAYERNORM):
+            plan = _plan((LINEAR_RESIDUAL_LAYERNORM, dev.index, n, k, m),
+                         _capi.make_problem(max(m, 1), n, k, EPILOGUE_FUSED))
+        elif op in ("block_tail", BLOCK_TAIL):
+            plan = _plan((BLOCK_TAIL, dev.index, n, k, n2, m),
+                         _capi.make_problem(max(m, 1), n, k, EPILOGUE_CHAIN1, n2=n2,
+                                            epilogue2=EPILOGUE_CHAIN2))
+        else:
+            raise ValueError(f"unknown op {op!r} (linear_residual_layernorm or block_tail)")
+    return plan.name

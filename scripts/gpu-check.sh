@@ -57,5 +57,13 @@ if [ $bench = 1 ] && [ -x "$build/bench/fusegen-bench" ]; then
   status bench "rc=$?"
   tail -30 "$out/bench.log"
 fi
+# eager PyTorch vs torch.compile vs the fusegen op (needs torch on the machine)
+if [ "${FUSEGEN_TORCH_COMPARE:-0}" = 1 ] && python3 -c 'import torch' >/dev/null 2>&1; then
+  FUSEGEN_LIBRARY="$PWD/$build/libfusegen_default.so" PYTHONPATH="$PWD/integrations/pytorch" \
+    timeout "${FUSEGEN_TORCH_COMPARE_TIMEOUT:-240}" python3 bench/torch_compare.py ${FUSEGEN_TORCH_COMPARE_ARGS:-} \
+    --csv "$out/torch_compare.csv" >"$out/torch_compare.log" 2>&1
+  status torch_compare "rc=$?"
+  tail -25 "$out/torch_compare.log"
+fi
 echo
 cat "$out/summary.txt"

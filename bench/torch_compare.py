@@ -196,10 +196,10 @@ def main():
         fused, chains = fused[:2], chains[:1]
 
     # one compiled function meets every shape: allow that many recompilations
-    import torch._dynamo
+    import torch._dynamo as dynamo
     for attr in ("cache_size_limit", "recompile_limit"):
-        if hasattr(torch._dynamo.config, attr):
-            setattr(torch._dynamo.config, attr, max(getattr(torch._dynamo.config, attr), 64))
+        if hasattr(dynamo.config, attr):
+            setattr(dynamo.config, attr, max(getattr(dynamo.config, attr), 64))
 
     prop = torch.cuda.get_device_properties(0)
     l2 = getattr(prop, "L2_cache_size", 0) or 64 << 20

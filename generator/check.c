@@ -255,6 +255,7 @@ static void check_kernel(checker *c, const fg_spec *spec, size_t ki)
     const fg_kernel_spec *k = &spec->kernels[ki];
     ptrbuf pb;
 
+    if (!k->name) err(c, k->ptr, "kernel has no name");
     if (k->name && check_name(c, ptr_cat(&pb, k->ptr, "/name"), "kernel name", k->name)) {
         for (size_t j = 0; j < ki; j++) {
             const fg_kernel_spec *o = &spec->kernels[j];
@@ -305,7 +306,12 @@ static void check_kernel(checker *c, const fg_spec *spec, size_t ki)
 int fg_check_spec(const fg_spec *spec, fg_diag *d)
 {
     checker c = {.d = d, .errors = 0};
-    if (spec->library) check_name(&c, "/library", "library name", spec->library);
+    /* The parser reports a missing name; a NULL here without an error would be a parser bug,
+     * and emit must never see one. */
+    if (!spec->library)
+        err(&c, "", "the spec has no library name");
+    else
+        check_name(&c, "/library", "library name", spec->library);
     for (size_t i = 0; i < spec->n_kernels; i++) check_kernel(&c, spec, i);
     return c.errors;
 }

@@ -33,15 +33,17 @@ static const char *emit__read_template(emit_ctx *c, const char *rel, size_t *len
         fg_diag_error(c->d, NULL, "cannot read template %s: %s", path, strerror(errno));
         return NULL;
     }
-    char *text = fg_arena_alloc(c->arena, EMIT_MAX_TEMPLATE_BYTES + 1);
-    size_t n = text ? fread(text, 1, EMIT_MAX_TEMPLATE_BYTES + 1, f) : 0;
-    int bad = !text || ferror(f) || n > EMIT_MAX_TEMPLATE_BYTES;
+    /* Read into a scratch buffer; only the bytes read are kept in the arena. */
+    char *buf = malloc(EMIT_MAX_TEMPLATE_BYTES + 1);
+    size_t n = buf ? fread(buf, 1, EMIT_MAX_TEMPLATE_BYTES + 1, f) : 0;
+    int bad = !buf || ferror(f) || n > EMIT_MAX_TEMPLATE_BYTES;
     fclose(f);
-    if (bad) {
+    char *text = bad ? NULL : fg_arena_strndup(c->arena, buf, n);
+    free(buf);
+    if (!text) {
         fg_diag_error(c->d, NULL, "cannot read template %s (unreadable or over %u bytes)", path, EMIT_MAX_TEMPLATE_BYTES);
         return NULL;
     }
-    text[n] = '\0';
     *len = n;
     fg_out_dep(c->out, path);
     return text;

@@ -183,7 +183,7 @@ static int parse_args(int argc, char **argv, options *o)
             o->depfile = v;
         } else if (strcmp(a, "--nvrtc") == 0) {
             if (o->cmd != CMD_CHECK) return usage_error("option '%s' applies only to 'check'", a);
-            if (!fg_rtc_available()) return usage_error("this fusegen was built without NVRTC: '--nvrtc' is not available");
+            if (!fg_rtc_available()) return usage_error("NVRTC is not available (this fusegen was built without it, or libnvrtc cannot be loaded): '--nvrtc' cannot run");
             o->nvrtc = 1;
         } else if ((r = take_value(argc, argv, &i, NULL, "--templates", &v)) != 0) {
             if (r < 0) return usage_error("option '%s' needs a folder", a);

@@ -6,6 +6,7 @@
 #include "plan.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "arch.h"
@@ -179,6 +180,13 @@ static int plan__add(fg_arena *a, fg_plan *plan, size_t cap, fg_family family, c
     return 0;
 }
 
+static int plan__by_name(const void *x, const void *y)
+{
+    const fg_plan_kernel *a = *(const fg_plan_kernel *const *)x, *b = *(const fg_plan_kernel *const *)y;
+    int c = strcmp(a->name, b->name);
+    return c ? c : (a > b) - (a < b);
+}
+
 int fg_plan_build(fg_arena *arena, const fg_spec *spec, fg_plan *out, fg_diag *d)
 {
     memset(out, 0, sizeof *out);
@@ -253,12 +261,25 @@ int fg_plan_build(fg_arena *arena, const fg_spec *spec, fg_plan *out, fg_diag *d
                           norm ? fg_spec_strategy_name(norm->strategy) : "auto");
     }
 
-    /* Variant names are derived, so two spec kernels can only collide through a bug in check. */
-    for (size_t i = 0; i < out->n_kernels; ++i)
-        for (size_t j = 0; j < i; ++j)
-            if (strcmp(out->kernels[i].name, out->kernels[j].name) == 0) {
-                fg_diag_error(d, out->kernels[i].spec->ptr, "kernel variant '%s' is planned twice", out->kernels[i].name);
-                return -1;
-            }
+    if (out->n_kernels > FG_PLAN_MAX_VARIANTS) {
+        fg_diag_error(d, "/kernels", "the spec plans %zu kernel variants, more than the limit of %d (fewer tiles, "
+                      "GEMM2 tiles or strategies)", out->n_kernels, FG_PLAN_MAX_VARIANTS);
+        return -1;
+    }
+
+    /* Variant names are derived, so two spec kernels can only collide through a bug in check.
+     * Sorted by name, a duplicate sits next to its twin. */
+    const fg_plan_kernel **by_name = fg_arena_alloc(arena, (out->n_kernels ? out->n_kernels : 1) * sizeof *by_name);
+    if (!by_name) {
+        fg_diag_error(d, "", "out of memory while planning");
+        return -1;
+    }
+    for (size_t i = 0; i < out->n_kernels; ++i) by_name[i] = &out->kernels[i];
+    qsort(by_name, out->n_kernels, sizeof *by_name, plan__by_name);
+    for (size_t i = 1; i < out->n_kernels; ++i)
+        if (strcmp(by_name[i - 1]->name, by_name[i]->name) == 0) {
+            fg_diag_error(d, by_name[i]->spec->ptr, "kernel variant '%s' is planned twice", by_name[i]->name);
+            return -1;
+        }
     return fg_diag_errors(d) ? -1 : 0;
 }

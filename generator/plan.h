@@ -12,6 +12,9 @@
 
 typedef enum { FG_NORM_NONE = 0, FG_NORM_LAYERNORM, FG_NORM_RMSNORM } fg_norm;
 
+/* Most kernel variants one library may plan (each is compiled: a located error past it). */
+#define FG_PLAN_MAX_VARIANTS 4096
+
 /* Kernel families: the code a variant is made of.
  *   SM80: cp.async + ldmatrix + mma.sync; runs on sm_80 and later (templates/common/fusegen_sm80.cuh)
  *   SM90: TMA into swizzled tiles + wgmma, producer/consumer warpgroups; sm_90a only

@@ -1,5 +1,8 @@
-/* rtc.c - see rtc.h. Built with NVRTC when CMake finds it (FUSEGEN_HAVE_NVRTC); without it
- * the check reports that it is not available. */
+/* rtc.c - see rtc.h. NVRTC is loaded with dlopen on first use, only by `check --nvrtc`, so
+ * the generator itself neither links nor loads it (it is large, and slow under valgrind).
+ * Built with NVRTC's header when CMake finds it (FUSEGEN_HAVE_NVRTC; FUSEGEN_NVRTC_LIBRARY
+ * names the library found then); without it the check reports that it is not available. */
+#define _POSIX_C_SOURCE 200809L
 #include "rtc.h"
 
 #include <stdio.h>
@@ -7,9 +10,52 @@
 #include <string.h>
 
 #ifdef FUSEGEN_HAVE_NVRTC
+#include <dlfcn.h>
 #include <nvrtc.h>
 
-int fg_rtc_available(void) { return 1; }
+/* The NVRTC entry points this module calls, resolved from the loaded library. */
+static struct {
+    int tried;
+    void *lib;
+    nvrtcResult (*create)(nvrtcProgram *, const char *, const char *, int, const char *const *, const char *const *);
+    nvrtcResult (*compile)(nvrtcProgram, int, const char *const *);
+    nvrtcResult (*log_size)(nvrtcProgram, size_t *);
+    nvrtcResult (*log)(nvrtcProgram, char *);
+    nvrtcResult (*destroy)(nvrtcProgram *);
+    const char *(*error_string)(nvrtcResult);
+} rtc__api;
+
+/* Loads NVRTC once: the library CMake found, else whatever the loader finds by name. */
+static int rtc__load(void)
+{
+    if (rtc__api.tried) return rtc__api.lib != NULL;
+    rtc__api.tried = 1;
+    static const char *const names[] = {
+#ifdef FUSEGEN_NVRTC_LIBRARY
+        FUSEGEN_NVRTC_LIBRARY,
+#endif
+        "libnvrtc.so", "libnvrtc.so.13", "libnvrtc.so.12"};
+    for (size_t i = 0; i < sizeof names / sizeof names[0] && !rtc__api.lib; ++i)
+        rtc__api.lib = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
+    if (!rtc__api.lib) return 0;
+    /* POSIX dlsym returns void *; converting it to a function pointer is how the API is used. */
+#define RTC__SYM(field, name) *(void **)(&rtc__api.field) = dlsym(rtc__api.lib, name)
+    RTC__SYM(create, "nvrtcCreateProgram");
+    RTC__SYM(compile, "nvrtcCompileProgram");
+    RTC__SYM(log_size, "nvrtcGetProgramLogSize");
+    RTC__SYM(log, "nvrtcGetProgramLog");
+    RTC__SYM(destroy, "nvrtcDestroyProgram");
+    RTC__SYM(error_string, "nvrtcGetErrorString");
+#undef RTC__SYM
+    if (!rtc__api.create || !rtc__api.compile || !rtc__api.log_size || !rtc__api.log || !rtc__api.destroy ||
+        !rtc__api.error_string) {
+        dlclose(rtc__api.lib);
+        rtc__api.lib = NULL;
+    }
+    return rtc__api.lib != NULL;
+}
+
+int fg_rtc_available(void) { return rtc__load(); }
 
 /* The file of `out` whose path ends with "/name", or NULL. */
 static const fg_out_file *rtc__find(const fg_out *out, const char *name)
@@ -40,32 +86,33 @@ static int rtc__compile(const fg_out_file *cu, const char *arch, char *const hea
     char *src = rtc__text(cu);
     if (!src) return 1;
     nvrtcProgram prog;
-    nvrtcResult r = nvrtcCreateProgram(&prog, src, cu->rel_path, 2, (const char *const *)headers, header_names);
+    nvrtcResult r = rtc__api.create(&prog, src, cu->rel_path, 2, (const char *const *)headers, header_names);
     if (r != NVRTC_SUCCESS) {
-        fprintf(stderr, "%s: error: nvrtcCreateProgram: %s\n", cu->rel_path, nvrtcGetErrorString(r));
+        fprintf(stderr, "%s: error: nvrtcCreateProgram: %s\n", cu->rel_path, rtc__api.error_string(r));
         free(src);
         return 1;
     }
     char arch_opt[64];
     snprintf(arch_opt, sizeof arch_opt, "--gpu-architecture=%s", arch);
     const char *opts[] = {arch_opt, "-std=c++17"};
-    r = nvrtcCompileProgram(prog, 2, opts);
+    r = rtc__api.compile(prog, 2, opts);
     int failed = r != NVRTC_SUCCESS;
     size_t log_size = 0;
-    if (nvrtcGetProgramLogSize(prog, &log_size) == NVRTC_SUCCESS && log_size > 1) {
+    if (rtc__api.log_size(prog, &log_size) == NVRTC_SUCCESS && log_size > 1) {
         char *text = malloc(log_size);
-        if (text && nvrtcGetProgramLog(prog, text) == NVRTC_SUCCESS) fputs(text, stderr);
+        if (text && rtc__api.log(prog, text) == NVRTC_SUCCESS) fputs(text, stderr);
         free(text);
         failed = 1;
     }
     fprintf(log, "%-4s %-7s %s\n", failed ? "FAIL" : "ok", arch, cu->rel_path);
-    nvrtcDestroyProgram(&prog);
+    rtc__api.destroy(&prog);
     free(src);
     return failed;
 }
 
 int fg_rtc_check(const fg_plan *plan, const fg_out *out, FILE *log)
 {
+    if (!rtc__load()) return -1;
     static const char *const header_names[2] = {"fusegen_sm80.cuh", "fusegen_sm90.cuh"};
     char *headers[2] = {NULL, NULL};
     int failures = 0;

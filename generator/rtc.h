@@ -7,7 +7,7 @@
 #include "out.h"
 #include "plan.h"
 
-/* Whether this build of fusegen has NVRTC (the check is available). */
+/* Whether NVRTC can be used: built with its header, and the library loads. */
 int fg_rtc_available(void);
 
 /* Compiles every <library>_<kernel>.cu of `out` (rendered for `plan`, not yet written) for each

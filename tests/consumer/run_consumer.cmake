@@ -51,7 +51,9 @@ endforeach()
 step("configure" "${CMAKE_COMMAND}" -S "${src}" -B "${build}" -G "${GENERATOR}"
      "-DCMAKE_PREFIX_PATH=${prefix}" "-DCMAKE_C_COMPILER=${C_COMPILER}"
      "-DCMAKE_CUDA_COMPILER=${CUDA_COMPILER}" "-DCUDAToolkit_ROOT=${CUDA_ROOT}"
-     "-DCONSUMER_ARCHS=${ARCHS}" -DCMAKE_BUILD_TYPE=Release)
+     "-DCONSUMER_ARCHS=${ARCHS}" -DCMAKE_BUILD_TYPE=Release
+     # the same C flags as the build under test (sanitizer builds link their runtime)
+     "-DCMAKE_C_FLAGS=${C_FLAGS}" "-DCMAKE_EXE_LINKER_FLAGS=${EXE_LINKER_FLAGS}")
 
 set(kernel_re "Building CUDA object[^\n]*consumer_demo_linear_bias_relu\\.cu")
 step("build" "${CMAKE_COMMAND}" --build "${build}" ${config_args})

@@ -172,12 +172,14 @@ static void test_model_robustness(void)
     fg_kernel_spec k;
     memset(&k, 0, sizeof k);
     k.ptr = "/kernels/0";
+    k.name = "k";   /* names are never absent after a parse: check reports a missing one */
     k.archs = archs;
     k.n_archs = 2;
     fg_spec s;
     memset(&s, 0, sizeof s);
     s.kernels = &k;
     s.n_kernels = 1;
+    s.library = "lib";
     fg_diag d;
     FILE *f = tmpfile();
     fg_diag_init(&d, f);

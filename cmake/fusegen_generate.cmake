@@ -6,7 +6,10 @@
 #     FUSEGEN_GENERATOR_TARGET=fusegen::fusegen, FUSEGEN_RUNTIME_TARGET=fusegen::runtime and
 #     FUSEGEN_TEMPLATE_DIR=<prefix>/share/fusegen/templates.
 #
-#   fusegen_generate(<target> SPECS <spec.json>... [ARCHS <cuda archs>...] [OUTPUT_DIR <dir>])
+#   fusegen_generate(<target> SPECS <spec.json>... [ARCHS <cuda archs>...] [KERNELS <globs>...]
+#                    [OUTPUT_DIR <dir>])
+#     KERNELS: build only the spec kernels whose names match one of the globs (* and ?); the
+#     whole spec is still checked.
 #       Generates the kernel library of each spec at build time and compiles it into <target>
 #       (through an object library <target>_fusegen that carries the generated headers' folders,
 #       the runtime and CUDA::cudart as usage requirements).
@@ -86,7 +89,17 @@ set(FUSEGEN_CUDA_ARCHITECTURES "80;90a-real" CACHE STRING
 #   <prefix>_LIBRARY  the library name       <prefix>_DIR      <out_dir>/<library>
 #   <prefix>_KERNELS  the spec kernel names  <prefix>_CU       the kernel .cu files
 #   <prefix>_SOURCES  .cu files + dispatch.c <prefix>_HEADERS  <library>.h and the family headers
+# KERNELS globs (ARGN, optional) keep only the spec kernels whose names match one of them, as
+# the generator's --only does: `*` any run of characters, `?` one character.
 function(_fusegen_spec_files spec out_dir prefix)
+  set(globs ${ARGN})
+  set(regexes "")
+  foreach(g ${globs})
+    string(REGEX REPLACE "([][.+^$(){}|\\])" "\\\\\\1" re "${g}")
+    string(REPLACE "*" ".*" re "${re}")
+    string(REPLACE "?" "." re "${re}")
+    list(APPEND regexes "^${re}$")
+  endforeach()
   if(NOT EXISTS "${spec}")
     message(FATAL_ERROR "fusegen: spec '${spec}' does not exist")
   endif()
@@ -111,9 +124,23 @@ function(_fusegen_spec_files spec out_dir prefix)
     if(err OR NOT k MATCHES "^[A-Za-z_][A-Za-z0-9_]*$")
       message(FATAL_ERROR "fusegen: ${spec}: /kernels/${i}/name is missing or not an identifier (run 'fusegen check ${spec}')")
     endif()
-    list(APPEND kernels "${k}")
-    list(APPEND cu "${dir}/${lib}_${k}.cu")
+    set(keep ON)
+    if(regexes)
+      set(keep OFF)
+      foreach(re ${regexes})
+        if(k MATCHES "${re}")
+          set(keep ON)
+        endif()
+      endforeach()
+    endif()
+    if(keep)
+      list(APPEND kernels "${k}")
+      list(APPEND cu "${dir}/${lib}_${k}.cu")
+    endif()
   endforeach()
+  if(NOT kernels)
+    message(FATAL_ERROR "fusegen: ${spec}: no kernel name matches KERNELS ${globs}")
+  endif()
   set(${prefix}_LIBRARY "${lib}" PARENT_SCOPE)
   set(${prefix}_DIR "${dir}" PARENT_SCOPE)
   set(${prefix}_KERNELS "${kernels}" PARENT_SCOPE)
@@ -126,7 +153,11 @@ endfunction()
 # The generation commands for every spec, and the object library <name> that compiles their
 # output. Sets <name>_LIBRARIES (the spec library names) in the caller.
 function(_fusegen_add_objects name)
-  cmake_parse_arguments(PARSE_ARGV 1 FG "" "OUTPUT_DIR" "SPECS;ARCHS;COMPILE_OPTIONS")
+  cmake_parse_arguments(PARSE_ARGV 1 FG "" "OUTPUT_DIR" "SPECS;ARCHS;COMPILE_OPTIONS;KERNELS")
+  set(only_args "")
+  foreach(g ${FG_KERNELS})
+    list(APPEND only_args --only "${g}")
+  endforeach()
   set(gen "${FUSEGEN_GENERATOR_TARGET}")
   set(runtime "${FUSEGEN_RUNTIME_TARGET}")
   if(NOT TARGET "${gen}")
@@ -165,7 +196,7 @@ function(_fusegen_add_objects name)
   set(kernel_names "")
   foreach(spec IN LISTS FG_SPECS)
     get_filename_component(spec "${spec}" ABSOLUTE BASE_DIR "${CMAKE_CURRENT_SOURCE_DIR}")
-    _fusegen_spec_files("${spec}" "${FG_OUTPUT_DIR}" s)
+    _fusegen_spec_files("${spec}" "${FG_OUTPUT_DIR}" s ${FG_KERNELS})
     if(s_LIBRARY IN_LIST libs)
       message(FATAL_ERROR "fusegen: library '${s_LIBRARY}' is defined by two specs (${spec})")
     endif()
@@ -186,7 +217,7 @@ function(_fusegen_add_objects name)
       OUTPUT "${stamp}"
       BYPRODUCTS ${s_SOURCES} ${s_HEADERS}
       COMMAND "${gen}" generate "${spec_arg}" -o "${FG_OUTPUT_DIR}"
-              --depfile "${FG_OUTPUT_DIR}/${lib}.gen.d" --templates "${FUSEGEN_TEMPLATE_DIR}"
+              --depfile "${FG_OUTPUT_DIR}/${lib}.gen.d" --templates "${FUSEGEN_TEMPLATE_DIR}" ${only_args}
       COMMAND "${CMAKE_COMMAND}" "-DFUSEGEN_DEPFILE_IN=${FG_OUTPUT_DIR}/${lib}.gen.d"
               "-DFUSEGEN_DEPFILE_OUT=${FG_OUTPUT_DIR}/${lib}.d" "-DFUSEGEN_STAMP=${stamp}"
               "-DFUSEGEN_WORKDIR=${CMAKE_SOURCE_DIR}" -P "${_FUSEGEN_SCRIPT}"
@@ -252,7 +283,7 @@ endfunction()
 
 # ---- the user's way in -----------------------------------------------------------------------
 function(_fusegen_generate target)
-  cmake_parse_arguments(PARSE_ARGV 1 FG "" "OUTPUT_DIR" "SPECS;ARCHS")
+  cmake_parse_arguments(PARSE_ARGV 1 FG "" "OUTPUT_DIR" "SPECS;ARCHS;KERNELS")
   if(FG_UNPARSED_ARGUMENTS)
     message(FATAL_ERROR "fusegen_generate: unknown arguments: ${FG_UNPARSED_ARGUMENTS}")
   endif()
@@ -270,7 +301,8 @@ function(_fusegen_generate target)
   endif()
   get_filename_component(FG_OUTPUT_DIR "${FG_OUTPUT_DIR}" ABSOLUTE BASE_DIR "${CMAKE_CURRENT_BINARY_DIR}")
 
-  _fusegen_add_objects(${target}_fusegen SPECS ${FG_SPECS} OUTPUT_DIR "${FG_OUTPUT_DIR}" ARCHS ${FG_ARCHS})
+  _fusegen_add_objects(${target}_fusegen SPECS ${FG_SPECS} OUTPUT_DIR "${FG_OUTPUT_DIR}" ARCHS ${FG_ARCHS}
+                       KERNELS ${FG_KERNELS})
   # The objects join the target; their usage requirements (the generated headers' folders,
   # the runtime and CUDA::cudart) come with them.
   target_link_libraries(${target} PRIVATE ${target}_fusegen)

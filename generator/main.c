@@ -1,12 +1,13 @@
 /* main.c - the fusegen command line:
- *   fusegen generate SPEC... -o DIR [--depfile FILE] [--templates DIR]
- *   fusegen check SPEC... [--templates DIR]
- *   fusegen list SPEC...
+ *   fusegen generate SPEC... -o DIR [--depfile FILE] [--templates DIR] [--only GLOB]...
+ *   fusegen check SPEC... [--nvrtc] [--templates DIR] [--only GLOB]...
+ *   fusegen list SPEC... [--only GLOB]...
  * Every spec goes through parse -> check -> plan, and every error of every spec is reported
  * before anything is written. Exit status: 0 ok, 1 errors in a spec (or a template),
  * 2 usage or I/O errors. */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
+#include <fnmatch.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -41,6 +42,7 @@ typedef struct options {
     const char *depfile;
     const char *templates;
     int nvrtc;               /* check --nvrtc */
+    const char **only; size_t n_only;   /* --only GLOB: the spec kernels to keep */
 } options;
 
 /* One spec on its way through the stages. */
@@ -53,9 +55,9 @@ typedef struct job {
 } job;
 
 static const char usage_text[] =
-    "usage: fusegen generate SPEC... -o DIR [--depfile FILE] [--templates DIR]\n"
-    "       fusegen check SPEC... [--templates DIR]\n"
-    "       fusegen list SPEC...\n"
+    "usage: fusegen generate SPEC... -o DIR [--depfile FILE] [--templates DIR] [--only GLOB]...\n"
+    "       fusegen check SPEC... [--nvrtc] [--templates DIR] [--only GLOB]...\n"
+    "       fusegen list SPEC... [--only GLOB]...\n"
     "       fusegen --version | --help\n";
 
 static const char help_text[] =
@@ -75,6 +77,8 @@ static const char help_text[] =
     "  -o, --output DIR     folder to write into (generate)\n"
     "  --depfile FILE       also write a Make-style depfile (generate); FILE is relative to\n"
     "                       the current folder, not to DIR\n"
+    "  --only GLOB          keep only the spec kernels whose name matches GLOB (repeatable;\n"
+    "                       the whole spec is still checked)\n"
     "  --nvrtc              compile the rendered kernels with NVRTC (check)\n"
     "  --templates DIR      template folder (default: $FUSEGEN_TEMPLATE_DIR, else\n"
     "                       ../share/fusegen/templates next to the program, else the one\n"
@@ -147,7 +151,8 @@ static int parse_args(int argc, char **argv, options *o)
     else return usage_error("unknown command '%s' (expected generate, check or list)", c);
 
     o->specs = calloc((size_t)argc, sizeof *o->specs);
-    if (!o->specs) {
+    o->only = calloc((size_t)argc, sizeof *o->only);
+    if (!o->specs || !o->only) {
         fputs("fusegen: error: out of memory\n", stderr);
         return EXIT_USAGE;
     }
@@ -181,6 +186,10 @@ static int parse_args(int argc, char **argv, options *o)
             if (o->depfile) return usage_error("option '%s' given twice", a);
             if (!*v) return usage_error("the depfile name is empty");
             o->depfile = v;
+        } else if ((r = take_value(argc, argv, &i, NULL, "--only", &v)) != 0) {
+            if (r < 0) return usage_error("option '%s' needs a kernel name or glob", a);
+            if (!*v) return usage_error("the --only glob is empty");
+            o->only[o->n_only++] = v;
         } else if (strcmp(a, "--nvrtc") == 0) {
             if (o->cmd != CMD_CHECK) return usage_error("option '%s' applies only to 'check'", a);
             if (!fg_rtc_available()) return usage_error("NVRTC is not available (this fusegen was built without it, or libnvrtc cannot be loaded): '--nvrtc' cannot run");
@@ -267,12 +276,31 @@ oom:
 }
 
 /* parse -> check -> plan for one spec; each stage runs only when the previous one was clean. */
-static void process_spec(fg_arena *a, job *j, fg_diag *d)
+/* --only: keeps the spec kernels whose name matches one of the globs (fnmatch). The whole spec
+ * has been checked first, so a filtered build never hides an error. */
+static void keep_only(fg_spec *s, const options *o, fg_diag *d)
+{
+    if (o->n_only == 0) return;
+    size_t kept = 0;
+    for (size_t i = 0; i < s->n_kernels; i++) {
+        int match = 0;
+        for (size_t g = 0; g < o->n_only && !match; g++) match = fnmatch(o->only[g], s->kernels[i].name, 0) == 0;
+        if (match) s->kernels[kept++] = s->kernels[i];
+    }
+    if (kept == 0)
+        fg_diag_error(d, "/kernels", "no kernel name matches --only '%s'%s", o->only[0],
+                      o->n_only > 1 ? " or the other --only globs" : "");
+    s->n_kernels = kept;
+}
+
+static void process_spec(fg_arena *a, job *j, const options *o, fg_diag *d)
 {
     int before = fg_diag_errors(d);
     fg_diag_set_source(d, j->path, j->text, j->len);
     if (fg_spec_parse(a, j->path, j->text, j->len, &j->spec, d) != 0 || fg_diag_errors(d) != before) return;
     if (fg_check_spec(&j->spec, d) != 0 || fg_diag_errors(d) != before) return;
+    keep_only(&j->spec, o, d);
+    if (fg_diag_errors(d) != before) return;
     if (fg_plan_build(a, &j->spec, &j->plan, d) != 0 || fg_diag_errors(d) != before) return;
     j->ok = 1;
 }
@@ -328,6 +356,7 @@ int main(int argc, char **argv)
     int rc = parse_args(argc, argv, &opt);
     if (rc != 0) {
         free(opt.specs);
+        free(opt.only);
         return rc < 0 ? EXIT_OK : rc;
     }
 
@@ -357,7 +386,7 @@ int main(int argc, char **argv)
             io_error = 1;
             continue;
         }
-        process_spec(&arena, j, &d);
+        process_spec(&arena, j, &opt, &d);
         /* A library is one folder of output: two specs may not define the same one. */
         if (!j->spec.library) continue;
         for (size_t k = 0; k < i; k++)
@@ -432,5 +461,6 @@ finish:
     fg_arena_free(&arena);
 free_opts:
     free(opt.specs);
+    free(opt.only);
     return rc;
 }

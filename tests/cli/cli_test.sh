@@ -168,5 +168,17 @@ run 0 "two libraries" generate "$TMP/two.json" "$TMP/three.json" -o "$TMP/both" 
 if [ -d "$TMP/both/two_lib" ] && [ -d "$TMP/both/three_lib" ]; then ok; else fail "two libraries: folders missing"; fi
 expect_grep "two libraries depfile" "$TMP/both.d" "three.json"
 
+# ---- --only: a subset of the spec's kernels -----------------------------------------------------
+run 0 "--only" generate specs/default.json --only 'proj_bias_*' -o "$TMP/only"
+if [ -f "$TMP/only/fusegen_default/fusegen_default_proj_bias_rmsnorm_silu.cu" ] &&
+   [ ! -e "$TMP/only/fusegen_default/fusegen_default_block_tail.cu" ]; then ok; else fail "--only: wrong kernel files"; fi
+if grep -q 'block_tail' "$TMP/only/fusegen_default/fusegen_default_dispatch.c"; then
+    fail "--only: the dispatch table still names a filtered kernel"
+else
+    ok
+fi
+run 1 "--only matching nothing" list specs/default.json --only 'nothing_*'
+expect_grep "--only matching nothing" "$TMP/err" "no kernel name matches --only 'nothing_\*'"
+
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -235,47 +235,31 @@ static const char *emit__gemm_type(emit_ctx *c, fg_family family, int index, con
                            g->b_layout == FG_LAYOUT_KN ? "true" : "false", norm, strategy, index);
 }
 
-static void emit__gemm_scope(emit_ctx *c, fg_tmpl_scope *s, int index, const fg_plan_gemm *g, const fg_plan_kernel *pk,
-                             const char *symbol)
+static void emit__gemm_scope(emit_ctx *c, fg_tmpl_scope *s, int index, const fg_plan_gemm *g, const fg_plan_kernel *pk)
 {
     const fg_kernel_spec *k = pk->spec;
+    const char *dt_out = emit__dt_device(k->out);
     fg_tmpl_set(s, "gemm_type", emit__gemm_type(c, pk->family, index, g, k));
+    /* The 1: one CTA per SM is enough, so ptxas may use every register (the widest portable
+     * tiles hold 128 accumulators; Hopper warpgroups then trade registers with setmaxnreg). */
+    fg_tmpl_setf(s, "launch_bounds", "%d, 1", g->threads);
     if (pk->family == FG_FAMILY_SM90) {
-        /* One CTA per SM (its warpgroups then trade registers with setmaxnreg); the operand
-         * tensor maps travel as __grid_constant__ parameters. */
-        fg_tmpl_setf(s, "launch_bounds", "%d, 1", g->threads);
+        /* the operand tensor maps travel as __grid_constant__ parameters */
         fg_tmpl_set(s, "kernel_params",
                     "fusegen_sm80::Params p, const __grid_constant__ fusegen_sm90::TensorMap map_a,\n"
                     "    const __grid_constant__ fusegen_sm90::TensorMap map_b");
         fg_tmpl_set(s, "kernel_args", "p, map_a, map_b");
     } else {
-        /* the 1 lets ptxas use every register (the widest tiles hold 128 accumulators) */
-        fg_tmpl_setf(s, "launch_bounds", "%d, 1", g->threads);
         fg_tmpl_set(s, "kernel_params", "fusegen_sm80::Params p");
         fg_tmpl_set(s, "kernel_args", "p");
     }
-    const char *dt_out = emit__dt_device(k->out);
     fg_tmpl_setf(s, "index", "%d", index);
     fg_tmpl_set(s, "signature", g->signature[0] ? g->signature : "(none)");
     fg_tmpl_set(s, "eps", emit__float(c->arena, g->norm_op ? g->norm_op->eps : 0.0));
     fg_tmpl_set(s, "affine", g->norm_op && g->norm_op->affine ? "true" : "false");
     fg_tmpl_set(s, "pre_body", emit__body(c, g->spec, g->pre, g->n_pre, dt_out));
     fg_tmpl_set(s, "post_body", emit__body(c, g->spec, g->post, g->n_post, dt_out));
-    fg_tmpl_set(s, "dt_ab", emit__dt_device(k->a));
-    fg_tmpl_set(s, "dt_out", dt_out);
-    fg_tmpl_setf(s, "bm", "%ld", g->bm);
-    fg_tmpl_setf(s, "bn", "%ld", g->bn);
-    fg_tmpl_setf(s, "bk", "%ld", g->bk);
-    fg_tmpl_setf(s, "stages", "%ld", g->stages);
-    fg_tmpl_setf(s, "warps_m", "%d", g->warps_m);
-    fg_tmpl_setf(s, "warps_n", "%d", g->warps_n);
-    fg_tmpl_setf(s, "threads", "%d", g->threads);
-    fg_tmpl_set(s, "b_kn", g->b_layout == FG_LAYOUT_KN ? "true" : "false");
-    fg_tmpl_set(s, "norm", emit__norm_name(g->norm));
-    fg_tmpl_set(s, "strategy", emit__strategy_name(g->norm, g->strategy));
-    int split = g->norm != FG_NORM_NONE && g->strategy == FG_STRATEGY_SPLIT;
-    fg_tmpl_set(s, "split", split ? "1" : "0");
-    fg_tmpl_set(s, "normalize_fn", split ? fg_arena_printf(c->arena, "%s_normalize%d", symbol, index) : "nullptr");
+    fg_tmpl_set(s, "split", g->norm != FG_NORM_NONE && g->strategy == FG_STRATEGY_SPLIT ? "1" : "0");
 }
 
 static void emit__kernel_file_scope(emit_ctx *c, fg_tmpl_scope *s, const fg_kernel_spec *k)
@@ -292,8 +276,8 @@ static void emit__kernel_file_scope(emit_ctx *c, fg_tmpl_scope *s, const fg_kern
         fg_tmpl_set(v, "symbol", symbol);
         fg_tmpl_set(v, "constraints", pk->constraints);
         fg_tmpl_set(v, "chain", pk->chain ? "1" : "0");
-        emit__gemm_scope(c, fg_tmpl_list_add(v, "gemms"), 1, &pk->g1, pk, symbol);
-        if (pk->chain) emit__gemm_scope(c, fg_tmpl_list_add(v, "gemms"), 2, &pk->g2, pk, symbol);
+        emit__gemm_scope(c, fg_tmpl_list_add(v, "gemms"), 1, &pk->g1, pk);
+        if (pk->chain) emit__gemm_scope(c, fg_tmpl_list_add(v, "gemms"), 2, &pk->g2, pk);
         if (pk->family == FG_FAMILY_SM90) hopper = 1;
         fg_tmpl_set(v, "normalize1", pk->g1.norm != FG_NORM_NONE && pk->g1.strategy == FG_STRATEGY_SPLIT
                                          ? fg_arena_printf(c->arena, "%s_normalize1", symbol)

@@ -107,12 +107,13 @@ static bool plan__sm90_ok(const fg_kernel_spec *k, const fg_tile *t1, const fg_t
            fg_arch_sm90_smem_bytes(t2->m, t2->n, t2->stages) <= fg_arch_smem_limit(FG_ARCH_SM90A);
 }
 
-/* A Hopper row norm over 256 columns needs more registers than a 384-thread CTA gives (168 a
- * thread; ptxas spills): such rows go to the Hopper cluster kernel, the portable family's row
- * kernel, or the split kernel. */
+/* A Hopper row or cluster norm over a 256-column tile needs more registers than a 384-thread
+ * CTA gives (168 a thread; ptxas spills, as the normalizing pass keeps gamma/beta reads in
+ * flight): those tiles take the split strategy; rows up to 1024 columns take the 128-column
+ * cluster kernel, the portable family's row kernel, or the split kernel. */
 static bool plan__sm90_strategy_ok(const fg_tile *t1, fg_strategy s)
 {
-    return !(s == FG_STRATEGY_ROW && t1->n > 128);
+    return !((s == FG_STRATEGY_ROW || s == FG_STRATEGY_CLUSTER) && t1->n > 128);
 }
 
 /* Among eligible kernels the dispatch takes the largest priority: row kernels (and kernels
@@ -257,8 +258,9 @@ int fg_plan_build(fg_arena *arena, const fg_spec *spec, fg_plan *out, fg_diag *d
         if (out->n_kernels == first_variant)
             fg_diag_error(d, norm ? norm->ptr : k->ptr,
                           "no kernel can be built: strategy '%s' needs the Hopper family, which takes tile m 128, "
-                          "n 64, 128 or 256, k 64, and b_layout \"nk\"",
-                          norm ? fg_spec_strategy_name(norm->strategy) : "auto");
+                          "n %s, k 64, and b_layout \"nk\"",
+                          norm ? fg_spec_strategy_name(norm->strategy) : "auto",
+                          norm && norm->strategy == FG_STRATEGY_SPLIT ? "64, 128 or 256" : "64 or 128");
     }
 
     if (out->n_kernels > FG_PLAN_MAX_VARIANTS) {

@@ -12,16 +12,17 @@ namespace block_tail_sm90a_128x128x64_s3_row_g2_128x256x64_s3 {
 struct Epilogue1 {
     static constexpr float kEps = 1e-05f;
     static constexpr bool kAffine = true;
-    // Ops before the norm (all ops when there is none), on the f32 accumulator.
-    __device__ static __forceinline__ float pre(float v, int m, int n, const fusegen_sm80::Params &p)
+    // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
+    // (m, n) and (m, n+1); n is even.
+    __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p)
     {
         (void)m, (void)n, (void)p;
         v = fusegen_sm80::op_bias<fusegen_sm80::DT_BF16>(v, p, n);
         v = fusegen_sm80::op_residual<fusegen_sm80::DT_BF16>(v, p, m, n, 1.0f);
         return v;
     }
-    // Ops after the norm.
-    __device__ static __forceinline__ float post(float v, int m, int n, const fusegen_sm80::Params &p)
+    // Ops after the norm, on the same pair.
+    __device__ static __forceinline__ float2 post(float2 v, int m, int n, const fusegen_sm80::Params &p)
     {
         (void)m, (void)n, (void)p;
         return v;
@@ -34,16 +35,17 @@ using Gemm1 = fusegen_sm90::GemmSm90<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF1
 struct Epilogue2 {
     static constexpr float kEps = 0.0f;
     static constexpr bool kAffine = false;
-    // Ops before the norm (all ops when there is none), on the f32 accumulator.
-    __device__ static __forceinline__ float pre(float v, int m, int n, const fusegen_sm80::Params &p)
+    // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
+    // (m, n) and (m, n+1); n is even.
+    __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p)
     {
         (void)m, (void)n, (void)p;
         v = fusegen_sm80::op_bias<fusegen_sm80::DT_BF16>(v, p, n);
         v = fusegen_sm80::op_relu(v);
         return v;
     }
-    // Ops after the norm.
-    __device__ static __forceinline__ float post(float v, int m, int n, const fusegen_sm80::Params &p)
+    // Ops after the norm, on the same pair.
+    __device__ static __forceinline__ float2 post(float2 v, int m, int n, const fusegen_sm80::Params &p)
     {
         (void)m, (void)n, (void)p;
         return v;
@@ -74,16 +76,17 @@ namespace block_tail_sm90a_128x128x64_s3_cluster_g2_128x256x64_s3 {
 struct Epilogue1 {
     static constexpr float kEps = 1e-05f;
     static constexpr bool kAffine = true;
-    // Ops before the norm (all ops when there is none), on the f32 accumulator.
-    __device__ static __forceinline__ float pre(float v, int m, int n, const fusegen_sm80::Params &p)
+    // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
+    // (m, n) and (m, n+1); n is even.
+    __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p)
     {
         (void)m, (void)n, (void)p;
         v = fusegen_sm80::op_bias<fusegen_sm80::DT_BF16>(v, p, n);
         v = fusegen_sm80::op_residual<fusegen_sm80::DT_BF16>(v, p, m, n, 1.0f);
         return v;
     }
-    // Ops after the norm.
-    __device__ static __forceinline__ float post(float v, int m, int n, const fusegen_sm80::Params &p)
+    // Ops after the norm, on the same pair.
+    __device__ static __forceinline__ float2 post(float2 v, int m, int n, const fusegen_sm80::Params &p)
     {
         (void)m, (void)n, (void)p;
         return v;
@@ -96,16 +99,17 @@ using Gemm1 = fusegen_sm90::GemmSm90<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF1
 struct Epilogue2 {
     static constexpr float kEps = 0.0f;
     static constexpr bool kAffine = false;
-    // Ops before the norm (all ops when there is none), on the f32 accumulator.
-    __device__ static __forceinline__ float pre(float v, int m, int n, const fusegen_sm80::Params &p)
+    // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
+    // (m, n) and (m, n+1); n is even.
+    __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p)
     {
         (void)m, (void)n, (void)p;
         v = fusegen_sm80::op_bias<fusegen_sm80::DT_BF16>(v, p, n);
         v = fusegen_sm80::op_relu(v);
         return v;
     }
-    // Ops after the norm.
-    __device__ static __forceinline__ float post(float v, int m, int n, const fusegen_sm80::Params &p)
+    // Ops after the norm, on the same pair.
+    __device__ static __forceinline__ float2 post(float2 v, int m, int n, const fusegen_sm80::Params &p)
     {
         (void)m, (void)n, (void)p;
         return v;
@@ -136,16 +140,17 @@ namespace block_tail_sm90a_128x128x64_s3_split_g2_128x256x64_s3 {
 struct Epilogue1 {
     static constexpr float kEps = 1e-05f;
     static constexpr bool kAffine = true;
-    // Ops before the norm (all ops when there is none), on the f32 accumulator.
-    __device__ static __forceinline__ float pre(float v, int m, int n, const fusegen_sm80::Params &p)
+    // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
+    // (m, n) and (m, n+1); n is even.
+    __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p)
     {
         (void)m, (void)n, (void)p;
         v = fusegen_sm80::op_bias<fusegen_sm80::DT_BF16>(v, p, n);
         v = fusegen_sm80::op_residual<fusegen_sm80::DT_BF16>(v, p, m, n, 1.0f);
         return v;
     }
-    // Ops after the norm.
-    __device__ static __forceinline__ float post(float v, int m, int n, const fusegen_sm80::Params &p)
+    // Ops after the norm, on the same pair.
+    __device__ static __forceinline__ float2 post(float2 v, int m, int n, const fusegen_sm80::Params &p)
     {
         (void)m, (void)n, (void)p;
         return v;
@@ -158,16 +163,17 @@ using Gemm1 = fusegen_sm90::GemmSm90<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF1
 struct Epilogue2 {
     static constexpr float kEps = 0.0f;
     static constexpr bool kAffine = false;
-    // Ops before the norm (all ops when there is none), on the f32 accumulator.
-    __device__ static __forceinline__ float pre(float v, int m, int n, const fusegen_sm80::Params &p)
+    // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
+    // (m, n) and (m, n+1); n is even.
+    __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p)
     {
         (void)m, (void)n, (void)p;
         v = fusegen_sm80::op_bias<fusegen_sm80::DT_BF16>(v, p, n);
         v = fusegen_sm80::op_relu(v);
         return v;
     }
-    // Ops after the norm.
-    __device__ static __forceinline__ float post(float v, int m, int n, const fusegen_sm80::Params &p)
+    // Ops after the norm, on the same pair.
+    __device__ static __forceinline__ float2 post(float2 v, int m, int n, const fusegen_sm80::Params &p)
     {
         (void)m, (void)n, (void)p;
         return v;
@@ -203,16 +209,17 @@ namespace block_tail_sm80_128x128x64_s3_row_g2_128x256x64_s3 {
 struct Epilogue1 {
     static constexpr float kEps = 1e-05f;
     static constexpr bool kAffine = true;
-    // Ops before the norm (all ops when there is none), on the f32 accumulator.
-    __device__ static __forceinline__ float pre(float v, int m, int n, const fusegen_sm80::Params &p)
+    // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
+    // (m, n) and (m, n+1); n is even.
+    __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p)
     {
         (void)m, (void)n, (void)p;
         v = fusegen_sm80::op_bias<fusegen_sm80::DT_BF16>(v, p, n);
         v = fusegen_sm80::op_residual<fusegen_sm80::DT_BF16>(v, p, m, n, 1.0f);
         return v;
     }
-    // Ops after the norm.
-    __device__ static __forceinline__ float post(float v, int m, int n, const fusegen_sm80::Params &p)
+    // Ops after the norm, on the same pair.
+    __device__ static __forceinline__ float2 post(float2 v, int m, int n, const fusegen_sm80::Params &p)
     {
         (void)m, (void)n, (void)p;
         return v;
@@ -225,16 +232,17 @@ using Gemm1 = fusegen_sm80::Gemm<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF16, 1
 struct Epilogue2 {
     static constexpr float kEps = 0.0f;
     static constexpr bool kAffine = false;
-    // Ops before the norm (all ops when there is none), on the f32 accumulator.
-    __device__ static __forceinline__ float pre(float v, int m, int n, const fusegen_sm80::Params &p)
+    // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
+    // (m, n) and (m, n+1); n is even.
+    __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p)
     {
         (void)m, (void)n, (void)p;
         v = fusegen_sm80::op_bias<fusegen_sm80::DT_BF16>(v, p, n);
         v = fusegen_sm80::op_relu(v);
         return v;
     }
-    // Ops after the norm.
-    __device__ static __forceinline__ float post(float v, int m, int n, const fusegen_sm80::Params &p)
+    // Ops after the norm, on the same pair.
+    __device__ static __forceinline__ float2 post(float2 v, int m, int n, const fusegen_sm80::Params &p)
     {
         (void)m, (void)n, (void)p;
         return v;
@@ -263,16 +271,17 @@ namespace block_tail_sm80_128x128x64_s3_split_g2_128x256x64_s3 {
 struct Epilogue1 {
     static constexpr float kEps = 1e-05f;
     static constexpr bool kAffine = true;
-    // Ops before the norm (all ops when there is none), on the f32 accumulator.
-    __device__ static __forceinline__ float pre(float v, int m, int n, const fusegen_sm80::Params &p)
+    // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
+    // (m, n) and (m, n+1); n is even.
+    __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p)
     {
         (void)m, (void)n, (void)p;
         v = fusegen_sm80::op_bias<fusegen_sm80::DT_BF16>(v, p, n);
         v = fusegen_sm80::op_residual<fusegen_sm80::DT_BF16>(v, p, m, n, 1.0f);
         return v;
     }
-    // Ops after the norm.
-    __device__ static __forceinline__ float post(float v, int m, int n, const fusegen_sm80::Params &p)
+    // Ops after the norm, on the same pair.
+    __device__ static __forceinline__ float2 post(float2 v, int m, int n, const fusegen_sm80::Params &p)
     {
         (void)m, (void)n, (void)p;
         return v;
@@ -285,16 +294,17 @@ using Gemm1 = fusegen_sm80::Gemm<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF16, 1
 struct Epilogue2 {
     static constexpr float kEps = 0.0f;
     static constexpr bool kAffine = false;
-    // Ops before the norm (all ops when there is none), on the f32 accumulator.
-    __device__ static __forceinline__ float pre(float v, int m, int n, const fusegen_sm80::Params &p)
+    // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
+    // (m, n) and (m, n+1); n is even.
+    __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p)
     {
         (void)m, (void)n, (void)p;
         v = fusegen_sm80::op_bias<fusegen_sm80::DT_BF16>(v, p, n);
         v = fusegen_sm80::op_relu(v);
         return v;
     }
-    // Ops after the norm.
-    __device__ static __forceinline__ float post(float v, int m, int n, const fusegen_sm80::Params &p)
+    // Ops after the norm, on the same pair.
+    __device__ static __forceinline__ float2 post(float2 v, int m, int n, const fusegen_sm80::Params &p)
     {
         (void)m, (void)n, (void)p;
         return v;

@@ -12,8 +12,9 @@ namespace proj_bias_residual_layernorm_sm90a_128x128x64_s3_row {
 struct Epilogue1 {
     static constexpr float kEps = 1e-05f;
     static constexpr bool kAffine = true;
-    // Ops before the norm (all ops when there is none), on the f32 accumulator.
-    __device__ static __forceinline__ float pre(float v, int m, int n, const fusegen_sm80::Params &p)
+    // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
+    // (m, n) and (m, n+1); n is even.
+    __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p)
     {
         (void)m, (void)n, (void)p;
         v = fusegen_sm80::op_bias<fusegen_sm80::DT_BF16>(v, p, n);
@@ -21,8 +22,8 @@ struct Epilogue1 {
         fusegen_sm80::op_store<fusegen_sm80::DT_BF16>(v, p, 0, m, n);  // pre_norm
         return v;
     }
-    // Ops after the norm.
-    __device__ static __forceinline__ float post(float v, int m, int n, const fusegen_sm80::Params &p)
+    // Ops after the norm, on the same pair.
+    __device__ static __forceinline__ float2 post(float2 v, int m, int n, const fusegen_sm80::Params &p)
     {
         (void)m, (void)n, (void)p;
         v = fusegen_sm80::op_relu(v);
@@ -48,8 +49,9 @@ namespace proj_bias_residual_layernorm_sm90a_128x128x64_s3_cluster {
 struct Epilogue1 {
     static constexpr float kEps = 1e-05f;
     static constexpr bool kAffine = true;
-    // Ops before the norm (all ops when there is none), on the f32 accumulator.
-    __device__ static __forceinline__ float pre(float v, int m, int n, const fusegen_sm80::Params &p)
+    // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
+    // (m, n) and (m, n+1); n is even.
+    __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p)
     {
         (void)m, (void)n, (void)p;
         v = fusegen_sm80::op_bias<fusegen_sm80::DT_BF16>(v, p, n);
@@ -57,8 +59,8 @@ struct Epilogue1 {
         fusegen_sm80::op_store<fusegen_sm80::DT_BF16>(v, p, 0, m, n);  // pre_norm
         return v;
     }
-    // Ops after the norm.
-    __device__ static __forceinline__ float post(float v, int m, int n, const fusegen_sm80::Params &p)
+    // Ops after the norm, on the same pair.
+    __device__ static __forceinline__ float2 post(float2 v, int m, int n, const fusegen_sm80::Params &p)
     {
         (void)m, (void)n, (void)p;
         v = fusegen_sm80::op_relu(v);
@@ -84,8 +86,9 @@ namespace proj_bias_residual_layernorm_sm90a_128x128x64_s3_split {
 struct Epilogue1 {
     static constexpr float kEps = 1e-05f;
     static constexpr bool kAffine = true;
-    // Ops before the norm (all ops when there is none), on the f32 accumulator.
-    __device__ static __forceinline__ float pre(float v, int m, int n, const fusegen_sm80::Params &p)
+    // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
+    // (m, n) and (m, n+1); n is even.
+    __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p)
     {
         (void)m, (void)n, (void)p;
         v = fusegen_sm80::op_bias<fusegen_sm80::DT_BF16>(v, p, n);
@@ -93,8 +96,8 @@ struct Epilogue1 {
         fusegen_sm80::op_store<fusegen_sm80::DT_BF16>(v, p, 0, m, n);  // pre_norm
         return v;
     }
-    // Ops after the norm.
-    __device__ static __forceinline__ float post(float v, int m, int n, const fusegen_sm80::Params &p)
+    // Ops after the norm, on the same pair.
+    __device__ static __forceinline__ float2 post(float2 v, int m, int n, const fusegen_sm80::Params &p)
     {
         (void)m, (void)n, (void)p;
         v = fusegen_sm80::op_relu(v);
@@ -117,42 +120,6 @@ extern "C" __global__ void __launch_bounds__(fusegen_sm80::NORMALIZE_THREADS) fu
     proj_bias_residual_layernorm_sm90a_128x128x64_s3_split::Gemm1::normalize(p);
 }
 
-// ---- proj_bias_residual_layernorm_sm90a_128x256x64_s3_cluster ----
-// constraints: K % 8 == 0, N % 8 == 0, N <= 2048, 16-byte aligned pointers
-namespace proj_bias_residual_layernorm_sm90a_128x256x64_s3_cluster {
-
-// GEMM1 epilogue: bias+residual+store+layernorm+relu
-struct Epilogue1 {
-    static constexpr float kEps = 1e-05f;
-    static constexpr bool kAffine = true;
-    // Ops before the norm (all ops when there is none), on the f32 accumulator.
-    __device__ static __forceinline__ float pre(float v, int m, int n, const fusegen_sm80::Params &p)
-    {
-        (void)m, (void)n, (void)p;
-        v = fusegen_sm80::op_bias<fusegen_sm80::DT_BF16>(v, p, n);
-        v = fusegen_sm80::op_residual<fusegen_sm80::DT_BF16>(v, p, m, n, 1.0f);
-        fusegen_sm80::op_store<fusegen_sm80::DT_BF16>(v, p, 0, m, n);  // pre_norm
-        return v;
-    }
-    // Ops after the norm.
-    __device__ static __forceinline__ float post(float v, int m, int n, const fusegen_sm80::Params &p)
-    {
-        (void)m, (void)n, (void)p;
-        v = fusegen_sm80::op_relu(v);
-        return v;
-    }
-};
-using Gemm1 = fusegen_sm90::GemmSm90<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF16, 128, 256, 3,
-                                       fusegen_sm80::NORM_LAYERNORM, fusegen_sm80::STRATEGY_CLUSTER, Epilogue1>;
-
-}  // namespace proj_bias_residual_layernorm_sm90a_128x256x64_s3_cluster
-
-extern "C" __global__ void __launch_bounds__(384, 1) fusegen_default_proj_bias_residual_layernorm_sm90a_128x256x64_s3_cluster_gemm1(fusegen_sm80::Params p, const __grid_constant__ fusegen_sm90::TensorMap map_a,
-    const __grid_constant__ fusegen_sm90::TensorMap map_b)
-{
-    proj_bias_residual_layernorm_sm90a_128x256x64_s3_cluster::Gemm1::run(p, map_a, map_b);
-}
-
 // ---- proj_bias_residual_layernorm_sm90a_128x256x64_s3_split ----
 // constraints: K % 8 == 0, N % 8 == 0, 16-byte aligned pointers
 namespace proj_bias_residual_layernorm_sm90a_128x256x64_s3_split {
@@ -161,8 +128,9 @@ namespace proj_bias_residual_layernorm_sm90a_128x256x64_s3_split {
 struct Epilogue1 {
     static constexpr float kEps = 1e-05f;
     static constexpr bool kAffine = true;
-    // Ops before the norm (all ops when there is none), on the f32 accumulator.
-    __device__ static __forceinline__ float pre(float v, int m, int n, const fusegen_sm80::Params &p)
+    // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
+    // (m, n) and (m, n+1); n is even.
+    __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p)
     {
         (void)m, (void)n, (void)p;
         v = fusegen_sm80::op_bias<fusegen_sm80::DT_BF16>(v, p, n);
@@ -170,8 +138,8 @@ struct Epilogue1 {
         fusegen_sm80::op_store<fusegen_sm80::DT_BF16>(v, p, 0, m, n);  // pre_norm
         return v;
     }
-    // Ops after the norm.
-    __device__ static __forceinline__ float post(float v, int m, int n, const fusegen_sm80::Params &p)
+    // Ops after the norm, on the same pair.
+    __device__ static __forceinline__ float2 post(float2 v, int m, int n, const fusegen_sm80::Params &p)
     {
         (void)m, (void)n, (void)p;
         v = fusegen_sm80::op_relu(v);
@@ -202,8 +170,9 @@ namespace proj_bias_residual_layernorm_sm80_128x128x64_s3_row {
 struct Epilogue1 {
     static constexpr float kEps = 1e-05f;
     static constexpr bool kAffine = true;
-    // Ops before the norm (all ops when there is none), on the f32 accumulator.
-    __device__ static __forceinline__ float pre(float v, int m, int n, const fusegen_sm80::Params &p)
+    // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
+    // (m, n) and (m, n+1); n is even.
+    __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p)
     {
         (void)m, (void)n, (void)p;
         v = fusegen_sm80::op_bias<fusegen_sm80::DT_BF16>(v, p, n);
@@ -211,8 +180,8 @@ struct Epilogue1 {
         fusegen_sm80::op_store<fusegen_sm80::DT_BF16>(v, p, 0, m, n);  // pre_norm
         return v;
     }
-    // Ops after the norm.
-    __device__ static __forceinline__ float post(float v, int m, int n, const fusegen_sm80::Params &p)
+    // Ops after the norm, on the same pair.
+    __device__ static __forceinline__ float2 post(float2 v, int m, int n, const fusegen_sm80::Params &p)
     {
         (void)m, (void)n, (void)p;
         v = fusegen_sm80::op_relu(v);
@@ -237,8 +206,9 @@ namespace proj_bias_residual_layernorm_sm80_128x128x64_s3_split {
 struct Epilogue1 {
     static constexpr float kEps = 1e-05f;
     static constexpr bool kAffine = true;
-    // Ops before the norm (all ops when there is none), on the f32 accumulator.
-    __device__ static __forceinline__ float pre(float v, int m, int n, const fusegen_sm80::Params &p)
+    // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
+    // (m, n) and (m, n+1); n is even.
+    __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p)
     {
         (void)m, (void)n, (void)p;
         v = fusegen_sm80::op_bias<fusegen_sm80::DT_BF16>(v, p, n);
@@ -246,8 +216,8 @@ struct Epilogue1 {
         fusegen_sm80::op_store<fusegen_sm80::DT_BF16>(v, p, 0, m, n);  // pre_norm
         return v;
     }
-    // Ops after the norm.
-    __device__ static __forceinline__ float post(float v, int m, int n, const fusegen_sm80::Params &p)
+    // Ops after the norm, on the same pair.
+    __device__ static __forceinline__ float2 post(float2 v, int m, int n, const fusegen_sm80::Params &p)
     {
         (void)m, (void)n, (void)p;
         v = fusegen_sm80::op_relu(v);
@@ -277,8 +247,9 @@ namespace proj_bias_residual_layernorm_sm80_128x256x64_s3_row {
 struct Epilogue1 {
     static constexpr float kEps = 1e-05f;
     static constexpr bool kAffine = true;
-    // Ops before the norm (all ops when there is none), on the f32 accumulator.
-    __device__ static __forceinline__ float pre(float v, int m, int n, const fusegen_sm80::Params &p)
+    // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
+    // (m, n) and (m, n+1); n is even.
+    __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p)
     {
         (void)m, (void)n, (void)p;
         v = fusegen_sm80::op_bias<fusegen_sm80::DT_BF16>(v, p, n);
@@ -286,8 +257,8 @@ struct Epilogue1 {
         fusegen_sm80::op_store<fusegen_sm80::DT_BF16>(v, p, 0, m, n);  // pre_norm
         return v;
     }
-    // Ops after the norm.
-    __device__ static __forceinline__ float post(float v, int m, int n, const fusegen_sm80::Params &p)
+    // Ops after the norm, on the same pair.
+    __device__ static __forceinline__ float2 post(float2 v, int m, int n, const fusegen_sm80::Params &p)
     {
         (void)m, (void)n, (void)p;
         v = fusegen_sm80::op_relu(v);
@@ -312,8 +283,9 @@ namespace proj_bias_residual_layernorm_sm80_128x256x64_s3_split {
 struct Epilogue1 {
     static constexpr float kEps = 1e-05f;
     static constexpr bool kAffine = true;
-    // Ops before the norm (all ops when there is none), on the f32 accumulator.
-    __device__ static __forceinline__ float pre(float v, int m, int n, const fusegen_sm80::Params &p)
+    // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
+    // (m, n) and (m, n+1); n is even.
+    __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p)
     {
         (void)m, (void)n, (void)p;
         v = fusegen_sm80::op_bias<fusegen_sm80::DT_BF16>(v, p, n);
@@ -321,8 +293,8 @@ struct Epilogue1 {
         fusegen_sm80::op_store<fusegen_sm80::DT_BF16>(v, p, 0, m, n);  // pre_norm
         return v;
     }
-    // Ops after the norm.
-    __device__ static __forceinline__ float post(float v, int m, int n, const fusegen_sm80::Params &p)
+    // Ops after the norm, on the same pair.
+    __device__ static __forceinline__ float2 post(float2 v, int m, int n, const fusegen_sm80::Params &p)
     {
         (void)m, (void)n, (void)p;
         v = fusegen_sm80::op_relu(v);
@@ -352,8 +324,9 @@ namespace proj_bias_residual_layernorm_sm80_64x256x32_s4_row {
 struct Epilogue1 {
     static constexpr float kEps = 1e-05f;
     static constexpr bool kAffine = true;
-    // Ops before the norm (all ops when there is none), on the f32 accumulator.
-    __device__ static __forceinline__ float pre(float v, int m, int n, const fusegen_sm80::Params &p)
+    // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
+    // (m, n) and (m, n+1); n is even.
+    __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p)
     {
         (void)m, (void)n, (void)p;
         v = fusegen_sm80::op_bias<fusegen_sm80::DT_BF16>(v, p, n);
@@ -361,8 +334,8 @@ struct Epilogue1 {
         fusegen_sm80::op_store<fusegen_sm80::DT_BF16>(v, p, 0, m, n);  // pre_norm
         return v;
     }
-    // Ops after the norm.
-    __device__ static __forceinline__ float post(float v, int m, int n, const fusegen_sm80::Params &p)
+    // Ops after the norm, on the same pair.
+    __device__ static __forceinline__ float2 post(float2 v, int m, int n, const fusegen_sm80::Params &p)
     {
         (void)m, (void)n, (void)p;
         v = fusegen_sm80::op_relu(v);
@@ -387,8 +360,9 @@ namespace proj_bias_residual_layernorm_sm80_64x256x32_s4_split {
 struct Epilogue1 {
     static constexpr float kEps = 1e-05f;
     static constexpr bool kAffine = true;
-    // Ops before the norm (all ops when there is none), on the f32 accumulator.
-    __device__ static __forceinline__ float pre(float v, int m, int n, const fusegen_sm80::Params &p)
+    // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
+    // (m, n) and (m, n+1); n is even.
+    __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p)
     {
         (void)m, (void)n, (void)p;
         v = fusegen_sm80::op_bias<fusegen_sm80::DT_BF16>(v, p, n);
@@ -396,8 +370,8 @@ struct Epilogue1 {
         fusegen_sm80::op_store<fusegen_sm80::DT_BF16>(v, p, 0, m, n);  // pre_norm
         return v;
     }
-    // Ops after the norm.
-    __device__ static __forceinline__ float post(float v, int m, int n, const fusegen_sm80::Params &p)
+    // Ops after the norm, on the same pair.
+    __device__ static __forceinline__ float2 post(float2 v, int m, int n, const fusegen_sm80::Params &p)
     {
         (void)m, (void)n, (void)p;
         v = fusegen_sm80::op_relu(v);
@@ -440,13 +414,6 @@ extern "C" cudaError_t fusegen_default_proj_bias_residual_layernorm_sm90a_128x12
 {
     return fusegen_sm80::launch_gemm<proj_bias_residual_layernorm_sm90a_128x128x64_s3_split::Gemm1>(fusegen_sm80::gemm1_params(problem, args), fusegen_default_proj_bias_residual_layernorm_sm90a_128x128x64_s3_split_gemm1,
                                        fusegen_default_proj_bias_residual_layernorm_sm90a_128x128x64_s3_split_normalize1, workspace, stream);
-}
-
-extern "C" cudaError_t fusegen_default_proj_bias_residual_layernorm_sm90a_128x256x64_s3_cluster_launch(const fusegen_problem *problem, const fusegen_args *args, void *workspace,
-                                       cudaStream_t stream)
-{
-    return fusegen_sm80::launch_gemm<proj_bias_residual_layernorm_sm90a_128x256x64_s3_cluster::Gemm1>(fusegen_sm80::gemm1_params(problem, args), fusegen_default_proj_bias_residual_layernorm_sm90a_128x256x64_s3_cluster_gemm1,
-                                       nullptr, workspace, stream);
 }
 
 extern "C" cudaError_t fusegen_default_proj_bias_residual_layernorm_sm90a_128x256x64_s3_split_launch(const fusegen_problem *problem, const fusegen_args *args, void *workspace,

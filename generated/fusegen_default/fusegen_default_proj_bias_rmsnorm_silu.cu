@@ -12,15 +12,16 @@ namespace proj_bias_rmsnorm_silu_sm80_64x256x32_s3_row {
 struct Epilogue1 {
     static constexpr float kEps = 1e-06f;
     static constexpr bool kAffine = true;
-    // Ops before the norm (all ops when there is none), on the f32 accumulator.
-    __device__ static __forceinline__ float pre(float v, int m, int n, const fusegen_sm80::Params &p)
+    // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
+    // (m, n) and (m, n+1); n is even.
+    __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p)
     {
         (void)m, (void)n, (void)p;
         v = fusegen_sm80::op_bias<fusegen_sm80::DT_BF16>(v, p, n);
         return v;
     }
-    // Ops after the norm.
-    __device__ static __forceinline__ float post(float v, int m, int n, const fusegen_sm80::Params &p)
+    // Ops after the norm, on the same pair.
+    __device__ static __forceinline__ float2 post(float2 v, int m, int n, const fusegen_sm80::Params &p)
     {
         (void)m, (void)n, (void)p;
         v = fusegen_sm80::op_silu(v);
@@ -45,15 +46,16 @@ namespace proj_bias_rmsnorm_silu_sm80_64x256x32_s3_split {
 struct Epilogue1 {
     static constexpr float kEps = 1e-06f;
     static constexpr bool kAffine = true;
-    // Ops before the norm (all ops when there is none), on the f32 accumulator.
-    __device__ static __forceinline__ float pre(float v, int m, int n, const fusegen_sm80::Params &p)
+    // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
+    // (m, n) and (m, n+1); n is even.
+    __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p)
     {
         (void)m, (void)n, (void)p;
         v = fusegen_sm80::op_bias<fusegen_sm80::DT_BF16>(v, p, n);
         return v;
     }
-    // Ops after the norm.
-    __device__ static __forceinline__ float post(float v, int m, int n, const fusegen_sm80::Params &p)
+    // Ops after the norm, on the same pair.
+    __device__ static __forceinline__ float2 post(float2 v, int m, int n, const fusegen_sm80::Params &p)
     {
         (void)m, (void)n, (void)p;
         v = fusegen_sm80::op_silu(v);

@@ -29,29 +29,29 @@ struct Params {
 };
 
 // ---- element conversions (round to nearest even; NaN stays NaN) -------------------------
-template <int DT> __device__ __forceinline__ float load_f32(const void *base, long long i)
+__device__ __forceinline__ float bf16_bits_to_f32(unsigned short u) { return __uint_as_float(static_cast<unsigned>(u) << 16); }
+__device__ __forceinline__ float f16_bits_to_f32(unsigned short u)
 {
-    if (DT == DT_F32) {
-        return static_cast<const float *>(base)[i];
-    } else {
-        unsigned short u = static_cast<const unsigned short *>(base)[i];
-        float f;
-        if (DT == DT_BF16)
-            f = __uint_as_float(static_cast<unsigned>(u) << 16);
-        else
-            asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(u));
-        return f;
-    }
+    float f;
+    asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(u));
+    return f;
 }
 
-template <int DT> __device__ __forceinline__ unsigned short to_16bit(float v)
+// Reads of the inputs the epilogue only reads (bias, residual, gamma, beta) go through the
+// read-only path (ld.global.nc): the compiler may then schedule them ahead of the epilogue's
+// stores (with plain loads it could not, as an output might alias an input, and each element
+// would wait a full memory latency). Inputs must not overlap outputs.
+__device__ __forceinline__ unsigned ld_ro_u32(const void *p) { return __ldg(static_cast<const unsigned *>(p)); }
+__device__ __forceinline__ float2 ld_ro_f32x2(const void *p) { return __ldg(static_cast<const float2 *>(p)); }
+
+// Elements i and i+1 (i even; rows start 16-byte aligned, checked on the host), as (x, y).
+template <int DT> __device__ __forceinline__ float2 load2_f32(const void *base, long long i)
 {
-    unsigned short u;
-    if (DT == DT_BF16)
-        asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(u) : "f"(v));
-    else
-        asm("cvt.rn.f16.f32 %0, %1;" : "=h"(u) : "f"(v));
-    return u;
+    if (DT == DT_F32) return ld_ro_f32x2(static_cast<const float *>(base) + i);
+    const unsigned u = ld_ro_u32(static_cast<const unsigned short *>(base) + i);
+    const unsigned short lo = static_cast<unsigned short>(u), hi = static_cast<unsigned short>(u >> 16);
+    if (DT == DT_BF16) return make_float2(bf16_bits_to_f32(lo), bf16_bits_to_f32(hi));
+    return make_float2(f16_bits_to_f32(lo), f16_bits_to_f32(hi));
 }
 
 // Two adjacent elements packed low-first, as they lie in memory.
@@ -65,44 +65,44 @@ template <int DT> __device__ __forceinline__ unsigned pack2(float lo, float hi)
     return r;
 }
 
-template <int DT> __device__ __forceinline__ void store_f32(void *base, long long i, float v)
-{
-    if (DT == DT_F32)
-        static_cast<float *>(base)[i] = v;
-    else
-        static_cast<unsigned short *>(base)[i] = to_16bit<DT>(v);
-}
-
 // Stores elements i and i+1; i is even and the row start 16-byte aligned (checked on the host).
-template <int DT> __device__ __forceinline__ void store2_f32(void *base, long long i, float v0, float v1)
+template <int DT> __device__ __forceinline__ void store2_f32(void *base, long long i, float2 v)
 {
     if (DT == DT_F32)
-        *reinterpret_cast<float2 *>(static_cast<float *>(base) + i) = make_float2(v0, v1);
+        *reinterpret_cast<float2 *>(static_cast<float *>(base) + i) = v;
     else
-        *reinterpret_cast<unsigned *>(static_cast<unsigned short *>(base) + i) = pack2<DT>(v0, v1);
+        *reinterpret_cast<unsigned *>(static_cast<unsigned short *>(base) + i) = pack2<DT>(v.x, v.y);
 }
 
 // ---- epilogue ops, called by the generated epilogue structs in spec order --------------
-__device__ __forceinline__ float op_scale(float v, float alpha) { return v * alpha; }
-template <int DT> __device__ __forceinline__ float op_bias(float v, const Params &p, int n)
+// Each op works on a pair of adjacent elements (n, n+1) of row m, n even: the accumulator
+// fragments hold pairs, and a pair is one 4-byte (16-bit types) or 8-byte (f32) access.
+__device__ __forceinline__ float2 op_scale(float2 v, float alpha) { return make_float2(v.x * alpha, v.y * alpha); }
+template <int DT> __device__ __forceinline__ float2 op_bias(float2 v, const Params &p, int n)
 {
-    return v + load_f32<DT>(p.bias, n);
+    const float2 b = load2_f32<DT>(p.bias, n);
+    return make_float2(v.x + b.x, v.y + b.y);
 }
-template <int DT> __device__ __forceinline__ float op_residual(float v, const Params &p, int m, int n, float beta)
+template <int DT> __device__ __forceinline__ float2 op_residual(float2 v, const Params &p, int m, int n, float beta)
 {
-    return v + beta * load_f32<DT>(p.residual, static_cast<long long>(m) * p.ldr + n);
+    const float2 r = load2_f32<DT>(p.residual, static_cast<long long>(m) * p.ldr + n);
+    return make_float2(v.x + beta * r.x, v.y + beta * r.y);
 }
 // Written so that NaN passes through (fmaxf would turn NaN into 0).
-__device__ __forceinline__ float op_relu(float v) { return v < 0.0f ? 0.0f : v; }
-__device__ __forceinline__ float op_gelu(float v) { return 0.5f * v * (1.0f + erff(v * 0.70710678118654752f)); }
-__device__ __forceinline__ float op_gelu_tanh(float v)
+__device__ __forceinline__ float relu1(float v) { return v < 0.0f ? 0.0f : v; }
+__device__ __forceinline__ float gelu1(float v) { return 0.5f * v * (1.0f + erff(v * 0.70710678118654752f)); }
+__device__ __forceinline__ float gelu_tanh1(float v)
 {
     return 0.5f * v * (1.0f + tanhf(0.79788456080286536f * (v + 0.044715f * v * v * v)));
 }
-__device__ __forceinline__ float op_silu(float v) { return v / (1.0f + expf(-v)); }
-template <int DT> __device__ __forceinline__ void op_store(float v, const Params &p, int slot, int m, int n)
+__device__ __forceinline__ float silu1(float v) { return v / (1.0f + expf(-v)); }
+__device__ __forceinline__ float2 op_relu(float2 v) { return make_float2(relu1(v.x), relu1(v.y)); }
+__device__ __forceinline__ float2 op_gelu(float2 v) { return make_float2(gelu1(v.x), gelu1(v.y)); }
+__device__ __forceinline__ float2 op_gelu_tanh(float2 v) { return make_float2(gelu_tanh1(v.x), gelu_tanh1(v.y)); }
+__device__ __forceinline__ float2 op_silu(float2 v) { return make_float2(silu1(v.x), silu1(v.y)); }
+template <int DT> __device__ __forceinline__ void op_store(float2 v, const Params &p, int slot, int m, int n)
 {
-    store_f32<DT>(p.store[slot], static_cast<long long>(m) * p.ld_store[slot] + n, v);
+    store2_f32<DT>(p.store[slot], static_cast<long long>(m) * p.ld_store[slot] + n, v);
 }
 
 // ---- PTX wrappers ----------------------------------------------------------------------
@@ -279,10 +279,13 @@ struct Epilogue {
 #pragma unroll
             for (int ni = 0; ni < NI; ++ni)
 #pragma unroll
-                for (int e = 0; e < 4; ++e) {
-                    int m = row_base + mi * 16 + (e >> 1) * 8;
-                    int n = col_base + ni * 8 + (e & 1);
-                    acc[mi][ni][e] = (m < p.m && n < p.n) ? Epi::pre(acc[mi][ni][e], m, n, p) : 0.0f;
+                for (int h = 0; h < 2; ++h) {
+                    const int m = row_base + mi * 16 + h * 8, n = col_base + ni * 8;
+                    // N is a multiple of 8, so a pair is either wholly inside or wholly outside.
+                    float2 v = make_float2(0.0f, 0.0f);
+                    if (m < p.m && n < p.n) v = Epi::pre(make_float2(acc[mi][ni][h * 2], acc[mi][ni][h * 2 + 1]), m, n, p);
+                    acc[mi][ni][h * 2] = v.x;
+                    acc[mi][ni][h * 2 + 1] = v.y;
                 }
 
         if constexpr (NORM == NORM_NONE)
@@ -406,33 +409,44 @@ struct Epilogue {
                                   const float (&second)[MI][2], int row_base, int col_base)
     {
         const float count = static_cast<float>(p.n);
+        float rstd[MI][2], shift[MI][2];
 #pragma unroll
         for (int mi = 0; mi < MI; ++mi)
 #pragma unroll
             for (int h = 0; h < 2; ++h) {
-                float var = (NORM == NORM_LAYERNORM) ? second[mi][h] / count : mean[mi][h];
-                float rstd = 1.0f / sqrtf(var + Epi::kEps);
-                float shift = (NORM == NORM_LAYERNORM) ? mean[mi][h] : 0.0f;
-                int m = row_base + mi * 16 + h * 8;
-#pragma unroll
-                for (int ni = 0; ni < NI; ++ni) {
-                    int n = col_base + ni * 8;
-                    if (m < p.m && n < p.n) {
-                        float v0 = affine((acc[mi][ni][h * 2] - shift) * rstd, p, n);
-                        float v1 = affine((acc[mi][ni][h * 2 + 1] - shift) * rstd, p, n + 1);
-                        v0 = Epi::post(v0, m, n, p);
-                        v1 = Epi::post(v1, m, n + 1, p);
-                        store2_f32<DT_OUT>(p.out, static_cast<long long>(m) * p.ldo + n, v0, v1);
-                    }
-                }
+                const float var = (NORM == NORM_LAYERNORM) ? second[mi][h] / count : mean[mi][h];
+                rstd[mi][h] = 1.0f / sqrtf(var + Epi::kEps);
+                shift[mi][h] = (NORM == NORM_LAYERNORM) ? mean[mi][h] : 0.0f;
             }
+        // Column pairs outermost: gamma and beta are read once per pair and used for every row.
+#pragma unroll
+        for (int ni = 0; ni < NI; ++ni) {
+            const int n = col_base + ni * 8;
+            if (n >= p.n) continue;
+#pragma unroll
+            for (int mi = 0; mi < MI; ++mi)
+#pragma unroll
+                for (int h = 0; h < 2; ++h) {
+                    const int m = row_base + mi * 16 + h * 8;
+                    if (m >= p.m) continue;
+                    float2 v = make_float2((acc[mi][ni][h * 2] - shift[mi][h]) * rstd[mi][h],
+                                           (acc[mi][ni][h * 2 + 1] - shift[mi][h]) * rstd[mi][h]);
+                    v = Epi::post(affine(v, p, n), m, n, p);
+                    store2_f32<DT_OUT>(p.out, static_cast<long long>(m) * p.ldo + n, v);
+                }
+        }
     }
 
-    __device__ static float affine(float v, const Params &p, int n)
+    // Elements n and n+1 of the row times gamma, plus beta (LayerNorm).
+    __device__ static float2 affine(float2 v, const Params &p, int n)
     {
         if (!Epi::kAffine) return v;
-        v *= load_f32<DT_OUT>(p.gamma, n);
-        if (NORM == NORM_LAYERNORM) v += load_f32<DT_OUT>(p.beta, n);
+        const float2 g = load2_f32<DT_OUT>(p.gamma, n);
+        v = make_float2(v.x * g.x, v.y * g.y);
+        if (NORM == NORM_LAYERNORM) {
+            const float2 b = load2_f32<DT_OUT>(p.beta, n);
+            v = make_float2(v.x + b.x, v.y + b.y);
+        }
         return v;
     }
 
@@ -448,8 +462,8 @@ struct Epilogue {
                     int n = col_base + ni * 8;
                     // N is a multiple of 8, so a pair is either wholly inside or wholly outside.
                     if (m < p.m && n < p.n)
-                        store2_f32<DT_OUT>(p.out, static_cast<long long>(m) * p.ldo + n, acc[mi][ni][h * 2],
-                                           acc[mi][ni][h * 2 + 1]);
+                        store2_f32<DT_OUT>(p.out, static_cast<long long>(m) * p.ldo + n,
+                                           make_float2(acc[mi][ni][h * 2], acc[mi][ni][h * 2 + 1]));
                 }
     }
 
@@ -491,17 +505,15 @@ struct Epilogue {
         const float rstd = 1.0f / sqrtf(var + Epi::kEps);
         const float shift = (NORM == NORM_LAYERNORM) ? mean : 0.0f;
         const float *row = p.prenorm + static_cast<long long>(m) * p.n;
+        // The pre-norm row was written by the GEMM kernel; in this kernel it is read-only.
+#pragma unroll 4
         for (int n = lane * 4; n < p.n; n += 128) {
-            float4 x = *reinterpret_cast<const float4 *>(row + n);
-            float v[4] = {x.x, x.y, x.z, x.w};
 #pragma unroll
-            for (int j = 0; j < 4; ++j) {
-                v[j] = affine((v[j] - shift) * rstd, p, n + j);
-                v[j] = Epi::post(v[j], m, n + j, p);
+            for (int j = 0; j < 4; j += 2) {
+                float2 v = ld_ro_f32x2(row + n + j);
+                v = Epi::post(affine(make_float2((v.x - shift) * rstd, (v.y - shift) * rstd), p, n + j), m, n + j, p);
+                store2_f32<DT_OUT>(p.out, static_cast<long long>(m) * p.ldo + n + j, v);
             }
-            long long o = static_cast<long long>(m) * p.ldo + n;
-            store2_f32<DT_OUT>(p.out, o, v[0], v[1]);
-            store2_f32<DT_OUT>(p.out, o + 2, v[2], v[3]);
         }
     }
 };

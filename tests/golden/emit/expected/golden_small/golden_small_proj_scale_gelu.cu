@@ -12,8 +12,9 @@ namespace proj_scale_gelu_sm80_128x128x32_s4 {
 struct Epilogue1 {
     static constexpr float kEps = 0.0f;
     static constexpr bool kAffine = false;
-    // Ops before the norm (all ops when there is none), on the f32 accumulator.
-    __device__ static __forceinline__ float pre(float v, int m, int n, const fusegen_sm80::Params &p)
+    // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
+    // (m, n) and (m, n+1); n is even.
+    __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p)
     {
         (void)m, (void)n, (void)p;
         v = fusegen_sm80::op_scale(v, 0.5f);
@@ -21,8 +22,8 @@ struct Epilogue1 {
         v = fusegen_sm80::op_gelu_tanh(v);
         return v;
     }
-    // Ops after the norm.
-    __device__ static __forceinline__ float post(float v, int m, int n, const fusegen_sm80::Params &p)
+    // Ops after the norm, on the same pair.
+    __device__ static __forceinline__ float2 post(float2 v, int m, int n, const fusegen_sm80::Params &p)
     {
         (void)m, (void)n, (void)p;
         return v;

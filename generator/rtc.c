@@ -1,5 +1,6 @@
-/* rtc.c - see rtc.h. NVRTC is loaded with dlopen on first use, only by `check --nvrtc`, so
- * the generator itself neither links nor loads it (it is large, and slow under valgrind).
+/* rtc.c - see rtc.h. NVRTC is loaded with dlopen on first use, only by `check --nvrtc` and the
+ * runtime's JIT, so the generator itself neither links nor loads it (it is large, and slow
+ * under valgrind).
  * Built with NVRTC's header when CMake finds it (FUSEGEN_HAVE_NVRTC; FUSEGEN_NVRTC_LIBRARY
  * names the library found then); without it the check reports that it is not available. */
 #define _POSIX_C_SOURCE 200809L
@@ -12,6 +13,7 @@
 #ifdef FUSEGEN_HAVE_NVRTC
 #include <dlfcn.h>
 #include <nvrtc.h>
+#include <pthread.h>
 
 /* The NVRTC entry points this module calls, resolved from the loaded library. */
 static struct {
@@ -23,12 +25,17 @@ static struct {
     nvrtcResult (*log)(nvrtcProgram, char *);
     nvrtcResult (*destroy)(nvrtcProgram *);
     const char *(*error_string)(nvrtcResult);
+    /* optional: only the JIT needs them (fg_rtc_compile, fg_rtc_version) */
+    nvrtcResult (*cubin_size)(nvrtcProgram, size_t *);
+    nvrtcResult (*cubin)(nvrtcProgram, char *);
+    nvrtcResult (*version)(int *, int *);
 } rtc__api;
 
+static pthread_once_t rtc__once = PTHREAD_ONCE_INIT;
+
 /* Loads NVRTC once: the library CMake found, else whatever the loader finds by name. */
-static int rtc__load(void)
+static void rtc__load_once(void)
 {
-    if (rtc__api.tried) return rtc__api.lib != NULL;
     rtc__api.tried = 1;
     static const char *const names[] = {
 #ifdef FUSEGEN_NVRTC_LIBRARY
@@ -37,7 +44,7 @@ static int rtc__load(void)
         "libnvrtc.so", "libnvrtc.so.13", "libnvrtc.so.12"};
     for (size_t i = 0; i < sizeof names / sizeof names[0] && !rtc__api.lib; ++i)
         rtc__api.lib = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
-    if (!rtc__api.lib) return 0;
+    if (!rtc__api.lib) return;
     /* POSIX dlsym returns void *; converting it to a function pointer is how the API is used. */
 #define RTC__SYM(field, name) *(void **)(&rtc__api.field) = dlsym(rtc__api.lib, name)
     RTC__SYM(create, "nvrtcCreateProgram");
@@ -46,12 +53,20 @@ static int rtc__load(void)
     RTC__SYM(log, "nvrtcGetProgramLog");
     RTC__SYM(destroy, "nvrtcDestroyProgram");
     RTC__SYM(error_string, "nvrtcGetErrorString");
+    RTC__SYM(cubin_size, "nvrtcGetCUBINSize");
+    RTC__SYM(cubin, "nvrtcGetCUBIN");
+    RTC__SYM(version, "nvrtcVersion");
 #undef RTC__SYM
     if (!rtc__api.create || !rtc__api.compile || !rtc__api.log_size || !rtc__api.log || !rtc__api.destroy ||
         !rtc__api.error_string) {
         dlclose(rtc__api.lib);
         rtc__api.lib = NULL;
     }
+}
+
+static int rtc__load(void)
+{
+    pthread_once(&rtc__once, rtc__load_once);
     return rtc__api.lib != NULL;
 }
 
@@ -143,6 +158,76 @@ int fg_rtc_check(const fg_plan *plan, const fg_out *out, FILE *log)
     return failures;
 }
 
+int fg_rtc_version(int *major, int *minor)
+{
+    if (!rtc__load() || !rtc__api.version) return -1;
+    return rtc__api.version(major, minor) == NVRTC_SUCCESS ? 0 : -1;
+}
+
+/* Appends text to a malloc'ed, NUL-terminated log. */
+static void rtc__log_append(char **log, const char *text)
+{
+    size_t old = *log ? strlen(*log) : 0, add = strlen(text);
+    char *n = realloc(*log, old + add + 1);
+    if (!n) return;
+    memcpy(n + old, text, add + 1);
+    *log = n;
+}
+
+int fg_rtc_compile(const char *src, const char *name, int n_headers, const char *const *headers,
+                   const char *const *header_names, const char *const *opts, int n_opts, char **code,
+                   size_t *code_len, char **log)
+{
+    char line[256];
+    *code = NULL;
+    *code_len = 0;
+    *log = NULL;
+    if (!rtc__load()) {
+        rtc__log_append(log, "NVRTC cannot be loaded (libnvrtc.so not found)");
+        return -1;
+    }
+    if (!rtc__api.cubin_size || !rtc__api.cubin) {
+        rtc__log_append(log, "this NVRTC has no nvrtcGetCUBIN (CUDA 11.1 or later is needed)");
+        return -1;
+    }
+    nvrtcProgram prog;
+    nvrtcResult r = rtc__api.create(&prog, src, name, n_headers, headers, header_names);
+    if (r != NVRTC_SUCCESS) {
+        snprintf(line, sizeof line, "nvrtcCreateProgram: %s", rtc__api.error_string(r));
+        rtc__log_append(log, line);
+        return -1;
+    }
+    r = rtc__api.compile(prog, n_opts, opts);
+    size_t log_size = 0;
+    if (rtc__api.log_size(prog, &log_size) == NVRTC_SUCCESS && log_size > 1) {
+        char *text = malloc(log_size);
+        if (text && rtc__api.log(prog, text) == NVRTC_SUCCESS) rtc__log_append(log, text);
+        free(text);
+    }
+    int rc = 0;
+    if (r != NVRTC_SUCCESS) {
+        snprintf(line, sizeof line, "%snvrtcCompileProgram: %s", *log ? "\n" : "", rtc__api.error_string(r));
+        rtc__log_append(log, line);
+        rc = 1;
+    } else {
+        size_t n = 0;
+        r = rtc__api.cubin_size(prog, &n);
+        char *bin = r == NVRTC_SUCCESS && n > 0 ? malloc(n) : NULL;
+        if (bin && rtc__api.cubin(prog, bin) == NVRTC_SUCCESS) {
+            *code = bin;
+            *code_len = n;
+        } else {
+            free(bin);
+            snprintf(line, sizeof line, "%sno CUBIN from NVRTC (%s; is the architecture a real one, sm_XY?)",
+                     *log ? "\n" : "", r == NVRTC_SUCCESS ? "empty or out of memory" : rtc__api.error_string(r));
+            rtc__log_append(log, line);
+            rc = 1;
+        }
+    }
+    rtc__api.destroy(&prog);
+    return rc;
+}
+
 #else  /* no NVRTC in this build */
 
 int fg_rtc_available(void) { return 0; }
@@ -150,6 +235,26 @@ int fg_rtc_available(void) { return 0; }
 int fg_rtc_check(const fg_plan *plan, const fg_out *out, FILE *log)
 {
     (void)plan, (void)out, (void)log;
+    return -1;
+}
+
+int fg_rtc_version(int *major, int *minor)
+{
+    (void)major, (void)minor;
+    return -1;
+}
+
+int fg_rtc_compile(const char *src, const char *name, int n_headers, const char *const *headers,
+                   const char *const *header_names, const char *const *opts, int n_opts, char **code,
+                   size_t *code_len, char **log)
+{
+    (void)src, (void)name, (void)n_headers, (void)headers, (void)header_names, (void)opts, (void)n_opts;
+    *code = NULL;
+    *code_len = 0;
+    *log = NULL;
+    static const char msg[] = "this fusegen was built without NVRTC";
+    *log = malloc(sizeof msg);
+    if (*log) memcpy(*log, msg, sizeof msg);
     return -1;
 }
 

@@ -27,7 +27,9 @@ typedef enum fusegen_status {
     FUSEGEN_ERR_NOT_FOUND,          /* no kernel of that name */
     FUSEGEN_ERR_WORKSPACE,          /* workspace NULL or smaller than fusegen_workspace_size */
     FUSEGEN_ERR_ARCH,               /* the kernel was not built for the device's architecture */
-    FUSEGEN_ERR_CUDA                /* a CUDA call failed; the detail names it */
+    FUSEGEN_ERR_CUDA,               /* a CUDA call failed; the detail names it */
+    FUSEGEN_ERR_SPEC,               /* JIT: the spec has errors; the detail holds the diagnostics */
+    FUSEGEN_ERR_COMPILE             /* JIT: NVRTC is missing or failed; the detail says why */
 } fusegen_status;
 
 const char *fusegen_status_name(fusegen_status s);     /* "FUSEGEN_ERR_MISALIGNED" */
@@ -138,6 +140,12 @@ typedef struct fusegen_kernel {
      * after the launch(es). */
     cudaError_t (*launch)(const fusegen_problem *p, const fusegen_args *args,
                           void *workspace, cudaStream_t stream);
+    /* Kernels compiled at run time (fusegen_jit.h) launch through launch_jit instead, with their
+     * own data in jit; it returns 0, or nonzero after writing why the launch failed into why
+     * (why_len bytes). Generated tables leave both NULL. */
+    int (*launch_jit)(const struct fusegen_kernel *k, const fusegen_problem *p, const fusegen_args *args,
+                      void *workspace, cudaStream_t stream, char *why, size_t why_len);
+    const void *jit;
 } fusegen_kernel;
 
 typedef struct fusegen_library {

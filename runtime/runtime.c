@@ -10,6 +10,7 @@
  * cudaGetDevice and cudaDeviceGetAttribute (when a problem says sm = 0), the kernel's launch
  * function, and the error-string functions. */
 #include "fusegen.h"
+#include "fusegen_internal.h"
 #include "fusegen_workspace.h"
 
 #include <inttypes.h>
@@ -50,6 +51,8 @@ const char *fusegen_status_name(fusegen_status s)
     case FUSEGEN_ERR_WORKSPACE:         return "FUSEGEN_ERR_WORKSPACE";
     case FUSEGEN_ERR_ARCH:              return "FUSEGEN_ERR_ARCH";
     case FUSEGEN_ERR_CUDA:              return "FUSEGEN_ERR_CUDA";
+    case FUSEGEN_ERR_SPEC:              return "FUSEGEN_ERR_SPEC";
+    case FUSEGEN_ERR_COMPILE:           return "FUSEGEN_ERR_COMPILE";
     }
     return "FUSEGEN_STATUS_UNKNOWN";
 }
@@ -73,6 +76,10 @@ const char *fusegen_status_message(fusegen_status s)
         return "The kernel was not built for the device's architecture.";
     case FUSEGEN_ERR_CUDA:
         return "A CUDA call failed.";
+    case FUSEGEN_ERR_SPEC:
+        return "The spec has errors (the detail holds the generator's diagnostics).";
+    case FUSEGEN_ERR_COMPILE:
+        return "NVRTC is not available or could not compile the generated kernels.";
     }
     return "Unknown fusegen status code.";
 }
@@ -163,6 +170,18 @@ static fusegen_status fg__ok(void)
 {
     fg__detail[0] = '\0';
     return FUSEGEN_OK;
+}
+
+/* fusegen_internal.h: the JIT module's way to set the same detail. */
+fusegen_status fusegen__detail_set(fusegen_status st, const char *fmt, ...)
+{
+    va_list ap;
+    if (st == FUSEGEN_OK && (!fmt || !*fmt))
+        return fg__ok();
+    va_start(ap, fmt);
+    fg__vformat(fg__detail, sizeof fg__detail, fmt, ap);
+    va_end(ap);
+    return st;
 }
 
 /* ---- checked arithmetic ------------------------------------------------------------------- */
@@ -784,6 +803,11 @@ fusegen_status fusegen_run(const fusegen_kernel *k, const fusegen_problem *p, co
                             workspace_bytes, fg__str(k->name), need);
     }
 
+    if (k->launch_jit) {
+        if (k->launch_jit(k, p, args, workspace, stream, reason, sizeof reason) != 0)
+            return fg__fail(FUSEGEN_ERR_CUDA, "launching kernel %s failed: %s", fg__str(k->name), reason);
+        return fg__ok();
+    }
     if (!k->launch)
         return fg__fail(FUSEGEN_ERR_INVALID_ARGUMENT, "kernel %s has no launch function (corrupt dispatch table)",
                         fg__str(k->name));

@@ -45,7 +45,7 @@ int main(void)
     F(fusegen_kernel, n_stores); F(fusegen_kernel, n_stores2); F(fusegen_kernel, uses_bias);
     F(fusegen_kernel, uses_residual); F(fusegen_kernel, uses_gamma); F(fusegen_kernel, uses_beta);
     F(fusegen_kernel, uses_bias2); F(fusegen_kernel, uses_residual2); F(fusegen_kernel, priority);
-    F(fusegen_kernel, launch);
+    F(fusegen_kernel, launch); F(fusegen_kernel, launch_jit); F(fusegen_kernel, jit);
 
     S(fusegen_library);
     F(fusegen_library, name); F(fusegen_library, generator_version); F(fusegen_library, spec_sha256);

@@ -27,6 +27,8 @@ ERR_NOT_FOUND = 4
 ERR_WORKSPACE = 5
 ERR_ARCH = 6
 ERR_CUDA = 7
+ERR_SPEC = 8       # the JIT (fusegen_jit.h) only
+ERR_COMPILE = 9
 
 DTYPE_F16 = 1
 DTYPE_BF16 = 2
@@ -163,6 +165,8 @@ class Kernel(Structure):
         ("uses_residual2", c_int),
         ("priority", c_int),
         ("launch", c_void_p),           # a function pointer; called by fusegen_run only
+        ("launch_jit", c_void_p),       # JIT kernels (fusegen_jit.h): their launcher; NULL in generated tables
+        ("jit", c_void_p),              # JIT kernels: their data
     ]
 
 

@@ -1,0 +1,89 @@
+/* launch.c - see launch.h. The formulas mirror the family templates:
+ *   portable (fusegen_sm80::Gemm): THREADS = warps_m * warps_n * 32; SMEM_BYTES =
+ *     STAGES * (BM * (BK + 8) + B_ROWS * B_LD) * 2 with B_ROWS x B_LD = BK x (BN + 8) for "kn",
+ *     BN x (BK + 8) for "nk";
+ *   Hopper (fusegen_sm90::GemmSm90): THREADS = (BM / 64 + 1) * 128; SMEM_BYTES =
+ *     STAGES * (BM + BN) * 128 + 2 * STAGES * 8 + SCRATCH + 1024, SCRATCH = (BM + (cluster ?
+ *     2 * BM : 0)) * 4 (the epilogue's row exchange with WARPS_N = 1);
+ * and the appended static_asserts keep them honest. */
+#include "launch.h"
+
+static const char *launch__strategy_name(const fg_plan_gemm *g)
+{
+    if (g->norm == FG_NORM_NONE) return "STRATEGY_NONE";
+    return g->strategy == FG_STRATEGY_SPLIT ? "STRATEGY_SPLIT" : g->strategy == FG_STRATEGY_CLUSTER ? "STRATEGY_CLUSTER"
+                                                                                                  : "STRATEGY_ROW";
+}
+
+static const char *launch__dt_name(fg_dtype t)
+{
+    return t == FG_DTYPE_F16 ? "DT_F16" : t == FG_DTYPE_BF16 ? "DT_BF16" : "DT_F32";
+}
+
+void fg_launch_record(const fg_plan_kernel *pk, int index, fg_launch_gemm *out)
+{
+    const fg_plan_gemm *g = index == 2 ? &pk->g2 : &pk->g1;
+    const int norm = g->norm != FG_NORM_NONE;
+    out->family = pk->family;
+    out->tile_m = (int)g->bm;
+    out->tile_n = (int)g->bn;
+    out->split = norm && g->strategy == FG_STRATEGY_SPLIT;
+    out->cluster = norm && g->strategy == FG_STRATEGY_CLUSTER;
+    out->dt_ab = pk->spec->a;
+    out->out_bytes = pk->spec->out == FG_DTYPE_F32 ? 4 : 2;
+    if (pk->family == FG_FAMILY_SM90) {
+        long scratch = (g->bm + (out->cluster ? 2 * g->bm : 0)) * 4;
+        out->threads = (int)(g->bm / 64 + 1) * 128;
+        out->smem_bytes = (int)(g->stages * (g->bm + g->bn) * 128 + 2 * g->stages * 8 + scratch + 1024);
+        out->tma_box_a = (int)g->bm;
+        out->tma_box_b = (int)g->bn;
+    } else {
+        long a_stage = g->bm * (g->bk + 8);
+        long b_stage = g->b_layout == FG_LAYOUT_KN ? g->bk * (g->bn + 8) : g->bn * (g->bk + 8);
+        out->threads = g->warps_m * g->warps_n * 32;
+        out->smem_bytes = (int)(g->stages * (a_stage + b_stage) * 2);
+        out->tma_box_a = 0;
+        out->tma_box_b = 0;
+    }
+}
+
+static void launch__checks(fg_buf *b, const fg_plan_kernel *pk, int index)
+{
+    const fg_plan_gemm *g = index == 2 ? &pk->g2 : &pk->g1;
+    fg_launch_gemm r;
+    fg_launch_record(pk, index, &r);
+    const char *n = pk->name;
+    fg_buf_printf(b, "static_assert(%s::Gemm%d::kTileM == %d && %s::Gemm%d::kTileN == %d, "
+                     "\"fusegen JIT: the tile of %s GEMM%d differs from its launch record\");\n",
+                  n, index, r.tile_m, n, index, r.tile_n, n, index);
+    fg_buf_printf(b, "static_assert(%s::Gemm%d::kThreads == %d, "
+                     "\"fusegen JIT: the block size of %s GEMM%d differs from its launch record\");\n",
+                  n, index, r.threads, n, index);
+    fg_buf_printf(b, "static_assert(%s::Gemm%d::kSmemBytes == %d, "
+                     "\"fusegen JIT: the shared memory of %s GEMM%d differs from its launch record\");\n",
+                  n, index, r.smem_bytes, n, index);
+    fg_buf_printf(b, "static_assert(%s::Gemm%d::kStrategy == fusegen_sm80::%s, "
+                     "\"fusegen JIT: the strategy of %s GEMM%d differs from its launch record\");\n",
+                  n, index, launch__strategy_name(g), n, index);
+    fg_buf_printf(b, "static_assert(%s::Gemm%d::kOutBytes == %d && %s::Gemm%d::kDtAB == fusegen_sm80::%s, "
+                     "\"fusegen JIT: the dtypes of %s GEMM%d differ from its launch record\");\n",
+                  n, index, r.out_bytes, n, index, launch__dt_name(r.dt_ab), n, index);
+    if (r.family == FG_FAMILY_SM90)
+        fg_buf_printf(b, "static_assert(%s::Gemm%d::kTmaBoxA == %d && %s::Gemm%d::kTmaBoxB == %d, "
+                         "\"fusegen JIT: the TMA boxes of %s GEMM%d differ from its launch record\");\n",
+                      n, index, r.tma_box_a, n, index, r.tma_box_b, n, index);
+}
+
+void fg_launch_append_checks(fg_buf *b, const fg_plan *plan, const fg_kernel_spec *k)
+{
+    fg_buf_puts(b, "\n// ---- launch records of the runtime's JIT, checked against the family code ----\n");
+    fg_buf_printf(b, "static_assert(fusegen_sm80::NORMALIZE_THREADS == %d, "
+                     "\"fusegen JIT: the normalize kernel's block size differs\");\n",
+                  FG_LAUNCH_NORMALIZE_THREADS);
+    for (size_t i = 0; i < plan->n_kernels; ++i) {
+        const fg_plan_kernel *pk = &plan->kernels[i];
+        if (pk->spec != k) continue;
+        launch__checks(b, pk, 1);
+        if (pk->chain) launch__checks(b, pk, 2);
+    }
+}

@@ -1,0 +1,37 @@
+/* launch.h - how a planned GEMM is launched: the numbers the ahead-of-time launchers take from
+ * the family templates (fusegen_sm80::launch_gemm, fusegen_sm90::start_gemm) as compile-time
+ * constants (kTileM, kTileN, kThreads, kSmemBytes, kStrategy, kTmaBoxA/B, kDtAB), computed here
+ * in C from the plan, for launchers that do not see the C++ types (the runtime's JIT).
+ *
+ * fg_launch_append_checks writes C++ static_asserts that compare each record with the family
+ * template's constants; appended to the kernel source before it is compiled, they turn any
+ * drift between this file and templates/common/ into a compile error instead of a bad launch. */
+#ifndef FUSEGEN_LAUNCH_H
+#define FUSEGEN_LAUNCH_H
+#include "buf.h"
+#include "plan.h"
+
+/* Threads of a split strategy's normalize kernel (fusegen_sm80::NORMALIZE_THREADS), one warp
+ * per row. */
+#define FG_LAUNCH_NORMALIZE_THREADS 256
+
+typedef struct fg_launch_gemm {
+    fg_family family;
+    int tile_m, tile_n;       /* grid: ceil(N / tile_n) x ceil(M / tile_m) */
+    int threads;              /* block size */
+    int smem_bytes;           /* dynamic shared memory, exactly the family's kSmemBytes */
+    int split;                /* a normalize kernel follows (split strategy) */
+    int cluster;              /* one thread-block cluster per row of tiles (Hopper cluster strategy) */
+    int tma_box_a, tma_box_b; /* Hopper: rows of the A and B boxes (64 columns each) */
+    fg_dtype dt_ab;           /* the operands' dtype (GEMM2 of a chain too) */
+    int out_bytes;            /* bytes of one output element */
+} fg_launch_gemm;
+
+/* The launch record of GEMM `index` (1 or 2) of planned kernel pk. */
+void fg_launch_record(const fg_plan_kernel *pk, int index, fg_launch_gemm *out);
+
+/* Appends to b, for every GEMM of every variant of spec kernel k in plan, static_asserts that
+ * its launch record equals the constants of its C++ type (namespace <variant>::GemmN). */
+void fg_launch_append_checks(fg_buf *b, const fg_plan *plan, const fg_kernel_spec *k);
+
+#endif

@@ -1,0 +1,15 @@
+/* fusegen_internal.h - what the runtime's modules share and users do not call: the thread-local
+ * detail of fusegen_last_detail(), set by the JIT (jit.c) with the runtime's conventions (cut
+ * with "..." when longer than 1023 characters). Not installed. */
+#ifndef FUSEGEN_INTERNAL_H
+#define FUSEGEN_INTERNAL_H
+
+#include "fusegen.h"
+
+#if defined(__GNUC__) || defined(__clang__)
+__attribute__((format(printf, 2, 3)))
+#endif
+/* Sets this thread's detail (FUSEGEN_OK with "" clears it) and returns st. */
+fusegen_status fusegen__detail_set(fusegen_status st, const char *fmt, ...);
+
+#endif

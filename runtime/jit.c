@@ -1,0 +1,1152 @@
+/* jit.c - the runtime's JIT (fusegen_jit.h): spec text -> the generator's stages in process ->
+ * one CUDA source -> NVRTC (through the disk cache, jit_cache.c) -> a CUBIN -> the driver API.
+ *
+ * The kernels of a fusegen_jit are fusegen_kernel entries filled from the plan the way the
+ * dispatch template fills a generated table, with launch_jit pointing here. Their launcher does
+ * what the ahead-of-time launchers of templates/common/ do (fusegen_sm80::launch_gemm,
+ * launch_chain, fusegen_sm90::start_gemm), with the numbers of generator/launch.c; the source
+ * compiled carries static_asserts that those numbers and the parameter layout below match the
+ * family code.
+ *
+ * Driver entry points come from cudaGetDriverEntryPointByVersion (no link to libcuda), NVRTC
+ * from generator/rtc.c (dlopen). */
+#define _POSIX_C_SOURCE 200809L
+#include "fusegen_jit.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cuda.h>
+#include <cuda_runtime_api.h>
+
+#include "fusegen_internal.h"
+#include "fusegen_workspace.h"
+#include "jit_cache.h"
+
+#include "arena.h"
+#include "buf.h"
+#include "check.h"
+#include "diag.h"
+#include "emit.h"
+#include "launch.h"
+#include "out.h"
+#include "plan.h"
+#include "rtc.h"
+#include "sha256.h"
+#include "spec.h"
+#include "tmplsrc.h"
+
+/* The templates, built in by cmake/fusegen_embed_templates.cmake. */
+extern const fg_tmplsrc_file fusegen_embedded_templates[];
+extern const size_t fusegen_embedded_templates_count;
+
+enum {
+    JIT__MAX_CONTEXTS = 16,   /* CUDA contexts one object's code may be loaded into */
+    JIT__FNS = 3,             /* functions per variant: gemm1, normalize1, gemm2 */
+    JIT__WHY = 512,
+    JIT__PATH = 4200
+};
+
+/* fusegen_sm80::Params, field for field (the compiled source asserts the same layout). */
+typedef struct jit__params {
+    const void *a, *b;
+    void *out;
+    int m, n, k;
+    long long lda, ldb, ldo, ldr;
+    const void *bias, *residual, *gamma, *beta;
+    void *store[FUSEGEN_MAX_STORES];
+    long long ld_store[FUSEGEN_MAX_STORES];
+    float *prenorm;
+    float *stats;
+    int stats_ld;
+} jit__params;
+
+typedef struct jit__variant {
+    struct fusegen_jit *owner;
+    size_t index;                  /* in kernels[]; its functions are fn[JIT__FNS * index ...] */
+    int chain;
+    fg_launch_gemm g1, g2;
+    const char *sym[JIT__FNS];     /* gemm1, normalize1 (split only), gemm2 (chains only) */
+} jit__variant;
+
+typedef struct jit__module {
+    CUcontext ctx;
+    CUmodule mod;
+    CUfunction *fn;
+} jit__module;
+
+struct fusegen_jit {
+    fg_arena arena;
+    fg_spec spec;
+    fg_plan plan;
+    fg_out out;
+    pthread_mutex_t lock;
+
+    int compiled;
+    char arch[24];
+    int arch_sm;
+    int arch_90a;
+    int has_cache_entry;
+    char cache_entry[JIT__PATH];
+    unsigned char *cubin;
+    size_t cubin_len;
+
+    fusegen_kernel *kernels;
+    jit__variant *variants;
+    size_t n_kernels;
+    fusegen_library lib;
+
+    jit__module modules[JIT__MAX_CONTEXTS];
+    int n_modules;
+    fusegen_jit_stats stats;
+};
+
+/* ---- warnings ------------------------------------------------------------------------------- */
+
+static pthread_mutex_t jit__warn_lock = PTHREAD_MUTEX_INITIALIZER;
+static fusegen_jit_warning_fn jit__warn_fn;
+static void *jit__warn_user;
+/* Cache folders already warned about as unwritable (once each). */
+static char *jit__warned_dirs[32];
+static size_t jit__n_warned_dirs;
+
+void fusegen_jit_set_warning_handler(fusegen_jit_warning_fn fn, void *user)
+{
+    pthread_mutex_lock(&jit__warn_lock);
+    jit__warn_fn = fn;
+    jit__warn_user = user;
+    pthread_mutex_unlock(&jit__warn_lock);
+}
+
+#if defined(__GNUC__) || defined(__clang__)
+__attribute__((format(printf, 2, 3)))
+#endif
+/* once_dir: warn only the first time for this folder (NULL: always). */
+static void jit__warn(const char *once_dir, const char *fmt, ...)
+{
+    char msg[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    pthread_mutex_lock(&jit__warn_lock);
+    if (once_dir) {
+        for (size_t i = 0; i < jit__n_warned_dirs; ++i)
+            if (strcmp(jit__warned_dirs[i], once_dir) == 0) {
+                pthread_mutex_unlock(&jit__warn_lock);
+                return;
+            }
+        if (jit__n_warned_dirs < sizeof jit__warned_dirs / sizeof jit__warned_dirs[0]) {
+            char *copy = strdup(once_dir);
+            if (copy) jit__warned_dirs[jit__n_warned_dirs++] = copy;
+        }
+    }
+    if (jit__warn_fn)
+        jit__warn_fn(msg, jit__warn_user);
+    else
+        fprintf(stderr, "fusegen: warning: %s\n", msg);
+    pthread_mutex_unlock(&jit__warn_lock);
+}
+
+/* ---- the driver API, through the runtime ------------------------------------------------------ */
+
+static struct {
+    int ok;
+    char why[256];
+    CUresult (*ctx_get_current)(CUcontext *);
+    CUresult (*ctx_push)(CUcontext);
+    CUresult (*ctx_pop)(CUcontext *);
+    CUresult (*module_load_data)(CUmodule *, const void *);
+    CUresult (*module_unload)(CUmodule);
+    CUresult (*module_get_function)(CUfunction *, CUmodule, const char *);
+    CUresult (*func_set_attribute)(CUfunction, CUfunction_attribute, int);
+    CUresult (*launch_kernel)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
+                              CUstream, void **, void **);
+    CUresult (*launch_kernel_ex)(const CUlaunchConfig *, CUfunction, void **, void **);
+    CUresult (*tensor_map_encode_tiled)(CUtensorMap *, CUtensorMapDataType, cuuint32_t, void *, const cuuint64_t *,
+                                        const cuuint64_t *, const cuuint32_t *, const cuuint32_t *,
+                                        CUtensorMapInterleave, CUtensorMapSwizzle, CUtensorMapL2promotion,
+                                        CUtensorMapFloatOOBfill);
+    CUresult (*get_error_name)(CUresult, const char **);
+    CUresult (*get_error_string)(CUresult, const char **);
+} jit__cu;
+
+static pthread_once_t jit__cu_once = PTHREAD_ONCE_INIT;
+
+static int jit__cu_sym(const char *name, void **fn)
+{
+    enum cudaDriverEntryPointQueryResult found = cudaDriverEntryPointSymbolNotFound;
+    cudaError_t e = cudaGetDriverEntryPointByVersion(name, fn, 12000, cudaEnableDefault, &found);
+    if (e != cudaSuccess || found != cudaDriverEntryPointSuccess || !*fn) {
+        snprintf(jit__cu.why, sizeof jit__cu.why, "the driver entry point %s is not available (%s)", name,
+                 e != cudaSuccess ? cudaGetErrorName(e) : "symbol not found");
+        *fn = NULL;
+        return -1;
+    }
+    return 0;
+}
+
+static void jit__cu_load(void)
+{
+    int bad = 0;
+#define JIT__SYM(field, name) bad |= jit__cu_sym(name, (void **)&jit__cu.field)
+    JIT__SYM(ctx_get_current, "cuCtxGetCurrent");
+    JIT__SYM(ctx_push, "cuCtxPushCurrent");
+    JIT__SYM(ctx_pop, "cuCtxPopCurrent");
+    JIT__SYM(module_load_data, "cuModuleLoadData");
+    JIT__SYM(module_unload, "cuModuleUnload");
+    JIT__SYM(module_get_function, "cuModuleGetFunction");
+    JIT__SYM(func_set_attribute, "cuFuncSetAttribute");
+    JIT__SYM(launch_kernel, "cuLaunchKernel");
+    JIT__SYM(launch_kernel_ex, "cuLaunchKernelEx");
+    JIT__SYM(tensor_map_encode_tiled, "cuTensorMapEncodeTiled");
+    JIT__SYM(get_error_name, "cuGetErrorName");
+    JIT__SYM(get_error_string, "cuGetErrorString");
+#undef JIT__SYM
+    jit__cu.ok = !bad;
+}
+
+static int jit__cu_ready(char *why, size_t len)
+{
+    pthread_once(&jit__cu_once, jit__cu_load);
+    if (!jit__cu.ok) snprintf(why, len, "%s", jit__cu.why);
+    return jit__cu.ok;
+}
+
+/* "CUDA_ERROR_X: text" of a driver result. */
+static const char *jit__cu_err(CUresult r, char *buf, size_t len)
+{
+    const char *name = NULL, *text = NULL;
+    if (jit__cu.get_error_name) jit__cu.get_error_name(r, &name);
+    if (jit__cu.get_error_string) jit__cu.get_error_string(r, &text);
+    snprintf(buf, len, "%s: %s", name ? name : "CUDA_ERROR_?", text ? text : "unknown error");
+    return buf;
+}
+
+#if defined(__GNUC__) || defined(__clang__)
+__attribute__((format(printf, 4, 5)))
+#endif
+/* Writes "<what>: <driver error>" into why and returns 1. */
+static int jit__cu_fail(CUresult r, char *why, size_t len, const char *fmt, ...)
+{
+    char what[256], err[256];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof what, fmt, ap);
+    va_end(ap);
+    snprintf(why, len, "%s: %s", what, jit__cu_err(r, err, sizeof err));
+    return 1;
+}
+
+/* ---- create: parse, check, plan, render ------------------------------------------------------ */
+
+static pthread_once_t jit__tmpl_once = PTHREAD_ONCE_INIT;
+
+static void jit__tmpl_register(void)
+{
+    fg_tmplsrc_register(fusegen_embedded_templates, fusegen_embedded_templates_count);
+}
+
+/* Drops trailing line breaks and blanks. */
+static void jit__one_line(char *s)
+{
+    size_t n = strlen(s);
+    while (n > 0 && (s[n - 1] == '\n' || s[n - 1] == ' ')) s[--n] = '\0';
+}
+
+/* The diagnostics as a one-line detail: line breaks become "; ". */
+static fusegen_status jit__diag_fail(fusegen_status st, const char *lead, char *text)
+{
+    fg_buf b;
+    if (text) jit__one_line(text);
+    fg_buf_init(&b);
+    for (const char *p = text ? text : ""; *p; ++p) {
+        if (*p == '\n')
+            fg_buf_puts(&b, "; ");
+        else
+            fg_buf_append(&b, p, 1);
+    }
+    st = fusegen__detail_set(st, "%s: %s", lead, b.failed || !b.data ? "(out of memory)" : b.data);
+    fg_buf_free(&b);
+    return st;
+}
+
+static void jit__free(fusegen_jit *j)
+{
+    if (!j) return;
+    free(j->cubin);
+    fg_arena_free(&j->arena);
+    pthread_mutex_destroy(&j->lock);
+    free(j);
+}
+
+fusegen_status fusegen_jit_create(const char *spec_json, size_t len, const char *spec_name, fusegen_jit **out)
+{
+    if (out) *out = NULL;
+    if (!out) return fusegen__detail_set(FUSEGEN_ERR_INVALID_ARGUMENT, "out is NULL");
+    if (!spec_json) return fusegen__detail_set(FUSEGEN_ERR_INVALID_ARGUMENT, "spec_json is NULL");
+    const char *name = spec_name && *spec_name ? spec_name : "<jit>";
+    if (len > FG_SPEC_MAX_BYTES)
+        return fusegen__detail_set(FUSEGEN_ERR_SPEC, "%s: error: the spec is %zu bytes, over the limit of %u bytes",
+                                   name, len, FG_SPEC_MAX_BYTES);
+    pthread_once(&jit__tmpl_once, jit__tmpl_register);
+
+    fusegen_jit *j = calloc(1, sizeof *j);
+    if (!j) return fusegen__detail_set(FUSEGEN_ERR_INVALID_ARGUMENT, "out of memory");
+    fg_arena_init(&j->arena);
+    pthread_mutex_init(&j->lock, NULL);
+
+    char *diag_text = NULL;
+    size_t diag_len = 0;
+    FILE *diag_out = open_memstream(&diag_text, &diag_len);
+    if (!diag_out) {
+        jit__free(j);
+        return fusegen__detail_set(FUSEGEN_ERR_INVALID_ARGUMENT, "out of memory (open_memstream)");
+    }
+    fg_diag d;
+    fg_diag_init(&d, diag_out);
+    const char *text = fg_arena_strndup(&j->arena, spec_json, len);
+    const char *path = fg_arena_strdup(&j->arena, name);
+    int stage_ok = 0, render_ok = 0;
+    if (text && path) {
+        fg_diag_set_source(&d, path, text, len);
+        if (fg_spec_parse(&j->arena, path, text, len, &j->spec, &d) == 0 && fg_diag_errors(&d) == 0 &&
+            fg_check_spec(&j->spec, &d) == 0 && fg_diag_errors(&d) == 0 &&
+            fg_plan_build(&j->arena, &j->spec, &j->plan, &d) == 0 && fg_diag_errors(&d) == 0) {
+            stage_ok = 1;
+            /* The banner names the spec: a fixed name keeps the compiled source (and so the cache
+             * key) the same whatever the caller calls it; the banner's hash names the content. */
+            j->spec.path = "jit spec";
+            fg_out_init(&j->out, &j->arena);
+            render_ok = fg_emit_library(&j->arena, &j->plan, FG_TMPLSRC_EMBEDDED, &j->out, &d) == 0 &&
+                        fg_diag_errors(&d) == 0;
+        }
+    } else {
+        fg_diag_error(&d, NULL, "out of memory");
+    }
+    fg_diag_finish(&d);
+    fclose(diag_out);
+
+    fusegen_status st = FUSEGEN_OK;
+    if (!stage_ok) {
+        char lead[128];
+        snprintf(lead, sizeof lead, "spec %s has %d error(s)", name, fg_diag_errors(&d));
+        st = jit__diag_fail(FUSEGEN_ERR_SPEC, lead, diag_text);
+    } else if (!render_ok) {
+        st = jit__diag_fail(FUSEGEN_ERR_COMPILE, "rendering the kernels with the built-in templates failed", diag_text);
+    }
+    free(diag_text);
+    if (st != FUSEGEN_OK) {
+        jit__free(j);
+        return st;
+    }
+    *out = j;
+    return fusegen__detail_set(FUSEGEN_OK, "%s", "");
+}
+
+/* ---- compile ------------------------------------------------------------------------------------ */
+
+/* "sm_<digits>[a|f]": the number (80, 90, 100, ...) and whether it has the 'a' suffix. */
+static int jit__parse_arch(const char *arch, int *sm, int *is_a)
+{
+    if (strncmp(arch, "sm_", 3) != 0) return -1;
+    const char *p = arch + 3;
+    int v = 0, digits = 0;
+    while (*p >= '0' && *p <= '9' && digits < 4) v = v * 10 + (*p++ - '0'), ++digits;
+    if (digits < 2) return -1;
+    *is_a = 0;
+    if (*p == 'a') *is_a = 1, ++p;
+    else if (*p == 'f') ++p;
+    if (*p) return -1;
+    *sm = v;
+    return 0;
+}
+
+static int jit__spec_lists_90a(const fg_spec *s)
+{
+    for (size_t i = 0; i < s->n_kernels; ++i)
+        for (size_t a = 0; a < s->kernels[i].n_archs; ++a)
+            if (s->kernels[i].archs[a] == FG_ARCH_SM90A) return 1;
+    return 0;
+}
+
+/* The current device's arch. */
+static fusegen_status jit__device_arch(const fusegen_jit *j, char *arch, size_t len)
+{
+    int dev = 0, major = 0, minor = 0;
+    cudaError_t e = cudaGetDevice(&dev);
+    if (e == cudaSuccess) e = cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev);
+    if (e == cudaSuccess) e = cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev);
+    if (e != cudaSuccess)
+        return fusegen__detail_set(FUSEGEN_ERR_CUDA,
+                                   "cannot query the current device for the JIT's arch (opts->arch is NULL): %s: %s",
+                                   cudaGetErrorName(e), cudaGetErrorString(e));
+    snprintf(arch, len, "sm_%d%d%s", major, minor,
+             major == 9 && minor == 0 && jit__spec_lists_90a(&j->spec) ? "a" : "");
+    return FUSEGEN_OK;
+}
+
+/* Whether planned variant pk can run code compiled for the arch. */
+static int jit__variant_fits(const fg_plan_kernel *pk, int sm, int is_90a)
+{
+    if (pk->family == FG_FAMILY_SM90) return is_90a;
+    return pk->sm <= sm;
+}
+
+static fusegen_op_kind jit__op_kind(const fg_op *op)
+{
+    switch (op->kind) {
+    case FG_OP_SCALE: return FUSEGEN_OP_SCALE;
+    case FG_OP_BIAS: return FUSEGEN_OP_BIAS;
+    case FG_OP_RESIDUAL: return FUSEGEN_OP_RESIDUAL;
+    case FG_OP_RELU: return FUSEGEN_OP_RELU;
+    case FG_OP_GELU: return op->approximate_tanh ? FUSEGEN_OP_GELU_TANH : FUSEGEN_OP_GELU;
+    case FG_OP_SILU: return FUSEGEN_OP_SILU;
+    case FG_OP_STORE: return FUSEGEN_OP_STORE;
+    case FG_OP_LAYERNORM: return FUSEGEN_OP_LAYERNORM;
+    case FG_OP_RMSNORM: return FUSEGEN_OP_RMSNORM;
+    }
+    return FUSEGEN_OP_SCALE;
+}
+
+static fusegen_dtype jit__dtype(fg_dtype t)
+{
+    return t == FG_DTYPE_F16 ? FUSEGEN_DTYPE_F16 : t == FG_DTYPE_BF16 ? FUSEGEN_DTYPE_BF16 : FUSEGEN_DTYPE_F32;
+}
+
+static fusegen_layout jit__layout(fg_layout l)
+{
+    return l == FG_LAYOUT_KN ? FUSEGEN_LAYOUT_KN : FUSEGEN_LAYOUT_NK;
+}
+
+/* One GEMM's ops as the dispatch table writes them (emit.c's emit__table_gemm). */
+static const fusegen_op *jit__ops(fg_arena *a, const fg_gemm *g, int *n_stores, int *uses_bias, int *uses_residual)
+{
+    *n_stores = *uses_bias = *uses_residual = 0;
+    if (g->n_ops == 0) return NULL;
+    fusegen_op *ops = fg_arena_alloc(a, g->n_ops * sizeof *ops);
+    if (!ops) return NULL;
+    for (size_t i = 0; i < g->n_ops; ++i) {
+        const fg_op *op = &g->ops[i];
+        ops[i].kind = jit__op_kind(op);
+        ops[i].value = op->kind == FG_OP_SCALE      ? op->alpha
+                       : op->kind == FG_OP_RESIDUAL ? op->beta
+                       : op->kind == FG_OP_LAYERNORM || op->kind == FG_OP_RMSNORM ? op->eps
+                                                                                  : 0.0;
+        ops[i].affine = (op->kind == FG_OP_LAYERNORM || op->kind == FG_OP_RMSNORM) && op->affine;
+        ops[i].index = op->kind == FG_OP_STORE ? (*n_stores)++ : 0;
+        *uses_bias |= op->kind == FG_OP_BIAS;
+        *uses_residual |= op->kind == FG_OP_RESIDUAL;
+    }
+    return ops;
+}
+
+static int jit__launch(const fusegen_kernel *k, const fusegen_problem *p, const fusegen_args *args, void *workspace,
+                       cudaStream_t stream, char *why, size_t why_len);
+
+/* Fills the kernel table with the variants that fit the arch. Returns the count, or -1 when
+ * memory ran out. */
+static long jit__build_table(fusegen_jit *j)
+{
+    const fg_plan *plan = &j->plan;
+    size_t n = 0;
+    for (size_t i = 0; i < plan->n_kernels; ++i) n += (size_t)jit__variant_fits(&plan->kernels[i], j->arch_sm, j->arch_90a);
+    if (n == 0) return 0;
+    j->kernels = fg_arena_alloc(&j->arena, n * sizeof *j->kernels);
+    j->variants = fg_arena_alloc(&j->arena, n * sizeof *j->variants);
+    if (!j->kernels || !j->variants) return -1;
+    const char *lib = j->spec.library;
+    size_t at = 0;
+    for (size_t i = 0; i < plan->n_kernels; ++i) {
+        const fg_plan_kernel *pk = &plan->kernels[i];
+        if (!jit__variant_fits(pk, j->arch_sm, j->arch_90a)) continue;
+        fusegen_kernel *k = &j->kernels[at];
+        jit__variant *v = &j->variants[at];
+        const fg_kernel_spec *ks = pk->spec;
+        v->owner = j;
+        v->index = at;
+        v->chain = pk->chain;
+        fg_launch_record(pk, 1, &v->g1);
+        v->sym[0] = fg_arena_printf(&j->arena, "%s_%s_gemm1", lib, pk->name);
+        v->sym[1] = v->g1.split ? fg_arena_printf(&j->arena, "%s_%s_normalize1", lib, pk->name) : NULL;
+        if (pk->chain) {
+            fg_launch_record(pk, 2, &v->g2);
+            v->sym[2] = fg_arena_printf(&j->arena, "%s_%s_gemm2", lib, pk->name);
+        }
+        if (!v->sym[0] || (v->g1.split && !v->sym[1]) || (pk->chain && !v->sym[2])) return -1;
+
+        k->name = pk->name;
+        k->spec_kernel = ks->name;
+        /* a CUBIN is code for the arch it was compiled for */
+        k->sm = j->arch_sm > pk->sm ? j->arch_sm : pk->sm;
+        k->arch_specific = j->arch_90a;
+        k->a = jit__dtype(ks->a);
+        k->b = jit__dtype(ks->b);
+        k->out = jit__dtype(ks->out);
+        k->b_layout = jit__layout(pk->g1.b_layout);
+        k->epilogue = pk->g1.signature;
+        k->ops = jit__ops(&j->arena, &ks->gemm, &k->n_stores, &k->uses_bias, &k->uses_residual);
+        k->n_ops = (int)ks->gemm.n_ops;
+        if (k->n_ops > 0 && !k->ops) return -1;
+        k->chain = pk->chain;
+        k->b2_layout = FUSEGEN_LAYOUT_NK;
+        k->tile_m = (int)pk->g1.bm;
+        k->tile_n = (int)pk->g1.bn;
+        k->tile_k = (int)pk->g1.bk;
+        k->stages = (int)pk->g1.stages;
+        k->threads = pk->g1.threads;
+        if (pk->chain) {
+            k->b2_layout = jit__layout(pk->g2.b_layout);
+            k->epilogue2 = pk->g2.signature;
+            k->ops2 = jit__ops(&j->arena, &ks->then, &k->n_stores2, &k->uses_bias2, &k->uses_residual2);
+            k->n_ops2 = (int)ks->then.n_ops;
+            if (k->n_ops2 > 0 && !k->ops2) return -1;
+            k->tile2_m = (int)pk->g2.bm;
+            k->tile2_n = (int)pk->g2.bn;
+            k->tile2_k = (int)pk->g2.bk;
+            k->stages2 = (int)pk->g2.stages;
+            k->threads2 = pk->g2.threads;
+        }
+        const fg_op *norm = pk->g1.norm_op;
+        k->norm = pk->g1.norm == FG_NORM_LAYERNORM ? FUSEGEN_NORM_LAYERNORM
+                  : pk->g1.norm == FG_NORM_RMSNORM ? FUSEGEN_NORM_RMSNORM
+                                                   : FUSEGEN_NORM_NONE;
+        k->strategy = pk->g1.norm == FG_NORM_NONE ? FUSEGEN_STRATEGY_NONE
+                      : pk->g1.strategy == FG_STRATEGY_SPLIT   ? FUSEGEN_STRATEGY_SPLIT
+                      : pk->g1.strategy == FG_STRATEGY_CLUSTER ? FUSEGEN_STRATEGY_CLUSTER
+                                                               : FUSEGEN_STRATEGY_ROW;
+        k->max_n = pk->max_n;
+        k->align_elems = pk->align_elems;
+        k->uses_gamma = norm && norm->affine;
+        k->uses_beta = norm && norm->affine && norm->kind == FG_OP_LAYERNORM;
+        k->priority = pk->priority;
+        k->launch = NULL;
+        k->launch_jit = jit__launch;
+        k->jit = v;
+        ++at;
+    }
+    return (long)at;
+}
+
+/* The rendered file whose path is "<library>/<name>", or NULL. */
+static const fg_out_file *jit__file(const fusegen_jit *j, const char *name)
+{
+    size_t ll = strlen(j->spec.library);
+    for (size_t i = 0; i < j->out.n_files; ++i) {
+        const char *p = j->out.files[i].rel_path;
+        if (strncmp(p, j->spec.library, ll) == 0 && p[ll] == '/' && strcmp(p + ll + 1, name) == 0)
+            return &j->out.files[i];
+    }
+    return NULL;
+}
+
+/* The fields of jit__params in order, with their C++ types. */
+_Static_assert(FUSEGEN_MAX_STORES == 4, "the store arrays below are written as [4]");
+static const struct {
+    const char *name, *type;
+} jit__param_fields[] = {
+    {"a", "const void *"}, {"b", "const void *"}, {"out", "void *"},
+    {"m", "int"}, {"n", "int"}, {"k", "int"},
+    {"lda", "long long"}, {"ldb", "long long"}, {"ldo", "long long"}, {"ldr", "long long"},
+    {"bias", "const void *"}, {"residual", "const void *"}, {"gamma", "const void *"}, {"beta", "const void *"},
+    {"store", "void *[4]"}, {"ld_store", "long long[4]"},
+    {"prenorm", "float *"}, {"stats", "float *"}, {"stats_ld", "int"},
+};
+
+/* The parameter layout the launcher passes, asserted in the compiled source: the same size,
+ * the same field names and types, in the same order (NVRTC has no offsetof; the order is
+ * compared through the addresses of a constexpr object's members). Same types in the same
+ * order under the same ABI give the same offsets. */
+static void jit__append_layout_checks(fg_buf *b, int hopper)
+{
+    const size_t n = sizeof jit__param_fields / sizeof jit__param_fields[0];
+    fg_buf_puts(b, "namespace fusegen_jit_check {\n"
+                   "template <class A, class B> struct same { static constexpr bool value = false; };\n"
+                   "template <class A> struct same<A, A> { static constexpr bool value = true; };\n"
+                   "constexpr fusegen_sm80::Params probe{};\n");
+    fg_buf_printf(b, "static_assert(sizeof(fusegen_sm80::Params) == %zu, \"fusegen JIT: fusegen_sm80::Params changed size\");\n",
+                  sizeof(jit__params));
+    for (size_t i = 0; i < n; ++i) {
+        fg_buf_printf(b, "static_assert(same<decltype(fusegen_sm80::Params::%s), %s>::value, "
+                         "\"fusegen JIT: the type of fusegen_sm80::Params::%s changed\");\n",
+                      jit__param_fields[i].name, jit__param_fields[i].type, jit__param_fields[i].name);
+        if (i + 1 < n)
+            fg_buf_printf(b, "static_assert(static_cast<const void *>(&probe.%s) < static_cast<const void *>(&probe.%s), "
+                             "\"fusegen JIT: fusegen_sm80::Params::%s no longer comes before %s\");\n",
+                          jit__param_fields[i].name, jit__param_fields[i + 1].name, jit__param_fields[i].name,
+                          jit__param_fields[i + 1].name);
+    }
+    fg_buf_printf(b, "static_assert(fusegen_sm80::MAX_STORES == %d, \"fusegen JIT: MAX_STORES changed\");\n",
+                  FUSEGEN_MAX_STORES);
+    if (hopper)
+        fg_buf_printf(b, "static_assert(sizeof(fusegen_sm90::TensorMap) == %zu, "
+                         "\"fusegen JIT: fusegen_sm90::TensorMap is not a CUtensorMap\");\n",
+                      sizeof(CUtensorMap));
+    fg_buf_puts(b, "}  // namespace fusegen_jit_check\n");
+}
+
+/* The one source compiled: the kernel file of every spec kernel with a variant kept, then the
+ * checks. Returns 0 with the text in *src (NUL-terminated), or -1. */
+static int jit__source(fusegen_jit *j, fg_buf *src, char *why, size_t why_len)
+{
+    int hopper = 0;
+    fg_buf_init(src);
+    for (size_t i = 0; i < j->spec.n_kernels; ++i) {
+        const fg_kernel_spec *ks = &j->spec.kernels[i];
+        int used = 0;
+        for (size_t v = 0; v < j->n_kernels; ++v) used |= j->kernels[v].spec_kernel == ks->name;
+        if (!used) continue;
+        char name[2 * FG_SPEC_MAX_NAME + 8];
+        snprintf(name, sizeof name, "%s_%s.cu", j->spec.library, ks->name);
+        const fg_out_file *f = jit__file(j, name);
+        if (!f) {
+            snprintf(why, why_len, "internal error: %s was not rendered", name);
+            return -1;
+        }
+        fg_buf_append(src, f->data, f->len);
+        fg_buf_puts(src, "\n");
+        for (size_t p = 0; p < j->plan.n_kernels; ++p)
+            hopper |= j->plan.kernels[p].spec == ks && j->plan.kernels[p].family == FG_FAMILY_SM90;
+        fg_launch_append_checks(src, &j->plan, ks);
+    }
+    jit__append_layout_checks(src, hopper);
+    if (src->failed || !src->data) {
+        snprintf(why, why_len, "out of memory building the source");
+        return -1;
+    }
+    return 0;
+}
+
+static void jit__key_str(fg_jit_key_builder *b, const char *name, const char *s)
+{
+    fg_jit_key_add(b, name, s, strlen(s));
+}
+
+fusegen_status fusegen_jit_compile(fusegen_jit *jit, const fusegen_jit_options *opts, fusegen_jit_cache_result *cache)
+{
+    static const fusegen_jit_options none;
+    char arch[24], why[JIT__WHY], dir[JIT__PATH];
+    fusegen_status st = FUSEGEN_OK;
+    if (cache) *cache = FUSEGEN_JIT_CACHE_OFF;
+    if (!jit) return fusegen__detail_set(FUSEGEN_ERR_INVALID_ARGUMENT, "jit is NULL");
+    if (!opts) opts = &none;
+    if (opts->n_nvrtc_options < 0 || (opts->n_nvrtc_options > 0 && !opts->nvrtc_options))
+        return fusegen__detail_set(FUSEGEN_ERR_INVALID_ARGUMENT, "opts->nvrtc_options is NULL but n_nvrtc_options = %d",
+                                   opts->n_nvrtc_options);
+    for (int i = 0; i < opts->n_nvrtc_options; ++i)
+        if (!opts->nvrtc_options[i])
+            return fusegen__detail_set(FUSEGEN_ERR_INVALID_ARGUMENT, "opts->nvrtc_options[%d] is NULL", i);
+
+    int from_device = !opts->arch || !*opts->arch;
+    if (from_device) {
+        st = jit__device_arch(jit, arch, sizeof arch);
+        if (st != FUSEGEN_OK) return st;
+    } else if (snprintf(arch, sizeof arch, "%s", opts->arch) >= (int)sizeof arch) {
+        return fusegen__detail_set(FUSEGEN_ERR_INVALID_ARGUMENT, "opts->arch '%.32s...' is too long", opts->arch);
+    }
+    int sm = 0, is_a = 0;
+    if (jit__parse_arch(arch, &sm, &is_a) != 0)
+        return fusegen__detail_set(FUSEGEN_ERR_INVALID_ARGUMENT,
+                                   "opts->arch = '%s' is not a real architecture such as sm_80, sm_86 or sm_90a", arch);
+    if (sm < 80)
+        return fusegen__detail_set(FUSEGEN_ERR_NOT_SUPPORTED, "arch %s: fusegen kernels need sm_80 or newer", arch);
+
+    pthread_mutex_lock(&jit->lock);
+    if (jit->compiled) {
+        int same = strcmp(jit->arch, arch) == 0;
+        pthread_mutex_unlock(&jit->lock);
+        if (!same)
+            return fusegen__detail_set(FUSEGEN_ERR_INVALID_ARGUMENT,
+                                       "this JIT library is compiled for %s already; create another one for %s",
+                                       jit->arch, arch);
+        return from_device ? fusegen_jit_load(jit) : fusegen__detail_set(FUSEGEN_OK, "%s", "");
+    }
+
+    snprintf(jit->arch, sizeof jit->arch, "%s", arch);
+    jit->arch_sm = sm;
+    jit->arch_90a = is_a && sm == 90;
+    long n = jit__build_table(jit);
+    if (n <= 0) {
+        jit->kernels = NULL;
+        jit->variants = NULL;
+        jit->arch[0] = '\0';
+        pthread_mutex_unlock(&jit->lock);
+        if (n < 0) return fusegen__detail_set(FUSEGEN_ERR_INVALID_ARGUMENT, "out of memory");
+        return fusegen__detail_set(FUSEGEN_ERR_NOT_SUPPORTED,
+                                   "no kernel of spec library '%s' can be built for %s (the Hopper family needs "
+                                   "sm_90a; the portable one an arch at least the lowest its kernel lists)",
+                                   jit->spec.library, arch);
+    }
+    jit->n_kernels = (size_t)n;
+
+    /* source, options, key */
+    fg_buf src;
+    char arch_opt[48];
+    snprintf(arch_opt, sizeof arch_opt, "--gpu-architecture=%s", arch);
+    const char *base_opts[] = {arch_opt, "-std=c++17"};
+    int n_opts = 2 + opts->n_nvrtc_options;
+    const char **all_opts = calloc((size_t)n_opts, sizeof *all_opts);
+    const fg_out_file *h80 = jit__file(jit, "fusegen_sm80.cuh"), *h90 = jit__file(jit, "fusegen_sm90.cuh");
+    char *headers[2] = {NULL, NULL};
+    static const char *const header_names[2] = {"fusegen_sm80.cuh", "fusegen_sm90.cuh"};
+    uint8_t key[32];
+    int major = 0, minor = 0, have_key = 0;
+    unsigned char *code = NULL;
+    size_t code_len = 0;
+    fusegen_jit_cache_result result = FUSEGEN_JIT_CACHE_OFF;
+    int use_cache = !opts->no_cache;
+
+    if (jit__source(jit, &src, why, sizeof why) != 0 || !all_opts || !h80 || !h90) {
+        st = fusegen__detail_set(FUSEGEN_ERR_COMPILE, "%s", !all_opts || !h80 || !h90 ? "internal error: headers missing or out of memory" : why);
+        goto out;
+    }
+    for (int i = 0; i < 2; ++i) all_opts[i] = base_opts[i];
+    for (int i = 0; i < opts->n_nvrtc_options; ++i) all_opts[2 + i] = opts->nvrtc_options[i];
+    headers[0] = strndup(h80->data, h80->len);
+    headers[1] = strndup(h90->data, h90->len);
+    if (!headers[0] || !headers[1]) {
+        st = fusegen__detail_set(FUSEGEN_ERR_COMPILE, "out of memory");
+        goto out;
+    }
+    if (fg_rtc_version(&major, &minor) != 0) {
+        st = fusegen__detail_set(FUSEGEN_ERR_COMPILE,
+                                 "NVRTC is not available (libnvrtc.so cannot be loaded, or this fusegen was built "
+                                 "without its header): the JIT cannot compile");
+        goto out;
+    }
+    {
+        fg_jit_key_builder kb;
+        char num[32];
+        fg_jit_key_init(&kb);
+        snprintf(num, sizeof num, "%d", FG_JIT_CACHE_FORMAT);
+        jit__key_str(&kb, "format", num);
+        jit__key_str(&kb, "generator", FUSEGEN_VERSION_STRING);
+        snprintf(num, sizeof num, "%d.%d", major, minor);
+        jit__key_str(&kb, "nvrtc", num);
+        jit__key_str(&kb, "arch", arch);
+        for (int i = 0; i < n_opts; ++i) jit__key_str(&kb, "option", all_opts[i]);
+        fg_jit_key_add(&kb, "source", src.data, src.len);
+        jit__key_str(&kb, "header fusegen_sm80.cuh", headers[0]);
+        jit__key_str(&kb, "header fusegen_sm90.cuh", headers[1]);
+        have_key = fg_jit_key_finish(&kb, key) == 0;
+    }
+
+    /* the cache */
+    if (use_cache && (!have_key || fg_jit_cache_dir(opts->cache_dir, dir, sizeof dir, why, sizeof why) != 0)) {
+        jit__warn(NULL, "the JIT cache is off for this compile: %s", have_key ? why : "out of memory");
+        use_cache = 0;
+    }
+    if (use_cache && fg_jit_cache_entry_path(dir, key, jit->cache_entry, sizeof jit->cache_entry) != 0) {
+        jit__warn(NULL, "the JIT cache is off for this compile: the entry's path under %s is too long", dir);
+        use_cache = 0;
+    }
+    if (use_cache) {
+        uint8_t *payload = NULL;
+        size_t len = 0;
+        jit->has_cache_entry = 1;
+        int r = fg_jit_cache_read(jit->cache_entry, key, &payload, &len, why, sizeof why);
+        if (r == FG_JIT_CACHE_READ_HIT) {
+            code = payload;
+            code_len = len;
+            result = FUSEGEN_JIT_CACHE_HIT;
+            jit->stats.cache_hits++;
+        } else if (r == FG_JIT_CACHE_READ_CORRUPT) {
+            jit__warn(NULL, "JIT cache entry %s is corrupt (%s); compiling again", jit->cache_entry, why);
+            result = FUSEGEN_JIT_CACHE_CORRUPT;
+            jit->stats.cache_corrupt++;
+        } else {
+            result = FUSEGEN_JIT_CACHE_MISS;
+            jit->stats.cache_misses++;
+        }
+    }
+
+    if (!code) {
+        char *log = NULL, *bin = NULL;
+        size_t bin_len = 0;
+        char name[FG_SPEC_MAX_NAME + 16];
+        snprintf(name, sizeof name, "%s_jit.cu", jit->spec.library);
+        jit->stats.compiles++;
+        int r = fg_rtc_compile(src.data, name, 2, (const char *const *)headers, header_names, all_opts, n_opts, &bin,
+                               &bin_len, &log);
+        if (r != 0) {
+            char *l = log ? log : (char *)"no log";
+            jit__one_line(l);
+            for (char *p = l; *p; ++p)
+                if (*p == '\n') *p = ' ';
+            st = fusegen__detail_set(FUSEGEN_ERR_COMPILE, "NVRTC %s for %s: %s",
+                                     r < 0 ? "is not usable" : "failed to compile the kernels", arch, l);
+            free(log);
+            free(bin);
+            goto out;
+        }
+        free(log);
+        code = (unsigned char *)bin;
+        code_len = bin_len;
+        if (use_cache) {
+            if (fg_jit_cache_write(dir, jit->cache_entry, key, code, code_len, why, sizeof why) == 0) {
+                jit->stats.cache_writes++;
+            } else {
+                jit->stats.cache_write_failures++;
+                jit__warn(dir, "the JIT cache folder %s cannot be written (%s); compiled code is kept in memory only",
+                          dir, why);
+            }
+        }
+    }
+    jit->cubin = code;
+    jit->cubin_len = code_len;
+    code = NULL;
+    jit->lib.name = jit->spec.library;
+    jit->lib.generator_version = FUSEGEN_VERSION_STRING;
+    jit->lib.spec_sha256 = jit->spec.sha256_hex;
+    jit->lib.kernels = jit->kernels;
+    jit->lib.n_kernels = jit->n_kernels;
+    jit->compiled = 1;
+    if (cache) *cache = result;
+    st = fusegen__detail_set(FUSEGEN_OK, "%s", "");
+
+out:
+    if (st != FUSEGEN_OK) {
+        jit->kernels = NULL;
+        jit->variants = NULL;
+        jit->n_kernels = 0;
+        jit->arch[0] = '\0';
+        jit->has_cache_entry = 0;
+    }
+    pthread_mutex_unlock(&jit->lock);
+    free(code);
+    free(headers[0]);
+    free(headers[1]);
+    free(all_opts);
+    fg_buf_free(&src);
+    if (st == FUSEGEN_OK && from_device) st = fusegen_jit_load(jit);
+    return st;
+}
+
+/* ---- accessors --------------------------------------------------------------------------------- */
+
+const fusegen_library *fusegen_jit_library(const fusegen_jit *jit)
+{
+    if (!jit) return NULL;
+    fusegen_jit *j = (fusegen_jit *)jit;
+    pthread_mutex_lock(&j->lock);
+    const fusegen_library *lib = j->compiled ? &j->lib : NULL;
+    pthread_mutex_unlock(&j->lock);
+    return lib;
+}
+
+const char *fusegen_jit_arch(const fusegen_jit *jit)
+{
+    return jit ? jit->arch : "";
+}
+
+const char *fusegen_jit_cache_entry(const fusegen_jit *jit)
+{
+    return jit && jit->compiled && jit->has_cache_entry ? jit->cache_entry : NULL;
+}
+
+void fusegen_jit_get_stats(const fusegen_jit *jit, fusegen_jit_stats *out)
+{
+    if (!out) return;
+    memset(out, 0, sizeof *out);
+    if (!jit) return;
+    fusegen_jit *j = (fusegen_jit *)jit;
+    pthread_mutex_lock(&j->lock);
+    *out = j->stats;
+    pthread_mutex_unlock(&j->lock);
+}
+
+/* ---- load ----------------------------------------------------------------------------------------- */
+
+/* The module of the current context (the current device's primary context when none is
+ * current), loaded on first use. Returns 0, or 1 with why set. */
+static int jit__module_get(fusegen_jit *j, jit__module **out, char *why, size_t len)
+{
+    CUcontext ctx = NULL;
+    CUresult r;
+    if (!jit__cu_ready(why, len)) return 1;
+    if ((r = jit__cu.ctx_get_current(&ctx)) != CUDA_SUCCESS) return jit__cu_fail(r, why, len, "cuCtxGetCurrent");
+    if (!ctx) {
+        int dev = 0;
+        cudaError_t e = cudaGetDevice(&dev);
+        if (e == cudaSuccess) e = cudaSetDevice(dev);   /* makes the primary context current */
+        if (e != cudaSuccess) {
+            snprintf(why, len, "no CUDA context: %s: %s", cudaGetErrorName(e), cudaGetErrorString(e));
+            return 1;
+        }
+        if ((r = jit__cu.ctx_get_current(&ctx)) != CUDA_SUCCESS || !ctx) {
+            if (r == CUDA_SUCCESS) {
+                snprintf(why, len, "no CUDA context is current");
+                return 1;
+            }
+            return jit__cu_fail(r, why, len, "cuCtxGetCurrent");
+        }
+    }
+    pthread_mutex_lock(&j->lock);
+    for (int i = 0; i < j->n_modules; ++i)
+        if (j->modules[i].ctx == ctx) {
+            *out = &j->modules[i];
+            pthread_mutex_unlock(&j->lock);
+            return 0;
+        }
+    int rc = 0;
+    jit__module m = {ctx, NULL, NULL};
+    if (!j->compiled) {
+        snprintf(why, len, "the JIT library is not compiled (fusegen_jit_compile)");
+        rc = 1;
+    } else if (j->n_modules == JIT__MAX_CONTEXTS) {
+        snprintf(why, len, "the JIT library is loaded in %d CUDA contexts already", JIT__MAX_CONTEXTS);
+        rc = 1;
+    } else if ((r = jit__cu.module_load_data(&m.mod, j->cubin)) != CUDA_SUCCESS) {
+        int dev = 0, major = 0, minor = 0;
+        cudaGetDevice(&dev);
+        cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev);
+        cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev);
+        rc = jit__cu_fail(r, why, len, "cuModuleLoadData (code for %s, device %d is sm_%d%d)", j->arch, dev, major,
+                          minor);
+        m.mod = NULL;
+    } else if (!(m.fn = calloc(JIT__FNS * j->n_kernels, sizeof *m.fn))) {
+        snprintf(why, len, "out of memory");
+        rc = 1;
+    }
+    for (size_t v = 0; rc == 0 && v < j->n_kernels; ++v) {
+        const jit__variant *var = &j->variants[v];
+        for (int f = 0; rc == 0 && f < JIT__FNS; ++f) {
+            if (!var->sym[f]) continue;
+            CUfunction *fn = &m.fn[JIT__FNS * v + (size_t)f];
+            if ((r = jit__cu.module_get_function(fn, m.mod, var->sym[f])) != CUDA_SUCCESS) {
+                rc = jit__cu_fail(r, why, len, "cuModuleGetFunction(%s)", var->sym[f]);
+                break;
+            }
+            const fg_launch_gemm *rec = f == 0 ? &var->g1 : f == 2 ? &var->g2 : NULL;
+            if (rec && (r = jit__cu.func_set_attribute(*fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                                                       rec->smem_bytes)) != CUDA_SUCCESS)
+                rc = jit__cu_fail(r, why, len, "cuFuncSetAttribute(%s, max dynamic shared memory = %d)", var->sym[f],
+                                  rec->smem_bytes);
+        }
+    }
+    if (rc == 0) {
+        j->modules[j->n_modules] = m;
+        *out = &j->modules[j->n_modules++];
+    } else {
+        if (m.mod) jit__cu.module_unload(m.mod);
+        free(m.fn);
+    }
+    pthread_mutex_unlock(&j->lock);
+    return rc;
+}
+
+fusegen_status fusegen_jit_load(fusegen_jit *jit)
+{
+    char why[JIT__WHY];
+    jit__module *m;
+    if (!jit) return fusegen__detail_set(FUSEGEN_ERR_INVALID_ARGUMENT, "jit is NULL");
+    if (jit__module_get(jit, &m, why, sizeof why) != 0)
+        return fusegen__detail_set(FUSEGEN_ERR_CUDA, "loading JIT library '%s': %s", jit->spec.library, why);
+    return fusegen__detail_set(FUSEGEN_OK, "%s", "");
+}
+
+/* ---- launch: fusegen_sm80::launch_gemm / launch_chain / fusegen_sm90::start_gemm ------------------ */
+
+static jit__params jit__gemm1_params(const fusegen_problem *pr, const fusegen_args *args)
+{
+    jit__params g;
+    memset(&g, 0, sizeof g);
+    g.a = args->a;
+    g.b = args->b;
+    g.out = args->out;
+    g.m = (int)pr->m;
+    g.n = (int)pr->n;
+    g.k = (int)pr->k;
+    g.lda = fusegen_ld_or(pr->lda, pr->k);
+    g.ldb = fusegen_ld_or(pr->ldb, pr->b_layout == FUSEGEN_LAYOUT_NK ? pr->k : pr->n);
+    g.ldo = fusegen_ld_or(pr->ldo, pr->n);
+    g.ldr = fusegen_ld_or(pr->ldr, pr->n);
+    g.bias = args->bias;
+    g.residual = args->residual;
+    g.gamma = args->gamma;
+    g.beta = args->beta;
+    for (int i = 0; i < FUSEGEN_MAX_STORES; ++i) {
+        g.store[i] = args->store[i];
+        g.ld_store[i] = fusegen_ld_or(pr->ld_store[i], pr->n);
+    }
+    return g;
+}
+
+/* A K-major [rows, cols] matrix of 16-bit elements read in boxes of box_rows x 64, 128-byte
+ * swizzle, zeros past the edges (fusegen_sm90::make_tensor_map). */
+static int jit__tensor_map(CUtensorMap *map, const void *base, fg_dtype dt, long long rows, long long cols,
+                           long long ld, int box_rows, const char *what, char *why, size_t len)
+{
+    const cuuint64_t dims[2] = {(cuuint64_t)cols, (cuuint64_t)rows};
+    const cuuint64_t strides[1] = {(cuuint64_t)ld * 2u};
+    const cuuint32_t box[2] = {64u, (cuuint32_t)box_rows};
+    const cuuint32_t element_strides[2] = {1u, 1u};
+    CUresult r = jit__cu.tensor_map_encode_tiled(
+        map, dt == FG_DTYPE_BF16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2, (void *)base,
+        dims, strides, box, element_strides, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+        CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+    return r == CUDA_SUCCESS ? 0 : jit__cu_fail(r, why, len, "cuTensorMapEncodeTiled (%s)", what);
+}
+
+/* One GEMM (and its normalize kernel for the split strategy) on stream. */
+static int jit__launch_gemm(const fg_launch_gemm *rec, jit__params g, CUfunction gemm, CUfunction norm,
+                            const char *name, void *workspace, CUstream stream, char *why, size_t len)
+{
+    CUresult r;
+    if (rec->split) {
+        fusegen_ws_layout l = fusegen_ws_layout_for(1, rec->tile_n, 0, 0, g.m, g.n);
+        g.prenorm = (float *)((char *)workspace + l.prenorm);
+        g.stats = (float *)((char *)workspace + l.stats);
+        g.stats_ld = (g.n + rec->tile_n - 1) / rec->tile_n;
+    }
+    const unsigned gx = (unsigned)((g.n + rec->tile_n - 1) / rec->tile_n);
+    const unsigned gy = (unsigned)((g.m + rec->tile_m - 1) / rec->tile_m);
+    if (rec->family == FG_FAMILY_SM90) {
+        CUtensorMap map_a, map_b;
+        if (jit__tensor_map(&map_a, g.a, rec->dt_ab, g.m, g.k, g.lda, rec->tma_box_a, "A", why, len) ||
+            jit__tensor_map(&map_b, g.b, rec->dt_ab, g.n, g.k, g.ldb, rec->tma_box_b, "B", why, len))
+            return 1;
+        void *params[3] = {&g, &map_a, &map_b};
+        if (!rec->cluster) {
+            r = jit__cu.launch_kernel(gemm, gx, gy, 1, (unsigned)rec->threads, 1, 1, (unsigned)rec->smem_bytes, stream,
+                                      params, NULL);
+        } else {
+            /* one cluster per row of tiles: its CTAs hold the whole of N (at most 8, checked) */
+            CUlaunchConfig config;
+            CUlaunchAttribute cluster;
+            memset(&config, 0, sizeof config);
+            memset(&cluster, 0, sizeof cluster);
+            config.gridDimX = gx;
+            config.gridDimY = gy;
+            config.gridDimZ = 1;
+            config.blockDimX = (unsigned)rec->threads;
+            config.blockDimY = 1;
+            config.blockDimZ = 1;
+            config.sharedMemBytes = (unsigned)rec->smem_bytes;
+            config.hStream = stream;
+            cluster.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+            cluster.value.clusterDim.x = gx;
+            cluster.value.clusterDim.y = 1;
+            cluster.value.clusterDim.z = 1;
+            config.attrs = &cluster;
+            config.numAttrs = 1;
+            r = jit__cu.launch_kernel_ex(&config, gemm, params, NULL);
+        }
+    } else {
+        void *params[1] = {&g};
+        r = jit__cu.launch_kernel(gemm, gx, gy, 1, (unsigned)rec->threads, 1, 1, (unsigned)rec->smem_bytes, stream,
+                                  params, NULL);
+    }
+    if (r != CUDA_SUCCESS)
+        return jit__cu_fail(r, why, len, "%s (grid %ux%u, %d threads, %d bytes of shared memory)", name, gx, gy,
+                            rec->threads, rec->smem_bytes);
+    if (!rec->split) return 0;
+    const int rows_per_block = FG_LAUNCH_NORMALIZE_THREADS / 32;
+    void *params[1] = {&g};
+    r = jit__cu.launch_kernel(norm, (unsigned)((g.m + rows_per_block - 1) / rows_per_block), 1, 1,
+                              FG_LAUNCH_NORMALIZE_THREADS, 1, 1, 0, stream, params, NULL);
+    return r == CUDA_SUCCESS ? 0 : jit__cu_fail(r, why, len, "the normalize kernel of %s", name);
+}
+
+static int jit__launch(const fusegen_kernel *k, const fusegen_problem *p, const fusegen_args *args, void *workspace,
+                       cudaStream_t stream, char *why, size_t why_len)
+{
+    const jit__variant *v = k->jit;
+    jit__module *m;
+    if (!v || !v->owner) {
+        snprintf(why, why_len, "the kernel has no JIT data (corrupt entry)");
+        return 1;
+    }
+    if (jit__module_get(v->owner, &m, why, why_len) != 0) return 1;
+    const CUfunction *fn = &m->fn[JIT__FNS * v->index];
+    CUstream s = (CUstream)stream;
+    if (!v->chain)
+        return jit__launch_gemm(&v->g1, jit__gemm1_params(p, args), fn[0], fn[1], v->sym[0], workspace, s, why,
+                                why_len);
+
+    /* a chain: GEMM1 (with its norm) into the workspace's hidden part, in the out dtype; GEMM2
+     * reads it as its A operand */
+    fusegen_ws_layout l = fusegen_ws_layout_for(v->g1.split, v->g1.tile_n, 1, (size_t)v->g1.out_bytes, p->m, p->n);
+    void *hidden = (char *)workspace + l.hidden;
+    jit__params g1 = jit__gemm1_params(p, args);
+    g1.out = hidden;
+    g1.ldo = p->n;
+    if (jit__launch_gemm(&v->g1, g1, fn[0], fn[1], v->sym[0], workspace, s, why, why_len) != 0) return 1;
+
+    jit__params g2;
+    memset(&g2, 0, sizeof g2);
+    g2.a = hidden;
+    g2.b = args->b2;
+    g2.out = args->out2;
+    g2.m = (int)p->m;
+    g2.n = (int)p->n2;
+    g2.k = (int)p->n;
+    g2.lda = p->n;
+    g2.ldb = fusegen_ld_or(p->ldb2, p->b2_layout == FUSEGEN_LAYOUT_NK ? p->n : p->n2);
+    g2.ldo = fusegen_ld_or(p->ldo2, p->n2);
+    g2.ldr = p->n2;
+    g2.bias = args->bias2;
+    g2.residual = args->residual2;
+    for (int i = 0; i < FUSEGEN_MAX_STORES; ++i) {
+        g2.store[i] = args->store2[i];
+        g2.ld_store[i] = p->n2;
+    }
+    return jit__launch_gemm(&v->g2, g2, fn[2], NULL, v->sym[2], NULL, s, why, why_len);
+}
+
+/* ---- destroy and the fallback -------------------------------------------------------------------- */
+
+void fusegen_jit_destroy(fusegen_jit *jit)
+{
+    if (!jit) return;
+    for (int i = 0; i < jit->n_modules; ++i) {
+        jit__module *m = &jit->modules[i];
+        CUcontext prev;
+        /* cuModuleUnload works on the current context: make the module's current meanwhile */
+        if (jit__cu.ctx_push(m->ctx) == CUDA_SUCCESS) {
+            jit__cu.module_unload(m->mod);
+            jit__cu.ctx_pop(&prev);
+        }
+        free(m->fn);
+    }
+    jit__free(jit);
+}
+
+fusegen_status fusegen_select_or_jit(const fusegen_library *lib, fusegen_jit *jit, const fusegen_problem *p,
+                                     const fusegen_kernel **out)
+{
+    char lib_why[1024];
+    fusegen_status st;
+    if (!out) return fusegen__detail_set(FUSEGEN_ERR_INVALID_ARGUMENT, "out is NULL");
+    *out = NULL;
+    if (!jit) return fusegen_select(lib, p, out);
+    if (!p) return fusegen__detail_set(FUSEGEN_ERR_INVALID_ARGUMENT, "p (the problem) is NULL");
+    if (lib) {
+        st = fusegen_select(lib, p, out);
+        if (st != FUSEGEN_ERR_NOT_SUPPORTED) return st;   /* found, or an error no library can fix */
+        snprintf(lib_why, sizeof lib_why, "%s", fusegen_last_detail());
+    } else {
+        snprintf(lib_why, sizeof lib_why, "no ahead-of-time library");
+    }
+    if (!fusegen_jit_library(jit)) {
+        st = fusegen_jit_compile(jit, NULL, NULL);
+        if (st != FUSEGEN_OK) {
+            char jit_why[1024];
+            snprintf(jit_why, sizeof jit_why, "%s", fusegen_last_detail());
+            return fusegen__detail_set(st, "%s; the JIT fallback failed: %s", lib_why, jit_why);
+        }
+    }
+    st = fusegen_select(fusegen_jit_library(jit), p, out);
+    if (st != FUSEGEN_OK) {
+        char jit_why[1024];
+        snprintf(jit_why, sizeof jit_why, "%s", fusegen_last_detail());
+        return fusegen__detail_set(st, "%s; JIT: %s", lib_why, jit_why);
+    }
+    return st;
+}

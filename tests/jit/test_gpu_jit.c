@@ -11,6 +11,7 @@
  *
  *   fusegen_test_gpu_jit CACHE_DIR
  * Exit status 77 (skipped) without a CUDA device or without NVRTC. */
+#define _POSIX_C_SOURCE 200809L
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -311,7 +312,9 @@ int main(int argc, char **argv)
     if (major == 9 && minor == 0) report(hopper == 3, "the Hopper row, cluster and split variants were run", NULL);
     bad_call(&lib->kernels[0], &rng, stream);
 
-    /* the opt-in fallback */
+    /* the opt-in fallback (it compiles with the default options: the cache folder from the
+     * environment, pointed at the test's) */
+    if (cache_dir) setenv("FUSEGEN_CACHE_DIR", cache_dir, 1);
     fusegen_jit *fallback = NULL;
     st = fusegen_jit_create(spec, strlen(spec), "jit_gpu.json", &fallback);
     report(st == FUSEGEN_OK, "fallback: create", fusegen_last_detail());

@@ -50,12 +50,21 @@ static const char small_spec[] =
     "  ]\n"
     "}\n";
 
-/* The small spec with its activation filled in (relu or gelu); each call returns a new copy
- * (a few small leaks in a test). */
+/* The small spec with its activation filled in (relu or gelu); each call returns a new copy,
+ * freed at exit (spec_free_all). */
+static char *g_specs[64];
+static size_t g_n_specs;
+
+static void spec_free_all(void)
+{
+    while (g_n_specs > 0) free(g_specs[--g_n_specs]);
+}
+
 static char *spec_with(const char *act)
 {
     char *buf = malloc(sizeof small_spec + 16);
-    if (!buf) abort();
+    if (!buf || g_n_specs == sizeof g_specs / sizeof g_specs[0]) abort();
+    g_specs[g_n_specs++] = buf;
     const char *at = strstr(small_spec, "RELU");
     size_t head = (size_t)(at - small_spec);
     memcpy(buf, small_spec, head);
@@ -176,6 +185,10 @@ static void test_bad_input(void)
     /* an unknown op word */
     CHECK(fusegen_jit_create(small_spec, strlen(small_spec), NULL, &j) == FUSEGEN_ERR_SPEC);
     CHECK(strstr(fusegen_last_detail(), "<jit>:9:") != NULL);
+    /* the JIT's statuses have names and messages */
+    CHECK(strcmp(fusegen_status_name(FUSEGEN_ERR_SPEC), "FUSEGEN_ERR_SPEC") == 0);
+    CHECK(strcmp(fusegen_status_name(FUSEGEN_ERR_COMPILE), "FUSEGEN_ERR_COMPILE") == 0);
+    CHECK(strstr(fusegen_status_message(FUSEGEN_ERR_COMPILE), "NVRTC") != NULL);
     /* arguments */
     CHECK(fusegen_jit_create(NULL, 0, NULL, &j) == FUSEGEN_ERR_INVALID_ARGUMENT);
     CHECK(fusegen_jit_create(bad, strlen(bad), NULL, NULL) == FUSEGEN_ERR_INVALID_ARGUMENT);
@@ -508,6 +521,7 @@ int main(int argc, char **argv)
         printf("NVRTC cannot be loaded: skipping\n");
         return SKIP;
     }
+    atexit(spec_free_all);
     fusegen_jit_set_warning_handler(on_warning, NULL);
     /* the JIT reads no template files: point the generator's lookup somewhere empty */
     setenv("FUSEGEN_TEMPLATE_DIR", "/nonexistent", 1);

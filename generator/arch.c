@@ -35,15 +35,20 @@ void fg_arch_sm80_warps(long m, long n, int *warps_m, int *warps_n)
 
 size_t fg_arch_sm80_smem_bytes(long m, long n, long k, long stages)
 {
+    size_t nk = fg_arch_sm80_layout_smem_bytes(m, n, k, stages, false);
+    size_t kn = fg_arch_sm80_layout_smem_bytes(m, n, k, stages, true);
+    return nk > kn ? nk : kn;
+}
+
+size_t fg_arch_sm80_layout_smem_bytes(long m, long n, long k, long stages, bool b_kn)
+{
     if (m <= 0 || n <= 0 || k <= 0 || stages <= 0) return 0;
     if (m > 65536 || n > 65536 || k > 65536 || stages > 65536) return (size_t)-1;   /* no real tile */
     /* Each stage holds the A tile (m rows of k + 8 elements; the 8 pad against bank
-     * conflicts) and the B tile, as n rows of k + 8 ("nk") or k rows of n + 8 ("kn"): the
-     * larger of the two covers both layouts. 16-bit elements. The epilogue reuses it. */
+     * conflicts) and the B tile, as n rows of k + 8 ("nk") or k rows of n + 8 ("kn").
+     * 16-bit elements. The epilogue reuses it. Mirrors Gemm::SMEM_BYTES. */
     size_t a = (size_t)m * (size_t)(k + 8);
-    size_t b1 = (size_t)n * (size_t)(k + 8);
-    size_t b2 = (size_t)k * (size_t)(n + 8);
-    size_t b = b1 > b2 ? b1 : b2;
+    size_t b = b_kn ? (size_t)k * (size_t)(n + 8) : (size_t)n * (size_t)(k + 8);
     return (size_t)stages * (a + b) * 2u;
 }
 
@@ -52,11 +57,21 @@ bool fg_arch_sm90_tile_ok(long m, long n, long k)
     return m == 128 && (n == 64 || n == 128 || n == 256) && k == 64;
 }
 
-size_t fg_arch_sm90_smem_bytes(long m, long n, long stages)
+size_t fg_arch_sm90_smem_bytes(long m, long n, long stages, bool cluster, size_t staged_inputs)
 {
     /* Each stage: the A and B tiles as rows of 128 bytes (64 16-bit elements, swizzled) and
-     * two 8-byte mbarriers; then the epilogue's row scratch (at most 12 bytes a row, with the
-     * cluster strategy's exchange) and 1024 bytes of room to align the first stage to the
-     * swizzle pattern. */
-    return (size_t)stages * ((size_t)(m + n) * 128u + 16u) + (size_t)m * 12u + 1024u;
+     * two 8-byte mbarriers, plus one mbarrier (and 8 bytes of padding) for the staged inputs;
+     * then the epilogue's row scratch (4 bytes a row; 12 with the cluster strategy's exchange),
+     * the staged inputs, and 1024 bytes of room to align the first stage to the swizzle
+     * pattern. Mirrors GemmSm90::SMEM_BYTES (the generated code asserts that they agree). */
+    return (size_t)stages * ((size_t)(m + n) * 128u + 16u) + 16u + (size_t)m * (cluster ? 12u : 4u) + staged_inputs +
+           1024u;
+}
+
+size_t fg_arch_sm90_staged_inputs_bytes(long m, long n, int out_bytes, bool residual, bool bias)
+{
+    /* residual rows padded by 16 bytes, so that the 8 rows one warp reads at once fall on
+     * different banks; the bias as one row */
+    size_t row = (size_t)n * (size_t)out_bytes;
+    return (residual ? (size_t)m * (row + 16u) : 0u) + (bias ? row : 0u);
 }

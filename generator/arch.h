@@ -20,12 +20,15 @@ bool fg_arch_stages_ok(long s);        /* 2..5 */
 /* Warps along M and N for a tile (each warp tile a multiple of 16x16). */
 void fg_arch_sm80_warps(long m, long n, int *warps_m, int *warps_n);
 /* Shared memory the mainloop + epilogue of a tile needs, in bytes, for 16-bit operands. */
-size_t fg_arch_sm80_smem_bytes(long m, long n, long k, long stages);
+size_t fg_arch_sm80_smem_bytes(long m, long n, long k, long stages);   /* either B layout */
+size_t fg_arch_sm80_layout_smem_bytes(long m, long n, long k, long stages, bool b_kn);
 
 /* The Hopper family (TMA + wgmma, a producer and two consumer warpgroups; sm_90a only): tile
  * m 128 (one consumer warpgroup per 64 rows), n 64, 128 or 256, k 64 (one 128-byte swizzle
  * row); B "nk" only. */
 bool fg_arch_sm90_tile_ok(long m, long n, long k);
-size_t fg_arch_sm90_smem_bytes(long m, long n, long stages);
+size_t fg_arch_sm90_smem_bytes(long m, long n, long stages, bool cluster, size_t staged_inputs);
+/* Bytes of the epilogue inputs a Hopper CTA stages in shared memory (0 when it stages none). */
+size_t fg_arch_sm90_staged_inputs_bytes(long m, long n, int out_bytes, bool residual, bool bias);
 
 #endif

@@ -156,10 +156,10 @@ static void emit__op_body(emit_ctx *c, fg_buf *b, const fg_gemm *g, const fg_op 
             fg_buf_printf(b, "%sv = fusegen_sm80::op_scale(v, %s);\n", ind, emit__float(c->arena, op->alpha));
             break;
         case FG_OP_BIAS:
-            fg_buf_printf(b, "%sv = fusegen_sm80::op_bias<fusegen_sm80::%s>(v, p, n);\n", ind, dt);
+            fg_buf_printf(b, "%sv = fusegen_sm80::op_bias<fusegen_sm80::%s>(v, p, in, n);\n", ind, dt);
             break;
         case FG_OP_RESIDUAL:
-            fg_buf_printf(b, "%sv = fusegen_sm80::op_residual<fusegen_sm80::%s>(v, p, m, n, %s);\n", ind, dt,
+            fg_buf_printf(b, "%sv = fusegen_sm80::op_residual<fusegen_sm80::%s>(v, p, in, m, n, %s);\n", ind, dt,
                           emit__float(c->arena, op->beta));
             break;
         case FG_OP_RELU: fg_buf_printf(b, "%sv = fusegen_sm80::op_relu(v);\n", ind); break;
@@ -226,8 +226,9 @@ static const char *emit__gemm_type(emit_ctx *c, fg_family family, int index, con
     if (family == FG_FAMILY_SM90)
         return fg_arena_printf(c->arena,
                                "fusegen_sm90::GemmSm90<fusegen_sm80::%s, fusegen_sm80::%s, %ld, %ld, %ld,\n"
-                               "                                       fusegen_sm80::%s, fusegen_sm80::%s, Epilogue%d>",
-                               dt_ab, dt_out, g->bm, g->bn, g->stages, norm, strategy, index);
+                               "                                       fusegen_sm80::%s, fusegen_sm80::%s, Epilogue%d, %s, %s>",
+                               dt_ab, dt_out, g->bm, g->bn, g->stages, norm, strategy, index,
+                               g->stage_residual ? "true" : "false", g->stage_bias ? "true" : "false");
     return fg_arena_printf(c->arena,
                            "fusegen_sm80::Gemm<fusegen_sm80::%s, fusegen_sm80::%s, %ld, %ld, %ld, %ld, %d, %d, %s,\n"
                            "                               fusegen_sm80::%s, fusegen_sm80::%s, Epilogue%d>",
@@ -240,6 +241,7 @@ static void emit__gemm_scope(emit_ctx *c, fg_tmpl_scope *s, int index, const fg_
     const fg_kernel_spec *k = pk->spec;
     const char *dt_out = emit__dt_device(k->out);
     fg_tmpl_set(s, "gemm_type", emit__gemm_type(c, pk->family, index, g, k));
+    fg_tmpl_setf(s, "smem_bytes", "%zu", g->smem_bytes);
     /* The 1: one CTA per SM is enough, so ptxas may use every register (the widest portable
      * tiles hold 128 accumulators; Hopper warpgroups then trade registers with setmaxnreg). */
     fg_tmpl_setf(s, "launch_bounds", "%d, 1", g->threads);

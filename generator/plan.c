@@ -35,9 +35,16 @@ static const char *plan__signature(fg_arena *a, const fg_gemm *g)
     return s;
 }
 
+static bool plan__has_op(const fg_gemm *g, fg_op_kind kind)
+{
+    for (size_t i = 0; i < g->n_ops; ++i)
+        if (g->ops[i].kind == kind) return true;
+    return false;
+}
+
 /* Fills the parts of a planned GEMM that depend on the tile and on where the norm is. */
-static void plan__gemm(fg_plan_gemm *pg, fg_family family, const fg_gemm *g, const fg_tile *t, fg_strategy strategy,
-                       const char *sig)
+static void plan__gemm(fg_plan_gemm *pg, fg_family family, const fg_gemm *g, fg_dtype out, const fg_tile *t,
+                       fg_strategy strategy, const char *sig)
 {
     memset(pg, 0, sizeof *pg);
     pg->spec = g;
@@ -48,11 +55,24 @@ static void plan__gemm(fg_plan_gemm *pg, fg_family family, const fg_gemm *g, con
         pg->warps_m = (int)(t->m / 16);
         pg->warps_n = 1;
         pg->threads = (int)(t->m / 64 + 1) * 128;
-        pg->smem_bytes = fg_arch_sm90_smem_bytes(t->m, t->n, t->stages);
+        /* The producer warpgroup's spare warps copy the tile's residual and bias into shared
+         * memory while the mainloop runs, when they fit: the epilogue then reads them at
+         * shared-memory latency (from global memory, its 168 registers a thread leave room for
+         * few reads in flight, and each waits a memory latency). */
+        bool cluster = strategy == FG_STRATEGY_CLUSTER;
+        bool residual = plan__has_op(g, FG_OP_RESIDUAL), bias = plan__has_op(g, FG_OP_BIAS);
+        size_t base = fg_arch_sm90_smem_bytes(t->m, t->n, t->stages, cluster, 0);
+        size_t staged = fg_arch_sm90_staged_inputs_bytes(t->m, t->n, out == FG_DTYPE_F32 ? 4 : 2, residual, bias);
+        if (staged > 0 && base + staged <= fg_arch_smem_limit(FG_ARCH_SM90A)) {
+            pg->stage_residual = residual;
+            pg->stage_bias = bias;
+            base += staged;
+        }
+        pg->smem_bytes = base;
     } else {
         fg_arch_sm80_warps(t->m, t->n, &pg->warps_m, &pg->warps_n);
         pg->threads = pg->warps_m * pg->warps_n * 32;
-        pg->smem_bytes = fg_arch_sm80_smem_bytes(t->m, t->n, t->k, t->stages);
+        pg->smem_bytes = fg_arch_sm80_layout_smem_bytes(t->m, t->n, t->k, t->stages, g->b_layout == FG_LAYOUT_KN);
     }
     pg->b_layout = g->b_layout;
     pg->signature = sig;
@@ -101,10 +121,11 @@ static bool plan__sm90_ok(const fg_kernel_spec *k, const fg_tile *t1, const fg_t
 {
     if (!plan__lists(k, FG_ARCH_SM90A)) return false;
     if (k->gemm.b_layout != FG_LAYOUT_NK || !fg_arch_sm90_tile_ok(t1->m, t1->n, t1->k)) return false;
-    if (fg_arch_sm90_smem_bytes(t1->m, t1->n, t1->stages) > fg_arch_smem_limit(FG_ARCH_SM90A)) return false;
+    /* the largest layout (cluster scratch), without staged inputs */
+    if (fg_arch_sm90_smem_bytes(t1->m, t1->n, t1->stages, true, 0) > fg_arch_smem_limit(FG_ARCH_SM90A)) return false;
     if (!k->has_then) return true;
     return k->then.b_layout == FG_LAYOUT_NK && fg_arch_sm90_tile_ok(t2->m, t2->n, t2->k) &&
-           fg_arch_sm90_smem_bytes(t2->m, t2->n, t2->stages) <= fg_arch_smem_limit(FG_ARCH_SM90A);
+           fg_arch_sm90_smem_bytes(t2->m, t2->n, t2->stages, true, 0) <= fg_arch_smem_limit(FG_ARCH_SM90A);
 }
 
 /* A Hopper row or cluster norm over a 256-column tile needs more registers than a 384-thread
@@ -156,9 +177,9 @@ static int plan__add(fg_arena *a, fg_plan *plan, size_t cap, fg_family family, c
         if (pk->arch == FG_ARCH_NONE) pk->arch = plan__lowest_arch(k, true);
     }
     pk->sm = fg_spec_arch_sm(pk->arch);
-    plan__gemm(&pk->g1, family, &k->gemm, t1, strategy, sig1);
+    plan__gemm(&pk->g1, family, &k->gemm, k->out, t1, strategy, sig1);
     pk->chain = k->has_then;
-    if (pk->chain) plan__gemm(&pk->g2, family, &k->then, t2, FG_STRATEGY_AUTO, sig2);
+    if (pk->chain) plan__gemm(&pk->g2, family, &k->then, k->out, t2, FG_STRATEGY_AUTO, sig2);
     pk->align_elems = PLAN_ALIGN_ELEMS;
     /* row: one CTA spans N; cluster: up to FG_PLAN_MAX_CLUSTER CTAs (portable cluster size) */
     pk->max_n = strategy == FG_STRATEGY_ROW ? t1->n : strategy == FG_STRATEGY_CLUSTER ? FG_PLAN_MAX_CLUSTER * t1->n : 0;

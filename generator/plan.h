@@ -26,7 +26,8 @@ typedef struct fg_plan_gemm {
     const fg_gemm *spec;
     long bm, bn, bk, stages;
     int warps_m, warps_n, threads;
-    size_t smem_bytes;
+    size_t smem_bytes;                  /* dynamic shared memory of the GEMM kernel */
+    bool stage_residual, stage_bias;    /* Hopper: the tile's residual / bias staged in shared memory */
     fg_layout b_layout;
     const fg_op *pre; size_t n_pre;     /* ops before the norm (all ops when no norm) */
     fg_norm norm;                       /* FG_NORM_NONE: no norm */

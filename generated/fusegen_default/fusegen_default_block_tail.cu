@@ -14,22 +14,25 @@ struct Epilogue1 {
     static constexpr bool kAffine = true;
     // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
     // (m, n) and (m, n+1); n is even.
-    __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p)
+    __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p,
+                                                const fusegen_sm80::TileInputs &in)
     {
-        (void)m, (void)n, (void)p;
-        v = fusegen_sm80::op_bias<fusegen_sm80::DT_BF16>(v, p, n);
-        v = fusegen_sm80::op_residual<fusegen_sm80::DT_BF16>(v, p, m, n, 1.0f);
+        (void)m, (void)n, (void)p, (void)in;
+        v = fusegen_sm80::op_bias<fusegen_sm80::DT_BF16>(v, p, in, n);
+        v = fusegen_sm80::op_residual<fusegen_sm80::DT_BF16>(v, p, in, m, n, 1.0f);
         return v;
     }
     // Ops after the norm, on the same pair.
-    __device__ static __forceinline__ float2 post(float2 v, int m, int n, const fusegen_sm80::Params &p)
+    __device__ static __forceinline__ float2 post(float2 v, int m, int n, const fusegen_sm80::Params &p,
+                                                 const fusegen_sm80::TileInputs &in)
     {
-        (void)m, (void)n, (void)p;
+        (void)m, (void)n, (void)p, (void)in;
         return v;
     }
 };
 using Gemm1 = fusegen_sm90::GemmSm90<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF16, 128, 128, 3,
-                                       fusegen_sm80::NORM_LAYERNORM, fusegen_sm80::STRATEGY_ROW, Epilogue1>;
+                                       fusegen_sm80::NORM_LAYERNORM, fusegen_sm80::STRATEGY_ROW, Epilogue1, true, true>;
+static_assert(Gemm1::kSmemBytes == 134976, "the plan and the family agree on shared memory");
 
 // GEMM2 epilogue: bias+relu
 struct Epilogue2 {
@@ -37,22 +40,25 @@ struct Epilogue2 {
     static constexpr bool kAffine = false;
     // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
     // (m, n) and (m, n+1); n is even.
-    __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p)
+    __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p,
+                                                const fusegen_sm80::TileInputs &in)
     {
-        (void)m, (void)n, (void)p;
-        v = fusegen_sm80::op_bias<fusegen_sm80::DT_BF16>(v, p, n);
+        (void)m, (void)n, (void)p, (void)in;
+        v = fusegen_sm80::op_bias<fusegen_sm80::DT_BF16>(v, p, in, n);
         v = fusegen_sm80::op_relu(v);
         return v;
     }
     // Ops after the norm, on the same pair.
-    __device__ static __forceinline__ float2 post(float2 v, int m, int n, const fusegen_sm80::Params &p)
+    __device__ static __forceinline__ float2 post(float2 v, int m, int n, const fusegen_sm80::Params &p,
+                                                 const fusegen_sm80::TileInputs &in)
     {
-        (void)m, (void)n, (void)p;
+        (void)m, (void)n, (void)p, (void)in;
         return v;
     }
 };
 using Gemm2 = fusegen_sm90::GemmSm90<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF16, 128, 256, 3,
-                                       fusegen_sm80::NORM_NONE, fusegen_sm80::STRATEGY_NONE, Epilogue2>;
+                                       fusegen_sm80::NORM_NONE, fusegen_sm80::STRATEGY_NONE, Epilogue2, false, true>;
+static_assert(Gemm2::kSmemBytes == 149568, "the plan and the family agree on shared memory");
 
 }  // namespace block_tail_sm90a_128x128x64_s3_row_g2_128x256x64_s3
 
@@ -78,22 +84,25 @@ struct Epilogue1 {
     static constexpr bool kAffine = true;
     // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
     // (m, n) and (m, n+1); n is even.
-    __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p)
+    __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p,
+                                                const fusegen_sm80::TileInputs &in)
     {
-        (void)m, (void)n, (void)p;
-        v = fusegen_sm80::op_bias<fusegen_sm80::DT_BF16>(v, p, n);
-        v = fusegen_sm80::op_residual<fusegen_sm80::DT_BF16>(v, p, m, n, 1.0f);
+        (void)m, (void)n, (void)p, (void)in;
+        v = fusegen_sm80::op_bias<fusegen_sm80::DT_BF16>(v, p, in, n);
+        v = fusegen_sm80::op_residual<fusegen_sm80::DT_BF16>(v, p, in, m, n, 1.0f);
         return v;
     }
     // Ops after the norm, on the same pair.
-    __device__ static __forceinline__ float2 post(float2 v, int m, int n, const fusegen_sm80::Params &p)
+    __device__ static __forceinline__ float2 post(float2 v, int m, int n, const fusegen_sm80::Params &p,
+                                                 const fusegen_sm80::TileInputs &in)
     {
-        (void)m, (void)n, (void)p;
+        (void)m, (void)n, (void)p, (void)in;
         return v;
     }
 };
 using Gemm1 = fusegen_sm90::GemmSm90<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF16, 128, 128, 3,
-                                       fusegen_sm80::NORM_LAYERNORM, fusegen_sm80::STRATEGY_CLUSTER, Epilogue1>;
+                                       fusegen_sm80::NORM_LAYERNORM, fusegen_sm80::STRATEGY_CLUSTER, Epilogue1, true, true>;
+static_assert(Gemm1::kSmemBytes == 136000, "the plan and the family agree on shared memory");
 
 // GEMM2 epilogue: bias+relu
 struct Epilogue2 {
@@ -101,22 +110,25 @@ struct Epilogue2 {
     static constexpr bool kAffine = false;
     // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
     // (m, n) and (m, n+1); n is even.
-    __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p)
+    __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p,
+                                                const fusegen_sm80::TileInputs &in)
     {
-        (void)m, (void)n, (void)p;
-        v = fusegen_sm80::op_bias<fusegen_sm80::DT_BF16>(v, p, n);
+        (void)m, (void)n, (void)p, (void)in;
+        v = fusegen_sm80::op_bias<fusegen_sm80::DT_BF16>(v, p, in, n);
         v = fusegen_sm80::op_relu(v);
         return v;
     }
     // Ops after the norm, on the same pair.
-    __device__ static __forceinline__ float2 post(float2 v, int m, int n, const fusegen_sm80::Params &p)
+    __device__ static __forceinline__ float2 post(float2 v, int m, int n, const fusegen_sm80::Params &p,
+                                                 const fusegen_sm80::TileInputs &in)
     {
-        (void)m, (void)n, (void)p;
+        (void)m, (void)n, (void)p, (void)in;
         return v;
     }
 };
 using Gemm2 = fusegen_sm90::GemmSm90<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF16, 128, 256, 3,
-                                       fusegen_sm80::NORM_NONE, fusegen_sm80::STRATEGY_NONE, Epilogue2>;
+                                       fusegen_sm80::NORM_NONE, fusegen_sm80::STRATEGY_NONE, Epilogue2, false, true>;
+static_assert(Gemm2::kSmemBytes == 149568, "the plan and the family agree on shared memory");
 
 }  // namespace block_tail_sm90a_128x128x64_s3_cluster_g2_128x256x64_s3
 
@@ -142,22 +154,25 @@ struct Epilogue1 {
     static constexpr bool kAffine = true;
     // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
     // (m, n) and (m, n+1); n is even.
-    __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p)
+    __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p,
+                                                const fusegen_sm80::TileInputs &in)
     {
-        (void)m, (void)n, (void)p;
-        v = fusegen_sm80::op_bias<fusegen_sm80::DT_BF16>(v, p, n);
-        v = fusegen_sm80::op_residual<fusegen_sm80::DT_BF16>(v, p, m, n, 1.0f);
+        (void)m, (void)n, (void)p, (void)in;
+        v = fusegen_sm80::op_bias<fusegen_sm80::DT_BF16>(v, p, in, n);
+        v = fusegen_sm80::op_residual<fusegen_sm80::DT_BF16>(v, p, in, m, n, 1.0f);
         return v;
     }
     // Ops after the norm, on the same pair.
-    __device__ static __forceinline__ float2 post(float2 v, int m, int n, const fusegen_sm80::Params &p)
+    __device__ static __forceinline__ float2 post(float2 v, int m, int n, const fusegen_sm80::Params &p,
+                                                 const fusegen_sm80::TileInputs &in)
     {
-        (void)m, (void)n, (void)p;
+        (void)m, (void)n, (void)p, (void)in;
         return v;
     }
 };
 using Gemm1 = fusegen_sm90::GemmSm90<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF16, 128, 128, 3,
-                                       fusegen_sm80::NORM_LAYERNORM, fusegen_sm80::STRATEGY_SPLIT, Epilogue1>;
+                                       fusegen_sm80::NORM_LAYERNORM, fusegen_sm80::STRATEGY_SPLIT, Epilogue1, true, true>;
+static_assert(Gemm1::kSmemBytes == 134976, "the plan and the family agree on shared memory");
 
 // GEMM2 epilogue: bias+relu
 struct Epilogue2 {
@@ -165,22 +180,25 @@ struct Epilogue2 {
     static constexpr bool kAffine = false;
     // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
     // (m, n) and (m, n+1); n is even.
-    __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p)
+    __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p,
+                                                const fusegen_sm80::TileInputs &in)
     {
-        (void)m, (void)n, (void)p;
-        v = fusegen_sm80::op_bias<fusegen_sm80::DT_BF16>(v, p, n);
+        (void)m, (void)n, (void)p, (void)in;
+        v = fusegen_sm80::op_bias<fusegen_sm80::DT_BF16>(v, p, in, n);
         v = fusegen_sm80::op_relu(v);
         return v;
     }
     // Ops after the norm, on the same pair.
-    __device__ static __forceinline__ float2 post(float2 v, int m, int n, const fusegen_sm80::Params &p)
+    __device__ static __forceinline__ float2 post(float2 v, int m, int n, const fusegen_sm80::Params &p,
+                                                 const fusegen_sm80::TileInputs &in)
     {
-        (void)m, (void)n, (void)p;
+        (void)m, (void)n, (void)p, (void)in;
         return v;
     }
 };
 using Gemm2 = fusegen_sm90::GemmSm90<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF16, 128, 256, 3,
-                                       fusegen_sm80::NORM_NONE, fusegen_sm80::STRATEGY_NONE, Epilogue2>;
+                                       fusegen_sm80::NORM_NONE, fusegen_sm80::STRATEGY_NONE, Epilogue2, false, true>;
+static_assert(Gemm2::kSmemBytes == 149568, "the plan and the family agree on shared memory");
 
 }  // namespace block_tail_sm90a_128x128x64_s3_split_g2_128x256x64_s3
 
@@ -211,22 +229,25 @@ struct Epilogue1 {
     static constexpr bool kAffine = true;
     // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
     // (m, n) and (m, n+1); n is even.
-    __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p)
+    __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p,
+                                                const fusegen_sm80::TileInputs &in)
     {
-        (void)m, (void)n, (void)p;
-        v = fusegen_sm80::op_bias<fusegen_sm80::DT_BF16>(v, p, n);
-        v = fusegen_sm80::op_residual<fusegen_sm80::DT_BF16>(v, p, m, n, 1.0f);
+        (void)m, (void)n, (void)p, (void)in;
+        v = fusegen_sm80::op_bias<fusegen_sm80::DT_BF16>(v, p, in, n);
+        v = fusegen_sm80::op_residual<fusegen_sm80::DT_BF16>(v, p, in, m, n, 1.0f);
         return v;
     }
     // Ops after the norm, on the same pair.
-    __device__ static __forceinline__ float2 post(float2 v, int m, int n, const fusegen_sm80::Params &p)
+    __device__ static __forceinline__ float2 post(float2 v, int m, int n, const fusegen_sm80::Params &p,
+                                                 const fusegen_sm80::TileInputs &in)
     {
-        (void)m, (void)n, (void)p;
+        (void)m, (void)n, (void)p, (void)in;
         return v;
     }
 };
 using Gemm1 = fusegen_sm80::Gemm<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF16, 128, 128, 64, 3, 2, 4, false,
                                fusegen_sm80::NORM_LAYERNORM, fusegen_sm80::STRATEGY_ROW, Epilogue1>;
+static_assert(Gemm1::kSmemBytes == 110592, "the plan and the family agree on shared memory");
 
 // GEMM2 epilogue: bias+relu
 struct Epilogue2 {
@@ -234,22 +255,25 @@ struct Epilogue2 {
     static constexpr bool kAffine = false;
     // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
     // (m, n) and (m, n+1); n is even.
-    __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p)
+    __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p,
+                                                const fusegen_sm80::TileInputs &in)
     {
-        (void)m, (void)n, (void)p;
-        v = fusegen_sm80::op_bias<fusegen_sm80::DT_BF16>(v, p, n);
+        (void)m, (void)n, (void)p, (void)in;
+        v = fusegen_sm80::op_bias<fusegen_sm80::DT_BF16>(v, p, in, n);
         v = fusegen_sm80::op_relu(v);
         return v;
     }
     // Ops after the norm, on the same pair.
-    __device__ static __forceinline__ float2 post(float2 v, int m, int n, const fusegen_sm80::Params &p)
+    __device__ static __forceinline__ float2 post(float2 v, int m, int n, const fusegen_sm80::Params &p,
+                                                 const fusegen_sm80::TileInputs &in)
     {
-        (void)m, (void)n, (void)p;
+        (void)m, (void)n, (void)p, (void)in;
         return v;
     }
 };
 using Gemm2 = fusegen_sm80::Gemm<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF16, 128, 256, 64, 3, 2, 4, false,
                                fusegen_sm80::NORM_NONE, fusegen_sm80::STRATEGY_NONE, Epilogue2>;
+static_assert(Gemm2::kSmemBytes == 165888, "the plan and the family agree on shared memory");
 
 }  // namespace block_tail_sm80_128x128x64_s3_row_g2_128x256x64_s3
 
@@ -273,22 +297,25 @@ struct Epilogue1 {
     static constexpr bool kAffine = true;
     // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
     // (m, n) and (m, n+1); n is even.
-    __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p)
+    __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p,
+                                                const fusegen_sm80::TileInputs &in)
     {
-        (void)m, (void)n, (void)p;
-        v = fusegen_sm80::op_bias<fusegen_sm80::DT_BF16>(v, p, n);
-        v = fusegen_sm80::op_residual<fusegen_sm80::DT_BF16>(v, p, m, n, 1.0f);
+        (void)m, (void)n, (void)p, (void)in;
+        v = fusegen_sm80::op_bias<fusegen_sm80::DT_BF16>(v, p, in, n);
+        v = fusegen_sm80::op_residual<fusegen_sm80::DT_BF16>(v, p, in, m, n, 1.0f);
         return v;
     }
     // Ops after the norm, on the same pair.
-    __device__ static __forceinline__ float2 post(float2 v, int m, int n, const fusegen_sm80::Params &p)
+    __device__ static __forceinline__ float2 post(float2 v, int m, int n, const fusegen_sm80::Params &p,
+                                                 const fusegen_sm80::TileInputs &in)
     {
-        (void)m, (void)n, (void)p;
+        (void)m, (void)n, (void)p, (void)in;
         return v;
     }
 };
 using Gemm1 = fusegen_sm80::Gemm<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF16, 128, 128, 64, 3, 2, 4, false,
                                fusegen_sm80::NORM_LAYERNORM, fusegen_sm80::STRATEGY_SPLIT, Epilogue1>;
+static_assert(Gemm1::kSmemBytes == 110592, "the plan and the family agree on shared memory");
 
 // GEMM2 epilogue: bias+relu
 struct Epilogue2 {
@@ -296,22 +323,25 @@ struct Epilogue2 {
     static constexpr bool kAffine = false;
     // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
     // (m, n) and (m, n+1); n is even.
-    __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p)
+    __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p,
+                                                const fusegen_sm80::TileInputs &in)
     {
-        (void)m, (void)n, (void)p;
-        v = fusegen_sm80::op_bias<fusegen_sm80::DT_BF16>(v, p, n);
+        (void)m, (void)n, (void)p, (void)in;
+        v = fusegen_sm80::op_bias<fusegen_sm80::DT_BF16>(v, p, in, n);
         v = fusegen_sm80::op_relu(v);
         return v;
     }
     // Ops after the norm, on the same pair.
-    __device__ static __forceinline__ float2 post(float2 v, int m, int n, const fusegen_sm80::Params &p)
+    __device__ static __forceinline__ float2 post(float2 v, int m, int n, const fusegen_sm80::Params &p,
+                                                 const fusegen_sm80::TileInputs &in)
     {
-        (void)m, (void)n, (void)p;
+        (void)m, (void)n, (void)p, (void)in;
         return v;
     }
 };
 using Gemm2 = fusegen_sm80::Gemm<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF16, 128, 256, 64, 3, 2, 4, false,
                                fusegen_sm80::NORM_NONE, fusegen_sm80::STRATEGY_NONE, Epilogue2>;
+static_assert(Gemm2::kSmemBytes == 165888, "the plan and the family agree on shared memory");
 
 }  // namespace block_tail_sm80_128x128x64_s3_split_g2_128x256x64_s3
 

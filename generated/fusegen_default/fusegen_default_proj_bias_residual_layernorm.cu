@@ -14,24 +14,27 @@ struct Epilogue1 {
     static constexpr bool kAffine = true;
     // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
     // (m, n) and (m, n+1); n is even.
-    __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p)
+    __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p,
+                                                const fusegen_sm80::TileInputs &in)
     {
-        (void)m, (void)n, (void)p;
-        v = fusegen_sm80::op_bias<fusegen_sm80::DT_BF16>(v, p, n);
-        v = fusegen_sm80::op_residual<fusegen_sm80::DT_BF16>(v, p, m, n, 1.0f);
+        (void)m, (void)n, (void)p, (void)in;
+        v = fusegen_sm80::op_bias<fusegen_sm80::DT_BF16>(v, p, in, n);
+        v = fusegen_sm80::op_residual<fusegen_sm80::DT_BF16>(v, p, in, m, n, 1.0f);
         fusegen_sm80::op_store<fusegen_sm80::DT_BF16>(v, p, 0, m, n);  // pre_norm
         return v;
     }
     // Ops after the norm, on the same pair.
-    __device__ static __forceinline__ float2 post(float2 v, int m, int n, const fusegen_sm80::Params &p)
+    __device__ static __forceinline__ float2 post(float2 v, int m, int n, const fusegen_sm80::Params &p,
+                                                 const fusegen_sm80::TileInputs &in)
     {
-        (void)m, (void)n, (void)p;
+        (void)m, (void)n, (void)p, (void)in;
         v = fusegen_sm80::op_relu(v);
         return v;
     }
 };
 using Gemm1 = fusegen_sm90::GemmSm90<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF16, 128, 128, 3,
-                                       fusegen_sm80::NORM_LAYERNORM, fusegen_sm80::STRATEGY_ROW, Epilogue1>;
+                                       fusegen_sm80::NORM_LAYERNORM, fusegen_sm80::STRATEGY_ROW, Epilogue1, true, true>;
+static_assert(Gemm1::kSmemBytes == 134976, "the plan and the family agree on shared memory");
 
 }  // namespace proj_bias_residual_layernorm_sm90a_128x128x64_s3_row
 
@@ -51,24 +54,27 @@ struct Epilogue1 {
     static constexpr bool kAffine = true;
     // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
     // (m, n) and (m, n+1); n is even.
-    __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p)
+    __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p,
+                                                const fusegen_sm80::TileInputs &in)
     {
-        (void)m, (void)n, (void)p;
-        v = fusegen_sm80::op_bias<fusegen_sm80::DT_BF16>(v, p, n);
-        v = fusegen_sm80::op_residual<fusegen_sm80::DT_BF16>(v, p, m, n, 1.0f);
+        (void)m, (void)n, (void)p, (void)in;
+        v = fusegen_sm80::op_bias<fusegen_sm80::DT_BF16>(v, p, in, n);
+        v = fusegen_sm80::op_residual<fusegen_sm80::DT_BF16>(v, p, in, m, n, 1.0f);
         fusegen_sm80::op_store<fusegen_sm80::DT_BF16>(v, p, 0, m, n);  // pre_norm
         return v;
     }
     // Ops after the norm, on the same pair.
-    __device__ static __forceinline__ float2 post(float2 v, int m, int n, const fusegen_sm80::Params &p)
+    __device__ static __forceinline__ float2 post(float2 v, int m, int n, const fusegen_sm80::Params &p,
+                                                 const fusegen_sm80::TileInputs &in)
     {
-        (void)m, (void)n, (void)p;
+        (void)m, (void)n, (void)p, (void)in;
         v = fusegen_sm80::op_relu(v);
         return v;
     }
 };
 using Gemm1 = fusegen_sm90::GemmSm90<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF16, 128, 128, 3,
-                                       fusegen_sm80::NORM_LAYERNORM, fusegen_sm80::STRATEGY_CLUSTER, Epilogue1>;
+                                       fusegen_sm80::NORM_LAYERNORM, fusegen_sm80::STRATEGY_CLUSTER, Epilogue1, true, true>;
+static_assert(Gemm1::kSmemBytes == 136000, "the plan and the family agree on shared memory");
 
 }  // namespace proj_bias_residual_layernorm_sm90a_128x128x64_s3_cluster
 
@@ -88,24 +94,27 @@ struct Epilogue1 {
     static constexpr bool kAffine = true;
     // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
     // (m, n) and (m, n+1); n is even.
-    __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p)
+    __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p,
+                                                const fusegen_sm80::TileInputs &in)
     {
-        (void)m, (void)n, (void)p;
-        v = fusegen_sm80::op_bias<fusegen_sm80::DT_BF16>(v, p, n);
-        v = fusegen_sm80::op_residual<fusegen_sm80::DT_BF16>(v, p, m, n, 1.0f);
+        (void)m, (void)n, (void)p, (void)in;
+        v = fusegen_sm80::op_bias<fusegen_sm80::DT_BF16>(v, p, in, n);
+        v = fusegen_sm80::op_residual<fusegen_sm80::DT_BF16>(v, p, in, m, n, 1.0f);
         fusegen_sm80::op_store<fusegen_sm80::DT_BF16>(v, p, 0, m, n);  // pre_norm
         return v;
     }
     // Ops after the norm, on the same pair.
-    __device__ static __forceinline__ float2 post(float2 v, int m, int n, const fusegen_sm80::Params &p)
+    __device__ static __forceinline__ float2 post(float2 v, int m, int n, const fusegen_sm80::Params &p,
+                                                 const fusegen_sm80::TileInputs &in)
     {
-        (void)m, (void)n, (void)p;
+        (void)m, (void)n, (void)p, (void)in;
         v = fusegen_sm80::op_relu(v);
         return v;
     }
 };
 using Gemm1 = fusegen_sm90::GemmSm90<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF16, 128, 128, 3,
-                                       fusegen_sm80::NORM_LAYERNORM, fusegen_sm80::STRATEGY_SPLIT, Epilogue1>;
+                                       fusegen_sm80::NORM_LAYERNORM, fusegen_sm80::STRATEGY_SPLIT, Epilogue1, true, true>;
+static_assert(Gemm1::kSmemBytes == 134976, "the plan and the family agree on shared memory");
 
 }  // namespace proj_bias_residual_layernorm_sm90a_128x128x64_s3_split
 
@@ -130,24 +139,27 @@ struct Epilogue1 {
     static constexpr bool kAffine = true;
     // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
     // (m, n) and (m, n+1); n is even.
-    __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p)
+    __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p,
+                                                const fusegen_sm80::TileInputs &in)
     {
-        (void)m, (void)n, (void)p;
-        v = fusegen_sm80::op_bias<fusegen_sm80::DT_BF16>(v, p, n);
-        v = fusegen_sm80::op_residual<fusegen_sm80::DT_BF16>(v, p, m, n, 1.0f);
+        (void)m, (void)n, (void)p, (void)in;
+        v = fusegen_sm80::op_bias<fusegen_sm80::DT_BF16>(v, p, in, n);
+        v = fusegen_sm80::op_residual<fusegen_sm80::DT_BF16>(v, p, in, m, n, 1.0f);
         fusegen_sm80::op_store<fusegen_sm80::DT_BF16>(v, p, 0, m, n);  // pre_norm
         return v;
     }
     // Ops after the norm, on the same pair.
-    __device__ static __forceinline__ float2 post(float2 v, int m, int n, const fusegen_sm80::Params &p)
+    __device__ static __forceinline__ float2 post(float2 v, int m, int n, const fusegen_sm80::Params &p,
+                                                 const fusegen_sm80::TileInputs &in)
     {
-        (void)m, (void)n, (void)p;
+        (void)m, (void)n, (void)p, (void)in;
         v = fusegen_sm80::op_relu(v);
         return v;
     }
 };
 using Gemm1 = fusegen_sm90::GemmSm90<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF16, 128, 256, 3,
-                                       fusegen_sm80::NORM_LAYERNORM, fusegen_sm80::STRATEGY_SPLIT, Epilogue1>;
+                                       fusegen_sm80::NORM_LAYERNORM, fusegen_sm80::STRATEGY_SPLIT, Epilogue1, true, true>;
+static_assert(Gemm1::kSmemBytes == 217152, "the plan and the family agree on shared memory");
 
 }  // namespace proj_bias_residual_layernorm_sm90a_128x256x64_s3_split
 
@@ -172,24 +184,27 @@ struct Epilogue1 {
     static constexpr bool kAffine = true;
     // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
     // (m, n) and (m, n+1); n is even.
-    __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p)
+    __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p,
+                                                const fusegen_sm80::TileInputs &in)
     {
-        (void)m, (void)n, (void)p;
-        v = fusegen_sm80::op_bias<fusegen_sm80::DT_BF16>(v, p, n);
-        v = fusegen_sm80::op_residual<fusegen_sm80::DT_BF16>(v, p, m, n, 1.0f);
+        (void)m, (void)n, (void)p, (void)in;
+        v = fusegen_sm80::op_bias<fusegen_sm80::DT_BF16>(v, p, in, n);
+        v = fusegen_sm80::op_residual<fusegen_sm80::DT_BF16>(v, p, in, m, n, 1.0f);
         fusegen_sm80::op_store<fusegen_sm80::DT_BF16>(v, p, 0, m, n);  // pre_norm
         return v;
     }
     // Ops after the norm, on the same pair.
-    __device__ static __forceinline__ float2 post(float2 v, int m, int n, const fusegen_sm80::Params &p)
+    __device__ static __forceinline__ float2 post(float2 v, int m, int n, const fusegen_sm80::Params &p,
+                                                 const fusegen_sm80::TileInputs &in)
     {
-        (void)m, (void)n, (void)p;
+        (void)m, (void)n, (void)p, (void)in;
         v = fusegen_sm80::op_relu(v);
         return v;
     }
 };
 using Gemm1 = fusegen_sm80::Gemm<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF16, 128, 128, 64, 3, 2, 4, false,
                                fusegen_sm80::NORM_LAYERNORM, fusegen_sm80::STRATEGY_ROW, Epilogue1>;
+static_assert(Gemm1::kSmemBytes == 110592, "the plan and the family agree on shared memory");
 
 }  // namespace proj_bias_residual_layernorm_sm80_128x128x64_s3_row
 
@@ -208,24 +223,27 @@ struct Epilogue1 {
     static constexpr bool kAffine = true;
     // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
     // (m, n) and (m, n+1); n is even.
-    __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p)
+    __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p,
+                                                const fusegen_sm80::TileInputs &in)
     {
-        (void)m, (void)n, (void)p;
-        v = fusegen_sm80::op_bias<fusegen_sm80::DT_BF16>(v, p, n);
-        v = fusegen_sm80::op_residual<fusegen_sm80::DT_BF16>(v, p, m, n, 1.0f);
+        (void)m, (void)n, (void)p, (void)in;
+        v = fusegen_sm80::op_bias<fusegen_sm80::DT_BF16>(v, p, in, n);
+        v = fusegen_sm80::op_residual<fusegen_sm80::DT_BF16>(v, p, in, m, n, 1.0f);
         fusegen_sm80::op_store<fusegen_sm80::DT_BF16>(v, p, 0, m, n);  // pre_norm
         return v;
     }
     // Ops after the norm, on the same pair.
-    __device__ static __forceinline__ float2 post(float2 v, int m, int n, const fusegen_sm80::Params &p)
+    __device__ static __forceinline__ float2 post(float2 v, int m, int n, const fusegen_sm80::Params &p,
+                                                 const fusegen_sm80::TileInputs &in)
     {
-        (void)m, (void)n, (void)p;
+        (void)m, (void)n, (void)p, (void)in;
         v = fusegen_sm80::op_relu(v);
         return v;
     }
 };
 using Gemm1 = fusegen_sm80::Gemm<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF16, 128, 128, 64, 3, 2, 4, false,
                                fusegen_sm80::NORM_LAYERNORM, fusegen_sm80::STRATEGY_SPLIT, Epilogue1>;
+static_assert(Gemm1::kSmemBytes == 110592, "the plan and the family agree on shared memory");
 
 }  // namespace proj_bias_residual_layernorm_sm80_128x128x64_s3_split
 
@@ -249,24 +267,27 @@ struct Epilogue1 {
     static constexpr bool kAffine = true;
     // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
     // (m, n) and (m, n+1); n is even.
-    __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p)
+    __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p,
+                                                const fusegen_sm80::TileInputs &in)
     {
-        (void)m, (void)n, (void)p;
-        v = fusegen_sm80::op_bias<fusegen_sm80::DT_BF16>(v, p, n);
-        v = fusegen_sm80::op_residual<fusegen_sm80::DT_BF16>(v, p, m, n, 1.0f);
+        (void)m, (void)n, (void)p, (void)in;
+        v = fusegen_sm80::op_bias<fusegen_sm80::DT_BF16>(v, p, in, n);
+        v = fusegen_sm80::op_residual<fusegen_sm80::DT_BF16>(v, p, in, m, n, 1.0f);
         fusegen_sm80::op_store<fusegen_sm80::DT_BF16>(v, p, 0, m, n);  // pre_norm
         return v;
     }
     // Ops after the norm, on the same pair.
-    __device__ static __forceinline__ float2 post(float2 v, int m, int n, const fusegen_sm80::Params &p)
+    __device__ static __forceinline__ float2 post(float2 v, int m, int n, const fusegen_sm80::Params &p,
+                                                 const fusegen_sm80::TileInputs &in)
     {
-        (void)m, (void)n, (void)p;
+        (void)m, (void)n, (void)p, (void)in;
         v = fusegen_sm80::op_relu(v);
         return v;
     }
 };
 using Gemm1 = fusegen_sm80::Gemm<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF16, 128, 256, 64, 3, 2, 4, false,
                                fusegen_sm80::NORM_LAYERNORM, fusegen_sm80::STRATEGY_ROW, Epilogue1>;
+static_assert(Gemm1::kSmemBytes == 165888, "the plan and the family agree on shared memory");
 
 }  // namespace proj_bias_residual_layernorm_sm80_128x256x64_s3_row
 
@@ -285,24 +306,27 @@ struct Epilogue1 {
     static constexpr bool kAffine = true;
     // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
     // (m, n) and (m, n+1); n is even.
-    __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p)
+    __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p,
+                                                const fusegen_sm80::TileInputs &in)
     {
-        (void)m, (void)n, (void)p;
-        v = fusegen_sm80::op_bias<fusegen_sm80::DT_BF16>(v, p, n);
-        v = fusegen_sm80::op_residual<fusegen_sm80::DT_BF16>(v, p, m, n, 1.0f);
+        (void)m, (void)n, (void)p, (void)in;
+        v = fusegen_sm80::op_bias<fusegen_sm80::DT_BF16>(v, p, in, n);
+        v = fusegen_sm80::op_residual<fusegen_sm80::DT_BF16>(v, p, in, m, n, 1.0f);
         fusegen_sm80::op_store<fusegen_sm80::DT_BF16>(v, p, 0, m, n);  // pre_norm
         return v;
     }
     // Ops after the norm, on the same pair.
-    __device__ static __forceinline__ float2 post(float2 v, int m, int n, const fusegen_sm80::Params &p)
+    __device__ static __forceinline__ float2 post(float2 v, int m, int n, const fusegen_sm80::Params &p,
+                                                 const fusegen_sm80::TileInputs &in)
     {
-        (void)m, (void)n, (void)p;
+        (void)m, (void)n, (void)p, (void)in;
         v = fusegen_sm80::op_relu(v);
         return v;
     }
 };
 using Gemm1 = fusegen_sm80::Gemm<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF16, 128, 256, 64, 3, 2, 4, false,
                                fusegen_sm80::NORM_LAYERNORM, fusegen_sm80::STRATEGY_SPLIT, Epilogue1>;
+static_assert(Gemm1::kSmemBytes == 165888, "the plan and the family agree on shared memory");
 
 }  // namespace proj_bias_residual_layernorm_sm80_128x256x64_s3_split
 
@@ -326,24 +350,27 @@ struct Epilogue1 {
     static constexpr bool kAffine = true;
     // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
     // (m, n) and (m, n+1); n is even.
-    __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p)
+    __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p,
+                                                const fusegen_sm80::TileInputs &in)
     {
-        (void)m, (void)n, (void)p;
-        v = fusegen_sm80::op_bias<fusegen_sm80::DT_BF16>(v, p, n);
-        v = fusegen_sm80::op_residual<fusegen_sm80::DT_BF16>(v, p, m, n, 1.0f);
+        (void)m, (void)n, (void)p, (void)in;
+        v = fusegen_sm80::op_bias<fusegen_sm80::DT_BF16>(v, p, in, n);
+        v = fusegen_sm80::op_residual<fusegen_sm80::DT_BF16>(v, p, in, m, n, 1.0f);
         fusegen_sm80::op_store<fusegen_sm80::DT_BF16>(v, p, 0, m, n);  // pre_norm
         return v;
     }
     // Ops after the norm, on the same pair.
-    __device__ static __forceinline__ float2 post(float2 v, int m, int n, const fusegen_sm80::Params &p)
+    __device__ static __forceinline__ float2 post(float2 v, int m, int n, const fusegen_sm80::Params &p,
+                                                 const fusegen_sm80::TileInputs &in)
     {
-        (void)m, (void)n, (void)p;
+        (void)m, (void)n, (void)p, (void)in;
         v = fusegen_sm80::op_relu(v);
         return v;
     }
 };
 using Gemm1 = fusegen_sm80::Gemm<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF16, 64, 256, 32, 4, 2, 4, false,
                                fusegen_sm80::NORM_LAYERNORM, fusegen_sm80::STRATEGY_ROW, Epilogue1>;
+static_assert(Gemm1::kSmemBytes == 102400, "the plan and the family agree on shared memory");
 
 }  // namespace proj_bias_residual_layernorm_sm80_64x256x32_s4_row
 
@@ -362,24 +389,27 @@ struct Epilogue1 {
     static constexpr bool kAffine = true;
     // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
     // (m, n) and (m, n+1); n is even.
-    __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p)
+    __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p,
+                                                const fusegen_sm80::TileInputs &in)
     {
-        (void)m, (void)n, (void)p;
-        v = fusegen_sm80::op_bias<fusegen_sm80::DT_BF16>(v, p, n);
-        v = fusegen_sm80::op_residual<fusegen_sm80::DT_BF16>(v, p, m, n, 1.0f);
+        (void)m, (void)n, (void)p, (void)in;
+        v = fusegen_sm80::op_bias<fusegen_sm80::DT_BF16>(v, p, in, n);
+        v = fusegen_sm80::op_residual<fusegen_sm80::DT_BF16>(v, p, in, m, n, 1.0f);
         fusegen_sm80::op_store<fusegen_sm80::DT_BF16>(v, p, 0, m, n);  // pre_norm
         return v;
     }
     // Ops after the norm, on the same pair.
-    __device__ static __forceinline__ float2 post(float2 v, int m, int n, const fusegen_sm80::Params &p)
+    __device__ static __forceinline__ float2 post(float2 v, int m, int n, const fusegen_sm80::Params &p,
+                                                 const fusegen_sm80::TileInputs &in)
     {
-        (void)m, (void)n, (void)p;
+        (void)m, (void)n, (void)p, (void)in;
         v = fusegen_sm80::op_relu(v);
         return v;
     }
 };
 using Gemm1 = fusegen_sm80::Gemm<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF16, 64, 256, 32, 4, 2, 4, false,
                                fusegen_sm80::NORM_LAYERNORM, fusegen_sm80::STRATEGY_SPLIT, Epilogue1>;
+static_assert(Gemm1::kSmemBytes == 102400, "the plan and the family agree on shared memory");
 
 }  // namespace proj_bias_residual_layernorm_sm80_64x256x32_s4_split
 

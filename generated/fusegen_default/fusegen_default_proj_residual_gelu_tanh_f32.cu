@@ -14,22 +14,25 @@ struct Epilogue1 {
     static constexpr bool kAffine = false;
     // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
     // (m, n) and (m, n+1); n is even.
-    __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p)
+    __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p,
+                                                const fusegen_sm80::TileInputs &in)
     {
-        (void)m, (void)n, (void)p;
-        v = fusegen_sm80::op_residual<fusegen_sm80::DT_F32>(v, p, m, n, 0.5f);
+        (void)m, (void)n, (void)p, (void)in;
+        v = fusegen_sm80::op_residual<fusegen_sm80::DT_F32>(v, p, in, m, n, 0.5f);
         v = fusegen_sm80::op_gelu_tanh(v);
         return v;
     }
     // Ops after the norm, on the same pair.
-    __device__ static __forceinline__ float2 post(float2 v, int m, int n, const fusegen_sm80::Params &p)
+    __device__ static __forceinline__ float2 post(float2 v, int m, int n, const fusegen_sm80::Params &p,
+                                                 const fusegen_sm80::TileInputs &in)
     {
-        (void)m, (void)n, (void)p;
+        (void)m, (void)n, (void)p, (void)in;
         return v;
     }
 };
 using Gemm1 = fusegen_sm80::Gemm<fusegen_sm80::DT_BF16, fusegen_sm80::DT_F32, 64, 128, 64, 3, 2, 2, true,
                                fusegen_sm80::NORM_NONE, fusegen_sm80::STRATEGY_NONE, Epilogue1>;
+static_assert(Gemm1::kSmemBytes == 79872, "the plan and the family agree on shared memory");
 
 }  // namespace proj_residual_gelu_tanh_f32_sm80_64x128x64_s3
 

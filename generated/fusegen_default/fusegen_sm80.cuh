@@ -78,14 +78,44 @@ template <int DT> __device__ __forceinline__ void store2_f32(void *base, long lo
 // Each op works on a pair of adjacent elements (n, n+1) of row m, n even: the accumulator
 // fragments hold pairs, and a pair is one 4-byte (16-bit types) or 8-byte (f32) access.
 __device__ __forceinline__ float2 op_scale(float2 v, float alpha) { return make_float2(v.x * alpha, v.y * alpha); }
-template <int DT> __device__ __forceinline__ float2 op_bias(float2 v, const Params &p, int n)
+// Where one CTA's epilogue finds its bias and residual: shared-memory copies of the tile's
+// part, made while the mainloop ran (Hopper family), or global memory.
+struct TileInputs {
+    bool staged_residual, staged_bias;
+    unsigned residual, bias;   // shared-memory addresses: BM rows of residual_ld bytes (columns
+                               // n0.. of rows m0..), and the bias elements n0..
+    int m0, n0, residual_ld;
+};
+
+// Elements (x, y) at a shared-memory address. volatile: kept in program order after the wait
+// for the copies (a plain asm without memory effects could be hoisted above it) and not
+// issued all at once (which costs registers the accumulators need).
+template <int DT> __device__ __forceinline__ float2 ld_shared2(unsigned addr)
 {
-    const float2 b = load2_f32<DT>(p.bias, n);
+    if (DT == DT_F32) {
+        float2 v;
+        asm volatile("ld.shared.v2.f32 {%0, %1}, [%2];" : "=f"(v.x), "=f"(v.y) : "r"(addr));
+        return v;
+    }
+    unsigned u;
+    asm volatile("ld.shared.u32 %0, [%1];" : "=r"(u) : "r"(addr));
+    const unsigned short lo = static_cast<unsigned short>(u), hi = static_cast<unsigned short>(u >> 16);
+    if (DT == DT_BF16) return make_float2(bf16_bits_to_f32(lo), bf16_bits_to_f32(hi));
+    return make_float2(f16_bits_to_f32(lo), f16_bits_to_f32(hi));
+}
+
+template <int DT> __device__ __forceinline__ float2 op_bias(float2 v, const Params &p, const TileInputs &in, int n)
+{
+    const int bytes = DT == DT_F32 ? 4 : 2;
+    const float2 b = in.staged_bias ? ld_shared2<DT>(in.bias + (n - in.n0) * bytes) : load2_f32<DT>(p.bias, n);
     return make_float2(v.x + b.x, v.y + b.y);
 }
-template <int DT> __device__ __forceinline__ float2 op_residual(float2 v, const Params &p, int m, int n, float beta)
+template <int DT>
+__device__ __forceinline__ float2 op_residual(float2 v, const Params &p, const TileInputs &in, int m, int n, float beta)
 {
-    const float2 r = load2_f32<DT>(p.residual, static_cast<long long>(m) * p.ldr + n);
+    const int bytes = DT == DT_F32 ? 4 : 2;
+    const float2 r = in.staged_residual ? ld_shared2<DT>(in.residual + (m - in.m0) * in.residual_ld + (n - in.n0) * bytes)
+                                        : load2_f32<DT>(p.residual, static_cast<long long>(m) * p.ldr + n);
     return make_float2(v.x + beta * r.x, v.y + beta * r.y);
 }
 // Written so that NaN passes through (fmaxf would turn NaN into 0).
@@ -266,8 +296,8 @@ struct Epilogue {
 
     // Applies the whole epilogue to a CTA tile and writes it. scratch: SCRATCH_BYTES of shared
     // memory no one else uses now.
-    __device__ static void apply(const Params &p, float (&acc)[MI][NI][4], void *scratch, TileCoord tile, int warp_m,
-                                 int warp_n, int lane)
+    __device__ static void apply(const Params &p, const TileInputs &in, float (&acc)[MI][NI][4], void *scratch,
+                                 TileCoord tile, int warp_m, int warp_n, int lane)
     {
         const int m0 = tile.m * BM, n0 = tile.n * BN;
 
@@ -283,7 +313,7 @@ struct Epilogue {
                     const int m = row_base + mi * 16 + h * 8, n = col_base + ni * 8;
                     // N is a multiple of 8, so a pair is either wholly inside or wholly outside.
                     float2 v = make_float2(0.0f, 0.0f);
-                    if (m < p.m && n < p.n) v = Epi::pre(make_float2(acc[mi][ni][h * 2], acc[mi][ni][h * 2 + 1]), m, n, p);
+                    if (m < p.m && n < p.n) v = Epi::pre(make_float2(acc[mi][ni][h * 2], acc[mi][ni][h * 2 + 1]), m, n, p, in);
                     acc[mi][ni][h * 2] = v.x;
                     acc[mi][ni][h * 2 + 1] = v.y;
                 }
@@ -291,7 +321,7 @@ struct Epilogue {
         if constexpr (NORM == NORM_NONE)
             store_tile(p, acc, row_base, col_base);
         else
-            norm_epilogue(p, acc, static_cast<float *>(scratch), tile, row_base, col_base, warp_m, warp_n, lane);
+            norm_epilogue(p, in, acc, static_cast<float *>(scratch), tile, row_base, col_base, warp_m, warp_n, lane);
     }
 
     // Adds up, for each of this thread's rows, the partials of every CTA of the cluster (in rank
@@ -320,7 +350,8 @@ struct Epilogue {
     // The norm over each row: statistics (mean first, then centered squares; or the mean of
     // squares for RMSNorm), then the split hand-off, or the normalization in registers (row:
     // this CTA holds whole rows; cluster: the cluster does, and the CTAs add their partials).
-    __device__ static void norm_epilogue(const Params &p, float (&acc)[MI][NI][4], float *scratch, TileCoord tile,
+    __device__ static void norm_epilogue(const Params &p, const TileInputs &in, float (&acc)[MI][NI][4], float *scratch,
+                                         TileCoord tile,
                                          int row_base, int col_base, int warp_m, int warp_n, int lane)
     {
         float *red = scratch;
@@ -398,14 +429,15 @@ struct Epilogue {
                     }
             }
         } else {
-            finish(p, acc, mean, second, row_base, col_base);
+            finish(p, in, acc, mean, second, row_base, col_base);
             if constexpr (STRATEGY == STRATEGY_CLUSTER) cluster_sync();   // peers may still read xch
         }
     }
 
     // Row and cluster strategies: normalize in registers, apply the ops after the norm, and
     // store each pair as soon as it is final (fewer live registers than a separate store pass).
-    __device__ static void finish(const Params &p, const float (&acc)[MI][NI][4], const float (&mean)[MI][2],
+    __device__ static void finish(const Params &p, const TileInputs &in, const float (&acc)[MI][NI][4],
+                                  const float (&mean)[MI][2],
                                   const float (&second)[MI][2], int row_base, int col_base)
     {
         const float count = static_cast<float>(p.n);
@@ -431,7 +463,7 @@ struct Epilogue {
                     if (m >= p.m) continue;
                     float2 v = make_float2((acc[mi][ni][h * 2] - shift[mi][h]) * rstd[mi][h],
                                            (acc[mi][ni][h * 2 + 1] - shift[mi][h]) * rstd[mi][h]);
-                    v = Epi::post(affine(v, p, n), m, n, p);
+                    v = Epi::post(affine(v, p, n), m, n, p, in);
                     store2_f32<DT_OUT>(p.out, static_cast<long long>(m) * p.ldo + n, v);
                 }
         }
@@ -505,13 +537,15 @@ struct Epilogue {
         const float rstd = 1.0f / sqrtf(var + Epi::kEps);
         const float shift = (NORM == NORM_LAYERNORM) ? mean : 0.0f;
         const float *row = p.prenorm + static_cast<long long>(m) * p.n;
+        const TileInputs no_inputs = {};
         // The pre-norm row was written by the GEMM kernel; in this kernel it is read-only.
 #pragma unroll 4
         for (int n = lane * 4; n < p.n; n += 128) {
 #pragma unroll
             for (int j = 0; j < 4; j += 2) {
                 float2 v = ld_ro_f32x2(row + n + j);
-                v = Epi::post(affine(make_float2((v.x - shift) * rstd, (v.y - shift) * rstd), p, n + j), m, n + j, p);
+                v = Epi::post(affine(make_float2((v.x - shift) * rstd, (v.y - shift) * rstd), p, n + j), m, n + j, p,
+                              no_inputs);
                 store2_f32<DT_OUT>(p.out, static_cast<long long>(m) * p.ldo + n + j, v);
             }
         }
@@ -656,7 +690,8 @@ struct Gemm {
         cp_async_wait<0>();
         __syncthreads();   // the epilogue reuses the stage buffers as scratch
 
-        Ep::apply(p, acc, smem_raw, tile, warp_m, warp_n, lane);
+        const TileInputs global_inputs = {};   // this family reads bias and residual from global memory
+        Ep::apply(p, global_inputs, acc, smem_raw, tile, warp_m, warp_n, lane);
     }
 
     // Split strategy, second kernel.

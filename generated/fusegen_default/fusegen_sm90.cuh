@@ -225,10 +225,13 @@ __device__ __forceinline__ void tma_load_2d(void *dst, const TensorMap &map, int
 
 // BM = 128 (two consumer warpgroups of 64 rows); BN in {64, 128, 256}; BK = 64, one 128-byte
 // swizzle row. B is [N, K] (K-major, the "nk" layout). Three warpgroups: warpgroup 0 produces
-// (one thread issues the TMA copies of each stage), warpgroups 1 and 2 consume (wgmma) and
-// run the epilogue. Stage s is guarded by two mbarriers: full[s] (the copy engine has written
-// it) and empty[s] (both consumers have finished reading it).
-template <int DT_AB, int DT_OUT, int BM, int BN, int STAGES, int NORM, int STRATEGY, class Epi>
+// (one thread issues the TMA copies of each stage; with STAGE_RESIDUAL / STAGE_BIAS its other
+// three warps copy the tile's residual rows and bias into shared memory meanwhile), warpgroups
+// 1 and 2 consume (wgmma) and run the epilogue. Stage s is guarded by two mbarriers: full[s]
+// (the copy engine has written it) and empty[s] (both consumers have finished reading it);
+// `inputs` completes when the staged epilogue inputs have landed.
+template <int DT_AB, int DT_OUT, int BM, int BN, int STAGES, int NORM, int STRATEGY, class Epi, bool STAGE_RESIDUAL,
+          bool STAGE_BIAS>
 struct GemmSm90 {
     static constexpr int BK = 64;
     static constexpr int CONSUMERS = BM / 64;
@@ -237,16 +240,56 @@ struct GemmSm90 {
     using Ep = fusegen_sm80::Epilogue<DT_OUT, BM, BN, WARPS_M, 1, NORM, STRATEGY, Epi, CONSUMERS * 128>;
     static constexpr int A_STAGE_BYTES = BM * 128, B_STAGE_BYTES = BN * 128;
     static constexpr int STAGE_BYTES = A_STAGE_BYTES + B_STAGE_BYTES;
-    static constexpr int BARRIER_BYTES = 2 * STAGES * 8;
-    // stages, barriers, epilogue scratch, and room to align the first stage to 1024 bytes
-    static constexpr int SMEM_BYTES = STAGES * STAGE_BYTES + BARRIER_BYTES + Ep::SCRATCH_BYTES + 1024;
+    static constexpr int BARRIER_BYTES = (2 * STAGES + 2) * 8;   // full, empty, inputs (+ padding)
+    // Staged inputs: residual rows padded by 16 bytes (the 8 rows a warp reads at once then
+    // start on different banks), then the bias.
+    static constexpr int OUT_BYTES = DT_OUT == fusegen_sm80::DT_F32 ? 4 : 2;
+    static constexpr int RESIDUAL_LD = BN * OUT_BYTES + 16;
+    static constexpr int RESIDUAL_BYTES = STAGE_RESIDUAL ? BM * RESIDUAL_LD : 0;
+    static constexpr int BIAS_BYTES = STAGE_BIAS ? BN * OUT_BYTES : 0;
+    static constexpr int COPY_THREADS = 96;   // warps 1-3 of the producer warpgroup
+    // stages, barriers, epilogue scratch, staged inputs, and room to align the first stage to 1024 bytes
+    static constexpr int SMEM_BYTES =
+        STAGES * STAGE_BYTES + BARRIER_BYTES + Ep::SCRATCH_BYTES + RESIDUAL_BYTES + BIAS_BYTES + 1024;
     static constexpr int kTileM = BM, kTileN = BN, kThreads = THREADS, kSmemBytes = SMEM_BYTES;
     static constexpr int kStrategy = STRATEGY;
-    static constexpr int kOutBytes = DT_OUT == fusegen_sm80::DT_F32 ? 4 : 2;
+    static constexpr int kOutBytes = OUT_BYTES;
     static constexpr int kDtAB = DT_AB;
     static constexpr int kTmaBoxA = BM, kTmaBoxB = BN;
     static_assert(BM == 128, "tile m must be 128");
     static_assert(BN == 64 || BN == 128 || BN == 256, "tile n must be 64, 128 or 256");
+    static_assert(Ep::SCRATCH_BYTES % 16 == 0, "staged inputs start 16-byte aligned");
+
+    // Warps 1-3 of the producer warpgroup: copy the tile's residual rows and bias (16 bytes at a
+    // time, zeros past the edges), then arrive on `inputs`.
+    __device__ static void stage_inputs(const Params &p, unsigned char *residual, unsigned char *bias, int m0, int n0,
+                                        unsigned long long *inputs)
+    {
+        const int t = threadIdx.x - 32;
+        constexpr int CHUNKS_ROW = BN * OUT_BYTES / 16;
+        constexpr int ELEMS_CHUNK = 16 / OUT_BYTES;
+        if constexpr (STAGE_RESIDUAL) {
+            const unsigned char *src = static_cast<const unsigned char *>(p.residual);
+            for (int c = t; c < BM * CHUNKS_ROW; c += COPY_THREADS) {
+                const int r = c / CHUNKS_ROW, col = (c % CHUNKS_ROW) * ELEMS_CHUNK;
+                const bool ok = m0 + r < p.m && n0 + col < p.n;
+                const unsigned char *from =
+                    ok ? src + (static_cast<long long>(m0 + r) * p.ldr + n0 + col) * OUT_BYTES : src;
+                fusegen_sm80::cp_async16(residual + r * RESIDUAL_LD + col * OUT_BYTES, from, ok ? 16 : 0);
+            }
+        }
+        if constexpr (STAGE_BIAS) {
+            const unsigned char *src = static_cast<const unsigned char *>(p.bias);
+            for (int c = t; c < CHUNKS_ROW; c += COPY_THREADS) {
+                const int col = c * ELEMS_CHUNK;
+                const bool ok = n0 + col < p.n;
+                fusegen_sm80::cp_async16(bias + col * OUT_BYTES, ok ? src + (n0 + col) * OUT_BYTES : src, ok ? 16 : 0);
+            }
+        }
+        fusegen_sm80::cp_async_commit();
+        fusegen_sm80::cp_async_wait<0>();
+        mbar_arrive(inputs);   // release: the copies this thread waited for are visible to the waiters
+    }
 
     __device__ static void run(const Params &p, const TensorMap &map_a, const TensorMap &map_b)
     {
@@ -259,7 +302,10 @@ struct GemmSm90 {
         unsigned char *base = smem_raw + ((1024u - (fusegen_sm80::smem_addr(smem_raw) & 1023u)) & 1023u);
         unsigned long long *full = reinterpret_cast<unsigned long long *>(base + STAGES * STAGE_BYTES);
         unsigned long long *empty = full + STAGES;
-        unsigned char *scratch = reinterpret_cast<unsigned char *>(empty + STAGES);
+        unsigned long long *inputs = empty + STAGES;
+        unsigned char *scratch = base + STAGES * STAGE_BYTES + BARRIER_BYTES;
+        unsigned char *staged_residual = scratch + Ep::SCRATCH_BYTES;
+        unsigned char *staged_bias = staged_residual + RESIDUAL_BYTES;
         const int warpgroup = threadIdx.x >> 7;
         // A cluster spans the N tiles of one row of tiles (the grid's x), so it keeps the grid order.
         const fusegen_sm80::TileCoord tile =
@@ -268,12 +314,14 @@ struct GemmSm90 {
                 : fusegen_sm80::tile_coord();
         const int m0 = tile.m * BM, n0 = tile.n * BN;
         const int KT = (p.k + BK - 1) / BK;
+        constexpr bool STAGED = STAGE_RESIDUAL || STAGE_BIAS;
 
         if (threadIdx.x == 0) {
             for (int s = 0; s < STAGES; ++s) {
                 mbar_init(&full[s], 1);
                 mbar_init(&empty[s], CONSUMERS);
             }
+            mbar_init(inputs, COPY_THREADS);
             mbar_init_fence();
         }
         __syncthreads();
@@ -291,6 +339,8 @@ struct GemmSm90 {
                     tma_load_2d(sa, map_a, kt * BK, m0, &full[s]);
                     tma_load_2d(sa + A_STAGE_BYTES, map_b, kt * BK, n0, &full[s]);
                 }
+            } else if (STAGED && threadIdx.x >= 32) {
+                stage_inputs(p, staged_residual, staged_bias, m0, n0, inputs);
             }
             // The cluster strategy's barriers count every thread of the cluster.
             for (int i = 0; i < Ep::kClusterSyncs; ++i) fusegen_sm80::cluster_sync();
@@ -323,7 +373,18 @@ struct GemmSm90 {
         }
         wgmma_wait_all();
 
-        Ep::apply(p, acc, scratch, tile, ctid >> 5, 0, ctid & 31);
+        fusegen_sm80::TileInputs in = {};
+        if constexpr (STAGED) {
+            mbar_wait(inputs, 0);
+            in.staged_residual = STAGE_RESIDUAL;
+            in.staged_bias = STAGE_BIAS;
+            in.residual = fusegen_sm80::smem_addr(staged_residual);
+            in.bias = fusegen_sm80::smem_addr(staged_bias);
+            in.m0 = m0;
+            in.n0 = n0;
+            in.residual_ld = RESIDUAL_LD;
+        }
+        Ep::apply(p, in, acc, scratch, tile, ctid >> 5, 0, ctid & 31);
 #endif
     }
 

@@ -219,6 +219,16 @@ static void test_arch(void)
     CHECK(fg_arch_sm80_smem_bytes(64, 32, 64, 2) == 2u * (64 * 72 + 64 * 40) * 2);       /* k*(n+8) larger */
     CHECK(fg_arch_sm80_smem_bytes(128, 256, 64, 4) == 221184);
     CHECK(fg_arch_sm80_smem_bytes(0, 64, 64, 3) == 0);
+    /* the layout-exact form: "nk" keeps n rows of k + 8, "kn" k rows of n + 8 */
+    CHECK(fg_arch_sm80_layout_smem_bytes(64, 32, 64, 2, false) == 2u * (64 * 72 + 32 * 72) * 2);
+    CHECK(fg_arch_sm80_layout_smem_bytes(64, 32, 64, 2, true) == 2u * (64 * 72 + 64 * 40) * 2);
+    /* Hopper: stages * ((m + n) * 128 + 16) + 16 + m * (4 | 12) + staged inputs + 1024 */
+    CHECK(fg_arch_sm90_smem_bytes(128, 256, 3, false, 0) == 3u * (384 * 128 + 16) + 16 + 512 + 1024);
+    CHECK(fg_arch_sm90_smem_bytes(128, 128, 3, true, 100) == 3u * (256 * 128 + 16) + 16 + 1536 + 100 + 1024);
+    /* residual rows of n * out_bytes + 16, then one bias row */
+    CHECK(fg_arch_sm90_staged_inputs_bytes(128, 256, 2, true, true) == 128u * 528 + 512);
+    CHECK(fg_arch_sm90_staged_inputs_bytes(128, 128, 4, false, true) == 512u);
+    CHECK(fg_arch_sm90_staged_inputs_bytes(128, 128, 2, false, false) == 0u);
 }
 
 int main(void)

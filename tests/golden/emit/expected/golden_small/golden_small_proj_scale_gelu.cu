@@ -14,23 +14,26 @@ struct Epilogue1 {
     static constexpr bool kAffine = false;
     // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
     // (m, n) and (m, n+1); n is even.
-    __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p)
+    __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p,
+                                                const fusegen_sm80::TileInputs &in)
     {
-        (void)m, (void)n, (void)p;
+        (void)m, (void)n, (void)p, (void)in;
         v = fusegen_sm80::op_scale(v, 0.5f);
         fusegen_sm80::op_store<fusegen_sm80::DT_F32>(v, p, 0, m, n);  // pre_act
         v = fusegen_sm80::op_gelu_tanh(v);
         return v;
     }
     // Ops after the norm, on the same pair.
-    __device__ static __forceinline__ float2 post(float2 v, int m, int n, const fusegen_sm80::Params &p)
+    __device__ static __forceinline__ float2 post(float2 v, int m, int n, const fusegen_sm80::Params &p,
+                                                 const fusegen_sm80::TileInputs &in)
     {
-        (void)m, (void)n, (void)p;
+        (void)m, (void)n, (void)p, (void)in;
         return v;
     }
 };
 using Gemm1 = fusegen_sm80::Gemm<fusegen_sm80::DT_F16, fusegen_sm80::DT_F32, 128, 128, 32, 4, 2, 4, true,
                                fusegen_sm80::NORM_NONE, fusegen_sm80::STRATEGY_NONE, Epilogue1>;
+static_assert(Gemm1::kSmemBytes == 75776, "the plan and the family agree on shared memory");
 
 }  // namespace proj_scale_gelu_sm80_128x128x32_s4
 

@@ -1,11 +1,5 @@
-/* launch.c - see launch.h. The formulas mirror the family templates:
- *   portable (fusegen_sm80::Gemm): THREADS = warps_m * warps_n * 32; SMEM_BYTES =
- *     STAGES * (BM * (BK + 8) + B_ROWS * B_LD) * 2 with B_ROWS x B_LD = BK x (BN + 8) for "kn",
- *     BN x (BK + 8) for "nk";
- *   Hopper (fusegen_sm90::GemmSm90): THREADS = (BM / 64 + 1) * 128; SMEM_BYTES =
- *     STAGES * (BM + BN) * 128 + 2 * STAGES * 8 + SCRATCH + 1024, SCRATCH = (BM + (cluster ?
- *     2 * BM : 0)) * 4 (the epilogue's row exchange with WARPS_N = 1);
- * and the appended static_asserts keep them honest. */
+/* launch.c - see launch.h. Threads and shared memory are the plan's (fg_plan_gemm, sized by
+ * arch.c after the family templates); the appended static_asserts keep them honest. */
 #include "launch.h"
 
 static const char *launch__strategy_name(const fg_plan_gemm *g)
@@ -31,20 +25,10 @@ void fg_launch_record(const fg_plan_kernel *pk, int index, fg_launch_gemm *out)
     out->cluster = norm && g->strategy == FG_STRATEGY_CLUSTER;
     out->dt_ab = pk->spec->a;
     out->out_bytes = pk->spec->out == FG_DTYPE_F32 ? 4 : 2;
-    if (pk->family == FG_FAMILY_SM90) {
-        long scratch = (g->bm + (out->cluster ? 2 * g->bm : 0)) * 4;
-        out->threads = (int)(g->bm / 64 + 1) * 128;
-        out->smem_bytes = (int)(g->stages * (g->bm + g->bn) * 128 + 2 * g->stages * 8 + scratch + 1024);
-        out->tma_box_a = (int)g->bm;
-        out->tma_box_b = (int)g->bn;
-    } else {
-        long a_stage = g->bm * (g->bk + 8);
-        long b_stage = g->b_layout == FG_LAYOUT_KN ? g->bk * (g->bn + 8) : g->bn * (g->bk + 8);
-        out->threads = g->warps_m * g->warps_n * 32;
-        out->smem_bytes = (int)(g->stages * (a_stage + b_stage) * 2);
-        out->tma_box_a = 0;
-        out->tma_box_b = 0;
-    }
+    out->threads = g->threads;
+    out->smem_bytes = (int)g->smem_bytes;
+    out->tma_box_a = pk->family == FG_FAMILY_SM90 ? (int)g->bm : 0;
+    out->tma_box_b = pk->family == FG_FAMILY_SM90 ? (int)g->bn : 0;
 }
 
 static void launch__checks(fg_buf *b, const fg_plan_kernel *pk, int index)

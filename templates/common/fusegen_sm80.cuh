@@ -23,7 +23,7 @@ struct Params {
     const void *bias, *residual, *gamma, *beta;
     void *store[MAX_STORES];
     long long ld_store[MAX_STORES];
-    float *prenorm;   // split: f32 [m, n] values before the norm
+    float *prenorm;   // split: [m, n] values before the norm (f32; bf16 deviations for bf16 out)
     float *stats;     // split: per row and N tile, (mean, M2) or (mean of squares, 0)
     int stats_ld;     // N tiles per row
 };
@@ -43,6 +43,7 @@ __device__ __forceinline__ float f16_bits_to_f32(unsigned short u)
 // would wait a full memory latency). Inputs must not overlap outputs.
 __device__ __forceinline__ unsigned ld_ro_u32(const void *p) { return __ldg(static_cast<const unsigned *>(p)); }
 __device__ __forceinline__ float2 ld_ro_f32x2(const void *p) { return __ldg(static_cast<const float2 *>(p)); }
+__device__ __forceinline__ uint2 ld_ro_u32x2(const void *p) { return __ldg(static_cast<const uint2 *>(p)); }
 
 // Elements i and i+1 (i even; rows start 16-byte aligned, checked on the host), as (x, y).
 template <int DT> __device__ __forceinline__ float2 load2_f32(const void *base, long long i)
@@ -256,6 +257,9 @@ struct Epilogue {
     // row_sum's exchange (WARPS_N x BM floats); the cluster strategy adds two arrays of BM
     // floats that the other CTAs of the cluster read.
     static constexpr int SCRATCH_BYTES = (WARPS_N * BM + (STRATEGY == STRATEGY_CLUSTER ? 2 * BM : 0)) * 4;
+    // Split strategy: the pre-norm values travel as bf16 (deviations from the tile mean for
+    // LayerNorm) when the output is bf16, else as f32.
+    static constexpr bool kPrenormBf16 = DT_OUT == DT_BF16;
     // cluster_sync calls the epilogue makes; a role that skips the epilogue must make as many.
     static constexpr int kClusterSyncs = STRATEGY != STRATEGY_CLUSTER ? 0 : NORM == NORM_LAYERNORM ? 3 : 2;
 
@@ -402,18 +406,26 @@ struct Epilogue {
         }
 
         if constexpr (STRATEGY == STRATEGY_SPLIT) {
-            // Keep the f32 values and this tile's partial statistics; the normalize kernel merges.
+            // Keep the values and this tile's partial statistics; the normalize kernel merges.
+            // For a bf16 output the values travel as bf16, less the tile's mean for LayerNorm:
+            // a deviation rounded to bf16 is as precise, next to the row's spread, as the output
+            // itself, even for rows whose mean dwarfs their spread; half the bytes of f32.
 #pragma unroll
             for (int mi = 0; mi < MI; ++mi)
 #pragma unroll
                 for (int ni = 0; ni < NI; ++ni)
 #pragma unroll
                     for (int h = 0; h < 2; ++h) {
-                        int m = row_base + mi * 16 + h * 8;
-                        int n = col_base + ni * 8;
-                        if (m < p.m && n < p.n)
-                            *reinterpret_cast<float2 *>(p.prenorm + static_cast<long long>(m) * p.n + n) =
-                                make_float2(acc[mi][ni][h * 2], acc[mi][ni][h * 2 + 1]);
+                        const int m = row_base + mi * 16 + h * 8, n = col_base + ni * 8;
+                        if (m >= p.m || n >= p.n) continue;
+                        const long long i = static_cast<long long>(m) * p.n + n;
+                        if constexpr (kPrenormBf16) {
+                            const float c = NORM == NORM_LAYERNORM ? mean[mi][h] : 0.0f;
+                            *reinterpret_cast<unsigned *>(reinterpret_cast<unsigned short *>(p.prenorm) + i) =
+                                pack2<DT_BF16>(acc[mi][ni][h * 2] - c, acc[mi][ni][h * 2 + 1] - c);
+                        } else {
+                            *reinterpret_cast<float2 *>(p.prenorm + i) = make_float2(acc[mi][ni][h * 2], acc[mi][ni][h * 2 + 1]);
+                        }
                     }
             if (warp_n == 0 && (lane & 3) == 0) {
 #pragma unroll
@@ -536,17 +548,36 @@ struct Epilogue {
         const float var = (NORM == NORM_LAYERNORM) ? m2 / static_cast<float>(p.n) : mean / static_cast<float>(p.n);
         const float rstd = 1.0f / sqrtf(var + Epi::kEps);
         const float shift = (NORM == NORM_LAYERNORM) ? mean : 0.0f;
-        const float *row = p.prenorm + static_cast<long long>(m) * p.n;
         const TileInputs no_inputs = {};
         // The pre-norm row was written by the GEMM kernel; in this kernel it is read-only.
+        if constexpr (kPrenormBf16) {
+            const unsigned short *row = reinterpret_cast<const unsigned short *>(p.prenorm) + static_cast<long long>(m) * p.n;
 #pragma unroll 4
-        for (int n = lane * 4; n < p.n; n += 128) {
+            for (int n = lane * 4; n < p.n; n += 128) {
+                const uint2 u = ld_ro_u32x2(row + n);
+                // LayerNorm: the stored deviation plus its tile's mean, less the row's mean.
+                const float back = NORM == NORM_LAYERNORM ? st[2 * (n / BN)] - shift : 0.0f;
+                const unsigned w[2] = {u.x, u.y};
 #pragma unroll
-            for (int j = 0; j < 4; j += 2) {
-                float2 v = ld_ro_f32x2(row + n + j);
-                v = Epi::post(affine(make_float2((v.x - shift) * rstd, (v.y - shift) * rstd), p, n + j), m, n + j, p,
-                              no_inputs);
-                store2_f32<DT_OUT>(p.out, static_cast<long long>(m) * p.ldo + n + j, v);
+                for (int j = 0; j < 2; ++j) {
+                    float2 v = make_float2(bf16_bits_to_f32(static_cast<unsigned short>(w[j])),
+                                           bf16_bits_to_f32(static_cast<unsigned short>(w[j] >> 16)));
+                    v = make_float2((v.x + back) * rstd, (v.y + back) * rstd);
+                    v = Epi::post(affine(v, p, n + 2 * j), m, n + 2 * j, p, no_inputs);
+                    store2_f32<DT_OUT>(p.out, static_cast<long long>(m) * p.ldo + n + 2 * j, v);
+                }
+            }
+        } else {
+            const float *row = p.prenorm + static_cast<long long>(m) * p.n;
+#pragma unroll 4
+            for (int n = lane * 4; n < p.n; n += 128) {
+#pragma unroll
+                for (int j = 0; j < 4; j += 2) {
+                    float2 v = ld_ro_f32x2(row + n + j);
+                    v = make_float2((v.x - shift) * rstd, (v.y - shift) * rstd);
+                    v = Epi::post(affine(v, p, n + j), m, n + j, p, no_inputs);
+                    store2_f32<DT_OUT>(p.out, static_cast<long long>(m) * p.ldo + n + j, v);
+                }
             }
         }
     }

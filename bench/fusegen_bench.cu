@@ -906,6 +906,10 @@ struct Row {
     std::string kernel;       // "-" when fusegen did not run
     bool selected = false;    // the kernel fusegen_select picked
     double floor_ms = NAN, gemm_ms = NAN, unfused_ms = NAN, fused_ms = NAN;
+    // fusegen's own GEMM without an epilogue (the library's plain kernel, when it has one):
+    // fusegen_gemm_ms / gemm_ms is the mainloop's share of fused/gemm, fused_ms / fusegen_gemm_ms
+    // the epilogue's.
+    double fusegen_gemm_ms = NAN;
     double tflops = NAN, fused_over_gemm = NAN, unfused_over_fused = NAN, rel_err = NAN;
     std::string status;       // ok, FAIL, skipped, error
     std::string note;         // why skipped / error text
@@ -962,6 +966,47 @@ std::vector<const fusegen_kernel *> fusegen_kernels_for(const Ctx &c, const fuse
     return ks;
 }
 
+// Times the library's plain GEMM kernel (no epilogue) on the fused problem's shape, after
+// checking it against cuBLASLt's result in `reference` (left in it by the GEMM-alone timing,
+// whose last repetition used copy (reps - 1) % R: rerun on copy 0 first). NaN when the library
+// has none for this device.
+double time_plain_fusegen_gemm(Ctx &c, int64_t M, int64_t N, int64_t K, int R, std::vector<DevBuf> &xs, DevBuf &w,
+                               DevBuf &reference)
+{
+    fusegen_problem p;
+    memset(&p, 0, sizeof p);
+    p.m = M;
+    p.n = N;
+    p.k = K;
+    p.a = p.b = p.out = FUSEGEN_DTYPE_BF16;
+    p.b_layout = FUSEGEN_LAYOUT_NK;
+    p.epilogue = "";
+    p.sm = 0;
+    const fusegen_kernel *k = nullptr;
+    if (fusegen_select(&fusegen_default_library, &p, &k) != FUSEGEN_OK)
+        return NAN;
+    DevBuf out(size_t(M) * size_t(N) * 2);
+    fusegen_args args;
+    memset(&args, 0, sizeof args);
+    args.b = w.get();
+    args.out = out.get();
+    auto rep = [&](int i) {
+        args.a = xs[size_t(i % R)].get();
+        FG(fusegen_run(k, &p, &args, nullptr, 0, c.stream));
+        CK(cudaGetLastError());
+    };
+    LtGemm g(c, M, N, K, CUBLASLT_EPILOGUE_DEFAULT, nullptr, false);
+    g.run(xs[0].get(), w.get(), nullptr, reference.get());
+    poison(c, out);
+    rep(0);
+    CK(cudaStreamSynchronize(c.stream));
+    const double err = rel_l2(to_host(out), to_host(reference));
+    const double ms = time_median_ms(c, kWarmup, c.opt.reps, 1, rep);
+    printf("  fusegen GEMM alone (%s)  %9.4f ms  rel err %.2e%s\n", k->name, ms, err,
+           err <= kTolerance ? "" : "  FAIL (left out)");
+    return err <= kTolerance ? ms : NAN;
+}
+
 void print_kernel_result(const Row &r, const std::string &detail)
 {
     printf("  fusegen %-40s %s  rel err %.2e%s  %9.4f ms\n", r.kernel.c_str(), r.selected ? "(selected)" : "(variant) ",
@@ -1007,6 +1052,7 @@ std::vector<Row> bench_fused(Ctx &c, const Shape &sh)
     g0.tune([&] { return time_median_ms(c, kTuneWarmup, kTuneReps, 1, gemm_rep); });
     base.gemm_ms = time_median_ms(c, kWarmup, c.opt.reps, 1, gemm_rep);
     printf("  cuBLASLt GEMM                       %9.4f ms  (%s)\n", base.gemm_ms, g0.describe().c_str());
+    base.fusegen_gemm_ms = time_plain_fusegen_gemm(c, M, N, K, R, xs, w, d_gemm);
 
     // 2. unfused: GEMM + bias + residual (D = pre_norm), then LayerNorm + ReLU
     LtGemm g1(c, M, N, K, CUBLASLT_EPILOGUE_BIAS, bias.get(), true);
@@ -1397,14 +1443,15 @@ bool write_csv(const std::string &path, const std::vector<Row> &rows)
         return false;
     }
     fprintf(f, "kind,problem,m,n,k,n2,floor_ms,gemm_ms,unfused_ms,fusegen_ms,fusegen_tflops,fused_over_gemm,"
-               "unfused_over_fused,rel_err,kernel,selected,check,note\n");
+               "unfused_over_fused,rel_err,kernel,selected,check,note,fusegen_gemm_ms\n");
     for (const Row &r : rows)
-        fprintf(f, "%s,%s,%lld,%lld,%lld,%lld,%s,%s,%s,%s,%s,%s,%s,%s,%s,%d,%s,%s\n", r.shape.chain ? "chain" : "fused",
+        fprintf(f, "%s,%s,%lld,%lld,%lld,%lld,%s,%s,%s,%s,%s,%s,%s,%s,%s,%d,%s,%s,%s\n", r.shape.chain ? "chain" : "fused",
                 csv_text(r.shape.name).c_str(), (long long)r.shape.m, (long long)r.shape.n, (long long)r.shape.k,
                 (long long)r.shape.n2, csv_num(r.floor_ms).c_str(), csv_num(r.gemm_ms).c_str(),
                 csv_num(r.unfused_ms).c_str(), csv_num(r.fused_ms).c_str(), csv_num(r.tflops).c_str(),
                 csv_num(r.fused_over_gemm).c_str(), csv_num(r.unfused_over_fused).c_str(), csv_num(r.rel_err).c_str(),
-                csv_text(r.kernel).c_str(), r.selected ? 1 : 0, r.status.c_str(), csv_text(r.note).c_str());
+                csv_text(r.kernel).c_str(), r.selected ? 1 : 0, r.status.c_str(), csv_text(r.note).c_str(),
+                csv_num(r.fusegen_gemm_ms).c_str());
     const bool ok = ferror(f) == 0;
     if (fclose(f) != 0 || !ok) {
         fprintf(stderr, "fusegen-bench: %s: write error\n", path.c_str());
@@ -1474,6 +1521,7 @@ bool write_json(const std::string &path, const Ctx &c, const DeviceInfo &dev, co
         cJSON_AddNumberToObject(o, "n2", double(r.shape.n2));
         json_num(o, "floor_ms", r.floor_ms);
         json_num(o, "gemm_ms", r.gemm_ms);
+        json_num(o, "fusegen_gemm_ms", r.fusegen_gemm_ms);
         json_num(o, "unfused_ms", r.unfused_ms);
         json_num(o, "fusegen_ms", r.fused_ms);
         json_num(o, "fusegen_tflops", r.tflops);

@@ -23,6 +23,7 @@ void fg_launch_record(const fg_plan_kernel *pk, int index, fg_launch_gemm *out)
     out->tile_n = (int)g->bn;
     out->split = norm && g->strategy == FG_STRATEGY_SPLIT;
     out->cluster = norm && g->strategy == FG_STRATEGY_CLUSTER;
+    out->persistent = pk->family == FG_FAMILY_SM90 && !out->cluster;
     out->dt_ab = pk->spec->a;
     out->out_bytes = pk->spec->out == FG_DTYPE_F32 ? 4 : 2;
     out->threads = g->threads;
@@ -52,10 +53,14 @@ static void launch__checks(fg_buf *b, const fg_plan_kernel *pk, int index)
     fg_buf_printf(b, "static_assert(%s::Gemm%d::kOutBytes == %d && %s::Gemm%d::kDtAB == fusegen_sm80::%s, "
                      "\"fusegen JIT: the dtypes of %s GEMM%d differ from its launch record\");\n",
                   n, index, r.out_bytes, n, index, launch__dt_name(r.dt_ab), n, index);
-    if (r.family == FG_FAMILY_SM90)
+    if (r.family == FG_FAMILY_SM90) {
         fg_buf_printf(b, "static_assert(%s::Gemm%d::kTmaBoxA == %d && %s::Gemm%d::kTmaBoxB == %d, "
                          "\"fusegen JIT: the TMA boxes of %s GEMM%d differ from its launch record\");\n",
                       n, index, r.tma_box_a, n, index, r.tma_box_b, n, index);
+        fg_buf_printf(b, "static_assert(%s::Gemm%d::kPersistent == %s, "
+                         "\"fusegen JIT: the grid of %s GEMM%d differs from its launch record\");\n",
+                      n, index, r.persistent ? "true" : "false", n, index);
+    }
 }
 
 void fg_launch_append_checks(fg_buf *b, const fg_plan *plan, const fg_kernel_spec *k)

@@ -22,6 +22,7 @@ typedef struct fg_launch_gemm {
     int smem_bytes;           /* dynamic shared memory, exactly the family's kSmemBytes */
     int split;                /* a normalize kernel follows (split strategy) */
     int cluster;              /* one thread-block cluster per row of tiles (Hopper cluster strategy) */
+    int persistent;           /* Hopper, not cluster: min(tiles, SMs) CTAs work through the tiles */
     int tma_box_a, tma_box_b; /* Hopper: rows of the A and B boxes (64 columns each) */
     fg_dtype dt_ab;           /* the operands' dtype (GEMM2 of a chain too) */
     int out_bytes;            /* bytes of one output element */

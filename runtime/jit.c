@@ -1013,7 +1013,19 @@ static int jit__launch_gemm(const fg_launch_gemm *rec, jit__params g, CUfunction
             jit__tensor_map(&map_b, g.b, rec->dt_ab, g.n, g.k, g.ldb, rec->tma_box_b, "B", why, len))
             return 1;
         void *params[3] = {&g, &map_a, &map_b};
-        if (!rec->cluster) {
+        if (rec->persistent) {
+            /* one CTA per SM (each takes an SM's shared memory), never more than the tiles */
+            int device = 0, sms = 0;
+            if (cudaGetDevice(&device) != cudaSuccess ||
+                cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) != cudaSuccess || sms <= 0) {
+                snprintf(why, len, "%s: cannot read the device's multiprocessor count", name);
+                return 1;
+            }
+            const unsigned long long tiles = (unsigned long long)gx * gy;
+            const unsigned grid = (unsigned)(tiles < (unsigned long long)sms ? tiles : (unsigned long long)sms);
+            r = jit__cu.launch_kernel(gemm, grid, 1, 1, (unsigned)rec->threads, 1, 1, (unsigned)rec->smem_bytes, stream,
+                                      params, NULL);
+        } else if (!rec->cluster) {
             r = jit__cu.launch_kernel(gemm, gx, gy, 1, (unsigned)rec->threads, 1, 1, (unsigned)rec->smem_bytes, stream,
                                       params, NULL);
         } else {

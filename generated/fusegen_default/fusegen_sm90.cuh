@@ -226,21 +226,30 @@ __device__ __forceinline__ void tma_load_2d(void *dst, const TensorMap &map, int
 // BM = 128 (two consumer warpgroups of 64 rows); BN in {64, 128, 256}; BK = 64, one 128-byte
 // swizzle row. B is [N, K] (K-major, the "nk" layout). Three warpgroups: warpgroup 0 produces
 // (one thread issues the TMA copies of each stage; with STAGE_RESIDUAL / STAGE_BIAS its other
-// three warps copy the tile's residual rows and bias into shared memory meanwhile), warpgroups
-// 1 and 2 consume (wgmma) and run the epilogue. Stage s is guarded by two mbarriers: full[s]
-// (the copy engine has written it) and empty[s] (both consumers have finished reading it);
-// `inputs` completes when the staged epilogue inputs have landed.
+// three warps copy each tile's residual rows and bias into shared memory), warpgroups 1 and 2
+// consume (wgmma) and run the epilogue.
+//
+// Persistent: a CTA works through tiles first, first + step, ... (step = the number of CTAs)
+// in grouped order, so the producer fills the stages with the next tile's operands while the
+// consumers run the epilogue of this one. (Cluster variants launch one CTA per tile: their
+// clusters must span one row of tiles.) Any grid is correct; the launcher sizes it to the SMs.
+//
+// Barriers: stage s has full[s] (the copy engine has written it) and empty[s] (both consumers
+// have finished reading it); the staged inputs have inputs_full (copied) and inputs_empty (the
+// consumers' epilogue has finished reading them). A k tile's stage and phase count on across
+// tiles.
 template <int DT_AB, int DT_OUT, int BM, int BN, int STAGES, int NORM, int STRATEGY, class Epi, bool STAGE_RESIDUAL,
           bool STAGE_BIAS>
 struct GemmSm90 {
     static constexpr int BK = 64;
     static constexpr int CONSUMERS = BM / 64;
+    static constexpr int CONSUMER_THREADS = CONSUMERS * 128;
     static constexpr int THREADS = (CONSUMERS + 1) * 128;
     static constexpr int WARPS_M = BM / 16;   // consumer warp w owns rows 16w..16w+15, all BN columns
-    using Ep = fusegen_sm80::Epilogue<DT_OUT, BM, BN, WARPS_M, 1, NORM, STRATEGY, Epi, CONSUMERS * 128>;
+    using Ep = fusegen_sm80::Epilogue<DT_OUT, BM, BN, WARPS_M, 1, NORM, STRATEGY, Epi, CONSUMER_THREADS>;
     static constexpr int A_STAGE_BYTES = BM * 128, B_STAGE_BYTES = BN * 128;
     static constexpr int STAGE_BYTES = A_STAGE_BYTES + B_STAGE_BYTES;
-    static constexpr int BARRIER_BYTES = (2 * STAGES + 2) * 8;   // full, empty, inputs (+ padding)
+    static constexpr int BARRIER_BYTES = (2 * STAGES + 2) * 8;   // full, empty, inputs_full, inputs_empty
     // Staged inputs: residual rows padded by 16 bytes (the 8 rows a warp reads at once then
     // start on different banks), then the bias.
     static constexpr int OUT_BYTES = DT_OUT == fusegen_sm80::DT_F32 ? 4 : 2;
@@ -248,6 +257,8 @@ struct GemmSm90 {
     static constexpr int RESIDUAL_BYTES = STAGE_RESIDUAL ? BM * RESIDUAL_LD : 0;
     static constexpr int BIAS_BYTES = STAGE_BIAS ? BN * OUT_BYTES : 0;
     static constexpr int COPY_THREADS = 96;   // warps 1-3 of the producer warpgroup
+    static constexpr bool STAGED = STAGE_RESIDUAL || STAGE_BIAS;
+    static constexpr bool PERSISTENT = STRATEGY != fusegen_sm80::STRATEGY_CLUSTER;
     // stages, barriers, epilogue scratch, staged inputs, and room to align the first stage to 1024 bytes
     static constexpr int SMEM_BYTES =
         STAGES * STAGE_BYTES + BARRIER_BYTES + Ep::SCRATCH_BYTES + RESIDUAL_BYTES + BIAS_BYTES + 1024;
@@ -256,14 +267,33 @@ struct GemmSm90 {
     static constexpr int kOutBytes = OUT_BYTES;
     static constexpr int kDtAB = DT_AB;
     static constexpr int kTmaBoxA = BM, kTmaBoxB = BN;
+    static constexpr bool kPersistent = PERSISTENT;
     static_assert(BM == 128, "tile m must be 128");
     static_assert(BN == 64 || BN == 128 || BN == 256, "tile n must be 64, 128 or 256");
     static_assert(Ep::SCRATCH_BYTES % 16 == 0, "staged inputs start 16-byte aligned");
 
-    // Warps 1-3 of the producer warpgroup: copy the tile's residual rows and bias (16 bytes at a
-    // time, zeros past the edges), then arrive on `inputs`.
-    __device__ static void stage_inputs(const Params &p, unsigned char *residual, unsigned char *bias, int m0, int n0,
-                                        unsigned long long *inputs)
+    // The tiles of this CTA: id = first, first + step, ... below count.
+    struct Tiles {
+        int first, step, count, tiles_m, tiles_n;
+        __device__ Tiles(const Params &p)
+        {
+            tiles_m = (p.m + BM - 1) / BM;
+            tiles_n = (p.n + BN - 1) / BN;
+            count = tiles_m * tiles_n;
+            first = blockIdx.y * gridDim.x + blockIdx.x;
+            step = gridDim.x * gridDim.y;
+        }
+        // A cluster spans one row of tiles (the grid's x, one CTA a tile), so it keeps grid order.
+        __device__ fusegen_sm80::TileCoord coord(int id) const
+        {
+            if (!PERSISTENT) return fusegen_sm80::TileCoord{id / tiles_n, id % tiles_n};
+            return fusegen_sm80::grouped_tile(id, tiles_m, tiles_n);
+        }
+    };
+
+    // Warps 1-3 of the producer warpgroup: copy one tile's residual rows and bias (16 bytes at
+    // a time, zeros past the edges).
+    __device__ static void copy_inputs(const Params &p, unsigned char *residual, unsigned char *bias, int m0, int n0)
     {
         const int t = threadIdx.x - 32;
         constexpr int CHUNKS_ROW = BN * OUT_BYTES / 16;
@@ -288,7 +318,6 @@ struct GemmSm90 {
         }
         fusegen_sm80::cp_async_commit();
         fusegen_sm80::cp_async_wait<0>();
-        mbar_arrive(inputs);   // release: the copies this thread waited for are visible to the waiters
     }
 
     __device__ static void run(const Params &p, const TensorMap &map_a, const TensorMap &map_b)
@@ -302,89 +331,104 @@ struct GemmSm90 {
         unsigned char *base = smem_raw + ((1024u - (fusegen_sm80::smem_addr(smem_raw) & 1023u)) & 1023u);
         unsigned long long *full = reinterpret_cast<unsigned long long *>(base + STAGES * STAGE_BYTES);
         unsigned long long *empty = full + STAGES;
-        unsigned long long *inputs = empty + STAGES;
+        unsigned long long *inputs_full = empty + STAGES;
+        unsigned long long *inputs_empty = inputs_full + 1;
         unsigned char *scratch = base + STAGES * STAGE_BYTES + BARRIER_BYTES;
         unsigned char *staged_residual = scratch + Ep::SCRATCH_BYTES;
         unsigned char *staged_bias = staged_residual + RESIDUAL_BYTES;
         const int warpgroup = threadIdx.x >> 7;
-        // A cluster spans the N tiles of one row of tiles (the grid's x), so it keeps the grid order.
-        const fusegen_sm80::TileCoord tile =
-            STRATEGY == fusegen_sm80::STRATEGY_CLUSTER
-                ? fusegen_sm80::TileCoord{static_cast<int>(blockIdx.y), static_cast<int>(blockIdx.x)}
-                : fusegen_sm80::tile_coord();
-        const int m0 = tile.m * BM, n0 = tile.n * BN;
+        const Tiles tiles(p);
         const int KT = (p.k + BK - 1) / BK;
-        constexpr bool STAGED = STAGE_RESIDUAL || STAGE_BIAS;
 
         if (threadIdx.x == 0) {
             for (int s = 0; s < STAGES; ++s) {
                 mbar_init(&full[s], 1);
                 mbar_init(&empty[s], CONSUMERS);
             }
-            mbar_init(inputs, COPY_THREADS);
+            mbar_init(inputs_full, COPY_THREADS);
+            mbar_init(inputs_empty, CONSUMER_THREADS);
             mbar_init_fence();
         }
         __syncthreads();
 
+        // Registers: 56 a producer thread (its tile loops spill at 40), 224 a consumer thread
+        // (128 * 56 + 256 * 224 <= 64K).
         if (warpgroup == 0) {
-            FUSEGEN_SM90_ASM("setmaxnreg.dec.sync.aligned.u32 40;\n");
+            FUSEGEN_SM90_ASM("setmaxnreg.dec.sync.aligned.u32 56;\n");
             if (threadIdx.x == 0) {
-                for (int kt = 0; kt < KT; ++kt) {
-                    const int s = kt % STAGES;
-                    // A fresh barrier counts as having completed the phase before its first,
-                    // so the first pass over the stages does not wait.
-                    mbar_wait(&empty[s], ((kt / STAGES) & 1) ^ 1);
-                    mbar_expect_tx(&full[s], STAGE_BYTES);
-                    unsigned char *sa = base + s * STAGE_BYTES;
-                    tma_load_2d(sa, map_a, kt * BK, m0, &full[s]);
-                    tma_load_2d(sa + A_STAGE_BYTES, map_b, kt * BK, n0, &full[s]);
+                int it = 0;   // k tiles issued so far, over all of this CTA's tiles
+                for (int id = tiles.first; id < tiles.count; id += tiles.step) {
+                    const fusegen_sm80::TileCoord tile = tiles.coord(id);
+                    for (int kt = 0; kt < KT; ++kt, ++it) {
+                        const int s = it % STAGES;
+                        // A fresh barrier counts as having completed the phase before its
+                        // first, so the first pass over the stages does not wait.
+                        mbar_wait(&empty[s], ((it / STAGES) & 1) ^ 1);
+                        mbar_expect_tx(&full[s], STAGE_BYTES);
+                        unsigned char *sa = base + s * STAGE_BYTES;
+                        tma_load_2d(sa, map_a, kt * BK, tile.m * BM, &full[s]);
+                        tma_load_2d(sa + A_STAGE_BYTES, map_b, kt * BK, tile.n * BN, &full[s]);
+                    }
                 }
             } else if (STAGED && threadIdx.x >= 32) {
-                stage_inputs(p, staged_residual, staged_bias, m0, n0, inputs);
+                int j = 0;   // tiles whose inputs were copied
+                for (int id = tiles.first; id < tiles.count; id += tiles.step, ++j) {
+                    const fusegen_sm80::TileCoord tile = tiles.coord(id);
+                    mbar_wait(inputs_empty, (j & 1) ^ 1);   // the previous tile's epilogue is done with them
+                    copy_inputs(p, staged_residual, staged_bias, tile.m * BM, tile.n * BN);
+                    mbar_arrive(inputs_full);   // release: the copies this thread waited for are visible
+                }
             }
             // The cluster strategy's barriers count every thread of the cluster.
             for (int i = 0; i < Ep::kClusterSyncs; ++i) fusegen_sm80::cluster_sync();
             return;
         }
 
-        FUSEGEN_SM90_ASM("setmaxnreg.inc.sync.aligned.u32 232;\n");
+        FUSEGEN_SM90_ASM("setmaxnreg.inc.sync.aligned.u32 224;\n");
         const int consumer = warpgroup - 1;
         const int ctid = threadIdx.x - 128;   // thread index among the consumers
-        float acc[1][BN / 8][4];
+        int it = 0, j = 0;
+        for (int id = tiles.first; id < tiles.count; id += tiles.step, ++j) {
+            const fusegen_sm80::TileCoord tile = tiles.coord(id);
+            float acc[1][BN / 8][4];
 #pragma unroll
-        for (int ni = 0; ni < BN / 8; ++ni)
+            for (int ni = 0; ni < BN / 8; ++ni)
 #pragma unroll
-            for (int e = 0; e < 4; ++e) acc[0][ni][e] = 0.0f;
+                for (int e = 0; e < 4; ++e) acc[0][ni][e] = 0.0f;
 
-        // One wgmma group stays in flight: tile kt is issued, then tile kt-1's stage is released.
-        for (int kt = 0; kt < KT; ++kt) {
-            const int s = kt % STAGES;
-            mbar_wait(&full[s], (kt / STAGES) & 1);
-            const unsigned char *sa = base + s * STAGE_BYTES;
-            unsigned long long desc_a = wgmma_desc(sa + consumer * 64 * 128);
-            unsigned long long desc_b = wgmma_desc(sa + A_STAGE_BYTES);
-            wgmma_fence();
+            // One wgmma group stays in flight: k tile kt is issued, then kt-1's stage released.
+            for (int kt = 0; kt < KT; ++kt, ++it) {
+                const int s = it % STAGES;
+                mbar_wait(&full[s], (it / STAGES) & 1);
+                const unsigned char *sa = base + s * STAGE_BYTES;
+                unsigned long long desc_a = wgmma_desc(sa + consumer * 64 * 128);
+                unsigned long long desc_b = wgmma_desc(sa + A_STAGE_BYTES);
+                wgmma_fence();
 #pragma unroll
-            for (int kk = 0; kk < BK / 16; ++kk)   // 16 elements = 32 bytes = 2 in descriptor units
-                wgmma_tile<DT_AB, BN>(acc[0], desc_a + 2 * kk, desc_b + 2 * kk);
-            wgmma_commit();
-            wgmma_wait_one();
-            if (kt > 0 && (ctid & 127) == 0) mbar_arrive(&empty[(kt - 1) % STAGES]);
-        }
-        wgmma_wait_all();
+                for (int kk = 0; kk < BK / 16; ++kk)   // 16 elements = 32 bytes = 2 in descriptor units
+                    wgmma_tile<DT_AB, BN>(acc[0], desc_a + 2 * kk, desc_b + 2 * kk);
+                wgmma_commit();
+                wgmma_wait_one();
+                if (kt > 0 && (ctid & 127) == 0) mbar_arrive(&empty[(it - 1) % STAGES]);
+            }
+            wgmma_wait_all();
+            // The tile's last stage: the producer may refill it with the next tile's operands.
+            if ((ctid & 127) == 0) mbar_arrive(&empty[(it - 1) % STAGES]);
 
-        fusegen_sm80::TileInputs in = {};
-        if constexpr (STAGED) {
-            mbar_wait(inputs, 0);
-            in.staged_residual = STAGE_RESIDUAL;
-            in.staged_bias = STAGE_BIAS;
-            in.residual = fusegen_sm80::smem_addr(staged_residual);
-            in.bias = fusegen_sm80::smem_addr(staged_bias);
-            in.m0 = m0;
-            in.n0 = n0;
-            in.residual_ld = RESIDUAL_LD;
+            fusegen_sm80::TileInputs in = {};
+            if constexpr (STAGED) {
+                mbar_wait(inputs_full, j & 1);
+                in.staged_residual = STAGE_RESIDUAL;
+                in.staged_bias = STAGE_BIAS;
+                in.residual = fusegen_sm80::smem_addr(staged_residual);
+                in.bias = fusegen_sm80::smem_addr(staged_bias);
+                in.m0 = tile.m * BM;
+                in.n0 = tile.n * BN;
+                in.residual_ld = RESIDUAL_LD;
+            }
+            Ep::apply(p, in, acc, scratch, tile, ctid >> 5, 0, ctid & 31);
+            if constexpr (STAGED) mbar_arrive(inputs_empty);
         }
-        Ep::apply(p, in, acc, scratch, tile, ctid >> 5, 0, ctid & 31);
 #endif
     }
 
@@ -444,8 +488,15 @@ cudaError_t start_gemm(void (*gemm)(Params, TensorMap, TensorMap), dim3 grid, co
     cudaError_t err = make_tensor_map(&map_a, g.a, G::kDtAB, g.m, g.k, g.lda, G::kTmaBoxA);
     if (err == cudaSuccess) err = make_tensor_map(&map_b, g.b, G::kDtAB, g.n, g.k, g.ldb, G::kTmaBoxB);
     if (err != cudaSuccess) return err;
-    if (G::kStrategy != fusegen_sm80::STRATEGY_CLUSTER) {
-        gemm<<<grid, G::kThreads, G::kSmemBytes, stream>>>(g, map_a, map_b);
+    if (G::kPersistent) {
+        // One CTA per SM (each takes a whole SM's shared memory), never more CTAs than tiles.
+        int device = 0, sms = 0;
+        err = cudaGetDevice(&device);
+        if (err == cudaSuccess) err = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
+        if (err != cudaSuccess) return err;
+        const long long tiles = static_cast<long long>(grid.x) * grid.y;
+        const dim3 persistent(static_cast<unsigned>(tiles < sms ? tiles : sms));
+        gemm<<<persistent, G::kThreads, G::kSmemBytes, stream>>>(g, map_a, map_b);
         return cudaGetLastError();
     }
     // One cluster per row of tiles: its CTAs hold the whole of N between them (the runtime has

@@ -221,17 +221,15 @@ __device__ __forceinline__ float load_peer(const float *local, unsigned rank)
     return v;
 }
 
-// The CTA's tile (tile_m, tile_n). Consecutive CTAs walk down a group of 8 row tiles before
-// moving to the next column tile, so the B columns a wave reads are shared by 8 row tiles while
-// they are in L2 (the grid is tiles_n x tiles_m).
+// Tile number id of a tiles_m x tiles_n grid of tiles, in grouped order: consecutive numbers
+// walk down a group of 8 row tiles before moving to the next column tile, so the B columns that
+// the CTAs working at one time read are shared by 8 row tiles while they are in L2.
 struct TileCoord {
     int m, n;
 };
-__device__ __forceinline__ TileCoord tile_coord()
+__device__ __forceinline__ TileCoord grouped_tile(int id, int tiles_m, int tiles_n)
 {
     const int group_rows = 8;
-    const int tiles_n = gridDim.x, tiles_m = gridDim.y;
-    const int id = blockIdx.y * tiles_n + blockIdx.x;
     const int per_group = group_rows * tiles_n;
     const int first_m = (id / per_group) * group_rows;
     const int rows_here = min(tiles_m - first_m, group_rows);

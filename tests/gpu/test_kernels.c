@@ -49,6 +49,7 @@ static double tol_for(fusegen_dtype t)
 
 static int g_pass, g_fail, g_skip;
 static double g_worst[4];        /* by fusegen_dtype; -1 when nothing of that dtype was checked */
+static int g_dev_sms;   /* multiprocessors: the "many-tiles" case gives each CTA several tiles */
 static int g_dev_sm;
 
 static void report(int ok, const char *kname, const char *where, const char *check, double err,
@@ -525,6 +526,15 @@ static int kernel_shapes(const fusegen_kernel *k, test_shape *out, int cap)
     }
     if (has_norm(k->ops, k->n_ops))
         ADD("special-rows", 517, row ? nmax : round_up(1000, al), K, n2_big, 0, 1);
+    {
+        /* twice as many tiles as the device has SMs, so a persistent CTA (Hopper family)
+         * works through several tiles and reuses its stages and staged inputs; short K keeps
+         * the host reference cheap */
+        int64_t mn = row ? nmax : round_up(1032, al);
+        int64_t tiles_n = (mn + k->tile_n - 1) / k->tile_n;
+        int64_t tiles_m = (2 * (int64_t)g_dev_sms + tiles_n - 1) / tiles_n;
+        ADD("many-tiles", tiles_m * k->tile_m + 5, mn, round_up(72, al), n2, 0, 0);
+    }
 #undef ADD
     return n;
 }
@@ -1026,6 +1036,7 @@ int main(void)
     GPU_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev));
     GPU_CHECK(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev));
     g_dev_sm = major * 10 + minor;
+    GPU_CHECK(cudaDeviceGetAttribute(&g_dev_sms, cudaDevAttrMultiProcessorCount, dev));
     struct cudaDeviceProp prop;
     GPU_CHECK(cudaGetDeviceProperties(&prop, dev));
 

@@ -68,10 +68,10 @@ size_t fg_arch_sm90_smem_bytes(long m, long n, long stages, bool cluster, size_t
            1024u;
 }
 
-size_t fg_arch_sm90_staged_inputs_bytes(long m, long n, int out_bytes, bool residual, bool bias)
+size_t fg_arch_sm90_staged_inputs_bytes(long m, long n, int out_bytes, bool tile, bool bias)
 {
-    /* residual rows padded by 16 bytes, so that the 8 rows one warp reads at once fall on
-     * different banks; the bias as one row */
+    /* the tile buffer (residual in, outputs out): rows padded by 16 bytes, so that the 8 rows
+     * one warp touches at once fall on different banks; the bias as one row */
     size_t row = (size_t)n * (size_t)out_bytes;
-    return (residual ? (size_t)m * (row + 16u) : 0u) + (bias ? row : 0u);
+    return (tile ? (size_t)m * (row + 16u) : 0u) + (bias ? row : 0u);
 }

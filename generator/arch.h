@@ -28,7 +28,8 @@ size_t fg_arch_sm80_layout_smem_bytes(long m, long n, long k, long stages, bool 
  * row); B "nk" only. */
 bool fg_arch_sm90_tile_ok(long m, long n, long k);
 size_t fg_arch_sm90_smem_bytes(long m, long n, long stages, bool cluster, size_t staged_inputs);
-/* Bytes of the epilogue inputs a Hopper CTA stages in shared memory (0 when it stages none). */
-size_t fg_arch_sm90_staged_inputs_bytes(long m, long n, int out_bytes, bool residual, bool bias);
+/* Bytes a Hopper CTA stages in shared memory for its epilogue: the tile buffer (residual in,
+ * outputs out) and the bias. */
+size_t fg_arch_sm90_staged_inputs_bytes(long m, long n, int out_bytes, bool tile, bool bias);
 
 #endif

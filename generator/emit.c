@@ -168,7 +168,7 @@ static void emit__op_body(emit_ctx *c, fg_buf *b, const fg_gemm *g, const fg_op 
             break;
         case FG_OP_SILU: fg_buf_printf(b, "%sv = fusegen_sm80::op_silu(v);\n", ind); break;
         case FG_OP_STORE:
-            fg_buf_printf(b, "%sfusegen_sm80::op_store<fusegen_sm80::%s>(v, p, %d, m, n);  // %s\n", ind, dt,
+            fg_buf_printf(b, "%sfusegen_sm80::op_store<fusegen_sm80::%s>(v, p, in, %d, m, n);  // %s\n", ind, dt,
                           emit__store_slot(g, op), op->as ? op->as : "");
             break;
         case FG_OP_LAYERNORM:
@@ -226,9 +226,8 @@ static const char *emit__gemm_type(emit_ctx *c, fg_family family, int index, con
     if (family == FG_FAMILY_SM90)
         return fg_arena_printf(c->arena,
                                "fusegen_sm90::GemmSm90<fusegen_sm80::%s, fusegen_sm80::%s, %ld, %ld, %ld,\n"
-                               "                                       fusegen_sm80::%s, fusegen_sm80::%s, Epilogue%d, %s, %s>",
-                               dt_ab, dt_out, g->bm, g->bn, g->stages, norm, strategy, index,
-                               g->stage_residual ? "true" : "false", g->stage_bias ? "true" : "false");
+                               "                                       fusegen_sm80::%s, fusegen_sm80::%s, Epilogue%d, Staging%d>",
+                               dt_ab, dt_out, g->bm, g->bn, g->stages, norm, strategy, index, index);
     return fg_arena_printf(c->arena,
                            "fusegen_sm80::Gemm<fusegen_sm80::%s, fusegen_sm80::%s, %ld, %ld, %ld, %ld, %d, %d, %s,\n"
                            "                               fusegen_sm80::%s, fusegen_sm80::%s, Epilogue%d>",
@@ -242,6 +241,12 @@ static void emit__gemm_scope(emit_ctx *c, fg_tmpl_scope *s, int index, const fg_
     const char *dt_out = emit__dt_device(k->out);
     fg_tmpl_set(s, "gemm_type", emit__gemm_type(c, pk->family, index, g, k));
     fg_tmpl_setf(s, "smem_bytes", "%zu", g->smem_bytes);
+    fg_tmpl_set(s, "hopper", pk->family == FG_FAMILY_SM90 ? "1" : "0");
+    fg_tmpl_set(s, "stage_tile", g->stage_tile ? "true" : "false");
+    fg_tmpl_set(s, "stage_residual", g->stage_residual ? "true" : "false");
+    fg_tmpl_set(s, "stage_bias", g->stage_bias ? "true" : "false");
+    fg_tmpl_setf(s, "staged_store_slot", "%d", g->staged_store_slot);
+    fg_tmpl_set(s, "stage_out", g->stage_out ? "true" : "false");
     /* The 1: one CTA per SM is enough, so ptxas may use every register (the widest portable
      * tiles hold 128 accumulators; Hopper warpgroups then trade registers with setmaxnreg). */
     fg_tmpl_setf(s, "launch_bounds", "%d, 1", g->threads);

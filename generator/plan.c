@@ -55,21 +55,23 @@ static void plan__gemm(fg_plan_gemm *pg, fg_family family, const fg_gemm *g, fg_
         pg->warps_m = (int)(t->m / 16);
         pg->warps_n = 1;
         pg->threads = (int)(t->m / 64 + 1) * 128;
-        /* The producer warpgroup's spare warps copy the tile's residual and bias into shared
-         * memory while the mainloop runs, when they fit: the epilogue then reads them at
-         * shared-memory latency (from global memory, its 168 registers a thread leave room for
-         * few reads in flight, and each waits a memory latency). */
+        /* Epilogue staging, when the bytes fit: the producer warpgroup's spare warps copy the
+         * tile's residual and bias into shared memory while the mainloop runs (read from global
+         * memory, with 128 accumulators in 168 registers a thread, few reads fit in flight and
+         * each waits a memory latency), and the outputs go out through the same tile buffer by
+         * bulk copies of whole rows (a warp's direct stores cover 8 rows x 16 bytes). */
         bool cluster = strategy == FG_STRATEGY_CLUSTER;
-        bool residual = plan__has_op(g, FG_OP_RESIDUAL), bias = plan__has_op(g, FG_OP_BIAS);
         size_t base = fg_arch_sm90_smem_bytes(t->m, t->n, t->stages, cluster, 0);
-        size_t staged = fg_arch_sm90_staged_inputs_bytes(t->m, t->n, out == FG_DTYPE_F32 ? 4 : 2, residual, bias);
-        if (staged > 0 && base + staged <= fg_arch_smem_limit(FG_ARCH_SM90A)) {
-            pg->stage_residual = residual;
+        bool bias = plan__has_op(g, FG_OP_BIAS);
+        size_t staged = fg_arch_sm90_staged_inputs_bytes(t->m, t->n, out == FG_DTYPE_F32 ? 4 : 2, true, bias);
+        pg->staged_store_slot = -1;
+        if (base + staged <= fg_arch_smem_limit(FG_ARCH_SM90A)) {
+            pg->stage_tile = true;
+            pg->stage_residual = plan__has_op(g, FG_OP_RESIDUAL);
             pg->stage_bias = bias;
             base += staged;
         }
-        pg->smem_bytes = base;
-    } else {
+        pg->smem_bytes = base;    } else {
         fg_arch_sm80_warps(t->m, t->n, &pg->warps_m, &pg->warps_n);
         pg->threads = pg->warps_m * pg->warps_n * 32;
         pg->smem_bytes = fg_arch_sm80_layout_smem_bytes(t->m, t->n, t->k, t->stages, g->b_layout == FG_LAYOUT_KN);
@@ -88,6 +90,25 @@ static void plan__gemm(fg_plan_gemm *pg, fg_family family, const fg_gemm *g, fg_
         pg->post = g->ops + i + 1;
         pg->n_post = g->n_ops - i - 1;
         break;
+    }
+    if (pg->stage_tile) {
+        /* The tile buffer holds the residual until the epilogue has read it: a store op goes
+         * through it only when no residual op follows (each thread reads its pair's residual,
+         * then writes its pair's value, at the same place). The first such store before the
+         * norm. The split strategy's pre-norm values fit its f16 rows only as bf16 (f16 out
+         * keeps f32 values): those go out directly. */
+        int slot = 0;
+        for (size_t i = 0; i < pg->n_pre; ++i) {
+            if (pg->pre[i].kind != FG_OP_STORE) continue;
+            bool residual_after = false;
+            for (size_t j = i + 1; j < g->n_ops; ++j) residual_after |= g->ops[j].kind == FG_OP_RESIDUAL;
+            if (!residual_after) {
+                pg->staged_store_slot = slot;
+                break;
+            }
+            ++slot;
+        }
+        pg->stage_out = !(pg->norm != FG_NORM_NONE && strategy == FG_STRATEGY_SPLIT && out == FG_DTYPE_F16);
     }
 }
 

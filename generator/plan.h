@@ -27,7 +27,12 @@ typedef struct fg_plan_gemm {
     long bm, bn, bk, stages;
     int warps_m, warps_n, threads;
     size_t smem_bytes;                  /* dynamic shared memory of the GEMM kernel */
-    bool stage_residual, stage_bias;    /* Hopper: the tile's residual / bias staged in shared memory */
+    /* Hopper epilogue staging (templates/common/fusegen_sm90.cuh): a shared-memory tile buffer
+     * that the producer's spare warps fill with the residual and that the epilogue's outputs go
+     * through (written as pairs, stored by bulk copies a row at a time), and the bias. */
+    bool stage_tile, stage_residual, stage_bias;
+    int staged_store_slot;              /* the store op written through the tile buffer, or -1 */
+    bool stage_out;                     /* out (split: the pre-norm values) through the tile buffer */
     fg_layout b_layout;
     const fg_op *pre; size_t n_pre;     /* ops before the norm (all ops when no norm) */
     fg_norm norm;                       /* FG_NORM_NONE: no norm */

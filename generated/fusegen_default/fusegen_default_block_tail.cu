@@ -30,8 +30,16 @@ struct Epilogue1 {
         return v;
     }
 };
+// GEMM1's epilogue staging in shared memory, as planned: whether the tile buffer exists,
+// whether it holds the residual, whether the bias is staged, the store op written through the
+// buffer (-1: none), and whether out (split: the pre-norm values) goes through it.
+struct Staging1 {
+    static constexpr bool kTile = true, kResidual = true, kBias = true;
+    static constexpr int kStoreSlot = -1;
+    static constexpr bool kOut = true;
+};
 using Gemm1 = fusegen_sm90::GemmSm90<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF16, 128, 128, 3,
-                                       fusegen_sm80::NORM_LAYERNORM, fusegen_sm80::STRATEGY_ROW, Epilogue1, true, true>;
+                                       fusegen_sm80::NORM_LAYERNORM, fusegen_sm80::STRATEGY_ROW, Epilogue1, Staging1>;
 static_assert(Gemm1::kSmemBytes == 134976, "the plan and the family agree on shared memory");
 
 // GEMM2 epilogue: bias+relu
@@ -56,9 +64,17 @@ struct Epilogue2 {
         return v;
     }
 };
+// GEMM2's epilogue staging in shared memory, as planned: whether the tile buffer exists,
+// whether it holds the residual, whether the bias is staged, the store op written through the
+// buffer (-1: none), and whether out (split: the pre-norm values) goes through it.
+struct Staging2 {
+    static constexpr bool kTile = true, kResidual = false, kBias = true;
+    static constexpr int kStoreSlot = -1;
+    static constexpr bool kOut = true;
+};
 using Gemm2 = fusegen_sm90::GemmSm90<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF16, 128, 256, 3,
-                                       fusegen_sm80::NORM_NONE, fusegen_sm80::STRATEGY_NONE, Epilogue2, false, true>;
-static_assert(Gemm2::kSmemBytes == 149568, "the plan and the family agree on shared memory");
+                                       fusegen_sm80::NORM_NONE, fusegen_sm80::STRATEGY_NONE, Epilogue2, Staging2>;
+static_assert(Gemm2::kSmemBytes == 217152, "the plan and the family agree on shared memory");
 
 }  // namespace block_tail_sm90a_128x128x64_s3_row_g2_128x256x64_s3
 
@@ -100,8 +116,16 @@ struct Epilogue1 {
         return v;
     }
 };
+// GEMM1's epilogue staging in shared memory, as planned: whether the tile buffer exists,
+// whether it holds the residual, whether the bias is staged, the store op written through the
+// buffer (-1: none), and whether out (split: the pre-norm values) goes through it.
+struct Staging1 {
+    static constexpr bool kTile = true, kResidual = true, kBias = true;
+    static constexpr int kStoreSlot = -1;
+    static constexpr bool kOut = true;
+};
 using Gemm1 = fusegen_sm90::GemmSm90<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF16, 128, 128, 3,
-                                       fusegen_sm80::NORM_LAYERNORM, fusegen_sm80::STRATEGY_CLUSTER, Epilogue1, true, true>;
+                                       fusegen_sm80::NORM_LAYERNORM, fusegen_sm80::STRATEGY_CLUSTER, Epilogue1, Staging1>;
 static_assert(Gemm1::kSmemBytes == 136000, "the plan and the family agree on shared memory");
 
 // GEMM2 epilogue: bias+relu
@@ -126,9 +150,17 @@ struct Epilogue2 {
         return v;
     }
 };
+// GEMM2's epilogue staging in shared memory, as planned: whether the tile buffer exists,
+// whether it holds the residual, whether the bias is staged, the store op written through the
+// buffer (-1: none), and whether out (split: the pre-norm values) goes through it.
+struct Staging2 {
+    static constexpr bool kTile = true, kResidual = false, kBias = true;
+    static constexpr int kStoreSlot = -1;
+    static constexpr bool kOut = true;
+};
 using Gemm2 = fusegen_sm90::GemmSm90<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF16, 128, 256, 3,
-                                       fusegen_sm80::NORM_NONE, fusegen_sm80::STRATEGY_NONE, Epilogue2, false, true>;
-static_assert(Gemm2::kSmemBytes == 149568, "the plan and the family agree on shared memory");
+                                       fusegen_sm80::NORM_NONE, fusegen_sm80::STRATEGY_NONE, Epilogue2, Staging2>;
+static_assert(Gemm2::kSmemBytes == 217152, "the plan and the family agree on shared memory");
 
 }  // namespace block_tail_sm90a_128x128x64_s3_cluster_g2_128x256x64_s3
 
@@ -170,8 +202,16 @@ struct Epilogue1 {
         return v;
     }
 };
+// GEMM1's epilogue staging in shared memory, as planned: whether the tile buffer exists,
+// whether it holds the residual, whether the bias is staged, the store op written through the
+// buffer (-1: none), and whether out (split: the pre-norm values) goes through it.
+struct Staging1 {
+    static constexpr bool kTile = true, kResidual = true, kBias = true;
+    static constexpr int kStoreSlot = -1;
+    static constexpr bool kOut = true;
+};
 using Gemm1 = fusegen_sm90::GemmSm90<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF16, 128, 128, 3,
-                                       fusegen_sm80::NORM_LAYERNORM, fusegen_sm80::STRATEGY_SPLIT, Epilogue1, true, true>;
+                                       fusegen_sm80::NORM_LAYERNORM, fusegen_sm80::STRATEGY_SPLIT, Epilogue1, Staging1>;
 static_assert(Gemm1::kSmemBytes == 134976, "the plan and the family agree on shared memory");
 
 // GEMM2 epilogue: bias+relu
@@ -196,9 +236,17 @@ struct Epilogue2 {
         return v;
     }
 };
+// GEMM2's epilogue staging in shared memory, as planned: whether the tile buffer exists,
+// whether it holds the residual, whether the bias is staged, the store op written through the
+// buffer (-1: none), and whether out (split: the pre-norm values) goes through it.
+struct Staging2 {
+    static constexpr bool kTile = true, kResidual = false, kBias = true;
+    static constexpr int kStoreSlot = -1;
+    static constexpr bool kOut = true;
+};
 using Gemm2 = fusegen_sm90::GemmSm90<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF16, 128, 256, 3,
-                                       fusegen_sm80::NORM_NONE, fusegen_sm80::STRATEGY_NONE, Epilogue2, false, true>;
-static_assert(Gemm2::kSmemBytes == 149568, "the plan and the family agree on shared memory");
+                                       fusegen_sm80::NORM_NONE, fusegen_sm80::STRATEGY_NONE, Epilogue2, Staging2>;
+static_assert(Gemm2::kSmemBytes == 217152, "the plan and the family agree on shared memory");
 
 }  // namespace block_tail_sm90a_128x128x64_s3_split_g2_128x256x64_s3
 

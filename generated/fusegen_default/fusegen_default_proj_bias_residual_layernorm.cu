@@ -20,7 +20,7 @@ struct Epilogue1 {
         (void)m, (void)n, (void)p, (void)in;
         v = fusegen_sm80::op_bias<fusegen_sm80::DT_BF16>(v, p, in, n);
         v = fusegen_sm80::op_residual<fusegen_sm80::DT_BF16>(v, p, in, m, n, 1.0f);
-        fusegen_sm80::op_store<fusegen_sm80::DT_BF16>(v, p, 0, m, n);  // pre_norm
+        fusegen_sm80::op_store<fusegen_sm80::DT_BF16>(v, p, in, 0, m, n);  // pre_norm
         return v;
     }
     // Ops after the norm, on the same pair.
@@ -32,8 +32,16 @@ struct Epilogue1 {
         return v;
     }
 };
+// GEMM1's epilogue staging in shared memory, as planned: whether the tile buffer exists,
+// whether it holds the residual, whether the bias is staged, the store op written through the
+// buffer (-1: none), and whether out (split: the pre-norm values) goes through it.
+struct Staging1 {
+    static constexpr bool kTile = true, kResidual = true, kBias = true;
+    static constexpr int kStoreSlot = 0;
+    static constexpr bool kOut = true;
+};
 using Gemm1 = fusegen_sm90::GemmSm90<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF16, 128, 128, 3,
-                                       fusegen_sm80::NORM_LAYERNORM, fusegen_sm80::STRATEGY_ROW, Epilogue1, true, true>;
+                                       fusegen_sm80::NORM_LAYERNORM, fusegen_sm80::STRATEGY_ROW, Epilogue1, Staging1>;
 static_assert(Gemm1::kSmemBytes == 134976, "the plan and the family agree on shared memory");
 
 }  // namespace proj_bias_residual_layernorm_sm90a_128x128x64_s3_row
@@ -60,7 +68,7 @@ struct Epilogue1 {
         (void)m, (void)n, (void)p, (void)in;
         v = fusegen_sm80::op_bias<fusegen_sm80::DT_BF16>(v, p, in, n);
         v = fusegen_sm80::op_residual<fusegen_sm80::DT_BF16>(v, p, in, m, n, 1.0f);
-        fusegen_sm80::op_store<fusegen_sm80::DT_BF16>(v, p, 0, m, n);  // pre_norm
+        fusegen_sm80::op_store<fusegen_sm80::DT_BF16>(v, p, in, 0, m, n);  // pre_norm
         return v;
     }
     // Ops after the norm, on the same pair.
@@ -72,8 +80,16 @@ struct Epilogue1 {
         return v;
     }
 };
+// GEMM1's epilogue staging in shared memory, as planned: whether the tile buffer exists,
+// whether it holds the residual, whether the bias is staged, the store op written through the
+// buffer (-1: none), and whether out (split: the pre-norm values) goes through it.
+struct Staging1 {
+    static constexpr bool kTile = true, kResidual = true, kBias = true;
+    static constexpr int kStoreSlot = 0;
+    static constexpr bool kOut = true;
+};
 using Gemm1 = fusegen_sm90::GemmSm90<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF16, 128, 128, 3,
-                                       fusegen_sm80::NORM_LAYERNORM, fusegen_sm80::STRATEGY_CLUSTER, Epilogue1, true, true>;
+                                       fusegen_sm80::NORM_LAYERNORM, fusegen_sm80::STRATEGY_CLUSTER, Epilogue1, Staging1>;
 static_assert(Gemm1::kSmemBytes == 136000, "the plan and the family agree on shared memory");
 
 }  // namespace proj_bias_residual_layernorm_sm90a_128x128x64_s3_cluster
@@ -100,7 +116,7 @@ struct Epilogue1 {
         (void)m, (void)n, (void)p, (void)in;
         v = fusegen_sm80::op_bias<fusegen_sm80::DT_BF16>(v, p, in, n);
         v = fusegen_sm80::op_residual<fusegen_sm80::DT_BF16>(v, p, in, m, n, 1.0f);
-        fusegen_sm80::op_store<fusegen_sm80::DT_BF16>(v, p, 0, m, n);  // pre_norm
+        fusegen_sm80::op_store<fusegen_sm80::DT_BF16>(v, p, in, 0, m, n);  // pre_norm
         return v;
     }
     // Ops after the norm, on the same pair.
@@ -112,8 +128,16 @@ struct Epilogue1 {
         return v;
     }
 };
+// GEMM1's epilogue staging in shared memory, as planned: whether the tile buffer exists,
+// whether it holds the residual, whether the bias is staged, the store op written through the
+// buffer (-1: none), and whether out (split: the pre-norm values) goes through it.
+struct Staging1 {
+    static constexpr bool kTile = true, kResidual = true, kBias = true;
+    static constexpr int kStoreSlot = 0;
+    static constexpr bool kOut = true;
+};
 using Gemm1 = fusegen_sm90::GemmSm90<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF16, 128, 128, 3,
-                                       fusegen_sm80::NORM_LAYERNORM, fusegen_sm80::STRATEGY_SPLIT, Epilogue1, true, true>;
+                                       fusegen_sm80::NORM_LAYERNORM, fusegen_sm80::STRATEGY_SPLIT, Epilogue1, Staging1>;
 static_assert(Gemm1::kSmemBytes == 134976, "the plan and the family agree on shared memory");
 
 }  // namespace proj_bias_residual_layernorm_sm90a_128x128x64_s3_split
@@ -145,7 +169,7 @@ struct Epilogue1 {
         (void)m, (void)n, (void)p, (void)in;
         v = fusegen_sm80::op_bias<fusegen_sm80::DT_BF16>(v, p, in, n);
         v = fusegen_sm80::op_residual<fusegen_sm80::DT_BF16>(v, p, in, m, n, 1.0f);
-        fusegen_sm80::op_store<fusegen_sm80::DT_BF16>(v, p, 0, m, n);  // pre_norm
+        fusegen_sm80::op_store<fusegen_sm80::DT_BF16>(v, p, in, 0, m, n);  // pre_norm
         return v;
     }
     // Ops after the norm, on the same pair.
@@ -157,8 +181,16 @@ struct Epilogue1 {
         return v;
     }
 };
+// GEMM1's epilogue staging in shared memory, as planned: whether the tile buffer exists,
+// whether it holds the residual, whether the bias is staged, the store op written through the
+// buffer (-1: none), and whether out (split: the pre-norm values) goes through it.
+struct Staging1 {
+    static constexpr bool kTile = true, kResidual = true, kBias = true;
+    static constexpr int kStoreSlot = 0;
+    static constexpr bool kOut = true;
+};
 using Gemm1 = fusegen_sm90::GemmSm90<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF16, 128, 256, 3,
-                                       fusegen_sm80::NORM_LAYERNORM, fusegen_sm80::STRATEGY_SPLIT, Epilogue1, true, true>;
+                                       fusegen_sm80::NORM_LAYERNORM, fusegen_sm80::STRATEGY_SPLIT, Epilogue1, Staging1>;
 static_assert(Gemm1::kSmemBytes == 217152, "the plan and the family agree on shared memory");
 
 }  // namespace proj_bias_residual_layernorm_sm90a_128x256x64_s3_split
@@ -190,7 +222,7 @@ struct Epilogue1 {
         (void)m, (void)n, (void)p, (void)in;
         v = fusegen_sm80::op_bias<fusegen_sm80::DT_BF16>(v, p, in, n);
         v = fusegen_sm80::op_residual<fusegen_sm80::DT_BF16>(v, p, in, m, n, 1.0f);
-        fusegen_sm80::op_store<fusegen_sm80::DT_BF16>(v, p, 0, m, n);  // pre_norm
+        fusegen_sm80::op_store<fusegen_sm80::DT_BF16>(v, p, in, 0, m, n);  // pre_norm
         return v;
     }
     // Ops after the norm, on the same pair.
@@ -229,7 +261,7 @@ struct Epilogue1 {
         (void)m, (void)n, (void)p, (void)in;
         v = fusegen_sm80::op_bias<fusegen_sm80::DT_BF16>(v, p, in, n);
         v = fusegen_sm80::op_residual<fusegen_sm80::DT_BF16>(v, p, in, m, n, 1.0f);
-        fusegen_sm80::op_store<fusegen_sm80::DT_BF16>(v, p, 0, m, n);  // pre_norm
+        fusegen_sm80::op_store<fusegen_sm80::DT_BF16>(v, p, in, 0, m, n);  // pre_norm
         return v;
     }
     // Ops after the norm, on the same pair.
@@ -273,7 +305,7 @@ struct Epilogue1 {
         (void)m, (void)n, (void)p, (void)in;
         v = fusegen_sm80::op_bias<fusegen_sm80::DT_BF16>(v, p, in, n);
         v = fusegen_sm80::op_residual<fusegen_sm80::DT_BF16>(v, p, in, m, n, 1.0f);
-        fusegen_sm80::op_store<fusegen_sm80::DT_BF16>(v, p, 0, m, n);  // pre_norm
+        fusegen_sm80::op_store<fusegen_sm80::DT_BF16>(v, p, in, 0, m, n);  // pre_norm
         return v;
     }
     // Ops after the norm, on the same pair.
@@ -312,7 +344,7 @@ struct Epilogue1 {
         (void)m, (void)n, (void)p, (void)in;
         v = fusegen_sm80::op_bias<fusegen_sm80::DT_BF16>(v, p, in, n);
         v = fusegen_sm80::op_residual<fusegen_sm80::DT_BF16>(v, p, in, m, n, 1.0f);
-        fusegen_sm80::op_store<fusegen_sm80::DT_BF16>(v, p, 0, m, n);  // pre_norm
+        fusegen_sm80::op_store<fusegen_sm80::DT_BF16>(v, p, in, 0, m, n);  // pre_norm
         return v;
     }
     // Ops after the norm, on the same pair.
@@ -356,7 +388,7 @@ struct Epilogue1 {
         (void)m, (void)n, (void)p, (void)in;
         v = fusegen_sm80::op_bias<fusegen_sm80::DT_BF16>(v, p, in, n);
         v = fusegen_sm80::op_residual<fusegen_sm80::DT_BF16>(v, p, in, m, n, 1.0f);
-        fusegen_sm80::op_store<fusegen_sm80::DT_BF16>(v, p, 0, m, n);  // pre_norm
+        fusegen_sm80::op_store<fusegen_sm80::DT_BF16>(v, p, in, 0, m, n);  // pre_norm
         return v;
     }
     // Ops after the norm, on the same pair.
@@ -395,7 +427,7 @@ struct Epilogue1 {
         (void)m, (void)n, (void)p, (void)in;
         v = fusegen_sm80::op_bias<fusegen_sm80::DT_BF16>(v, p, in, n);
         v = fusegen_sm80::op_residual<fusegen_sm80::DT_BF16>(v, p, in, m, n, 1.0f);
-        fusegen_sm80::op_store<fusegen_sm80::DT_BF16>(v, p, 0, m, n);  // pre_norm
+        fusegen_sm80::op_store<fusegen_sm80::DT_BF16>(v, p, in, 0, m, n);  // pre_norm
         return v;
     }
     // Ops after the norm, on the same pair.

@@ -225,9 +225,10 @@ __device__ __forceinline__ void tma_load_2d(void *dst, const TensorMap &map, int
 
 // BM = 128 (two consumer warpgroups of 64 rows); BN in {64, 128, 256}; BK = 64, one 128-byte
 // swizzle row. B is [N, K] (K-major, the "nk" layout). Three warpgroups: warpgroup 0 produces
-// (one thread issues the TMA copies of each stage; with STAGE_RESIDUAL / STAGE_BIAS its other
-// three warps copy each tile's residual rows and bias into shared memory), warpgroups 1 and 2
-// consume (wgmma) and run the epilogue.
+// (one thread issues the TMA copies of each stage; its other three warps copy each tile's
+// residual rows and bias into shared memory when Staging says so), warpgroups 1 and 2 consume
+// (wgmma) and run the epilogue, whose outputs go out through the tile buffer when Staging says
+// so (fusegen_sm80::Epilogue::flush).
 //
 // Persistent: a CTA works through tiles first, first + step, ... (step = the number of CTAs)
 // in grouped order, so the producer fills the stages with the next tile's operands while the
@@ -235,11 +236,10 @@ __device__ __forceinline__ void tma_load_2d(void *dst, const TensorMap &map, int
 // clusters must span one row of tiles.) Any grid is correct; the launcher sizes it to the SMs.
 //
 // Barriers: stage s has full[s] (the copy engine has written it) and empty[s] (both consumers
-// have finished reading it); the staged inputs have inputs_full (copied) and inputs_empty (the
-// consumers' epilogue has finished reading them). A k tile's stage and phase count on across
-// tiles.
-template <int DT_AB, int DT_OUT, int BM, int BN, int STAGES, int NORM, int STRATEGY, class Epi, bool STAGE_RESIDUAL,
-          bool STAGE_BIAS>
+// have finished reading it); the tile and bias buffers have inputs_full (copied, the buffers
+// are this tile's) and inputs_empty (the epilogue, and the bulk copies out of the tile buffer,
+// are done with them). A k tile's stage and phase count on across tiles.
+template <int DT_AB, int DT_OUT, int BM, int BN, int STAGES, int NORM, int STRATEGY, class Epi, class Staging>
 struct GemmSm90 {
     static constexpr int BK = 64;
     static constexpr int CONSUMERS = BM / 64;
@@ -250,18 +250,18 @@ struct GemmSm90 {
     static constexpr int A_STAGE_BYTES = BM * 128, B_STAGE_BYTES = BN * 128;
     static constexpr int STAGE_BYTES = A_STAGE_BYTES + B_STAGE_BYTES;
     static constexpr int BARRIER_BYTES = (2 * STAGES + 2) * 8;   // full, empty, inputs_full, inputs_empty
-    // Staged inputs: residual rows padded by 16 bytes (the 8 rows a warp reads at once then
-    // start on different banks), then the bias.
+    // The tile buffer: rows padded by 16 bytes (the 8 rows a warp touches at once then start on
+    // different banks); then the bias.
     static constexpr int OUT_BYTES = DT_OUT == fusegen_sm80::DT_F32 ? 4 : 2;
-    static constexpr int RESIDUAL_LD = BN * OUT_BYTES + 16;
-    static constexpr int RESIDUAL_BYTES = STAGE_RESIDUAL ? BM * RESIDUAL_LD : 0;
-    static constexpr int BIAS_BYTES = STAGE_BIAS ? BN * OUT_BYTES : 0;
+    static constexpr int TILE_LD = BN * OUT_BYTES + 16;
+    static constexpr int TILE_BYTES = Staging::kTile ? BM * TILE_LD : 0;
+    static constexpr int BIAS_BYTES = Staging::kBias ? BN * OUT_BYTES : 0;
     static constexpr int COPY_THREADS = 96;   // warps 1-3 of the producer warpgroup
-    static constexpr bool STAGED = STAGE_RESIDUAL || STAGE_BIAS;
+    static constexpr bool STAGED = Staging::kTile || Staging::kBias;
     static constexpr bool PERSISTENT = STRATEGY != fusegen_sm80::STRATEGY_CLUSTER;
     // stages, barriers, epilogue scratch, staged inputs, and room to align the first stage to 1024 bytes
     static constexpr int SMEM_BYTES =
-        STAGES * STAGE_BYTES + BARRIER_BYTES + Ep::SCRATCH_BYTES + RESIDUAL_BYTES + BIAS_BYTES + 1024;
+        STAGES * STAGE_BYTES + BARRIER_BYTES + Ep::SCRATCH_BYTES + TILE_BYTES + BIAS_BYTES + 1024;
     static constexpr int kTileM = BM, kTileN = BN, kThreads = THREADS, kSmemBytes = SMEM_BYTES;
     static constexpr int kStrategy = STRATEGY;
     static constexpr int kOutBytes = OUT_BYTES;
@@ -271,6 +271,10 @@ struct GemmSm90 {
     static_assert(BM == 128, "tile m must be 128");
     static_assert(BN == 64 || BN == 128 || BN == 256, "tile n must be 64, 128 or 256");
     static_assert(Ep::SCRATCH_BYTES % 16 == 0, "staged inputs start 16-byte aligned");
+    static_assert(Staging::kTile || !(Staging::kResidual || Staging::kBias || Staging::kOut || Staging::kStoreSlot >= 0),
+                  "staging needs the tile buffer");
+    static_assert(!(Staging::kOut && STRATEGY == fusegen_sm80::STRATEGY_SPLIT && DT_OUT == fusegen_sm80::DT_F16),
+                  "f16 rows cannot hold the split strategy's f32 pre-norm values");
 
     // The tiles of this CTA: id = first, first + step, ... below count.
     struct Tiles {
@@ -298,17 +302,17 @@ struct GemmSm90 {
         const int t = threadIdx.x - 32;
         constexpr int CHUNKS_ROW = BN * OUT_BYTES / 16;
         constexpr int ELEMS_CHUNK = 16 / OUT_BYTES;
-        if constexpr (STAGE_RESIDUAL) {
+        if constexpr (Staging::kResidual) {
             const unsigned char *src = static_cast<const unsigned char *>(p.residual);
             for (int c = t; c < BM * CHUNKS_ROW; c += COPY_THREADS) {
                 const int r = c / CHUNKS_ROW, col = (c % CHUNKS_ROW) * ELEMS_CHUNK;
                 const bool ok = m0 + r < p.m && n0 + col < p.n;
                 const unsigned char *from =
                     ok ? src + (static_cast<long long>(m0 + r) * p.ldr + n0 + col) * OUT_BYTES : src;
-                fusegen_sm80::cp_async16(residual + r * RESIDUAL_LD + col * OUT_BYTES, from, ok ? 16 : 0);
+                fusegen_sm80::cp_async16(residual + r * TILE_LD + col * OUT_BYTES, from, ok ? 16 : 0);
             }
         }
-        if constexpr (STAGE_BIAS) {
+        if constexpr (Staging::kBias) {
             const unsigned char *src = static_cast<const unsigned char *>(p.bias);
             for (int c = t; c < CHUNKS_ROW; c += COPY_THREADS) {
                 const int col = c * ELEMS_CHUNK;
@@ -334,8 +338,8 @@ struct GemmSm90 {
         unsigned long long *inputs_full = empty + STAGES;
         unsigned long long *inputs_empty = inputs_full + 1;
         unsigned char *scratch = base + STAGES * STAGE_BYTES + BARRIER_BYTES;
-        unsigned char *staged_residual = scratch + Ep::SCRATCH_BYTES;
-        unsigned char *staged_bias = staged_residual + RESIDUAL_BYTES;
+        unsigned char *staged_tile = scratch + Ep::SCRATCH_BYTES;
+        unsigned char *staged_bias = staged_tile + TILE_BYTES;
         const int warpgroup = threadIdx.x >> 7;
         const Tiles tiles(p);
         const int KT = (p.k + BK - 1) / BK;
@@ -375,7 +379,7 @@ struct GemmSm90 {
                 for (int id = tiles.first; id < tiles.count; id += tiles.step, ++j) {
                     const fusegen_sm80::TileCoord tile = tiles.coord(id);
                     mbar_wait(inputs_empty, (j & 1) ^ 1);   // the previous tile's epilogue is done with them
-                    copy_inputs(p, staged_residual, staged_bias, tile.m * BM, tile.n * BN);
+                    copy_inputs(p, staged_tile, staged_bias, tile.m * BM, tile.n * BN);
                     mbar_arrive(inputs_full);   // release: the copies this thread waited for are visible
                 }
             }
@@ -418,17 +422,22 @@ struct GemmSm90 {
             fusegen_sm80::TileInputs in = {};
             if constexpr (STAGED) {
                 mbar_wait(inputs_full, j & 1);
-                in.staged_residual = STAGE_RESIDUAL;
-                in.staged_bias = STAGE_BIAS;
-                in.residual = fusegen_sm80::smem_addr(staged_residual);
+                in.staged_residual = Staging::kResidual;
+                in.staged_bias = Staging::kBias;
+                in.staged_store = Staging::kStoreSlot >= 0;
+                in.staged_slot = Staging::kStoreSlot;
+                in.staged_out = Staging::kOut;
+                in.tile = fusegen_sm80::smem_addr(staged_tile);
                 in.bias = fusegen_sm80::smem_addr(staged_bias);
                 in.m0 = tile.m * BM;
                 in.n0 = tile.n * BN;
-                in.residual_ld = RESIDUAL_LD;
+                in.tile_ld = TILE_LD;
             }
             Ep::apply(p, in, acc, scratch, tile, ctid >> 5, 0, ctid & 31);
-            if constexpr (STAGED) mbar_arrive(inputs_empty);
+            if constexpr (STAGED) mbar_arrive(inputs_empty);   // after apply's wait for the copies out
         }
+        // The bulk copies out of the tile buffer finish before the CTA does.
+        if (Staging::kTile && ctid < BM) fusegen_sm80::bulk_wait();
 #endif
     }
 

@@ -82,15 +82,24 @@ __device__ __forceinline__ float2 op_scale(float2 v, float alpha) { return make_
 // Where one CTA's epilogue finds its bias and residual: shared-memory copies of the tile's
 // part, made while the mainloop ran (Hopper family), or global memory.
 struct TileInputs {
-    bool staged_residual, staged_bias;
-    unsigned residual, bias;   // shared-memory addresses: BM rows of residual_ld bytes (columns
-                               // n0.. of rows m0..), and the bias elements n0..
-    int m0, n0, residual_ld;
+    bool staged_residual, staged_bias;   // read from the tile buffer / the bias buffer
+    bool staged_store;                   // store op staged_slot writes into the tile buffer
+    int staged_slot;
+    bool staged_out;                     // out (split: the pre-norm values) into the tile buffer
+    unsigned tile, bias;   // shared-memory addresses: the tile buffer (BM rows of tile_ld bytes,
+                           // columns n0.. of rows m0..) and the bias elements n0..
+    int m0, n0, tile_ld;
+
+    template <int BYTES> __device__ unsigned at(int m, int n) const
+    {
+        return tile + static_cast<unsigned>((m - m0) * tile_ld + (n - n0) * BYTES);
+    }
 };
 
 // Elements (x, y) at a shared-memory address. volatile: kept in program order after the wait
-// for the copies (a plain asm without memory effects could be hoisted above it) and not
-// issued all at once (which costs registers the accumulators need).
+// for the copies and with the stores into the same buffer (a plain asm without memory effects
+// could be moved across them), and not issued all at once (which costs registers the
+// accumulators need).
 template <int DT> __device__ __forceinline__ float2 ld_shared2(unsigned addr)
 {
     if (DT == DT_F32) {
@@ -105,17 +114,26 @@ template <int DT> __device__ __forceinline__ float2 ld_shared2(unsigned addr)
     return make_float2(f16_bits_to_f32(lo), f16_bits_to_f32(hi));
 }
 
+// Stores elements (x, y) at a shared-memory address (a DT pair, or BF16 bits for DT_BF16).
+template <int DT> __device__ __forceinline__ void st_shared2(unsigned addr, float2 v)
+{
+    if (DT == DT_F32)
+        asm volatile("st.shared.v2.f32 [%0], {%1, %2};" ::"r"(addr), "f"(v.x), "f"(v.y));
+    else
+        asm volatile("st.shared.u32 [%0], %1;" ::"r"(addr), "r"(pack2<DT>(v.x, v.y)));
+}
+
 template <int DT> __device__ __forceinline__ float2 op_bias(float2 v, const Params &p, const TileInputs &in, int n)
 {
-    const int bytes = DT == DT_F32 ? 4 : 2;
+    constexpr int bytes = DT == DT_F32 ? 4 : 2;
     const float2 b = in.staged_bias ? ld_shared2<DT>(in.bias + (n - in.n0) * bytes) : load2_f32<DT>(p.bias, n);
     return make_float2(v.x + b.x, v.y + b.y);
 }
 template <int DT>
 __device__ __forceinline__ float2 op_residual(float2 v, const Params &p, const TileInputs &in, int m, int n, float beta)
 {
-    const int bytes = DT == DT_F32 ? 4 : 2;
-    const float2 r = in.staged_residual ? ld_shared2<DT>(in.residual + (m - in.m0) * in.residual_ld + (n - in.n0) * bytes)
+    constexpr int bytes = DT == DT_F32 ? 4 : 2;
+    const float2 r = in.staged_residual ? ld_shared2<DT>(in.at<bytes>(m, n))
                                         : load2_f32<DT>(p.residual, static_cast<long long>(m) * p.ldr + n);
     return make_float2(v.x + beta * r.x, v.y + beta * r.y);
 }
@@ -131,9 +149,13 @@ __device__ __forceinline__ float2 op_relu(float2 v) { return make_float2(relu1(v
 __device__ __forceinline__ float2 op_gelu(float2 v) { return make_float2(gelu1(v.x), gelu1(v.y)); }
 __device__ __forceinline__ float2 op_gelu_tanh(float2 v) { return make_float2(gelu_tanh1(v.x), gelu_tanh1(v.y)); }
 __device__ __forceinline__ float2 op_silu(float2 v) { return make_float2(silu1(v.x), silu1(v.y)); }
-template <int DT> __device__ __forceinline__ void op_store(float2 v, const Params &p, int slot, int m, int n)
+template <int DT>
+__device__ __forceinline__ void op_store(float2 v, const Params &p, const TileInputs &in, int slot, int m, int n)
 {
-    store2_f32<DT>(p.store[slot], static_cast<long long>(m) * p.ld_store[slot] + n, v);
+    if (in.staged_store && slot == in.staged_slot)
+        st_shared2<DT>(in.at<DT == DT_F32 ? 4 : 2>(m, n), v);   // the epilogue copies the rows out
+    else
+        store2_f32<DT>(p.store[slot], static_cast<long long>(m) * p.ld_store[slot] + n, v);
 }
 
 // ---- PTX wrappers ----------------------------------------------------------------------
@@ -221,6 +243,40 @@ __device__ __forceinline__ float load_peer(const float *local, unsigned rank)
     return v;
 }
 
+// ---- bulk copies shared -> global (sm_90; the Hopper family's staged epilogue only) -------
+// The writing threads' st.shared must be made visible to the copy engine (the async proxy).
+__device__ __forceinline__ void fence_proxy_async_shared()
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+#endif
+}
+// Copies bytes (a multiple of 16, both addresses 16-byte aligned) from shared to global memory.
+__device__ __forceinline__ void bulk_store(void *dst, unsigned src, unsigned bytes)
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("cp.async.bulk.global.shared::cta.bulk_group [%0], [%1], %2;\n" ::"l"(dst), "r"(src), "r"(bytes)
+                 : "memory");
+    asm volatile("cp.async.bulk.commit_group;\n" ::: "memory");
+#else
+    (void)dst, (void)src, (void)bytes;
+#endif
+}
+// Waits until this thread's bulk copies have read their shared-memory source.
+__device__ __forceinline__ void bulk_wait_read()
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("cp.async.bulk.wait_group.read 0;\n" ::: "memory");
+#endif
+}
+// Waits until this thread's bulk copies have completed (their writes are done).
+__device__ __forceinline__ void bulk_wait()
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("cp.async.bulk.wait_group 0;\n" ::: "memory");
+#endif
+}
+
 // Tile number id of a tiles_m x tiles_n grid of tiles, in grouped order: consecutive numbers
 // walk down a group of 8 row tiles before moving to the next column tile, so the B columns that
 // the CTAs working at one time read are shared by 8 row tiles while they are in L2.
@@ -258,6 +314,7 @@ struct Epilogue {
     // Split strategy: the pre-norm values travel as bf16 (deviations from the tile mean for
     // LayerNorm) when the output is bf16, else as f32.
     static constexpr bool kPrenormBf16 = DT_OUT == DT_BF16;
+    static constexpr int kOutBytes = DT_OUT == DT_F32 ? 4 : 2;
     // cluster_sync calls the epilogue makes; a role that skips the epilogue must make as many.
     static constexpr int kClusterSyncs = STRATEGY != STRATEGY_CLUSTER ? 0 : NORM == NORM_LAYERNORM ? 3 : 2;
 
@@ -319,11 +376,44 @@ struct Epilogue {
                     acc[mi][ni][h * 2] = v.x;
                     acc[mi][ni][h * 2 + 1] = v.y;
                 }
+        const int tid = (warp_m * WARPS_N + warp_n) * 32 + lane;
+        if (in.staged_store) {
+            flush(p, in, p.store[in.staged_slot], p.ld_store[in.staged_slot], kOutBytes, tid);
+            tile_free(tid);
+        }
 
-        if constexpr (NORM == NORM_NONE)
-            store_tile(p, acc, row_base, col_base);
-        else
+        if constexpr (NORM == NORM_NONE) {
+            store_tile(p, in, acc, row_base, col_base);
+            if (in.staged_out) flush(p, in, p.out, p.ldo, kOutBytes, tid);
+        } else {
             norm_epilogue(p, in, acc, static_cast<float *>(scratch), tile, row_base, col_base, warp_m, warp_n, lane);
+            if (in.staged_out) {
+                if constexpr (STRATEGY == STRATEGY_SPLIT)
+                    flush(p, in, p.prenorm, p.n, kPrenormBf16 ? 2 : 4, tid);
+                else
+                    flush(p, in, p.out, p.ldo, kOutBytes, tid);
+            }
+        }
+        // The tile buffer may be refilled once the copies have read it.
+        if ((in.staged_store || in.staged_out) && tid < BM) bulk_wait_read();
+    }
+
+    // The tile buffer's rows -> global rows of dst (leading dimension ld elements of `bytes`),
+    // one bulk copy per row by threads 0..BM-1, after every thread's writes into the buffer.
+    __device__ static void flush(const Params &p, const TileInputs &in, void *dst, long long ld, int bytes, int tid)
+    {
+        fence_proxy_async_shared();
+        sync();
+        const int m = in.m0 + tid, cols = min(BN, p.n - in.n0);
+        if (tid < BM && m < p.m && cols > 0)
+            bulk_store(static_cast<char *>(dst) + (static_cast<long long>(m) * ld + in.n0) * bytes,
+                       in.tile + static_cast<unsigned>(tid * in.tile_ld), static_cast<unsigned>(cols * bytes));
+    }
+    // Before the tile buffer is written again: the copies have read it.
+    __device__ static void tile_free(int tid)
+    {
+        if (tid < BM) bulk_wait_read();
+        sync();
     }
 
     // Adds up, for each of this thread's rows, the partials of every CTA of the cluster (in rank
@@ -419,10 +509,18 @@ struct Epilogue {
                         const long long i = static_cast<long long>(m) * p.n + n;
                         if constexpr (kPrenormBf16) {
                             const float c = NORM == NORM_LAYERNORM ? mean[mi][h] : 0.0f;
-                            *reinterpret_cast<unsigned *>(reinterpret_cast<unsigned short *>(p.prenorm) + i) =
-                                pack2<DT_BF16>(acc[mi][ni][h * 2] - c, acc[mi][ni][h * 2 + 1] - c);
+                            const float2 d = make_float2(acc[mi][ni][h * 2] - c, acc[mi][ni][h * 2 + 1] - c);
+                            if (in.staged_out)
+                                st_shared2<DT_BF16>(in.at<2>(m, n), d);
+                            else
+                                *reinterpret_cast<unsigned *>(reinterpret_cast<unsigned short *>(p.prenorm) + i) =
+                                    pack2<DT_BF16>(d.x, d.y);
                         } else {
-                            *reinterpret_cast<float2 *>(p.prenorm + i) = make_float2(acc[mi][ni][h * 2], acc[mi][ni][h * 2 + 1]);
+                            const float2 v = make_float2(acc[mi][ni][h * 2], acc[mi][ni][h * 2 + 1]);
+                            if (in.staged_out)
+                                st_shared2<DT_F32>(in.at<4>(m, n), v);   // f32 out: the buffer's rows are f32
+                            else
+                                *reinterpret_cast<float2 *>(p.prenorm + i) = v;
                         }
                     }
             if (warp_n == 0 && (lane & 3) == 0) {
@@ -474,7 +572,7 @@ struct Epilogue {
                     float2 v = make_float2((acc[mi][ni][h * 2] - shift[mi][h]) * rstd[mi][h],
                                            (acc[mi][ni][h * 2 + 1] - shift[mi][h]) * rstd[mi][h]);
                     v = Epi::post(affine(v, p, n), m, n, p, in);
-                    store2_f32<DT_OUT>(p.out, static_cast<long long>(m) * p.ldo + n, v);
+                    put_out(p, in, m, n, v);
                 }
         }
     }
@@ -492,7 +590,8 @@ struct Epilogue {
         return v;
     }
 
-    __device__ static void store_tile(const Params &p, const float (&acc)[MI][NI][4], int row_base, int col_base)
+    __device__ static void store_tile(const Params &p, const TileInputs &in, const float (&acc)[MI][NI][4], int row_base,
+                                      int col_base)
     {
 #pragma unroll
         for (int mi = 0; mi < MI; ++mi)
@@ -504,9 +603,17 @@ struct Epilogue {
                     int n = col_base + ni * 8;
                     // N is a multiple of 8, so a pair is either wholly inside or wholly outside.
                     if (m < p.m && n < p.n)
-                        store2_f32<DT_OUT>(p.out, static_cast<long long>(m) * p.ldo + n,
-                                           make_float2(acc[mi][ni][h * 2], acc[mi][ni][h * 2 + 1]));
+                        put_out(p, in, m, n, make_float2(acc[mi][ni][h * 2], acc[mi][ni][h * 2 + 1]));
                 }
+    }
+
+    // One output pair: into the tile buffer (copied out by flush) or straight to global memory.
+    __device__ static void put_out(const Params &p, const TileInputs &in, int m, int n, float2 v)
+    {
+        if (in.staged_out)
+            st_shared2<DT_OUT>(in.at<kOutBytes>(m, n), v);
+        else
+            store2_f32<DT_OUT>(p.out, static_cast<long long>(m) * p.ldo + n, v);
     }
 
     // Split strategy, second kernel: one warp per row merges the tiles' statistics (Chan),

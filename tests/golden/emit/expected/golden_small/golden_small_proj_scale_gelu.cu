@@ -19,7 +19,7 @@ struct Epilogue1 {
     {
         (void)m, (void)n, (void)p, (void)in;
         v = fusegen_sm80::op_scale(v, 0.5f);
-        fusegen_sm80::op_store<fusegen_sm80::DT_F32>(v, p, 0, m, n);  // pre_act
+        fusegen_sm80::op_store<fusegen_sm80::DT_F32>(v, p, in, 0, m, n);  // pre_act
         v = fusegen_sm80::op_gelu_tanh(v);
         return v;
     }

@@ -50,7 +50,7 @@ if [ $sanitize = 1 ] && command -v compute-sanitizer >/dev/null 2>&1 && [ -x "$b
   for tool in ${FUSEGEN_SANITIZE_TOOLS:-memcheck racecheck synccheck}; do
     timeout "${FUSEGEN_SANITIZE_TIMEOUT:-150}" compute-sanitizer --tool $tool --error-exitcode 9 \
       "$build/tests/gpu/fusegen_test_kernels" >"$out/sanitize-$tool.log" 2>&1
-    status "compute-sanitizer $tool" "rc=$? $(grep -E 'ERROR SUMMARY' "$out/sanitize-$tool.log" | tail -1)"
+    status "compute-sanitizer $tool" "rc=$? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$out/sanitize-$tool.log" | tail -1)"
   done
 fi
 

@@ -60,7 +60,7 @@ bool fg_arch_sm90_tile_ok(long m, long n, long k)
 size_t fg_arch_sm90_smem_bytes(long m, long n, long stages, bool cluster, size_t staged_inputs)
 {
     /* Each stage: the A and B tiles as rows of 128 bytes (64 16-bit elements, swizzled) and
-     * two 8-byte mbarriers, plus one mbarrier (and 8 bytes of padding) for the staged inputs;
+     * two 8-byte mbarriers, plus two mbarriers for the staged buffers (inputs_full/_empty);
      * then the epilogue's row scratch (4 bytes a row; 12 with the cluster strategy's exchange),
      * the staged inputs, and 1024 bytes of room to align the first stage to the swizzle
      * pattern. Mirrors GemmSm90::SMEM_BYTES (the generated code asserts that they agree). */

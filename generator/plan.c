@@ -35,11 +35,51 @@ static const char *plan__signature(fg_arena *a, const fg_gemm *g)
     return s;
 }
 
-static bool plan__has_op(const fg_gemm *g, fg_op_kind kind)
+static bool plan__has_op(const fg_op *ops, size_t n, fg_op_kind kind)
 {
-    for (size_t i = 0; i < g->n_ops; ++i)
-        if (g->ops[i].kind == kind) return true;
+    for (size_t i = 0; i < n; ++i)
+        if (ops[i].kind == kind) return true;
     return false;
+}
+
+/* Hopper epilogue staging, decided once the norm has cut the ops. The producer warpgroup's
+ * spare warps copy the tile's residual and bias into shared memory while the mainloop runs
+ * (read from global memory, with 128 accumulators a thread few reads fit in flight, and each
+ * waits a memory latency), and outputs go out through the same tile buffer by bulk copies of
+ * whole rows (a warp's direct stores cover 8 rows x 16 bytes). Only the ops the GEMM kernel
+ * runs count: a split kernel's ops after the norm run in its normalize kernel. */
+static void plan__sm90_staging(fg_plan_gemm *pg, const fg_tile *t, fg_dtype out, bool cluster)
+{
+    const bool split = pg->norm != FG_NORM_NONE && pg->strategy == FG_STRATEGY_SPLIT;
+    const fg_op *ops = pg->spec->ops;
+    const size_t n_ops = split ? pg->n_pre : pg->spec->n_ops;   /* the ops of the GEMM kernel */
+    const bool residual = plan__has_op(ops, n_ops, FG_OP_RESIDUAL), bias = plan__has_op(ops, n_ops, FG_OP_BIAS);
+
+    /* The tile buffer holds the residual until the epilogue has read it: a store op goes
+     * through it only when no residual op follows (each thread reads its pair's residual, then
+     * writes its pair's value, at the same place). The first such store before the norm. */
+    int store_slot = -1;
+    for (size_t i = 0, slot = 0; i < pg->n_pre && store_slot < 0; ++i) {
+        if (ops[i].kind != FG_OP_STORE) continue;
+        if (!plan__has_op(ops + i + 1, n_ops - i - 1, FG_OP_RESIDUAL)) store_slot = (int)slot;
+        ++slot;
+    }
+    /* The split strategy's pre-norm values fit the buffer's f16 rows only as bf16 (f16 out keeps
+     * f32 values): those go out directly. */
+    const bool out_through = !(split && out == FG_DTYPE_F16);
+
+    size_t base = fg_arch_sm90_smem_bytes(t->m, t->n, t->stages, cluster, 0);
+    const bool tile = residual || store_slot >= 0 || out_through;
+    size_t staged = fg_arch_sm90_staged_inputs_bytes(t->m, t->n, out == FG_DTYPE_F32 ? 4 : 2, tile, bias);
+    if (staged > 0 && base + staged <= fg_arch_smem_limit(FG_ARCH_SM90A)) {
+        pg->stage_tile = tile;
+        pg->stage_residual = residual;
+        pg->stage_bias = bias;
+        pg->staged_store_slot = store_slot;
+        pg->stage_out = out_through;
+        base += staged;
+    }
+    pg->smem_bytes = base;
 }
 
 /* Fills the parts of a planned GEMM that depend on the tile and on where the norm is. */
@@ -49,33 +89,7 @@ static void plan__gemm(fg_plan_gemm *pg, fg_family family, const fg_gemm *g, fg_
     memset(pg, 0, sizeof *pg);
     pg->spec = g;
     pg->bm = t->m; pg->bn = t->n; pg->bk = t->k; pg->stages = t->stages;
-    if (family == FG_FAMILY_SM90) {
-        /* one consumer warpgroup per 64 rows (each warp owns 16 rows and all columns), plus the
-         * producer warpgroup */
-        pg->warps_m = (int)(t->m / 16);
-        pg->warps_n = 1;
-        pg->threads = (int)(t->m / 64 + 1) * 128;
-        /* Epilogue staging, when the bytes fit: the producer warpgroup's spare warps copy the
-         * tile's residual and bias into shared memory while the mainloop runs (read from global
-         * memory, with 128 accumulators in 168 registers a thread, few reads fit in flight and
-         * each waits a memory latency), and the outputs go out through the same tile buffer by
-         * bulk copies of whole rows (a warp's direct stores cover 8 rows x 16 bytes). */
-        bool cluster = strategy == FG_STRATEGY_CLUSTER;
-        size_t base = fg_arch_sm90_smem_bytes(t->m, t->n, t->stages, cluster, 0);
-        bool bias = plan__has_op(g, FG_OP_BIAS);
-        size_t staged = fg_arch_sm90_staged_inputs_bytes(t->m, t->n, out == FG_DTYPE_F32 ? 4 : 2, true, bias);
-        pg->staged_store_slot = -1;
-        if (base + staged <= fg_arch_smem_limit(FG_ARCH_SM90A)) {
-            pg->stage_tile = true;
-            pg->stage_residual = plan__has_op(g, FG_OP_RESIDUAL);
-            pg->stage_bias = bias;
-            base += staged;
-        }
-        pg->smem_bytes = base;    } else {
-        fg_arch_sm80_warps(t->m, t->n, &pg->warps_m, &pg->warps_n);
-        pg->threads = pg->warps_m * pg->warps_n * 32;
-        pg->smem_bytes = fg_arch_sm80_layout_smem_bytes(t->m, t->n, t->k, t->stages, g->b_layout == FG_LAYOUT_KN);
-    }
+    pg->staged_store_slot = -1;
     pg->b_layout = g->b_layout;
     pg->signature = sig;
     pg->pre = g->ops;
@@ -91,24 +105,17 @@ static void plan__gemm(fg_plan_gemm *pg, fg_family family, const fg_gemm *g, fg_
         pg->n_post = g->n_ops - i - 1;
         break;
     }
-    if (pg->stage_tile) {
-        /* The tile buffer holds the residual until the epilogue has read it: a store op goes
-         * through it only when no residual op follows (each thread reads its pair's residual,
-         * then writes its pair's value, at the same place). The first such store before the
-         * norm. The split strategy's pre-norm values fit its f16 rows only as bf16 (f16 out
-         * keeps f32 values): those go out directly. */
-        int slot = 0;
-        for (size_t i = 0; i < pg->n_pre; ++i) {
-            if (pg->pre[i].kind != FG_OP_STORE) continue;
-            bool residual_after = false;
-            for (size_t j = i + 1; j < g->n_ops; ++j) residual_after |= g->ops[j].kind == FG_OP_RESIDUAL;
-            if (!residual_after) {
-                pg->staged_store_slot = slot;
-                break;
-            }
-            ++slot;
-        }
-        pg->stage_out = !(pg->norm != FG_NORM_NONE && strategy == FG_STRATEGY_SPLIT && out == FG_DTYPE_F16);
+    if (family == FG_FAMILY_SM90) {
+        /* one consumer warpgroup per 64 rows (each warp owns 16 rows and all columns), plus the
+         * producer warpgroup */
+        pg->warps_m = (int)(t->m / 16);
+        pg->warps_n = 1;
+        pg->threads = (int)(t->m / 64 + 1) * 128;
+        plan__sm90_staging(pg, t, out, strategy == FG_STRATEGY_CLUSTER);
+    } else {
+        fg_arch_sm80_warps(t->m, t->n, &pg->warps_m, &pg->warps_n);
+        pg->threads = pg->warps_m * pg->warps_n * 32;
+        pg->smem_bytes = fg_arch_sm80_layout_smem_bytes(t->m, t->n, t->k, t->stages, g->b_layout == FG_LAYOUT_KN);
     }
 }
 

@@ -1,7 +1,8 @@
 /* fusegen_workspace.h - the layout of a kernel's workspace, shared by the runtime (which sizes
  * and checks it) and the generated launchers (which carve it). Offsets are 256-byte aligned.
  *   prenorm  f32 [M, N]                 split strategy: GEMM1 values before the norm (bf16
- *                                        outputs keep bf16 deviations in its first half)
+ *                                        outputs keep bf16 in its first half: deviations from
+ *                                        the tile mean for LayerNorm, the values for RMSNorm)
  *   stats    f32x2 [M, ceil(N/tile_n)]  split strategy: per-row partial (mean, M2) of each N tile
  *   hidden   out dtype [M, N]           chains: GEMM1's result, GEMM2's A operand */
 #ifndef FUSEGEN_WORKSPACE_H

@@ -23,7 +23,8 @@ struct Params {
     const void *bias, *residual, *gamma, *beta;
     void *store[MAX_STORES];
     long long ld_store[MAX_STORES];
-    float *prenorm;   // split: [m, n] values before the norm (f32; bf16 deviations for bf16 out)
+    float *prenorm;   // split: [m, n] values before the norm (f32; for bf16 out, bf16: LayerNorm
+                      // keeps deviations from the tile mean, RMSNorm the values)
     float *stats;     // split: per row and N tile, (mean, M2) or (mean of squares, 0)
     int stats_ld;     // N tiles per row
 };
@@ -496,8 +497,10 @@ struct Epilogue {
         if constexpr (STRATEGY == STRATEGY_SPLIT) {
             // Keep the values and this tile's partial statistics; the normalize kernel merges.
             // For a bf16 output the values travel as bf16, less the tile's mean for LayerNorm:
-            // a deviation rounded to bf16 is as precise, next to the row's spread, as the output
-            // itself, even for rows whose mean dwarfs their spread; half the bytes of f32.
+            // half the bytes of f32, and the rounding error scales with the deviation from the
+            // tile mean rather than with the value, so rows whose mean dwarfs their spread stay
+            // precise (plain bf16 values would not). The output is then rounded twice; where the
+            // tile means differ by several row spreads the error grows with that difference.
 #pragma unroll
             for (int mi = 0; mi < MI; ++mi)
 #pragma unroll
@@ -617,7 +620,8 @@ struct Epilogue {
     }
 
     // Split strategy, second kernel: one warp per row merges the tiles' statistics (Chan),
-    // then normalizes the f32 row, applies the ops after the norm, and writes the output.
+    // then normalizes the row (f32, or bf16 as the GEMM kernel left it), applies the ops after
+    // the norm, and writes the output.
     __device__ static void normalize(const Params &p)
     {
         const int lane = threadIdx.x & 31;

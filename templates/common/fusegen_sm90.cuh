@@ -383,7 +383,9 @@ struct GemmSm90 {
                     mbar_arrive(inputs_full);   // release: the copies this thread waited for are visible
                 }
             }
-            // The cluster strategy's barriers count every thread of the cluster.
+            // The cluster strategy's barriers count every thread of the cluster (and are
+            // .aligned: the warp whose thread 0 issued the copies reconverges first).
+            __syncwarp();
             for (int i = 0; i < Ep::kClusterSyncs; ++i) fusegen_sm80::cluster_sync();
             return;
         }
@@ -417,7 +419,7 @@ struct GemmSm90 {
             }
             wgmma_wait_all();
             // The tile's last stage: the producer may refill it with the next tile's operands.
-            if ((ctid & 127) == 0) mbar_arrive(&empty[(it - 1) % STAGES]);
+            if (KT > 0 && (ctid & 127) == 0) mbar_arrive(&empty[(it - 1) % STAGES]);
 
             fusegen_sm80::TileInputs in = {};
             if constexpr (STAGED) {

@@ -2,7 +2,9 @@
 #
 #   <prefix>/bin/fusegen                              the generator         fusegen::fusegen
 #   <prefix>/lib/libfusegen_runtime.a                 the runtime           fusegen::runtime
-#   <prefix>/include/fusegen/fusegen.h, fusegen_workspace.h
+#   <prefix>/lib/libfusegen_jit.a, libfusegen_gen.a   the runtime's JIT     fusegen::jit
+#                                                     (with the generator's stages; needs cJSON)
+#   <prefix>/include/fusegen/fusegen.h, fusegen_workspace.h, fusegen_jit.h
 #   <prefix>/share/fusegen/templates/                 the generator's templates
 #   <prefix>/lib/cmake/fusegen/                       fusegenConfig.cmake, fusegenConfigVersion.cmake,
 #                                                     fusegenTargets.cmake, fusegen_generate.cmake
@@ -46,6 +48,20 @@ if(TARGET fusegen_runtime)
     DESTINATION "${FUSEGEN_INSTALL_INCLUDEDIR}")
 else()
   set(FUSEGEN_PACKAGE_HAS_RUNTIME OFF)
+endif()
+
+# ---- the JIT ---------------------------------------------------------------------------------
+if(TARGET fusegen_jit)
+  set(FUSEGEN_PACKAGE_HAS_JIT ON)
+  set_target_properties(fusegen_jit PROPERTIES EXPORT_NAME jit)
+  set_target_properties(fusegen_gen PROPERTIES EXPORT_NAME generator_stages)
+  if(NOT TARGET fusegen::jit)
+    add_library(fusegen::jit ALIAS fusegen_jit)
+  endif()
+  install(TARGETS fusegen_jit fusegen_gen EXPORT fusegenTargets ARCHIVE DESTINATION "${CMAKE_INSTALL_LIBDIR}")
+  install(FILES "${PROJECT_SOURCE_DIR}/runtime/fusegen_jit.h" DESTINATION "${FUSEGEN_INSTALL_INCLUDEDIR}")
+else()
+  set(FUSEGEN_PACKAGE_HAS_JIT OFF)
 endif()
 
 # ---- the package -----------------------------------------------------------------------------

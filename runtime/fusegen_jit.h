@@ -11,8 +11,8 @@
  * cudaGetDriverEntryPointByVersion: nothing links libnvrtc or libcuda.
  *
  * Every call returns a fusegen_status and sets fusegen_last_detail() like the rest of the
- * runtime. Link the library target fusegen_jit (it carries the generator, cJSON and the
- * templates). */
+ * runtime. Link the library target fusegen::jit of the installed package (fusegen_jit in the
+ * source tree; it carries the generator, cJSON and the templates). */
 #ifndef FUSEGEN_JIT_H
 #define FUSEGEN_JIT_H
 

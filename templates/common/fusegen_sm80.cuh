@@ -47,13 +47,18 @@ __device__ __forceinline__ float2 ld_ro_f32x2(const void *p) { return __ldg(stat
 __device__ __forceinline__ uint2 ld_ro_u32x2(const void *p) { return __ldg(static_cast<const uint2 *>(p)); }
 
 // Elements i and i+1 (i even; rows start 16-byte aligned, checked on the host), as (x, y).
-template <int DT> __device__ __forceinline__ float2 load2_f32(const void *base, long long i)
+// Two 16-bit elements packed low-first (as they lie in memory), widened to (x, y).
+template <int DT> __device__ __forceinline__ float2 unpack2(unsigned u)
 {
-    if (DT == DT_F32) return ld_ro_f32x2(static_cast<const float *>(base) + i);
-    const unsigned u = ld_ro_u32(static_cast<const unsigned short *>(base) + i);
     const unsigned short lo = static_cast<unsigned short>(u), hi = static_cast<unsigned short>(u >> 16);
     if (DT == DT_BF16) return make_float2(bf16_bits_to_f32(lo), bf16_bits_to_f32(hi));
     return make_float2(f16_bits_to_f32(lo), f16_bits_to_f32(hi));
+}
+
+template <int DT> __device__ __forceinline__ float2 load2_f32(const void *base, long long i)
+{
+    if (DT == DT_F32) return ld_ro_f32x2(static_cast<const float *>(base) + i);
+    return unpack2<DT>(ld_ro_u32(static_cast<const unsigned short *>(base) + i));
 }
 
 // Two adjacent elements packed low-first, as they lie in memory.
@@ -110,9 +115,7 @@ template <int DT> __device__ __forceinline__ float2 ld_shared2(unsigned addr)
     }
     unsigned u;
     asm volatile("ld.shared.u32 %0, [%1];" : "=r"(u) : "r"(addr));
-    const unsigned short lo = static_cast<unsigned short>(u), hi = static_cast<unsigned short>(u >> 16);
-    if (DT == DT_BF16) return make_float2(bf16_bits_to_f32(lo), bf16_bits_to_f32(hi));
-    return make_float2(f16_bits_to_f32(lo), f16_bits_to_f32(hi));
+    return unpack2<DT>(u);
 }
 
 // Stores elements (x, y) at a shared-memory address (a DT pair, or BF16 bits for DT_BF16).
@@ -669,8 +672,7 @@ struct Epilogue {
                 const unsigned w[2] = {u.x, u.y};
 #pragma unroll
                 for (int j = 0; j < 2; ++j) {
-                    float2 v = make_float2(bf16_bits_to_f32(static_cast<unsigned short>(w[j])),
-                                           bf16_bits_to_f32(static_cast<unsigned short>(w[j] >> 16)));
+                    float2 v = unpack2<DT_BF16>(w[j]);
                     v = make_float2((v.x + back) * rstd, (v.y + back) * rstd);
                     v = Epi::post(affine(v, p, n + 2 * j), m, n + 2 * j, p, no_inputs);
                     store2_f32<DT_OUT>(p.out, static_cast<long long>(m) * p.ldo + n + 2 * j, v);

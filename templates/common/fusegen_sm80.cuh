@@ -398,7 +398,14 @@ struct Epilogue {
                     flush(p, in, p.out, p.ldo, kOutBytes, tid);
             }
         }
-        // The tile buffer may be refilled once the copies have read it.
+        // The tile buffer may be refilled once the copies have read it: the caller waits for
+        // that (release_tile) when it needs the buffer again, not here, so the copies of the
+        // last output overlap whatever the caller does next.
+    }
+
+    // After apply: the tile buffer's copies out have read it (threads 0..BM-1 issued them).
+    __device__ static void release_tile(const TileInputs &in, int tid)
+    {
         if ((in.staged_store || in.staged_out) && tid < BM) bulk_wait_read();
     }
 

@@ -394,6 +394,16 @@ struct GemmSm90 {
         const int consumer = warpgroup - 1;
         const int ctid = threadIdx.x - 128;   // thread index among the consumers
         int it = 0, j = 0;
+        // The previous tile's epilogue still owns the tile buffer: its copies out may not have
+        // read it yet. Released once the next tile's first wgmma is issued, so the copies
+        // overlap the mainloop instead of ending the epilogue.
+        bool release_pending = false;
+        const auto release = [&](const fusegen_sm80::TileInputs &prev) {
+            Ep::release_tile(prev, ctid);
+            mbar_arrive(inputs_empty);   // the producer may copy the next tile's inputs
+            release_pending = false;
+        };
+        fusegen_sm80::TileInputs in = {};
         for (int id = tiles.first; id < tiles.count; id += tiles.step, ++j) {
             const fusegen_sm80::TileCoord tile = tiles.coord(id);
             float acc[1][BN / 8][4];
@@ -416,12 +426,13 @@ struct GemmSm90 {
                 wgmma_commit();
                 wgmma_wait_one();
                 if (kt > 0 && (ctid & 127) == 0) mbar_arrive(&empty[(it - 1) % STAGES]);
+                if (STAGED && release_pending) release(in);
             }
             wgmma_wait_all();
             // The tile's last stage: the producer may refill it with the next tile's operands.
             if (KT > 0 && (ctid & 127) == 0) mbar_arrive(&empty[(it - 1) % STAGES]);
+            if (STAGED && release_pending) release(in);   // K == 0: no mainloop to overlap
 
-            fusegen_sm80::TileInputs in = {};
             if constexpr (STAGED) {
                 mbar_wait(inputs_full, j & 1);
                 in.staged_residual = Staging::kResidual;
@@ -436,7 +447,7 @@ struct GemmSm90 {
                 in.tile_ld = TILE_LD;
             }
             Ep::apply(p, in, acc, scratch, tile, ctid >> 5, 0, ctid & 31);
-            if constexpr (STAGED) mbar_arrive(inputs_empty);   // after apply's wait for the copies out
+            release_pending = STAGED;
         }
         // The bulk copies out of the tile buffer finish before the CTA does.
         if (Staging::kTile && ctid < BM) fusegen_sm80::bulk_wait();

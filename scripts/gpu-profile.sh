@@ -19,16 +19,23 @@ if ! { cmake -S . -B "$build" "${gen[@]}" -DCMAKE_BUILD_TYPE=Release -DFUSEGEN_C
   tail -40 "$out/build.log"; echo "build FAILED"; exit 1
 fi
 command -v ncu >/dev/null 2>&1 || { echo "gpu-profile: ncu not found"; exit 1; }
-# Clocks are left alone (the benchmark does not lock them either).
-ncu --clock-control none --set full --import-source yes \
-    -k 'regex:128x256x64_s3_split_gemm1$|128x256x64_s3_split_normalize1$|^fusegen_default_proj_sm90a_128x256x64_s3_gemm1$' \
-    --launch-skip 5 --launch-count 3 -f -o "$out/profile" \
-    "$build/bench/fusegen-bench" --quick --only "$problem" >"$out/ncu.log" 2>&1
-echo "ncu rc=$?" >>"$out/ncu.log"
-ncu --import "$out/profile.ncu-rep" --page details >"$out/details.txt" 2>&1
-ncu --import "$out/profile.ncu-rep" --page source --csv --print-source sass >"$out/source.csv" 2>&1
-ncu --import "$out/profile.ncu-rep" --page raw --csv \
-    --metrics gpu__time_duration.sum,sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active,lts__t_bytes.sum.per_second,dram__bytes.sum.per_second \
-    >"$out/raw.csv" 2>&1
-tail -5 "$out/ncu.log"
-cat "$out/raw.csv"
+# Clocks are left alone (the benchmark does not lock them either). One ncu run per kernel, so
+# each is caught on its own sixth launch.
+prof=$(mktemp -d)
+i=0
+for k in 'regex:128x256x64_s3_split_gemm1$' 'regex:128x256x64_s3_split_normalize1$' \
+         'regex:^fusegen_default_proj_sm90a_128x256x64_s3_gemm1$'; do
+  i=$((i + 1))
+  ncu --clock-control none --set full -k "$k" --launch-skip 5 --launch-count 1 -f -o "$prof/k$i" \
+      "$build/bench/fusegen-bench" --quick --only "$problem" >"$prof/ncu-k$i.log" 2>&1
+  echo "ncu rc=$?" >>"$prof/ncu-k$i.log"
+  ncu --import "$prof/k$i.ncu-rep" --page details >"$prof/details-k$i.txt" 2>&1
+  ncu --import "$prof/k$i.ncu-rep" --page source --csv --print-source sass >"$prof/source-k$i.csv" 2>&1
+  ncu --import "$prof/k$i.ncu-rep" --page raw --csv \
+      --metrics gpu__time_duration.sum,sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active,lts__t_bytes.sum.per_second,dram__bytes.sum.per_second \
+      >"$prof/raw-k$i.csv" 2>&1
+  tail -2 "$prof/ncu-k$i.log"
+  cut -d, -f5,12- "$prof/raw-k$i.csv" | tail -1
+done
+# One archive: the device tool brings back few files.
+tar -czf "$out/profile.tar.gz" -C "$prof" .

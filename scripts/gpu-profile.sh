@@ -37,5 +37,5 @@ for k in 'regex:128x256x64_s3_split_gemm1$' 'regex:128x256x64_s3_split_normalize
   tail -2 "$prof/ncu-k$i.log"
   cut -d, -f5,12- "$prof/raw-k$i.csv" | tail -1
 done
-# One archive: the device tool brings back few files.
+# Everything in one archive, one file to copy off the GPU machine.
 tar -czf "$out/profile.tar.gz" -C "$prof" .

@@ -96,9 +96,17 @@ struct TileInputs {
                            // columns n0.. of rows m0..) and the bias elements n0..
     int m0, n0, tile_ld;
 
+    // In unsigned (wrapping) arithmetic, so that for m = row + i, n = col + j the compiler
+    // keeps one address per thread and adds i and j as constants.
     template <int BYTES> __device__ unsigned at(int m, int n) const
     {
-        return tile + static_cast<unsigned>((m - m0) * tile_ld + (n - n0) * BYTES);
+        const unsigned ld = static_cast<unsigned>(tile_ld);
+        return tile + static_cast<unsigned>(m) * ld + static_cast<unsigned>(n) * BYTES -
+               (static_cast<unsigned>(m0) * ld + static_cast<unsigned>(n0) * BYTES);
+    }
+    template <int BYTES> __device__ unsigned bias_at(int n) const
+    {
+        return bias + static_cast<unsigned>(n) * BYTES - static_cast<unsigned>(n0) * BYTES;
     }
 };
 
@@ -130,7 +138,7 @@ template <int DT> __device__ __forceinline__ void st_shared2(unsigned addr, floa
 template <int DT> __device__ __forceinline__ float2 op_bias(float2 v, const Params &p, const TileInputs &in, int n)
 {
     constexpr int bytes = DT == DT_F32 ? 4 : 2;
-    const float2 b = in.staged_bias ? ld_shared2<DT>(in.bias + (n - in.n0) * bytes) : load2_f32<DT>(p.bias, n);
+    const float2 b = in.staged_bias ? ld_shared2<DT>(in.bias_at<bytes>(n)) : load2_f32<DT>(p.bias, n);
     return make_float2(v.x + b.x, v.y + b.y);
 }
 template <int DT>
@@ -357,16 +365,12 @@ struct Epilogue {
         sync();
     }
 
-    // Applies the whole epilogue to a CTA tile and writes it. scratch: SCRATCH_BYTES of shared
-    // memory no one else uses now.
-    __device__ static void apply(const Params &p, const TileInputs &in, float (&acc)[MI][NI][4], void *scratch,
-                                 TileCoord tile, int warp_m, int warp_n, int lane)
+    // Epi::pre on every pair of this thread; elements outside the matrix become 0 (CHECK:
+    // some may be outside).
+    template <bool CHECK>
+    __device__ static void pre_ops(const Params &p, const TileInputs &in, float (&acc)[MI][NI][4], int row_base,
+                                   int col_base)
     {
-        const int m0 = tile.m * BM, n0 = tile.n * BN;
-
-        // The ops before the norm, per element, in registers.
-        const int row_base = m0 + warp_m * WM + (lane >> 2);
-        const int col_base = n0 + warp_n * WN + (lane & 3) * 2;
 #pragma unroll
         for (int mi = 0; mi < MI; ++mi)
 #pragma unroll
@@ -376,21 +380,41 @@ struct Epilogue {
                     const int m = row_base + mi * 16 + h * 8, n = col_base + ni * 8;
                     // N is a multiple of 8, so a pair is either wholly inside or wholly outside.
                     float2 v = make_float2(0.0f, 0.0f);
-                    if (m < p.m && n < p.n) v = Epi::pre(make_float2(acc[mi][ni][h * 2], acc[mi][ni][h * 2 + 1]), m, n, p, in);
+                    if (!CHECK || (m < p.m && n < p.n))
+                        v = Epi::pre(make_float2(acc[mi][ni][h * 2], acc[mi][ni][h * 2 + 1]), m, n, p, in);
                     acc[mi][ni][h * 2] = v.x;
                     acc[mi][ni][h * 2 + 1] = v.y;
                 }
+    }
+
+    // Applies the whole epilogue to a CTA tile and writes it. scratch: SCRATCH_BYTES of shared
+    // memory no one else uses now.
+    __device__ static void apply(const Params &p, const TileInputs &in, float (&acc)[MI][NI][4], void *scratch,
+                                 TileCoord tile, int warp_m, int warp_n, int lane)
+    {
+        const int m0 = tile.m * BM, n0 = tile.n * BN;
+
+        // The ops before the norm, per element, in registers; a tile wholly inside the matrix
+        // skips the bounds checks.
+        const int row_base = m0 + warp_m * WM + (lane >> 2);
+        const int col_base = n0 + warp_n * WN + (lane & 3) * 2;
+        if (m0 + BM <= p.m && n0 + BN <= p.n)
+            pre_ops<false>(p, in, acc, row_base, col_base);
+        else
+            pre_ops<true>(p, in, acc, row_base, col_base);
         const int tid = (warp_m * WARPS_N + warp_n) * 32 + lane;
-        if (in.staged_store) {
-            flush(p, in, p.store[in.staged_slot], p.ld_store[in.staged_slot], kOutBytes, tid);
-            tile_free(tid);
-        }
+        if (in.staged_store) flush(p, in, p.store[in.staged_slot], p.ld_store[in.staged_slot], kOutBytes, tid);
+        // Out goes through the tile buffer too: it waits for the copies above to read the
+        // buffer (tile_free) as late as it can, after the norm's statistics.
+        const bool free_before_out = in.staged_store && in.staged_out;
 
         if constexpr (NORM == NORM_NONE) {
+            if (free_before_out) tile_free(tid);
             store_tile(p, in, acc, row_base, col_base);
             if (in.staged_out) flush(p, in, p.out, p.ldo, kOutBytes, tid);
         } else {
-            norm_epilogue(p, in, acc, static_cast<float *>(scratch), tile, row_base, col_base, warp_m, warp_n, lane);
+            norm_epilogue(p, in, acc, static_cast<float *>(scratch), tile, row_base, col_base, warp_m, warp_n, lane,
+                          free_before_out ? tid : -1);
             if (in.staged_out) {
                 if constexpr (STRATEGY == STRATEGY_SPLIT)
                     flush(p, in, p.prenorm, p.n, kPrenormBf16 ? 2 : 4, tid);
@@ -453,9 +477,11 @@ struct Epilogue {
     // The norm over each row: statistics (mean first, then centered squares; or the mean of
     // squares for RMSNorm), then the split hand-off, or the normalization in registers (row:
     // this CTA holds whole rows; cluster: the cluster does, and the CTAs add their partials).
+    // free_tid >= 0: the tile buffer is still being copied out; free it (tile_free(free_tid))
+    // before writing into it.
     __device__ static void norm_epilogue(const Params &p, const TileInputs &in, float (&acc)[MI][NI][4], float *scratch,
-                                         TileCoord tile,
-                                         int row_base, int col_base, int warp_m, int warp_n, int lane)
+                                         TileCoord tile, int row_base, int col_base, int warp_m, int warp_n, int lane,
+                                         int free_tid)
     {
         float *red = scratch;
         float *xch = scratch + WARPS_N * BM;
@@ -504,6 +530,7 @@ struct Epilogue {
             if constexpr (STRATEGY == STRATEGY_CLUSTER) cluster_total(second, xch + BM, warp_m, warp_n, lane);
         }
 
+        if (free_tid >= 0) tile_free(free_tid);
         if constexpr (STRATEGY == STRATEGY_SPLIT) {
             // Keep the values and this tile's partial statistics; the normalize kernel merges.
             // For a bf16 output the values travel as bf16, less the tile's mean for LayerNorm:
@@ -518,7 +545,8 @@ struct Epilogue {
 #pragma unroll
                     for (int h = 0; h < 2; ++h) {
                         const int m = row_base + mi * 16 + h * 8, n = col_base + ni * 8;
-                        if (m >= p.m || n >= p.n) continue;
+                        // The tile buffer holds the whole tile; its copies out skip what is outside.
+                        if (!in.staged_out && (m >= p.m || n >= p.n)) continue;
                         const long long i = static_cast<long long>(m) * p.n + n;
                         if constexpr (kPrenormBf16) {
                             const float c = NORM == NORM_LAYERNORM ? mean[mi][h] : 0.0f;

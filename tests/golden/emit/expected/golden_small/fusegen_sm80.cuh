@@ -657,6 +657,32 @@ struct Epilogue {
             store2_f32<DT_OUT>(p.out, static_cast<long long>(m) * p.ldo + n, v);
     }
 
+    // Normalize kernel, bf16 rows: 16-byte loads a lane, kNormLoads of them in flight, so a
+    // warp covers 32 * 8 * kNormLoads columns a round.
+    static constexpr int kNormLoads = 4;
+    __device__ static void load_chunk(uint4 (&chunk)[kNormLoads], const unsigned short *row, int c0, int lane, int n_cols)
+    {
+#pragma unroll
+        for (int i = 0; i < kNormLoads; ++i) {
+            const int n = c0 + (i * 32 + lane) * 8;   // N % 8 == 0: 8 columns are all in or all out
+            if (n < n_cols) chunk[i] = __ldg(reinterpret_cast<const uint4 *>(row + n));
+        }
+    }
+    // Eight output elements from element i on: one or two 16-byte stores (i % 8 == 0, and the
+    // output's pointer and leading dimension keep that 16-byte aligned).
+    __device__ static void store8(void *out, long long i, const float2 (&v)[4])
+    {
+        if constexpr (DT_OUT == DT_F32) {
+            float4 *o = reinterpret_cast<float4 *>(static_cast<float *>(out) + i);
+            o[0] = make_float4(v[0].x, v[0].y, v[1].x, v[1].y);
+            o[1] = make_float4(v[2].x, v[2].y, v[3].x, v[3].y);
+        } else {
+            *reinterpret_cast<uint4 *>(static_cast<unsigned short *>(out) + i) =
+                make_uint4(pack2<DT_OUT>(v[0].x, v[0].y), pack2<DT_OUT>(v[1].x, v[1].y), pack2<DT_OUT>(v[2].x, v[2].y),
+                           pack2<DT_OUT>(v[3].x, v[3].y));
+        }
+    }
+
     // Split strategy, second kernel: one warp per row merges the tiles' statistics (Chan),
     // then normalizes the row (f32, or bf16 as the GEMM kernel left it), applies the ops after
     // the norm, and writes the output.
@@ -666,6 +692,11 @@ struct Epilogue {
         const int m = blockIdx.x * (NORMALIZE_THREADS / 32) + (threadIdx.x >> 5);
         if (m >= p.m) return;
         const float *st = p.stats + static_cast<long long>(m) * p.stats_ld * 2;
+        // bf16 rows: the first columns' loads are issued before the statistics are merged, so
+        // both are in flight at once.
+        const unsigned short *row16 = reinterpret_cast<const unsigned short *>(p.prenorm) + static_cast<long long>(m) * p.n;
+        uint4 chunk[kNormLoads] = {};
+        if constexpr (kPrenormBf16) load_chunk(chunk, row16, 0, lane, p.n);
         float cnt = 0.0f, mean = 0.0f, m2 = 0.0f;
         for (int t = lane; t < p.stats_ld; t += 32) {
             float c = static_cast<float>(min(BN, p.n - t * BN));
@@ -698,20 +729,26 @@ struct Epilogue {
         const TileInputs no_inputs = {};
         // The pre-norm row was written by the GEMM kernel; in this kernel it is read-only.
         if constexpr (kPrenormBf16) {
-            const unsigned short *row = reinterpret_cast<const unsigned short *>(p.prenorm) + static_cast<long long>(m) * p.n;
-#pragma unroll 4
-            for (int n = lane * 4; n < p.n; n += 128) {
-                const uint2 u = ld_ro_u32x2(row + n);
-                // LayerNorm: the stored deviation plus its tile's mean, less the row's mean.
-                const float back = NORM == NORM_LAYERNORM ? st[2 * (n / BN)] - shift : 0.0f;
-                const unsigned w[2] = {u.x, u.y};
+            for (int c0 = 0;;) {
 #pragma unroll
-                for (int j = 0; j < 2; ++j) {
-                    float2 v = unpack2<DT_BF16>(w[j]);
-                    v = make_float2((v.x + back) * rstd, (v.y + back) * rstd);
-                    v = Epi::post(affine(v, p, n + 2 * j), m, n + 2 * j, p, no_inputs);
-                    store2_f32<DT_OUT>(p.out, static_cast<long long>(m) * p.ldo + n + 2 * j, v);
+                for (int i = 0; i < kNormLoads; ++i) {
+                    const int n = c0 + (i * 32 + lane) * 8;
+                    if (n >= p.n) break;
+                    // LayerNorm: the stored deviation plus its tile's mean, less the row's mean.
+                    const float back = NORM == NORM_LAYERNORM ? st[2 * (n / BN)] - shift : 0.0f;
+                    const unsigned w[4] = {chunk[i].x, chunk[i].y, chunk[i].z, chunk[i].w};
+                    float2 v[4];
+#pragma unroll
+                    for (int j = 0; j < 4; ++j) {
+                        v[j] = unpack2<DT_BF16>(w[j]);
+                        v[j] = make_float2((v[j].x + back) * rstd, (v[j].y + back) * rstd);
+                        v[j] = Epi::post(affine(v[j], p, n + 2 * j), m, n + 2 * j, p, no_inputs);
+                    }
+                    store8(p.out, static_cast<long long>(m) * p.ldo + n, v);
                 }
+                c0 += kNormLoads * 32 * 8;
+                if (c0 >= p.n) break;
+                load_chunk(chunk, row16, c0, lane, p.n);
             }
         } else {
             const float *row = p.prenorm + static_cast<long long>(m) * p.n;

@@ -70,8 +70,8 @@ size_t fg_arch_sm90_smem_bytes(long m, long n, long stages, bool cluster, size_t
 
 size_t fg_arch_sm90_staged_inputs_bytes(long m, long n, int out_bytes, bool tile, bool bias)
 {
-    /* the tile buffer (residual in, outputs out): rows padded by 16 bytes, so that the 8 rows
-     * one warp touches at once fall on different banks; the bias as one row */
+    /* the tile buffer (residual in, outputs out; TMA boxes with the 128-byte swizzle, no
+     * padding); the bias as one row */
     size_t row = (size_t)n * (size_t)out_bytes;
-    return (tile ? (size_t)m * (row + 16u) : 0u) + (bias ? row : 0u);
+    return (tile ? (size_t)m * row : 0u) + (bias ? row : 0u);
 }

@@ -25,7 +25,11 @@ void fg_launch_record(const fg_plan_kernel *pk, int index, fg_launch_gemm *out)
     out->cluster = norm && g->strategy == FG_STRATEGY_CLUSTER;
     out->persistent = pk->family == FG_FAMILY_SM90 && !out->cluster;
     out->dt_ab = pk->spec->a;
+    out->dt_out = pk->spec->out;
     out->out_bytes = pk->spec->out == FG_DTYPE_F32 ? 4 : 2;
+    out->map_residual = pk->family == FG_FAMILY_SM90 && g->stage_residual;
+    out->map_store_slot = pk->family == FG_FAMILY_SM90 ? g->staged_store_slot : -1;
+    out->map_out = pk->family == FG_FAMILY_SM90 && g->stage_out ? (out->split ? 2 : 1) : 0;
     out->threads = g->threads;
     out->smem_bytes = (int)g->smem_bytes;
     out->tma_box_a = pk->family == FG_FAMILY_SM90 ? (int)g->bm : 0;
@@ -60,6 +64,12 @@ static void launch__checks(fg_buf *b, const fg_plan_kernel *pk, int index)
         fg_buf_printf(b, "static_assert(%s::Gemm%d::kPersistent == %s, "
                          "\"fusegen JIT: the grid of %s GEMM%d differs from its launch record\");\n",
                       n, index, r.persistent ? "true" : "false", n, index);
+        fg_buf_printf(b, "static_assert(%s::Gemm%d::kMapResidual == %s && %s::Gemm%d::kMapStoreSlot == %d && "
+                         "%s::Gemm%d::kMapOut == %d && %s::Gemm%d::kDtOut == fusegen_sm80::%s && "
+                         "%s::Gemm%d::kTmaBoxEpi == %d, "
+                         "\"fusegen JIT: the epilogue maps of %s GEMM%d differ from its launch record\");\n",
+                      n, index, r.map_residual ? "true" : "false", n, index, r.map_store_slot, n, index, r.map_out,
+                      n, index, launch__dt_name(r.dt_out), n, index, r.tile_m, n, index);
     }
 }
 

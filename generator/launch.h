@@ -25,7 +25,12 @@ typedef struct fg_launch_gemm {
     int persistent;           /* Hopper, not cluster: min(tiles, SMs) CTAs work through the tiles */
     int tma_box_a, tma_box_b; /* Hopper: rows of the A and B boxes (64 columns each) */
     fg_dtype dt_ab;           /* the operands' dtype (GEMM2 of a chain too) */
+    fg_dtype dt_out;          /* the output's dtype (also the residual's and the store ops') */
     int out_bytes;            /* bytes of one output element */
+    /* Hopper: the epilogue's TMA maps (fusegen_sm90::EpilogueMaps, boxes of tile_m rows):
+     * the residual's, store op map_store_slot's (-1: none), and map_out (0 none, 1 out,
+     * 2 the split strategy's pre-norm values, packed, of type dt_out) */
+    int map_residual, map_store_slot, map_out;
 } fg_launch_gemm;
 
 /* The launch record of GEMM `index` (1 or 2) of planned kernel pk. */

@@ -67,6 +67,11 @@ typedef struct jit__params {
     int stats_ld;
 } jit__params;
 
+/* fusegen_sm90::EpilogueMaps: the residual's, a store op's and the output's tensor maps. */
+typedef struct jit__epilogue_maps {
+    CUtensorMap residual, store, out;
+} jit__epilogue_maps;
+
 typedef struct jit__variant {
     struct fusegen_jit *owner;
     size_t index;                  /* in kernels[]; its functions are fn[JIT__FNS * index ...] */
@@ -584,10 +589,14 @@ static void jit__append_layout_checks(fg_buf *b, int hopper)
     }
     fg_buf_printf(b, "static_assert(fusegen_sm80::MAX_STORES == %d, \"fusegen JIT: MAX_STORES changed\");\n",
                   FUSEGEN_MAX_STORES);
-    if (hopper)
+    if (hopper) {
         fg_buf_printf(b, "static_assert(sizeof(fusegen_sm90::TensorMap) == %zu, "
                          "\"fusegen JIT: fusegen_sm90::TensorMap is not a CUtensorMap\");\n",
                       sizeof(CUtensorMap));
+        fg_buf_printf(b, "static_assert(sizeof(fusegen_sm90::EpilogueMaps) == %zu, "
+                         "\"fusegen JIT: fusegen_sm90::EpilogueMaps is not three CUtensorMaps\");\n",
+                      sizeof(jit__epilogue_maps));
+    }
     fg_buf_puts(b, "}  // namespace fusegen_jit_check\n");
 }
 
@@ -978,20 +987,44 @@ static jit__params jit__gemm1_params(const fusegen_problem *pr, const fusegen_ar
     return g;
 }
 
-/* A K-major [rows, cols] matrix of 16-bit elements read in boxes of box_rows x 64, 128-byte
- * swizzle, zeros past the edges (fusegen_sm90::make_tensor_map). */
+/* A row-major [rows, cols] matrix of dt elements, row stride ld, copied in boxes of box_rows x
+ * 128 bytes, 128-byte swizzle, zeros past the edges (fusegen_sm90::make_tensor_map). */
 static int jit__tensor_map(CUtensorMap *map, const void *base, fg_dtype dt, long long rows, long long cols,
                            long long ld, int box_rows, const char *what, char *why, size_t len)
 {
+    const unsigned bytes = dt == FG_DTYPE_F32 ? 4u : 2u;
     const cuuint64_t dims[2] = {(cuuint64_t)cols, (cuuint64_t)rows};
-    const cuuint64_t strides[1] = {(cuuint64_t)ld * 2u};
-    const cuuint32_t box[2] = {64u, (cuuint32_t)box_rows};
+    const cuuint64_t strides[1] = {(cuuint64_t)ld * bytes};
+    const cuuint32_t box[2] = {128u / bytes, (cuuint32_t)box_rows};
     const cuuint32_t element_strides[2] = {1u, 1u};
-    CUresult r = jit__cu.tensor_map_encode_tiled(
-        map, dt == FG_DTYPE_BF16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2, (void *)base,
-        dims, strides, box, element_strides, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
-        CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+    const CUtensorMapDataType type = dt == FG_DTYPE_BF16  ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
+                                     : dt == FG_DTYPE_F16 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16
+                                                          : CU_TENSOR_MAP_DATA_TYPE_FLOAT32;
+    CUresult r = jit__cu.tensor_map_encode_tiled(map, type, 2, (void *)base, dims, strides, box, element_strides,
+                                                 CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+                                                 CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
     return r == CUDA_SUCCESS ? 0 : jit__cu_fail(r, why, len, "cuTensorMapEncodeTiled (%s)", what);
+}
+
+/* The epilogue maps of a Hopper GEMM, as its record says (fusegen_sm90::make_epilogue_maps). */
+static int jit__epilogue_tensor_maps(jit__epilogue_maps *maps, const fg_launch_gemm *rec, const jit__params *g,
+                                     char *why, size_t len)
+{
+    memset(maps, 0, sizeof *maps);
+    const int slot = rec->map_store_slot;
+    if (rec->map_residual &&
+        jit__tensor_map(&maps->residual, g->residual, rec->dt_out, g->m, g->n, g->ldr, rec->tile_m, "residual", why, len))
+        return 1;
+    if (slot >= 0 && jit__tensor_map(&maps->store, g->store[slot], rec->dt_out, g->m, g->n, g->ld_store[slot],
+                                     rec->tile_m, "store", why, len))
+        return 1;
+    if (rec->map_out == 1 &&
+        jit__tensor_map(&maps->out, g->out, rec->dt_out, g->m, g->n, g->ldo, rec->tile_m, "out", why, len))
+        return 1;
+    if (rec->map_out == 2 &&
+        jit__tensor_map(&maps->out, g->prenorm, rec->dt_out, g->m, g->n, g->n, rec->tile_m, "pre-norm", why, len))
+        return 1;
+    return 0;
 }
 
 /* One GEMM (and its normalize kernel for the split strategy) on stream. */
@@ -1009,10 +1042,12 @@ static int jit__launch_gemm(const fg_launch_gemm *rec, jit__params g, CUfunction
     const unsigned gy = (unsigned)((g.m + rec->tile_m - 1) / rec->tile_m);
     if (rec->family == FG_FAMILY_SM90) {
         CUtensorMap map_a, map_b;
+        jit__epilogue_maps maps;
         if (jit__tensor_map(&map_a, g.a, rec->dt_ab, g.m, g.k, g.lda, rec->tma_box_a, "A", why, len) ||
-            jit__tensor_map(&map_b, g.b, rec->dt_ab, g.n, g.k, g.ldb, rec->tma_box_b, "B", why, len))
+            jit__tensor_map(&map_b, g.b, rec->dt_ab, g.n, g.k, g.ldb, rec->tma_box_b, "B", why, len) ||
+            jit__epilogue_tensor_maps(&maps, rec, &g, why, len))
             return 1;
-        void *params[3] = {&g, &map_a, &map_b};
+        void *params[4] = {&g, &map_a, &map_b, &maps};
         if (rec->persistent) {
             /* one CTA per SM (each takes an SM's shared memory), never more than the tiles */
             int device = 0, sms = 0;

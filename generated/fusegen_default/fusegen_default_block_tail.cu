@@ -40,7 +40,7 @@ struct Staging1 {
 };
 using Gemm1 = fusegen_sm90::GemmSm90<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF16, 128, 128, 3,
                                        fusegen_sm80::NORM_LAYERNORM, fusegen_sm80::STRATEGY_ROW, Epilogue1, Staging1>;
-static_assert(Gemm1::kSmemBytes == 134976, "the plan and the family agree on shared memory");
+static_assert(Gemm1::kSmemBytes == 132928, "the plan and the family agree on shared memory");
 
 // GEMM2 epilogue: bias+relu
 struct Epilogue2 {
@@ -74,20 +74,22 @@ struct Staging2 {
 };
 using Gemm2 = fusegen_sm90::GemmSm90<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF16, 128, 256, 3,
                                        fusegen_sm80::NORM_NONE, fusegen_sm80::STRATEGY_NONE, Epilogue2, Staging2>;
-static_assert(Gemm2::kSmemBytes == 217152, "the plan and the family agree on shared memory");
+static_assert(Gemm2::kSmemBytes == 215104, "the plan and the family agree on shared memory");
 
 }  // namespace block_tail_sm90a_128x128x64_s3_row_g2_128x256x64_s3
 
 extern "C" __global__ void __launch_bounds__(384, 1) fusegen_default_block_tail_sm90a_128x128x64_s3_row_g2_128x256x64_s3_gemm1(fusegen_sm80::Params p, const __grid_constant__ fusegen_sm90::TensorMap map_a,
-    const __grid_constant__ fusegen_sm90::TensorMap map_b)
+    const __grid_constant__ fusegen_sm90::TensorMap map_b,
+    const __grid_constant__ fusegen_sm90::EpilogueMaps maps)
 {
-    block_tail_sm90a_128x128x64_s3_row_g2_128x256x64_s3::Gemm1::run(p, map_a, map_b);
+    block_tail_sm90a_128x128x64_s3_row_g2_128x256x64_s3::Gemm1::run(p, map_a, map_b, maps);
 }
 
 extern "C" __global__ void __launch_bounds__(384, 1) fusegen_default_block_tail_sm90a_128x128x64_s3_row_g2_128x256x64_s3_gemm2(fusegen_sm80::Params p, const __grid_constant__ fusegen_sm90::TensorMap map_a,
-    const __grid_constant__ fusegen_sm90::TensorMap map_b)
+    const __grid_constant__ fusegen_sm90::TensorMap map_b,
+    const __grid_constant__ fusegen_sm90::EpilogueMaps maps)
 {
-    block_tail_sm90a_128x128x64_s3_row_g2_128x256x64_s3::Gemm2::run(p, map_a, map_b);
+    block_tail_sm90a_128x128x64_s3_row_g2_128x256x64_s3::Gemm2::run(p, map_a, map_b, maps);
 }
 
 // ---- block_tail_sm90a_128x128x64_s3_cluster_g2_128x256x64_s3 ----
@@ -126,7 +128,7 @@ struct Staging1 {
 };
 using Gemm1 = fusegen_sm90::GemmSm90<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF16, 128, 128, 3,
                                        fusegen_sm80::NORM_LAYERNORM, fusegen_sm80::STRATEGY_CLUSTER, Epilogue1, Staging1>;
-static_assert(Gemm1::kSmemBytes == 136000, "the plan and the family agree on shared memory");
+static_assert(Gemm1::kSmemBytes == 133952, "the plan and the family agree on shared memory");
 
 // GEMM2 epilogue: bias+relu
 struct Epilogue2 {
@@ -160,20 +162,22 @@ struct Staging2 {
 };
 using Gemm2 = fusegen_sm90::GemmSm90<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF16, 128, 256, 3,
                                        fusegen_sm80::NORM_NONE, fusegen_sm80::STRATEGY_NONE, Epilogue2, Staging2>;
-static_assert(Gemm2::kSmemBytes == 217152, "the plan and the family agree on shared memory");
+static_assert(Gemm2::kSmemBytes == 215104, "the plan and the family agree on shared memory");
 
 }  // namespace block_tail_sm90a_128x128x64_s3_cluster_g2_128x256x64_s3
 
 extern "C" __global__ void __launch_bounds__(384, 1) fusegen_default_block_tail_sm90a_128x128x64_s3_cluster_g2_128x256x64_s3_gemm1(fusegen_sm80::Params p, const __grid_constant__ fusegen_sm90::TensorMap map_a,
-    const __grid_constant__ fusegen_sm90::TensorMap map_b)
+    const __grid_constant__ fusegen_sm90::TensorMap map_b,
+    const __grid_constant__ fusegen_sm90::EpilogueMaps maps)
 {
-    block_tail_sm90a_128x128x64_s3_cluster_g2_128x256x64_s3::Gemm1::run(p, map_a, map_b);
+    block_tail_sm90a_128x128x64_s3_cluster_g2_128x256x64_s3::Gemm1::run(p, map_a, map_b, maps);
 }
 
 extern "C" __global__ void __launch_bounds__(384, 1) fusegen_default_block_tail_sm90a_128x128x64_s3_cluster_g2_128x256x64_s3_gemm2(fusegen_sm80::Params p, const __grid_constant__ fusegen_sm90::TensorMap map_a,
-    const __grid_constant__ fusegen_sm90::TensorMap map_b)
+    const __grid_constant__ fusegen_sm90::TensorMap map_b,
+    const __grid_constant__ fusegen_sm90::EpilogueMaps maps)
 {
-    block_tail_sm90a_128x128x64_s3_cluster_g2_128x256x64_s3::Gemm2::run(p, map_a, map_b);
+    block_tail_sm90a_128x128x64_s3_cluster_g2_128x256x64_s3::Gemm2::run(p, map_a, map_b, maps);
 }
 
 // ---- block_tail_sm90a_128x128x64_s3_split_g2_128x256x64_s3 ----
@@ -212,7 +216,7 @@ struct Staging1 {
 };
 using Gemm1 = fusegen_sm90::GemmSm90<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF16, 128, 128, 3,
                                        fusegen_sm80::NORM_LAYERNORM, fusegen_sm80::STRATEGY_SPLIT, Epilogue1, Staging1>;
-static_assert(Gemm1::kSmemBytes == 134976, "the plan and the family agree on shared memory");
+static_assert(Gemm1::kSmemBytes == 132928, "the plan and the family agree on shared memory");
 
 // GEMM2 epilogue: bias+relu
 struct Epilogue2 {
@@ -246,14 +250,15 @@ struct Staging2 {
 };
 using Gemm2 = fusegen_sm90::GemmSm90<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF16, 128, 256, 3,
                                        fusegen_sm80::NORM_NONE, fusegen_sm80::STRATEGY_NONE, Epilogue2, Staging2>;
-static_assert(Gemm2::kSmemBytes == 217152, "the plan and the family agree on shared memory");
+static_assert(Gemm2::kSmemBytes == 215104, "the plan and the family agree on shared memory");
 
 }  // namespace block_tail_sm90a_128x128x64_s3_split_g2_128x256x64_s3
 
 extern "C" __global__ void __launch_bounds__(384, 1) fusegen_default_block_tail_sm90a_128x128x64_s3_split_g2_128x256x64_s3_gemm1(fusegen_sm80::Params p, const __grid_constant__ fusegen_sm90::TensorMap map_a,
-    const __grid_constant__ fusegen_sm90::TensorMap map_b)
+    const __grid_constant__ fusegen_sm90::TensorMap map_b,
+    const __grid_constant__ fusegen_sm90::EpilogueMaps maps)
 {
-    block_tail_sm90a_128x128x64_s3_split_g2_128x256x64_s3::Gemm1::run(p, map_a, map_b);
+    block_tail_sm90a_128x128x64_s3_split_g2_128x256x64_s3::Gemm1::run(p, map_a, map_b, maps);
 }
 
 extern "C" __global__ void __launch_bounds__(fusegen_sm80::NORMALIZE_THREADS) fusegen_default_block_tail_sm90a_128x128x64_s3_split_g2_128x256x64_s3_normalize1(fusegen_sm80::Params p)
@@ -262,9 +267,10 @@ extern "C" __global__ void __launch_bounds__(fusegen_sm80::NORMALIZE_THREADS) fu
 }
 
 extern "C" __global__ void __launch_bounds__(384, 1) fusegen_default_block_tail_sm90a_128x128x64_s3_split_g2_128x256x64_s3_gemm2(fusegen_sm80::Params p, const __grid_constant__ fusegen_sm90::TensorMap map_a,
-    const __grid_constant__ fusegen_sm90::TensorMap map_b)
+    const __grid_constant__ fusegen_sm90::TensorMap map_b,
+    const __grid_constant__ fusegen_sm90::EpilogueMaps maps)
 {
-    block_tail_sm90a_128x128x64_s3_split_g2_128x256x64_s3::Gemm2::run(p, map_a, map_b);
+    block_tail_sm90a_128x128x64_s3_split_g2_128x256x64_s3::Gemm2::run(p, map_a, map_b, maps);
 }
 
 // ---- block_tail_sm80_128x128x64_s3_row_g2_128x256x64_s3 ----

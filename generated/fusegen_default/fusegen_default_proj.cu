@@ -38,14 +38,15 @@ struct Staging1 {
 };
 using Gemm1 = fusegen_sm90::GemmSm90<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF16, 128, 256, 3,
                                        fusegen_sm80::NORM_NONE, fusegen_sm80::STRATEGY_NONE, Epilogue1, Staging1>;
-static_assert(Gemm1::kSmemBytes == 216640, "the plan and the family agree on shared memory");
+static_assert(Gemm1::kSmemBytes == 214592, "the plan and the family agree on shared memory");
 
 }  // namespace proj_sm90a_128x256x64_s3
 
 extern "C" __global__ void __launch_bounds__(384, 1) fusegen_default_proj_sm90a_128x256x64_s3_gemm1(fusegen_sm80::Params p, const __grid_constant__ fusegen_sm90::TensorMap map_a,
-    const __grid_constant__ fusegen_sm90::TensorMap map_b)
+    const __grid_constant__ fusegen_sm90::TensorMap map_b,
+    const __grid_constant__ fusegen_sm90::EpilogueMaps maps)
 {
-    proj_sm90a_128x256x64_s3::Gemm1::run(p, map_a, map_b);
+    proj_sm90a_128x256x64_s3::Gemm1::run(p, map_a, map_b, maps);
 }
 
 // ---- proj_sm80_128x256x64_s3 ----

@@ -42,14 +42,15 @@ struct Staging1 {
 };
 using Gemm1 = fusegen_sm90::GemmSm90<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF16, 128, 128, 3,
                                        fusegen_sm80::NORM_LAYERNORM, fusegen_sm80::STRATEGY_ROW, Epilogue1, Staging1>;
-static_assert(Gemm1::kSmemBytes == 134976, "the plan and the family agree on shared memory");
+static_assert(Gemm1::kSmemBytes == 132928, "the plan and the family agree on shared memory");
 
 }  // namespace proj_bias_residual_layernorm_sm90a_128x128x64_s3_row
 
 extern "C" __global__ void __launch_bounds__(384, 1) fusegen_default_proj_bias_residual_layernorm_sm90a_128x128x64_s3_row_gemm1(fusegen_sm80::Params p, const __grid_constant__ fusegen_sm90::TensorMap map_a,
-    const __grid_constant__ fusegen_sm90::TensorMap map_b)
+    const __grid_constant__ fusegen_sm90::TensorMap map_b,
+    const __grid_constant__ fusegen_sm90::EpilogueMaps maps)
 {
-    proj_bias_residual_layernorm_sm90a_128x128x64_s3_row::Gemm1::run(p, map_a, map_b);
+    proj_bias_residual_layernorm_sm90a_128x128x64_s3_row::Gemm1::run(p, map_a, map_b, maps);
 }
 
 // ---- proj_bias_residual_layernorm_sm90a_128x128x64_s3_cluster ----
@@ -90,14 +91,15 @@ struct Staging1 {
 };
 using Gemm1 = fusegen_sm90::GemmSm90<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF16, 128, 128, 3,
                                        fusegen_sm80::NORM_LAYERNORM, fusegen_sm80::STRATEGY_CLUSTER, Epilogue1, Staging1>;
-static_assert(Gemm1::kSmemBytes == 136000, "the plan and the family agree on shared memory");
+static_assert(Gemm1::kSmemBytes == 133952, "the plan and the family agree on shared memory");
 
 }  // namespace proj_bias_residual_layernorm_sm90a_128x128x64_s3_cluster
 
 extern "C" __global__ void __launch_bounds__(384, 1) fusegen_default_proj_bias_residual_layernorm_sm90a_128x128x64_s3_cluster_gemm1(fusegen_sm80::Params p, const __grid_constant__ fusegen_sm90::TensorMap map_a,
-    const __grid_constant__ fusegen_sm90::TensorMap map_b)
+    const __grid_constant__ fusegen_sm90::TensorMap map_b,
+    const __grid_constant__ fusegen_sm90::EpilogueMaps maps)
 {
-    proj_bias_residual_layernorm_sm90a_128x128x64_s3_cluster::Gemm1::run(p, map_a, map_b);
+    proj_bias_residual_layernorm_sm90a_128x128x64_s3_cluster::Gemm1::run(p, map_a, map_b, maps);
 }
 
 // ---- proj_bias_residual_layernorm_sm90a_128x128x64_s3_split ----
@@ -138,14 +140,15 @@ struct Staging1 {
 };
 using Gemm1 = fusegen_sm90::GemmSm90<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF16, 128, 128, 3,
                                        fusegen_sm80::NORM_LAYERNORM, fusegen_sm80::STRATEGY_SPLIT, Epilogue1, Staging1>;
-static_assert(Gemm1::kSmemBytes == 134976, "the plan and the family agree on shared memory");
+static_assert(Gemm1::kSmemBytes == 132928, "the plan and the family agree on shared memory");
 
 }  // namespace proj_bias_residual_layernorm_sm90a_128x128x64_s3_split
 
 extern "C" __global__ void __launch_bounds__(384, 1) fusegen_default_proj_bias_residual_layernorm_sm90a_128x128x64_s3_split_gemm1(fusegen_sm80::Params p, const __grid_constant__ fusegen_sm90::TensorMap map_a,
-    const __grid_constant__ fusegen_sm90::TensorMap map_b)
+    const __grid_constant__ fusegen_sm90::TensorMap map_b,
+    const __grid_constant__ fusegen_sm90::EpilogueMaps maps)
 {
-    proj_bias_residual_layernorm_sm90a_128x128x64_s3_split::Gemm1::run(p, map_a, map_b);
+    proj_bias_residual_layernorm_sm90a_128x128x64_s3_split::Gemm1::run(p, map_a, map_b, maps);
 }
 
 extern "C" __global__ void __launch_bounds__(fusegen_sm80::NORMALIZE_THREADS) fusegen_default_proj_bias_residual_layernorm_sm90a_128x128x64_s3_split_normalize1(fusegen_sm80::Params p)
@@ -191,14 +194,15 @@ struct Staging1 {
 };
 using Gemm1 = fusegen_sm90::GemmSm90<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF16, 128, 256, 3,
                                        fusegen_sm80::NORM_LAYERNORM, fusegen_sm80::STRATEGY_SPLIT, Epilogue1, Staging1>;
-static_assert(Gemm1::kSmemBytes == 217152, "the plan and the family agree on shared memory");
+static_assert(Gemm1::kSmemBytes == 215104, "the plan and the family agree on shared memory");
 
 }  // namespace proj_bias_residual_layernorm_sm90a_128x256x64_s3_split
 
 extern "C" __global__ void __launch_bounds__(384, 1) fusegen_default_proj_bias_residual_layernorm_sm90a_128x256x64_s3_split_gemm1(fusegen_sm80::Params p, const __grid_constant__ fusegen_sm90::TensorMap map_a,
-    const __grid_constant__ fusegen_sm90::TensorMap map_b)
+    const __grid_constant__ fusegen_sm90::TensorMap map_b,
+    const __grid_constant__ fusegen_sm90::EpilogueMaps maps)
 {
-    proj_bias_residual_layernorm_sm90a_128x256x64_s3_split::Gemm1::run(p, map_a, map_b);
+    proj_bias_residual_layernorm_sm90a_128x256x64_s3_split::Gemm1::run(p, map_a, map_b, maps);
 }
 
 extern "C" __global__ void __launch_bounds__(fusegen_sm80::NORMALIZE_THREADS) fusegen_default_proj_bias_residual_layernorm_sm90a_128x256x64_s3_split_normalize1(fusegen_sm80::Params p)

@@ -182,6 +182,16 @@ struct alignas(128) TensorMap {
     unsigned long long opaque[16];
 };
 
+// The epilogue's tensor maps (a kernel parameter of every Hopper GEMM; the ones its Staging
+// does not use are left zero): the residual read into the tile buffer, the store op and the
+// output (split: the pre-norm values) written out of it. Boxes of 128 bytes x BM rows with
+// the 128-byte swizzle, the tile buffer's layout (fusegen_sm80::TileInputs::at).
+struct EpilogueMaps {
+    TensorMap residual, store, out;
+};
+// What EpilogueMaps::out maps, for the launchers.
+enum { OUT_MAP_NONE = 0, OUT_MAP_OUT = 1, OUT_MAP_PRENORM = 2 };
+
 // ---- mbarrier and TMA wrappers (sm_90) ----------------------------------------------------
 __device__ __forceinline__ void mbar_init(unsigned long long *bar, unsigned count)
 {
@@ -225,10 +235,10 @@ __device__ __forceinline__ void tma_load_2d(void *dst, const TensorMap &map, int
 
 // BM = 128 (two consumer warpgroups of 64 rows); BN in {64, 128, 256}; BK = 64, one 128-byte
 // swizzle row. B is [N, K] (K-major, the "nk" layout). Three warpgroups: warpgroup 0 produces
-// (one thread issues the TMA copies of each stage; its other three warps copy each tile's
-// residual rows and bias into shared memory when Staging says so), warpgroups 1 and 2 consume
-// (wgmma) and run the epilogue, whose outputs go out through the tile buffer when Staging says
-// so (fusegen_sm80::Epilogue::flush).
+// (one thread issues the TMA copies of each stage; its other three warps bring each tile's
+// residual (TMA, into the tile buffer) and bias (cp.async) into shared memory when Staging
+// says so), warpgroups 1 and 2 consume (wgmma) and run the epilogue, whose outputs go out
+// through the tile buffer by TMA stores when Staging says so (fusegen_sm80::Epilogue::flush).
 //
 // Persistent: a CTA works through tiles first, first + step, ... (step = the number of CTAs)
 // in grouped order, so the producer fills the stages with the next tile's operands while the
@@ -250,14 +260,17 @@ struct GemmSm90 {
     static constexpr int A_STAGE_BYTES = BM * 128, B_STAGE_BYTES = BN * 128;
     static constexpr int STAGE_BYTES = A_STAGE_BYTES + B_STAGE_BYTES;
     static constexpr int BARRIER_BYTES = (2 * STAGES + 2) * 8;   // full, empty, inputs_full, inputs_empty
-    // The tile buffer: rows padded by 16 bytes (the 8 rows a warp touches at once then start on
+    // The tile buffer: BN * OUT_BYTES / 128 blocks of BM rows of 128 bytes, each the box of one
+    // TMA copy with the 128-byte swizzle (which also keeps the 8 rows a warp touches at once on
     // different banks); then the bias.
     static constexpr int OUT_BYTES = DT_OUT == fusegen_sm80::DT_F32 ? 4 : 2;
-    static constexpr int TILE_LD = BN * OUT_BYTES + 16;
-    static constexpr int TILE_BYTES = Staging::kTile ? BM * TILE_LD : 0;
+    static constexpr int BLOCK_BYTES = BM * 128, BLOCK_COLS = 128 / OUT_BYTES, BLOCKS = BN / BLOCK_COLS;
+    static constexpr int TILE_BYTES = Staging::kTile ? BLOCKS * BLOCK_BYTES : 0;
     static constexpr int BIAS_BYTES = Staging::kBias ? BN * OUT_BYTES : 0;
     static constexpr int COPY_THREADS = 96;   // warps 1-3 of the producer warpgroup
     static constexpr bool STAGED = Staging::kTile || Staging::kBias;
+    // inputs_full: every copying thread, plus the residual's expected TMA bytes
+    static constexpr int INPUT_ARRIVALS = COPY_THREADS + (Staging::kResidual ? 1 : 0);
     static constexpr bool PERSISTENT = STRATEGY != fusegen_sm80::STRATEGY_CLUSTER;
     // stages, barriers, epilogue scratch, staged inputs, and room to align the first stage to 1024 bytes
     static constexpr int SMEM_BYTES =
@@ -268,9 +281,17 @@ struct GemmSm90 {
     static constexpr int kDtAB = DT_AB;
     static constexpr int kTmaBoxA = BM, kTmaBoxB = BN;
     static constexpr bool kPersistent = PERSISTENT;
+    // The epilogue's tensor maps the launcher makes (EpilogueMaps); their element type is DT_OUT.
+    static constexpr bool kMapResidual = Staging::kResidual;
+    static constexpr int kMapStoreSlot = Staging::kStoreSlot;
+    static constexpr int kMapOut = !Staging::kOut ? OUT_MAP_NONE
+                                   : STRATEGY == fusegen_sm80::STRATEGY_SPLIT ? OUT_MAP_PRENORM : OUT_MAP_OUT;
+    static constexpr int kDtOut = DT_OUT;
+    static constexpr int kTmaBoxEpi = BM;
     static_assert(BM == 128, "tile m must be 128");
     static_assert(BN == 64 || BN == 128 || BN == 256, "tile n must be 64, 128 or 256");
-    static_assert(Ep::SCRATCH_BYTES % 16 == 0, "staged inputs start 16-byte aligned");
+    static_assert(BN % BLOCK_COLS == 0, "the tile is whole 128-byte blocks wide");
+    static_assert((STAGES * STAGE_BYTES) % 1024 == 0, "the tile buffer starts 1024-byte aligned (TMA swizzle)");
     static_assert(Staging::kTile || !(Staging::kResidual || Staging::kBias || Staging::kOut || Staging::kStoreSlot >= 0),
                   "staging needs the tile buffer");
     static_assert(!(Staging::kOut && STRATEGY == fusegen_sm80::STRATEGY_SPLIT && DT_OUT == fusegen_sm80::DT_F16),
@@ -295,51 +316,50 @@ struct GemmSm90 {
         }
     };
 
-    // Warps 1-3 of the producer warpgroup: copy one tile's residual rows and bias (16 bytes at
-    // a time, zeros past the edges).
-    __device__ static void copy_inputs(const Params &p, unsigned char *residual, unsigned char *bias, int m0, int n0)
+    // Warps 1-3 of the producer warpgroup: bring one tile's residual (one thread issues its
+    // TMA copies, counted on inputs_full) and bias (16 bytes a thread, zeros past the edge).
+    __device__ static void copy_inputs(const Params &p, const EpilogueMaps &maps, unsigned char *tile_buf,
+                                       unsigned char *bias, unsigned long long *inputs_full, int m0, int n0)
     {
         const int t = threadIdx.x - 32;
-        constexpr int CHUNKS_ROW = BN * OUT_BYTES / 16;
-        constexpr int ELEMS_CHUNK = 16 / OUT_BYTES;
         if constexpr (Staging::kResidual) {
-            const unsigned char *src = static_cast<const unsigned char *>(p.residual);
-            for (int c = t; c < BM * CHUNKS_ROW; c += COPY_THREADS) {
-                const int r = c / CHUNKS_ROW, col = (c % CHUNKS_ROW) * ELEMS_CHUNK;
-                const bool ok = m0 + r < p.m && n0 + col < p.n;
-                const unsigned char *from =
-                    ok ? src + (static_cast<long long>(m0 + r) * p.ldr + n0 + col) * OUT_BYTES : src;
-                fusegen_sm80::cp_async16(residual + r * TILE_LD + col * OUT_BYTES, from, ok ? 16 : 0);
+            if (t == 0) {
+                mbar_expect_tx(inputs_full, TILE_BYTES);
+                for (int b = 0; b < BLOCKS; ++b)
+                    tma_load_2d(tile_buf + b * BLOCK_BYTES, maps.residual, n0 + b * BLOCK_COLS, m0, inputs_full);
             }
         }
         if constexpr (Staging::kBias) {
+            constexpr int CHUNKS_ROW = BN * OUT_BYTES / 16;
+            constexpr int ELEMS_CHUNK = 16 / OUT_BYTES;
             const unsigned char *src = static_cast<const unsigned char *>(p.bias);
             for (int c = t; c < CHUNKS_ROW; c += COPY_THREADS) {
                 const int col = c * ELEMS_CHUNK;
                 const bool ok = n0 + col < p.n;
                 fusegen_sm80::cp_async16(bias + col * OUT_BYTES, ok ? src + (n0 + col) * OUT_BYTES : src, ok ? 16 : 0);
             }
+            fusegen_sm80::cp_async_commit();
+            fusegen_sm80::cp_async_wait<0>();
         }
-        fusegen_sm80::cp_async_commit();
-        fusegen_sm80::cp_async_wait<0>();
     }
 
-    __device__ static void run(const Params &p, const TensorMap &map_a, const TensorMap &map_b)
+    __device__ static void run(const Params &p, const TensorMap &map_a, const TensorMap &map_b, const EpilogueMaps &maps)
     {
 #if defined(__CUDA_ARCH__) && !defined(__CUDA_ARCH_FEAT_SM90_ALL)
-        (void)p, (void)map_a, (void)map_b;
+        (void)p, (void)map_a, (void)map_b, (void)maps;
         __trap();   // never selected off sm_90a; keeps other targets from compiling the body
 #else
         extern __shared__ __align__(1024) unsigned char smem_raw[];
         // The swizzle pattern is anchored to 1024-byte boundaries of the shared address space.
         unsigned char *base = smem_raw + ((1024u - (fusegen_sm80::smem_addr(smem_raw) & 1023u)) & 1023u);
-        unsigned long long *full = reinterpret_cast<unsigned long long *>(base + STAGES * STAGE_BYTES);
+        // stages | tile buffer | bias | barriers | epilogue scratch
+        unsigned char *staged_tile = base + STAGES * STAGE_BYTES;
+        unsigned char *staged_bias = staged_tile + TILE_BYTES;
+        unsigned long long *full = reinterpret_cast<unsigned long long *>(staged_bias + BIAS_BYTES);
         unsigned long long *empty = full + STAGES;
         unsigned long long *inputs_full = empty + STAGES;
         unsigned long long *inputs_empty = inputs_full + 1;
-        unsigned char *scratch = base + STAGES * STAGE_BYTES + BARRIER_BYTES;
-        unsigned char *staged_tile = scratch + Ep::SCRATCH_BYTES;
-        unsigned char *staged_bias = staged_tile + TILE_BYTES;
+        unsigned char *scratch = reinterpret_cast<unsigned char *>(inputs_empty + 1);
         const int warpgroup = threadIdx.x >> 7;
         const Tiles tiles(p);
         const int KT = (p.k + BK - 1) / BK;
@@ -349,7 +369,7 @@ struct GemmSm90 {
                 mbar_init(&full[s], 1);
                 mbar_init(&empty[s], CONSUMERS);
             }
-            mbar_init(inputs_full, COPY_THREADS);
+            mbar_init(inputs_full, INPUT_ARRIVALS);
             mbar_init(inputs_empty, CONSUMER_THREADS);
             mbar_init_fence();
         }
@@ -379,7 +399,7 @@ struct GemmSm90 {
                 for (int id = tiles.first; id < tiles.count; id += tiles.step, ++j) {
                     const fusegen_sm80::TileCoord tile = tiles.coord(id);
                     mbar_wait(inputs_empty, (j & 1) ^ 1);   // the previous tile's epilogue is done with them
-                    copy_inputs(p, staged_tile, staged_bias, tile.m * BM, tile.n * BN);
+                    copy_inputs(p, maps, staged_tile, staged_bias, inputs_full, tile.m * BM, tile.n * BN);
                     mbar_arrive(inputs_full);   // release: the copies this thread waited for are visible
                 }
             }
@@ -444,13 +464,16 @@ struct GemmSm90 {
                 in.bias = fusegen_sm80::smem_addr(staged_bias);
                 in.m0 = tile.m * BM;
                 in.n0 = tile.n * BN;
-                in.tile_ld = TILE_LD;
+                in.block_bytes = BLOCK_BYTES;
+                in.block_cols = BLOCK_COLS;
+                in.store_map = &maps.store;
+                in.out_map = &maps.out;
             }
             Ep::apply(p, in, acc, scratch, tile, ctid >> 5, 0, ctid & 31);
             release_pending = STAGED;
         }
         // The bulk copies out of the tile buffer finish before the CTA does.
-        if (Staging::kTile && ctid < BM) fusegen_sm80::bulk_wait();
+        if (Staging::kTile && ctid == 0) fusegen_sm80::bulk_wait();
 #endif
     }
 
@@ -468,6 +491,7 @@ struct GemmSm90 {
 namespace fusegen_sm90 {
 
 static_assert(sizeof(TensorMap) == sizeof(CUtensorMap), "TensorMap mirrors CUtensorMap");
+static_assert(sizeof(EpilogueMaps) == 3 * sizeof(CUtensorMap), "EpilogueMaps is three CUtensorMaps");
 
 // The driver's tensor-map encoder, looked up once through the runtime (no link to libcuda).
 inline PFN_cuTensorMapEncodeTiled_v12000 tensor_map_encoder()
@@ -484,31 +508,54 @@ inline PFN_cuTensorMapEncodeTiled_v12000 tensor_map_encoder()
     return encode;
 }
 
-// A K-major [rows, cols] matrix of 16-bit elements, row stride ld, read in boxes of
-// box_rows x 64 with the 128-byte swizzle; reads past the edges give zeros.
+// A row-major [rows, cols] matrix of dt elements, row stride ld elements, copied in boxes of
+// box_rows x 128 bytes with the 128-byte swizzle; reads past the edges give zeros, writes past
+// them are dropped. (The operands: K-major, 64 16-bit elements a box row.)
 inline cudaError_t make_tensor_map(TensorMap *map, const void *base, int dt, long long rows, long long cols,
                                    long long ld, int box_rows)
 {
     PFN_cuTensorMapEncodeTiled_v12000 encode = tensor_map_encoder();
     if (!encode) return cudaErrorNotSupported;
+    const unsigned bytes = dt == fusegen_sm80::DT_F32 ? 4u : 2u;
     const cuuint64_t dims[2] = {static_cast<cuuint64_t>(cols), static_cast<cuuint64_t>(rows)};
-    const cuuint64_t strides[1] = {static_cast<cuuint64_t>(ld) * 2u};
-    const cuuint32_t box[2] = {64u, static_cast<cuuint32_t>(box_rows)};
+    const cuuint64_t strides[1] = {static_cast<cuuint64_t>(ld) * bytes};
+    const cuuint32_t box[2] = {128u / bytes, static_cast<cuuint32_t>(box_rows)};
     const cuuint32_t element_strides[2] = {1u, 1u};
-    CUresult r = encode(reinterpret_cast<CUtensorMap *>(map),
-                        dt == fusegen_sm80::DT_BF16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16,
-                        2, const_cast<void *>(base), dims, strides, box, element_strides, CU_TENSOR_MAP_INTERLEAVE_NONE,
-                        CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+    const CUtensorMapDataType type = dt == fusegen_sm80::DT_BF16  ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
+                                     : dt == fusegen_sm80::DT_F16 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16
+                                                                  : CU_TENSOR_MAP_DATA_TYPE_FLOAT32;
+    CUresult r = encode(reinterpret_cast<CUtensorMap *>(map), type, 2, const_cast<void *>(base), dims, strides, box,
+                        element_strides, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+                        CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
     return r == CUDA_SUCCESS ? cudaSuccess : cudaErrorInvalidValue;
+}
+
+// The epilogue maps a GEMM's Staging asks for (G::kMapResidual, kMapStoreSlot, kMapOut).
+template <class G> cudaError_t make_epilogue_maps(EpilogueMaps *maps, const Params &g)
+{
+    *maps = EpilogueMaps{};
+    cudaError_t err = cudaSuccess;
+    if (G::kMapResidual) err = make_tensor_map(&maps->residual, g.residual, G::kDtOut, g.m, g.n, g.ldr, G::kTmaBoxEpi);
+    if (err == cudaSuccess && G::kMapStoreSlot >= 0)
+        err = make_tensor_map(&maps->store, g.store[G::kMapStoreSlot], G::kDtOut, g.m, g.n, g.ld_store[G::kMapStoreSlot],
+                              G::kTmaBoxEpi);
+    if (err == cudaSuccess && G::kMapOut == OUT_MAP_OUT)
+        err = make_tensor_map(&maps->out, g.out, G::kDtOut, g.m, g.n, g.ldo, G::kTmaBoxEpi);
+    if (err == cudaSuccess && G::kMapOut == OUT_MAP_PRENORM)   // packed [m, n], the output's type
+        err = make_tensor_map(&maps->out, g.prenorm, G::kDtOut, g.m, g.n, g.n, G::kTmaBoxEpi);
+    return err;
 }
 
 // Found by argument-dependent lookup from fusegen_sm80::launch_gemm for Hopper kernels.
 template <class G>
-cudaError_t start_gemm(void (*gemm)(Params, TensorMap, TensorMap), dim3 grid, const Params &g, cudaStream_t stream)
+cudaError_t start_gemm(void (*gemm)(Params, TensorMap, TensorMap, EpilogueMaps), dim3 grid, const Params &g,
+                       cudaStream_t stream)
 {
     TensorMap map_a, map_b;
+    EpilogueMaps maps;
     cudaError_t err = make_tensor_map(&map_a, g.a, G::kDtAB, g.m, g.k, g.lda, G::kTmaBoxA);
     if (err == cudaSuccess) err = make_tensor_map(&map_b, g.b, G::kDtAB, g.n, g.k, g.ldb, G::kTmaBoxB);
+    if (err == cudaSuccess) err = make_epilogue_maps<G>(&maps, g);
     if (err != cudaSuccess) return err;
     if (G::kPersistent) {
         // One CTA per SM (each takes a whole SM's shared memory), never more CTAs than tiles.
@@ -518,7 +565,7 @@ cudaError_t start_gemm(void (*gemm)(Params, TensorMap, TensorMap), dim3 grid, co
         if (err != cudaSuccess) return err;
         const long long tiles = static_cast<long long>(grid.x) * grid.y;
         const dim3 persistent(static_cast<unsigned>(tiles < sms ? tiles : sms));
-        gemm<<<persistent, G::kThreads, G::kSmemBytes, stream>>>(g, map_a, map_b);
+        gemm<<<persistent, G::kThreads, G::kSmemBytes, stream>>>(g, map_a, map_b, maps);
         return cudaGetLastError();
     }
     // One cluster per row of tiles: its CTAs hold the whole of N between them (the runtime has
@@ -535,7 +582,7 @@ cudaError_t start_gemm(void (*gemm)(Params, TensorMap, TensorMap), dim3 grid, co
     cluster.val.clusterDim.z = 1;
     config.attrs = &cluster;
     config.numAttrs = 1;
-    err = cudaLaunchKernelEx(&config, gemm, g, map_a, map_b);
+    err = cudaLaunchKernelEx(&config, gemm, g, map_a, map_b, maps);
     return err != cudaSuccess ? err : cudaGetLastError();
 }
 

@@ -225,8 +225,8 @@ static void test_arch(void)
     /* Hopper: stages * ((m + n) * 128 + 16) + 16 + m * (4 | 12) + staged inputs + 1024 */
     CHECK(fg_arch_sm90_smem_bytes(128, 256, 3, false, 0) == 3u * (384 * 128 + 16) + 16 + 512 + 1024);
     CHECK(fg_arch_sm90_smem_bytes(128, 128, 3, true, 100) == 3u * (256 * 128 + 16) + 16 + 1536 + 100 + 1024);
-    /* residual rows of n * out_bytes + 16, then one bias row */
-    CHECK(fg_arch_sm90_staged_inputs_bytes(128, 256, 2, true, true) == 128u * 528 + 512);
+    /* the tile buffer (m rows of n * out_bytes, no padding: TMA boxes), then one bias row */
+    CHECK(fg_arch_sm90_staged_inputs_bytes(128, 256, 2, true, true) == 128u * 512 + 512);
     CHECK(fg_arch_sm90_staged_inputs_bytes(128, 128, 4, false, true) == 512u);
     CHECK(fg_arch_sm90_staged_inputs_bytes(128, 128, 2, false, false) == 0u);
 }

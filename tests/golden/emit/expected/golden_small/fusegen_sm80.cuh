@@ -92,17 +92,27 @@ struct TileInputs {
     bool staged_store;                   // store op staged_slot writes into the tile buffer
     int staged_slot;
     bool staged_out;                     // out (split: the pre-norm values) into the tile buffer
-    unsigned tile, bias;   // shared-memory addresses: the tile buffer (BM rows of tile_ld bytes,
-                           // columns n0.. of rows m0..) and the bias elements n0..
-    int m0, n0, tile_ld;
+    unsigned tile, bias;   // shared-memory addresses: the tile buffer (rows m0.., columns n0..)
+                           // and the bias elements n0..
+    int m0, n0;
+    // The tile buffer is blocks of block_cols columns (128 bytes) by the tile's rows, each
+    // block_bytes long, with the 128-byte swizzle of a TMA box: the 16-byte chunk c of row r
+    // is stored as chunk c ^ (r % 8).
+    int block_bytes, block_cols;
+    const void *store_map, *out_map;   // the TMA maps the buffer is written out with (flush)
+    int row_t, col_t;   // this thread's first row and column in the tile (set by the epilogue)
+    unsigned pair;      // the tile-buffer address of the pair the epilogue is working on
 
-    // In unsigned (wrapping) arithmetic, so that for m = row + i, n = col + j the compiler
-    // keeps one address per thread and adds i and j as constants.
-    template <int BYTES> __device__ unsigned at(int m, int n) const
+    // The tile-buffer address of this thread's pair (mi, ni, h) in the accumulator fragment
+    // layout: row row_t + 16 mi + 8 h, columns col_t + 8 ni (and + 1). Written from the
+    // thread's row and column, not from m - m0, so that the compiler sees every term but
+    // row_t and col_t as a constant (and row % 8 as row_t % 8).
+    template <int BYTES> __device__ unsigned at_frag(int mi, int ni, int h) const
     {
-        const unsigned ld = static_cast<unsigned>(tile_ld);
-        return tile + static_cast<unsigned>(m) * ld + static_cast<unsigned>(n) * BYTES -
-               (static_cast<unsigned>(m0) * ld + static_cast<unsigned>(n0) * BYTES);
+        const unsigned r = static_cast<unsigned>(row_t + mi * 16 + h * 8);
+        const unsigned off = static_cast<unsigned>(col_t + ni * 8) * BYTES;
+        return tile + (off >> 7) * static_cast<unsigned>(block_bytes) + r * 128u + ((((off >> 4) ^ r) & 7u) << 4) +
+               (off & 15u);
     }
     template <int BYTES> __device__ unsigned bias_at(int n) const
     {
@@ -144,8 +154,8 @@ template <int DT> __device__ __forceinline__ float2 op_bias(float2 v, const Para
 template <int DT>
 __device__ __forceinline__ float2 op_residual(float2 v, const Params &p, const TileInputs &in, int m, int n, float beta)
 {
-    constexpr int bytes = DT == DT_F32 ? 4 : 2;
-    const float2 r = in.staged_residual ? ld_shared2<DT>(in.at<bytes>(m, n))
+    // staged: the pair (m, n) is the one at in.pair
+    const float2 r = in.staged_residual ? ld_shared2<DT>(in.pair)
                                         : load2_f32<DT>(p.residual, static_cast<long long>(m) * p.ldr + n);
     return make_float2(v.x + beta * r.x, v.y + beta * r.y);
 }
@@ -165,7 +175,7 @@ template <int DT>
 __device__ __forceinline__ void op_store(float2 v, const Params &p, const TileInputs &in, int slot, int m, int n)
 {
     if (in.staged_store && slot == in.staged_slot)
-        st_shared2<DT>(in.at<DT == DT_F32 ? 4 : 2>(m, n), v);   // the epilogue copies the rows out
+        st_shared2<DT>(in.pair, v);   // the epilogue copies the tile out
     else
         store2_f32<DT>(p.store[slot], static_cast<long long>(m) * p.ld_store[slot] + n, v);
 }
@@ -263,15 +273,23 @@ __device__ __forceinline__ void fence_proxy_async_shared()
     asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
 #endif
 }
-// Copies bytes (a multiple of 16, both addresses 16-byte aligned) from shared to global memory.
-__device__ __forceinline__ void bulk_store(void *dst, unsigned src, unsigned bytes)
+// Copies the box at (c0 = column, c1 = row) of the tensor that map describes from shared
+// memory at src (the box's layout, swizzled as the map says); clipped at the tensor's edges.
+__device__ __forceinline__ void tma_store_2d(const void *map, unsigned src, int c0, int c1)
 {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-    asm volatile("cp.async.bulk.global.shared::cta.bulk_group [%0], [%1], %2;\n" ::"l"(dst), "r"(src), "r"(bytes)
+    asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%2, %3}], [%1];\n" ::"l"(
+                     reinterpret_cast<unsigned long long>(map)),
+                 "r"(src), "r"(c0), "r"(c1)
                  : "memory");
-    asm volatile("cp.async.bulk.commit_group;\n" ::: "memory");
 #else
-    (void)dst, (void)src, (void)bytes;
+    (void)map, (void)src, (void)c0, (void)c1;
+#endif
+}
+__device__ __forceinline__ void bulk_commit()
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("cp.async.bulk.commit_group;\n" ::: "memory");
 #endif
 }
 // Waits until this thread's bulk copies have read their shared-memory source.
@@ -380,8 +398,11 @@ struct Epilogue {
                     const int m = row_base + mi * 16 + h * 8, n = col_base + ni * 8;
                     // N is a multiple of 8, so a pair is either wholly inside or wholly outside.
                     float2 v = make_float2(0.0f, 0.0f);
-                    if (!CHECK || (m < p.m && n < p.n))
-                        v = Epi::pre(make_float2(acc[mi][ni][h * 2], acc[mi][ni][h * 2 + 1]), m, n, p, in);
+                    if (!CHECK || (m < p.m && n < p.n)) {
+                        TileInputs at = in;
+                        at.pair = in.at_frag<kOutBytes>(mi, ni, h);
+                        v = Epi::pre(make_float2(acc[mi][ni][h * 2], acc[mi][ni][h * 2 + 1]), m, n, p, at);
+                    }
                     acc[mi][ni][h * 2] = v.x;
                     acc[mi][ni][h * 2 + 1] = v.y;
                 }
@@ -389,10 +410,13 @@ struct Epilogue {
 
     // Applies the whole epilogue to a CTA tile and writes it. scratch: SCRATCH_BYTES of shared
     // memory no one else uses now.
-    __device__ static void apply(const Params &p, const TileInputs &in, float (&acc)[MI][NI][4], void *scratch,
+    __device__ static void apply(const Params &p, const TileInputs &tile_inputs, float (&acc)[MI][NI][4], void *scratch,
                                  TileCoord tile, int warp_m, int warp_n, int lane)
     {
         const int m0 = tile.m * BM, n0 = tile.n * BN;
+        TileInputs in = tile_inputs;
+        in.row_t = warp_m * WM + (lane >> 2);
+        in.col_t = warp_n * WN + (lane & 3) * 2;
 
         // The ops before the norm, per element, in registers; a tile wholly inside the matrix
         // skips the bounds checks.
@@ -403,7 +427,7 @@ struct Epilogue {
         else
             pre_ops<true>(p, in, acc, row_base, col_base);
         const int tid = (warp_m * WARPS_N + warp_n) * 32 + lane;
-        if (in.staged_store) flush(p, in, p.store[in.staged_slot], p.ld_store[in.staged_slot], kOutBytes, tid);
+        if (in.staged_store) flush(in, in.store_map, tid);
         // Out goes through the tile buffer too: it waits for the copies above to read the
         // buffer (tile_free) as late as it can, after the norm's statistics.
         const bool free_before_out = in.staged_store && in.staged_out;
@@ -411,43 +435,39 @@ struct Epilogue {
         if constexpr (NORM == NORM_NONE) {
             if (free_before_out) tile_free(tid);
             store_tile(p, in, acc, row_base, col_base);
-            if (in.staged_out) flush(p, in, p.out, p.ldo, kOutBytes, tid);
+            if (in.staged_out) flush(in, in.out_map, tid);
         } else {
             norm_epilogue(p, in, acc, static_cast<float *>(scratch), tile, row_base, col_base, warp_m, warp_n, lane,
                           free_before_out ? tid : -1);
-            if (in.staged_out) {
-                if constexpr (STRATEGY == STRATEGY_SPLIT)
-                    flush(p, in, p.prenorm, p.n, kPrenormBf16 ? 2 : 4, tid);
-                else
-                    flush(p, in, p.out, p.ldo, kOutBytes, tid);
-            }
+            if (in.staged_out) flush(in, in.out_map, tid);   // split: the map is of the pre-norm values
         }
         // The tile buffer may be refilled once the copies have read it: the caller waits for
         // that (release_tile) when it needs the buffer again, not here, so the copies of the
         // last output overlap whatever the caller does next.
     }
 
-    // After apply: the tile buffer's copies out have read it (threads 0..BM-1 issued them).
+    // After apply: the tile buffer's copies out have read it (thread 0 issued them).
     __device__ static void release_tile(const TileInputs &in, int tid)
     {
-        if ((in.staged_store || in.staged_out) && tid < BM) bulk_wait_read();
+        if ((in.staged_store || in.staged_out) && tid == 0) bulk_wait_read();
     }
 
-    // The tile buffer's rows -> global rows of dst (leading dimension ld elements of `bytes`),
-    // one bulk copy per row by threads 0..BM-1, after every thread's writes into the buffer.
-    __device__ static void flush(const Params &p, const TileInputs &in, void *dst, long long ld, int bytes, int tid)
+    // The tile buffer -> the tensor of map, one TMA copy per block by thread 0, after every
+    // thread's writes into the buffer (made visible to the copy engine first).
+    __device__ static void flush(const TileInputs &in, const void *map, int tid)
     {
         fence_proxy_async_shared();
         sync();
-        const int m = in.m0 + tid, cols = min(BN, p.n - in.n0);
-        if (tid < BM && m < p.m && cols > 0)
-            bulk_store(static_cast<char *>(dst) + (static_cast<long long>(m) * ld + in.n0) * bytes,
-                       in.tile + static_cast<unsigned>(tid * in.tile_ld), static_cast<unsigned>(cols * bytes));
+        if (tid == 0) {
+            for (int b = 0; b < BN / in.block_cols; ++b)
+                tma_store_2d(map, in.tile + static_cast<unsigned>(b * in.block_bytes), in.n0 + b * in.block_cols, in.m0);
+            bulk_commit();
+        }
     }
     // Before the tile buffer is written again: the copies have read it.
     __device__ static void tile_free(int tid)
     {
-        if (tid < BM) bulk_wait_read();
+        if (tid == 0) bulk_wait_read();
         sync();
     }
 
@@ -552,14 +572,14 @@ struct Epilogue {
                             const float c = NORM == NORM_LAYERNORM ? mean[mi][h] : 0.0f;
                             const float2 d = make_float2(acc[mi][ni][h * 2] - c, acc[mi][ni][h * 2 + 1] - c);
                             if (in.staged_out)
-                                st_shared2<DT_BF16>(in.at<2>(m, n), d);
+                                st_shared2<DT_BF16>(in.at_frag<2>(mi, ni, h), d);
                             else
                                 *reinterpret_cast<unsigned *>(reinterpret_cast<unsigned short *>(p.prenorm) + i) =
                                     pack2<DT_BF16>(d.x, d.y);
                         } else {
                             const float2 v = make_float2(acc[mi][ni][h * 2], acc[mi][ni][h * 2 + 1]);
                             if (in.staged_out)
-                                st_shared2<DT_F32>(in.at<4>(m, n), v);   // f32 out: the buffer's rows are f32
+                                st_shared2<DT_F32>(in.at_frag<4>(mi, ni, h), v);   // f32 out: the buffer holds f32
                             else
                                 *reinterpret_cast<float2 *>(p.prenorm + i) = v;
                         }
@@ -613,7 +633,7 @@ struct Epilogue {
                     float2 v = make_float2((acc[mi][ni][h * 2] - shift[mi][h]) * rstd[mi][h],
                                            (acc[mi][ni][h * 2 + 1] - shift[mi][h]) * rstd[mi][h]);
                     v = Epi::post(affine(v, p, n), m, n, p, in);
-                    put_out(p, in, m, n, v);
+                    put_out(p, in, m, n, in.at_frag<kOutBytes>(mi, ni, h), v);
                 }
         }
     }
@@ -644,15 +664,17 @@ struct Epilogue {
                     int n = col_base + ni * 8;
                     // N is a multiple of 8, so a pair is either wholly inside or wholly outside.
                     if (m < p.m && n < p.n)
-                        put_out(p, in, m, n, make_float2(acc[mi][ni][h * 2], acc[mi][ni][h * 2 + 1]));
+                        put_out(p, in, m, n, in.at_frag<kOutBytes>(mi, ni, h),
+                                make_float2(acc[mi][ni][h * 2], acc[mi][ni][h * 2 + 1]));
                 }
     }
 
-    // One output pair: into the tile buffer (copied out by flush) or straight to global memory.
-    __device__ static void put_out(const Params &p, const TileInputs &in, int m, int n, float2 v)
+    // One output pair: into the tile buffer at addr (copied out by flush) or straight to global
+    // memory.
+    __device__ static void put_out(const Params &p, const TileInputs &in, int m, int n, unsigned addr, float2 v)
     {
         if (in.staged_out)
-            st_shared2<DT_OUT>(in.at<kOutBytes>(m, n), v);
+            st_shared2<DT_OUT>(addr, v);
         else
             store2_f32<DT_OUT>(p.out, static_cast<long long>(m) * p.ldo + n, v);
     }

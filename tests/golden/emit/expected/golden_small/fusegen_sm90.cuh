@@ -253,7 +253,7 @@ __device__ __forceinline__ void mbar_arrive_cluster(unsigned long long *bar, uns
 {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
     asm volatile("{\n.reg .b32 remote;\nmapa.shared::cluster.u32 remote, %0, %1;\n"
-                 "mbarrier.arrive.shared::cluster.b64 _, [remote];\n}\n"
+                 "mbarrier.arrive.release.cluster.shared::cluster.b64 _, [remote];\n}\n"
                  ::"r"(fusegen_sm80::smem_addr(bar)), "r"(rank)
                  : "memory");
 #else

@@ -90,7 +90,6 @@ static void plan__gemm(fg_plan_gemm *pg, fg_family family, const fg_gemm *g, fg_
     pg->spec = g;
     pg->bm = t->m; pg->bn = t->n; pg->bk = t->k; pg->stages = t->stages;
     pg->staged_store_slot = -1;
-    pg->cluster_m = 1;
     pg->b_layout = g->b_layout;
     pg->signature = sig;
     pg->pre = g->ops;
@@ -112,9 +111,6 @@ static void plan__gemm(fg_plan_gemm *pg, fg_family family, const fg_gemm *g, fg_
         pg->warps_m = (int)(t->m / 16);
         pg->warps_n = 1;
         pg->threads = (int)(t->m / 64 + 1) * 128;
-        /* Persistent kernels pair up along M to halve the B tiles' traffic from L2; the
-         * cluster strategy's clusters span N instead. */
-        pg->cluster_m = pg->norm != FG_NORM_NONE && strategy == FG_STRATEGY_CLUSTER ? 1 : 2;
         plan__sm90_staging(pg, t, out, strategy == FG_STRATEGY_CLUSTER);
     } else {
         fg_arch_sm80_warps(t->m, t->n, &pg->warps_m, &pg->warps_n);

@@ -3,7 +3,7 @@
 # benchmark problem (the fused GEMM, its normalize kernel, and the plain GEMM), each on its
 # sixth launch (after warm-up). Writes under $OUT (default ./gpu-out): profile.ncu-rep, the
 # details page and the per-SASS-instruction source page (stall samples) as CSV; prints a
-# short summary last.
+# short summary last. bench/ncu_stalls.py reads the source pages (where the warps wait).
 #   scripts/gpu-profile.sh [PROBLEM-SUBSTRING]      (default: "bert-large attn")
 set -uo pipefail
 cd "$(dirname "$0")/.."

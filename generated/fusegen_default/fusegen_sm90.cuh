@@ -185,7 +185,7 @@ struct alignas(128) TensorMap {
 // The epilogue's tensor maps (a kernel parameter of every Hopper GEMM; the ones its Staging
 // does not use are left zero): the residual read into the tile buffer, the store op and the
 // output (split: the pre-norm values) written out of it. Boxes of 128 bytes x BM rows with
-// the 128-byte swizzle, the tile buffer's layout (fusegen_sm80::TileInputs::at).
+// the 128-byte swizzle, the tile buffer's layout (fusegen_sm80::TileInputs::at_frag).
 struct EpilogueMaps {
     TensorMap residual, store, out;
 };

@@ -399,9 +399,9 @@ struct Epilogue {
                     // N is a multiple of 8, so a pair is either wholly inside or wholly outside.
                     float2 v = make_float2(0.0f, 0.0f);
                     if (!CHECK || (m < p.m && n < p.n)) {
-                        TileInputs at = in;
-                        at.pair = in.at_frag<kOutBytes>(mi, ni, h);
-                        v = Epi::pre(make_float2(acc[mi][ni][h * 2], acc[mi][ni][h * 2 + 1]), m, n, p, at);
+                        TileInputs here = in;   // with the address of this pair
+                        here.pair = in.at_frag<kOutBytes>(mi, ni, h);
+                        v = Epi::pre(make_float2(acc[mi][ni][h * 2], acc[mi][ni][h * 2 + 1]), m, n, p, here);
                     }
                     acc[mi][ni][h * 2] = v.x;
                     acc[mi][ni][h * 2 + 1] = v.y;

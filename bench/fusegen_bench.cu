@@ -7,7 +7,8 @@
 //   unfused  cuBLASLt GEMM with bias and beta * residual (D is the pre-norm tensor), then the
 //            LayerNorm kernel below (the best practice without fusion)
 //   fusegen  the kernel fusegen_select picks (and, with --all-variants, every eligible kernel),
-//            checked against the unfused result before it is timed
+//            checked against the unfused result before it is timed; from the default library,
+//            or (--spec FILE) from the kernels of FILE compiled for this GPU by the JIT
 // Chains (GEMM1 -> LayerNorm -> GEMM2) are measured the same way against two GEMMs alone and the
 // unfused chain (GEMM1 bias+residual, LayerNorm, GEMM2 with bias and ReLU).
 //
@@ -25,6 +26,7 @@
 
 #include "fusegen.h"
 #include "fusegen_default.h"
+#include "fusegen_jit.h"
 
 #include <algorithm>
 #include <cctype>
@@ -446,6 +448,7 @@ struct Options {
     int reps = 100;
     bool reps_given = false;
     std::string csv, json, only, plot;
+    std::string spec;   // a spec to compile with the JIT and measure instead of the default library
     bool all_variants = false;
     bool quick = false;
 };
@@ -459,6 +462,8 @@ void usage(FILE *f)
             "  --quick              20 repetitions, for smoke runs\n"
             "  --only SUBSTRING     only the problems whose name contains SUBSTRING (any case)\n"
             "  --all-variants       also time every eligible kernel of the library, not only the selected one\n"
+            "  --spec FILE          measure the kernels of this spec (compiled for this GPU by the JIT)\n"
+            "                       instead of the default library\n"
             "  --csv FILE           write the results as CSV\n"
             "  --json FILE          write the results as JSON\n"
             "  --plot FILE.png      write a gnuplot script and data next to FILE.png and run gnuplot if present\n"
@@ -496,6 +501,9 @@ int parse_options(int argc, char **argv, Options &o)
                 return 2;
         } else if (a == "--plot") {
             if (!value(o.plot))
+                return 2;
+        } else if (a == "--spec") {
+            if (!value(o.spec))
                 return 2;
         } else if (a == "--reps") {
             std::string v;
@@ -634,6 +642,8 @@ bool contains_nocase(const std::string &hay, const std::string &needle)
 
 struct Ctx {
     Options opt;
+    const fusegen_library *lib = &fusegen_default_library;   // the kernels measured
+    fusegen_jit *jit = nullptr;                               // with --spec: where lib comes from
     cudaStream_t stream = nullptr;
     cublasLtHandle_t lt = nullptr;
     DevBuf lt_ws;
@@ -947,7 +957,7 @@ std::vector<const fusegen_kernel *> fusegen_kernels_for(const Ctx &c, const fuse
 {
     std::vector<const fusegen_kernel *> ks;
     const fusegen_kernel *best = nullptr;
-    const fusegen_status st = fusegen_select(&fusegen_default_library, &p, &best);
+    const fusegen_status st = fusegen_select(c.lib, &p, &best);
     if (st == FUSEGEN_ERR_NOT_SUPPORTED || st == FUSEGEN_ERR_ARCH || st == FUSEGEN_ERR_MISALIGNED) {
         skip = strprintf("%s: %s", fusegen_status_name(st), fusegen_last_detail());
         return ks;
@@ -955,10 +965,10 @@ std::vector<const fusegen_kernel *> fusegen_kernels_for(const Ctx &c, const fuse
     if (st != FUSEGEN_OK)
         throw_fg(st, "fusegen_select", __FILE__, __LINE__);
     ks.push_back(best);
-    if (c.opt.all_variants && fusegen_default_library.n_kernels > 1) {
-        std::vector<const fusegen_kernel *> all(fusegen_default_library.n_kernels, nullptr);
+    if (c.opt.all_variants && c.lib->n_kernels > 1) {
+        std::vector<const fusegen_kernel *> all(c.lib->n_kernels, nullptr);
         size_t found = 0;
-        FG(fusegen_query(&fusegen_default_library, &p, all.data(), all.size(), &found));
+        FG(fusegen_query(c.lib, &p, all.data(), all.size(), &found));
         for (size_t i = 0; i < found && i < all.size(); ++i)
             if (all[i] && all[i] != best)
                 ks.push_back(all[i]);
@@ -983,7 +993,7 @@ double time_plain_fusegen_gemm(Ctx &c, int64_t M, int64_t N, int64_t K, int R, s
     p.epilogue = "";
     p.sm = 0;
     const fusegen_kernel *k = nullptr;
-    if (fusegen_select(&fusegen_default_library, &p, &k) != FUSEGEN_OK)
+    if (fusegen_select(c.lib, &p, &k) != FUSEGEN_OK)
         return NAN;
     DevBuf out(size_t(M) * size_t(N) * 2);
     fusegen_args args;
@@ -1494,11 +1504,15 @@ bool write_json(const std::string &path, const Ctx &c, const DeviceInfo &dev, co
     cJSON_AddNumberToObject(d, "cuda_runtime", dev.runtime);
     cJSON_AddNumberToObject(d, "cublaslt", double(dev.lt_version));
     cJSON *lib = cJSON_AddObjectToObject(root.get(), "library");
-    cJSON_AddStringToObject(lib, "name", fusegen_default_library.name ? fusegen_default_library.name : "");
+    cJSON_AddStringToObject(lib, "name", c.lib->name ? c.lib->name : "");
     cJSON_AddStringToObject(lib, "generator_version",
-                            fusegen_default_library.generator_version ? fusegen_default_library.generator_version : "");
+                            c.lib->generator_version ? c.lib->generator_version : "");
     cJSON_AddStringToObject(lib, "spec_sha256",
-                            fusegen_default_library.spec_sha256 ? fusegen_default_library.spec_sha256 : "");
+                            c.lib->spec_sha256 ? c.lib->spec_sha256 : "");
+    if (c.jit) {   // --spec: compiled by the JIT
+        cJSON_AddStringToObject(lib, "spec", c.opt.spec.c_str());
+        cJSON_AddStringToObject(lib, "jit_arch", fusegen_jit_arch(c.jit));
+    }
     cJSON *fl = cJSON_AddObjectToObject(root.get(), "floors");
     json_num(fl, "matrix_tflops", c.matrix_tflops);
     json_num(fl, "copy_tb_per_s", c.copy_tbs);
@@ -1711,8 +1725,8 @@ int run(Ctx &c, const std::vector<Shape> &shapes)
     dev.module_version = nvidia_module_version();
 
     printf("fusegen-bench %s: library %s (%zu kernels, generator %s)\n", FUSEGEN_VERSION_STRING,
-           fusegen_default_library.name ? fusegen_default_library.name : "?", fusegen_default_library.n_kernels,
-           fusegen_default_library.generator_version ? fusegen_default_library.generator_version : "?");
+           c.lib->name ? c.lib->name : "?", c.lib->n_kernels,
+           c.lib->generator_version ? c.lib->generator_version : "?");
     printf("GPU:      %s (sm_%d%d, %d SMs, %.1f GB, L2 %.1f MB)\n", dev.name.c_str(), dev.cc_major, dev.cc_minor,
            dev.sms, double(dev.memory) / 1e9, double(c.l2_bytes) / 1e6);
     printf("driver:   NVIDIA %s, CUDA driver API %s; CUDA runtime %s; cuBLASLt %zu\n", dev.module_version.c_str(),
@@ -1798,6 +1812,24 @@ int run(Ctx &c, const std::vector<Shape> &shapes)
 
 }  // namespace
 
+// --spec: reads and checks the spec (no GPU needed yet). 0, or 2 after saying why.
+int open_spec(Ctx &c)
+{
+    std::string text;
+    try {
+        text = read_file(c.opt.spec);
+    } catch (const BenchError &e) {
+        fprintf(stderr, "fusegen-bench: --spec: %s\n", e.what());
+        return 2;
+    }
+    const fusegen_status st = fusegen_jit_create(text.data(), text.size(), c.opt.spec.c_str(), &c.jit);
+    if (st != FUSEGEN_OK) {
+        fprintf(stderr, "fusegen-bench: --spec: %s: %s\n", fusegen_status_name(st), fusegen_last_detail());
+        return 2;
+    }
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     Ctx c;
@@ -1810,17 +1842,29 @@ int main(int argc, char **argv)
     std::vector<Shape> shapes;
     if (select_shapes(c.opt, shapes) != 0)
         return 2;
+    // A spec is read and checked before anything needs a GPU: its errors are usage errors.
+    if (!c.opt.spec.empty() && open_spec(c) != 0)
+        return 2;
 
     int devices = 0;
     const cudaError_t e = cudaGetDeviceCount(&devices);
     if (e != cudaSuccess || devices == 0) {
         printf("fusegen-bench: no CUDA device (%s): skipped\n",
                e != cudaSuccess ? cudaGetErrorString(e) : "none found");
+        fusegen_jit_destroy(c.jit);
         return kExitSkip;
     }
 
     int rc = 1;
     try {
+        if (c.jit) {
+            // for the current device; the disk cache makes a second run start at once
+            fusegen_jit_cache_result cache = FUSEGEN_JIT_CACHE_OFF;
+            FG(fusegen_jit_compile(c.jit, nullptr, &cache));
+            c.lib = fusegen_jit_library(c.jit);
+            printf("spec:     %s, compiled by the JIT for %s (%s)\n", c.opt.spec.c_str(), fusegen_jit_arch(c.jit),
+                   cache == FUSEGEN_JIT_CACHE_HIT ? "from the disk cache" : "compiled now");
+        }
         rc = run(c, shapes);
     } catch (const BenchError &err) {
         fprintf(stderr, "fusegen-bench: %s\n", err.what());
@@ -1834,5 +1878,6 @@ int main(int argc, char **argv)
         (void)cublasLtDestroy(c.lt);
     if (c.stream)
         (void)cudaStreamDestroy(c.stream);
+    fusegen_jit_destroy(c.jit);
     return rc;
 }

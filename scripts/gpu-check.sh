@@ -1,6 +1,11 @@
 #!/usr/bin/env bash
 # On a GPU machine, in one go: build, run the CPU and GPU tests, the sanitizers and the benchmark.
-# Logs go under $OUT (default: ./gpu-out); a short table is printed last.
+# Logs go under $OUT (default: ./gpu-out); a short table is printed last. Environment:
+# FUSEGEN_SKIP_CPU_TESTS=1; FUSEGEN_SANITIZE_TOOLS (default "memcheck racecheck synccheck") and
+# FUSEGEN_SANITIZE_TIMEOUT (seconds a tool, default 150); FUSEGEN_BENCH_ARGS (the benchmark's
+# options); FUSEGEN_BENCH_SPECS (spec files benchmarked through the JIT, every variant) and
+# FUSEGEN_SPEC_BENCH_ARGS (their options, default --quick); FUSEGEN_TORCH_COMPARE=1 with
+# FUSEGEN_TORCH_COMPARE_ARGS and FUSEGEN_TORCH_COMPARE_TIMEOUT.
 #   scripts/gpu-check.sh [--no-bench] [--no-sanitize]
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -58,6 +63,16 @@ if [ $bench = 1 ] && [ -x "$build/bench/fusegen-bench" ]; then
   "$build/bench/fusegen-bench" --csv "$out/bench.csv" --json "$out/bench.json" ${FUSEGEN_BENCH_ARGS:-} >"$out/bench.log" 2>&1
   status bench "rc=$?"
   tail -30 "$out/bench.log"
+fi
+# Experiments: each spec of FUSEGEN_BENCH_SPECS (space-separated paths, e.g. bench/specs/*.json)
+# benchmarked through the JIT with every variant (fusegen-bench --spec FILE --all-variants).
+if [ $bench = 1 ] && [ -n "${FUSEGEN_BENCH_SPECS:-}" ] && [ -x "$build/bench/fusegen-bench" ]; then
+  for spec in $FUSEGEN_BENCH_SPECS; do
+    name=$(basename "$spec" .json)
+    "$build/bench/fusegen-bench" --spec "$spec" --all-variants ${FUSEGEN_SPEC_BENCH_ARGS:---quick} \
+      --csv "$out/bench-$name.csv" >"$out/bench-$name.log" 2>&1
+    status "bench --spec $name" "rc=$?"
+  done
 fi
 # eager PyTorch vs torch.compile vs the fusegen op (needs torch on the machine)
 if [ "${FUSEGEN_TORCH_COMPARE:-0}" = 1 ] && python3 -c 'import torch' >/dev/null 2>&1; then

@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # On a GPU machine: builds fusegen-bench and profiles, with Nsight Compute, the kernels of one
-# benchmark problem (the fused GEMM, its normalize kernel, and the plain GEMM), each on its
-# sixth launch (after warm-up). Writes under $OUT (default ./gpu-out): profile.ncu-rep, the
-# details page and the per-SASS-instruction source page (stall samples) as CSV; prints a
-# short summary last. bench/ncu_stalls.py reads the source pages (where the warps wait).
+# benchmark problem, each on its sixth launch (after warm-up): the default library's 128x256 s3
+# split GEMM kernel (the one its dispatch selects today; the names are in the ncu filters
+# below), its normalize kernel, and the plain GEMM proj_sm90a_128x256x64_s3. Writes under $OUT
+# (default ./gpu-out) build.log and profile.tar.gz: per kernel the report, its details page,
+# its per-SASS-instruction source page (stall samples) as CSV and a few raw metrics; prints
+# a short summary last. bench/ncu_stalls.py reads the source pages (where the warps wait).
 #   scripts/gpu-profile.sh [PROBLEM-SUBSTRING]      (default: "bert-large attn")
 set -uo pipefail
 cd "$(dirname "$0")/.."

@@ -54,24 +54,32 @@ size_t fg_arch_sm80_layout_smem_bytes(long m, long n, long k, long stages, bool 
 
 bool fg_arch_sm90_tile_ok(long m, long n, long k)
 {
-    return m == 128 && (n == 64 || n == 128 || n == 256) && k == 64;
+    return (m == 64 || m == 128) && (n == 64 || n == 128 || n == 256) && k == 64;
+}
+
+int fg_arch_sm90_epilogue_buffers(long m)
+{
+    return m == 64 ? 2 : 1;
 }
 
 size_t fg_arch_sm90_smem_bytes(long m, long n, long stages, bool cluster, size_t staged_inputs)
 {
     /* Each stage: the A and B tiles as rows of 128 bytes (64 16-bit elements, swizzled) and
-     * two 8-byte mbarriers, plus two mbarriers for the staged buffers (inputs_full/_empty);
-     * then the epilogue's row scratch (4 bytes a row; 12 with the cluster strategy's exchange),
-     * the staged inputs, and 1024 bytes of room to align the first stage to the swizzle
-     * pattern. Mirrors GemmSm90::SMEM_BYTES (the generated code asserts that they agree). */
-    return (size_t)stages * ((size_t)(m + n) * 128u + 16u) + 16u + (size_t)m * (cluster ? 12u : 4u) + staged_inputs +
-           1024u;
+     * two 8-byte mbarriers; two mbarriers a buffer for the staged inputs (inputs_full/_empty)
+     * and, for ping-pong, one a consumer warpgroup (order); then a buffer's epilogue row
+     * scratch (4 bytes a row; 12 with the cluster strategy's exchange), the staged inputs, and
+     * 1024 bytes of room to align the first stage to the swizzle pattern. Mirrors
+     * GemmSm90::SMEM_BYTES (the generated code asserts that they agree). */
+    const size_t buffers = (size_t)fg_arch_sm90_epilogue_buffers(m);
+    const size_t order = buffers > 1 ? 16u : 0u;
+    return (size_t)stages * ((size_t)(m + n) * 128u + 16u) + buffers * 16u + order +
+           buffers * (size_t)m * (cluster ? 12u : 4u) + staged_inputs + 1024u;
 }
 
 size_t fg_arch_sm90_staged_inputs_bytes(long m, long n, int out_bytes, bool tile, bool bias)
 {
-    /* the tile buffer (residual in, outputs out; TMA boxes with the 128-byte swizzle, no
-     * padding); the bias as one row */
+    /* a buffer's tile (residual in, outputs out; TMA boxes with the 128-byte swizzle, no
+     * padding) and bias (one row) */
     size_t row = (size_t)n * (size_t)out_bytes;
-    return (tile ? (size_t)m * row : 0u) + (bias ? row : 0u);
+    return (size_t)fg_arch_sm90_epilogue_buffers(m) * ((tile ? (size_t)m * row : 0u) + (bias ? row : 0u));
 }

@@ -24,12 +24,16 @@ size_t fg_arch_sm80_smem_bytes(long m, long n, long k, long stages);   /* either
 size_t fg_arch_sm80_layout_smem_bytes(long m, long n, long k, long stages, bool b_kn);
 
 /* The Hopper family (TMA + wgmma, a producer and two consumer warpgroups; sm_90a only): tile
- * m 128 (one consumer warpgroup per 64 rows), n 64, 128 or 256, k 64 (one 128-byte swizzle
+ * m 128 (cooperative: one consumer warpgroup per 64 rows of every tile) or 64 (ping-pong: each
+ * consumer warpgroup owns every other tile), n 64, 128 or 256, k 64 (one 128-byte swizzle
  * row); B "nk" only. */
 bool fg_arch_sm90_tile_ok(long m, long n, long k);
+/* Tiles a Hopper CTA holds in their epilogue at once: 2 for ping-pong (tile m 64), else 1;
+ * each has its own tile buffer, bias and scratch. */
+int fg_arch_sm90_epilogue_buffers(long m);
 size_t fg_arch_sm90_smem_bytes(long m, long n, long stages, bool cluster, size_t staged_inputs);
-/* Bytes a Hopper CTA stages in shared memory for its epilogue: the tile buffer (residual in,
- * outputs out) and the bias. */
+/* Bytes a Hopper CTA stages in shared memory for its epilogues: the tile buffers (residual in,
+ * outputs out) and the biases. */
 size_t fg_arch_sm90_staged_inputs_bytes(long m, long n, int out_bytes, bool tile, bool bias);
 
 #endif

@@ -106,11 +106,10 @@ static void plan__gemm(fg_plan_gemm *pg, fg_family family, const fg_gemm *g, fg_
         break;
     }
     if (family == FG_FAMILY_SM90) {
-        /* one consumer warpgroup per 64 rows (each warp owns 16 rows and all columns), plus the
-         * producer warpgroup */
+        /* a producer and two consumer warpgroups; a tile's warp owns 16 rows and all columns */
         pg->warps_m = (int)(t->m / 16);
         pg->warps_n = 1;
-        pg->threads = (int)(t->m / 64 + 1) * 128;
+        pg->threads = 3 * 128;
         plan__sm90_staging(pg, t, out, strategy == FG_STRATEGY_CLUSTER);
     } else {
         fg_arch_sm80_warps(t->m, t->n, &pg->warps_m, &pg->warps_n);
@@ -144,24 +143,41 @@ static bool plan__lists(const fg_kernel_spec *k, fg_arch a)
     return false;
 }
 
+/* Whether a portable variant of these tiles fits the shared memory of every listed arch (check
+ * lets a tile exceed an arch's only where the Hopper family builds the tile and another tile
+ * fits that arch). */
+static bool plan__sm80_fits(const fg_kernel_spec *k, const fg_tile *t1, const fg_tile *t2)
+{
+    size_t limit = fg_arch_smem_limit(FG_ARCH_SM90A);
+    for (size_t i = 0; i < k->n_archs; ++i)
+        if (k->archs[i] != FG_ARCH_NONE && fg_arch_smem_limit(k->archs[i]) < limit) limit = fg_arch_smem_limit(k->archs[i]);
+    if (fg_arch_sm80_layout_smem_bytes(t1->m, t1->n, t1->k, t1->stages, k->gemm.b_layout == FG_LAYOUT_KN) > limit)
+        return false;
+    return !k->has_then ||
+           fg_arch_sm80_layout_smem_bytes(t2->m, t2->n, t2->k, t2->stages, k->then.b_layout == FG_LAYOUT_KN) <= limit;
+}
+
 /* Whether the Hopper family can run this variant's GEMMs: its tile shapes, and B as [N, K]. */
 static bool plan__sm90_ok(const fg_kernel_spec *k, const fg_tile *t1, const fg_tile *t2)
 {
     if (!plan__lists(k, FG_ARCH_SM90A)) return false;
     if (k->gemm.b_layout != FG_LAYOUT_NK || !fg_arch_sm90_tile_ok(t1->m, t1->n, t1->k)) return false;
-    /* the largest layout (cluster scratch), without staged inputs */
-    if (fg_arch_sm90_smem_bytes(t1->m, t1->n, t1->stages, true, 0) > fg_arch_smem_limit(FG_ARCH_SM90A)) return false;
+    /* the largest layout (cluster scratch where the tile can be clustered), without staged inputs */
+    if (fg_arch_sm90_smem_bytes(t1->m, t1->n, t1->stages, t1->m == 128, 0) > fg_arch_smem_limit(FG_ARCH_SM90A))
+        return false;
     if (!k->has_then) return true;
     return k->then.b_layout == FG_LAYOUT_NK && fg_arch_sm90_tile_ok(t2->m, t2->n, t2->k) &&
-           fg_arch_sm90_smem_bytes(t2->m, t2->n, t2->stages, true, 0) <= fg_arch_smem_limit(FG_ARCH_SM90A);
+           fg_arch_sm90_smem_bytes(t2->m, t2->n, t2->stages, t2->m == 128, 0) <= fg_arch_smem_limit(FG_ARCH_SM90A);
 }
 
 /* A Hopper row or cluster norm over a 256-column tile needs more registers than a 384-thread
  * CTA gives (168 a thread; ptxas spills, as the normalizing pass keeps gamma/beta reads in
  * flight): those tiles take the split strategy; rows up to 1024 columns take the 128-column
- * cluster kernel, the portable family's row kernel, or the split kernel. */
+ * cluster kernel, the portable family's row kernel, or the split kernel. The cluster strategy
+ * runs one tile a CTA, so not the ping-pong schedule (tile m 64). */
 static bool plan__sm90_strategy_ok(const fg_tile *t1, fg_strategy s)
 {
+    if (s == FG_STRATEGY_CLUSTER && t1->m != 128) return false;
     return !((s == FG_STRATEGY_ROW || s == FG_STRATEGY_CLUSTER) && t1->n > 128);
 }
 
@@ -290,6 +306,7 @@ int fg_plan_build(fg_arena *arena, const fg_spec *spec, fg_plan *out, fg_diag *d
                         if (!sm90) continue;
                         family = FG_FAMILY_SM90;
                     } else {
+                        if (!plan__sm80_fits(k, t1, t2)) continue;
                         family = FG_FAMILY_SM80;
                     }
                     for (size_t s = 0; s < n_strategies; ++s) {
@@ -306,9 +323,10 @@ int fg_plan_build(fg_arena *arena, const fg_spec *spec, fg_plan *out, fg_diag *d
         }
         if (out->n_kernels == first_variant)
             fg_diag_error(d, norm ? norm->ptr : k->ptr,
-                          "no kernel can be built: strategy '%s' needs the Hopper family, which takes tile m 128, "
+                          "no kernel can be built: strategy '%s' needs the Hopper family, which takes tile m %s, "
                           "n %s, k 64, and b_layout \"nk\"",
                           norm ? fg_spec_strategy_name(norm->strategy) : "auto",
+                          norm && norm->strategy == FG_STRATEGY_CLUSTER ? "128" : "64 or 128",
                           norm && norm->strategy == FG_STRATEGY_SPLIT ? "64, 128 or 256" : "64 or 128");
     }
 

@@ -229,6 +229,13 @@ static void test_arch(void)
     CHECK(fg_arch_sm90_staged_inputs_bytes(128, 256, 2, true, true) == 128u * 512 + 512);
     CHECK(fg_arch_sm90_staged_inputs_bytes(128, 128, 4, false, true) == 512u);
     CHECK(fg_arch_sm90_staged_inputs_bytes(128, 128, 2, false, false) == 0u);
+    /* ping-pong (tile m 64): two epilogue buffers (barriers, scratch, staged inputs), and an
+     * order barrier a consumer warpgroup; 4 stages of 64x256 with bf16 staging fit sm_90a */
+    CHECK(fg_arch_sm90_epilogue_buffers(64) == 2 && fg_arch_sm90_epilogue_buffers(128) == 1);
+    CHECK(fg_arch_sm90_tile_ok(64, 256, 64) && !fg_arch_sm90_tile_ok(32, 256, 64) && !fg_arch_sm90_tile_ok(64, 256, 32));
+    CHECK(fg_arch_sm90_staged_inputs_bytes(64, 256, 2, true, true) == 2u * (64 * 512 + 512));
+    CHECK(fg_arch_sm90_smem_bytes(64, 256, 4, false, 66560) == 4u * (320 * 128 + 16) + 32 + 16 + 512 + 66560 + 1024);
+    CHECK(fg_arch_sm90_smem_bytes(64, 256, 4, false, 66560) <= fg_arch_smem_limit(FG_ARCH_SM90A));
 }
 
 int main(void)

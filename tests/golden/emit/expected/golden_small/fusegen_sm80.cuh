@@ -332,8 +332,9 @@ __device__ __forceinline__ TileCoord grouped_tile(int id, int tiles_m, int tiles
 // as MI x NI fragments of 16x8. Epi supplies pre() (ops before the norm), post() (ops after it),
 // kEps and kAffine.
 // SYNC_THREADS: 0 when every thread of the CTA runs the epilogue (it synchronizes with
-// __syncthreads), else the number of threads that do (named barrier 1), as in the Hopper family,
-// whose producer warpgroup does not.
+// __syncthreads), else the number of threads that do, as in the Hopper family, whose producer
+// warpgroup does not: 256 (both consumer warpgroups on one tile, named barrier 1) or 128 (each
+// consumer warpgroup on its own tile, named barrier 1 or 2: its warpgroup index).
 template <int DT_OUT, int BM, int BN, int WARPS_M, int WARPS_N, int NORM, int STRATEGY, class Epi, int SYNC_THREADS = 0>
 struct Epilogue {
     static constexpr int WM = BM / WARPS_M, WN = BN / WARPS_N;
@@ -352,6 +353,8 @@ struct Epilogue {
     {
         if constexpr (SYNC_THREADS == 0)
             __syncthreads();
+        else if constexpr (SYNC_THREADS == 128)
+            asm volatile("bar.sync %0, 128;\n" ::"r"(threadIdx.x >> 7) : "memory");
         else
             asm volatile("bar.sync 1, %0;\n" ::"n"(SYNC_THREADS) : "memory");
     }

@@ -233,33 +233,46 @@ __device__ __forceinline__ void tma_load_2d(void *dst, const TensorMap &map, int
 #endif
 }
 
-// BM = 128 (two consumer warpgroups of 64 rows); BN in {64, 128, 256}; BK = 64, one 128-byte
-// swizzle row. B is [N, K] (K-major, the "nk" layout). Three warpgroups: warpgroup 0 produces
+// BM in {64, 128}; BN in {64, 128, 256}; BK = 64, one 128-byte swizzle row. B is [N, K] (K-major, the "nk" layout). Three warpgroups: warpgroup 0 produces
 // (one thread issues the TMA copies of each stage; its other three warps bring each tile's
 // residual (TMA, into the tile buffer) and bias (cp.async) into shared memory when Staging
 // says so), warpgroups 1 and 2 consume (wgmma) and run the epilogue, whose outputs go out
 // through the tile buffer by TMA stores when Staging says so (fusegen_sm80::Epilogue::flush).
+//
+// Two schedules of the consumers, by BM:
+// - BM = 128, cooperative: both consumer warpgroups work on every tile (64 rows each) and run
+//   its epilogue together, while the tensor cores idle.
+// - BM = 64, ping-pong: each consumer warpgroup owns whole tiles, taking turns (the CTA's tiles
+//   0, 2, 4, ... to the first, 1, 3, 5, ... to the second), so one runs its epilogue while the
+//   other runs its mainloop. Each has its own tile buffer, bias and scratch. A warpgroup starts
+//   a tile's mainloop once the other has seen its own tile's last k tile arrive (order[]): the
+//   stage barriers are then at most one phase behind the k tiles it waits for.
 //
 // Persistent: a CTA works through tiles first, first + step, ... (step = the number of CTAs)
 // in grouped order, so the producer fills the stages with the next tile's operands while the
 // consumers run the epilogue of this one. (Cluster variants launch one CTA per tile: their
 // clusters must span one row of tiles.) Any grid is correct; the launcher sizes it to the SMs.
 //
-// Barriers: stage s has full[s] (the copy engine has written it) and empty[s] (both consumers
-// have finished reading it); the tile and bias buffers have inputs_full (copied, the buffers
-// are this tile's) and inputs_empty (the epilogue, and the bulk copies out of the tile buffer,
-// are done with them). A k tile's stage and phase count on across tiles.
+// Barriers: stage s has full[s] (the copy engine has written it) and empty[s] (the consumers
+// of that k tile have finished reading it); each tile and bias buffer has inputs_full (copied,
+// the buffers are this tile's) and inputs_empty (the epilogue, and the bulk copies out of the
+// tile buffer, are done with them). The CTA's j-th tile uses k tiles j * KT ... (stage and
+// phase count on across tiles) and buffer j % BUFFERS.
 template <int DT_AB, int DT_OUT, int BM, int BN, int STAGES, int NORM, int STRATEGY, class Epi, class Staging>
 struct GemmSm90 {
     static constexpr int BK = 64;
-    static constexpr int CONSUMERS = BM / 64;
-    static constexpr int CONSUMER_THREADS = CONSUMERS * 128;
+    static constexpr bool PINGPONG = BM == 64;
+    static constexpr int CONSUMERS = 2;                        // consumer warpgroups
+    static constexpr int TILE_THREADS = PINGPONG ? 128 : 256;  // the consumer threads on one tile
+    static constexpr int TILE_CONSUMERS = TILE_THREADS / 128;  // ... as warpgroups (empty[]'s count)
+    static constexpr int BUFFERS = PINGPONG ? 2 : 1;           // tiles in their epilogue at once
     static constexpr int THREADS = (CONSUMERS + 1) * 128;
-    static constexpr int WARPS_M = BM / 16;   // consumer warp w owns rows 16w..16w+15, all BN columns
-    using Ep = fusegen_sm80::Epilogue<DT_OUT, BM, BN, WARPS_M, 1, NORM, STRATEGY, Epi, CONSUMER_THREADS>;
+    static constexpr int WARPS_M = BM / 16;   // a tile's warp w owns rows 16w..16w+15, all BN columns
+    using Ep = fusegen_sm80::Epilogue<DT_OUT, BM, BN, WARPS_M, 1, NORM, STRATEGY, Epi, TILE_THREADS>;
     static constexpr int A_STAGE_BYTES = BM * 128, B_STAGE_BYTES = BN * 128;
     static constexpr int STAGE_BYTES = A_STAGE_BYTES + B_STAGE_BYTES;
-    static constexpr int BARRIER_BYTES = (2 * STAGES + 2) * 8;   // full, empty, inputs_full, inputs_empty
+    // full, empty; inputs_full, inputs_empty a buffer; ping-pong: order, a consumer
+    static constexpr int BARRIER_BYTES = (2 * STAGES + 2 * BUFFERS + (PINGPONG ? CONSUMERS : 0)) * 8;
     // The tile buffer: BN * OUT_BYTES / 128 blocks of BM rows of 128 bytes, each the box of one
     // TMA copy with the 128-byte swizzle (which also keeps the 8 rows a warp touches at once on
     // different banks); then the bias.
@@ -272,9 +285,10 @@ struct GemmSm90 {
     // inputs_full: every copying thread, plus the residual's expected TMA bytes
     static constexpr int INPUT_ARRIVALS = COPY_THREADS + (Staging::kResidual ? 1 : 0);
     static constexpr bool PERSISTENT = STRATEGY != fusegen_sm80::STRATEGY_CLUSTER;
-    // stages, barriers, epilogue scratch, staged inputs, and room to align the first stage to 1024 bytes
+    // stages, barriers, and per buffer the epilogue scratch and staged inputs; room to align the
+    // first stage to 1024 bytes
     static constexpr int SMEM_BYTES =
-        STAGES * STAGE_BYTES + BARRIER_BYTES + Ep::SCRATCH_BYTES + TILE_BYTES + BIAS_BYTES + 1024;
+        STAGES * STAGE_BYTES + BARRIER_BYTES + BUFFERS * (Ep::SCRATCH_BYTES + TILE_BYTES + BIAS_BYTES) + 1024;
     static constexpr int kTileM = BM, kTileN = BN, kThreads = THREADS, kSmemBytes = SMEM_BYTES;
     static constexpr int kStrategy = STRATEGY;
     static constexpr int kOutBytes = OUT_BYTES;
@@ -288,10 +302,13 @@ struct GemmSm90 {
                                    : STRATEGY == fusegen_sm80::STRATEGY_SPLIT ? OUT_MAP_PRENORM : OUT_MAP_OUT;
     static constexpr int kDtOut = DT_OUT;
     static constexpr int kTmaBoxEpi = BM;
-    static_assert(BM == 128, "tile m must be 128");
+    static_assert(BM == 64 || BM == 128, "tile m must be 64 or 128");
+    static_assert(!(PINGPONG && STRATEGY == fusegen_sm80::STRATEGY_CLUSTER),
+                  "the cluster strategy runs one tile a CTA (tile m 128)");
     static_assert(BN == 64 || BN == 128 || BN == 256, "tile n must be 64, 128 or 256");
     static_assert(BN % BLOCK_COLS == 0, "the tile is whole 128-byte blocks wide");
-    static_assert((STAGES * STAGE_BYTES) % 1024 == 0, "the tile buffer starts 1024-byte aligned (TMA swizzle)");
+    static_assert((STAGES * STAGE_BYTES) % 1024 == 0 && TILE_BYTES % 1024 == 0,
+                  "the tile buffers start 1024-byte aligned (TMA swizzle)");
     static_assert(Staging::kTile || !(Staging::kResidual || Staging::kBias || Staging::kOut || Staging::kStoreSlot >= 0),
                   "staging needs the tile buffer");
     static_assert(!(Staging::kOut && STRATEGY == fusegen_sm80::STRATEGY_SPLIT && DT_OUT == fusegen_sm80::DT_F16),
@@ -352,14 +369,15 @@ struct GemmSm90 {
         extern __shared__ __align__(1024) unsigned char smem_raw[];
         // The swizzle pattern is anchored to 1024-byte boundaries of the shared address space.
         unsigned char *base = smem_raw + ((1024u - (fusegen_sm80::smem_addr(smem_raw) & 1023u)) & 1023u);
-        // stages | tile buffer | bias | barriers | epilogue scratch
-        unsigned char *staged_tile = base + STAGES * STAGE_BYTES;
-        unsigned char *staged_bias = staged_tile + TILE_BYTES;
-        unsigned long long *full = reinterpret_cast<unsigned long long *>(staged_bias + BIAS_BYTES);
+        // stages | tile buffers | biases | barriers | epilogue scratch (a buffer each)
+        unsigned char *staged_tiles = base + STAGES * STAGE_BYTES;
+        unsigned char *staged_biases = staged_tiles + BUFFERS * TILE_BYTES;
+        unsigned long long *full = reinterpret_cast<unsigned long long *>(staged_biases + BUFFERS * BIAS_BYTES);
         unsigned long long *empty = full + STAGES;
-        unsigned long long *inputs_full = empty + STAGES;
-        unsigned long long *inputs_empty = inputs_full + 1;
-        unsigned char *scratch = reinterpret_cast<unsigned char *>(inputs_empty + 1);
+        unsigned long long *inputs_full = empty + STAGES;       // [BUFFERS]
+        unsigned long long *inputs_empty = inputs_full + BUFFERS;   // [BUFFERS]
+        unsigned long long *order = inputs_empty + BUFFERS;     // [CONSUMERS], ping-pong only
+        unsigned char *scratch = reinterpret_cast<unsigned char *>(order + (PINGPONG ? CONSUMERS : 0));
         const int warpgroup = threadIdx.x >> 7;
         const Tiles tiles(p);
         const int KT = (p.k + BK - 1) / BK;
@@ -367,10 +385,14 @@ struct GemmSm90 {
         if (threadIdx.x == 0) {
             for (int s = 0; s < STAGES; ++s) {
                 mbar_init(&full[s], 1);
-                mbar_init(&empty[s], CONSUMERS);
+                mbar_init(&empty[s], TILE_CONSUMERS);
             }
-            mbar_init(inputs_full, INPUT_ARRIVALS);
-            mbar_init(inputs_empty, CONSUMER_THREADS);
+            for (int b = 0; b < BUFFERS; ++b) {
+                mbar_init(&inputs_full[b], INPUT_ARRIVALS);
+                mbar_init(&inputs_empty[b], TILE_THREADS);
+            }
+            if (PINGPONG)
+                for (int c = 0; c < CONSUMERS; ++c) mbar_init(&order[c], 1);
             mbar_init_fence();
         }
         __syncthreads();
@@ -398,9 +420,12 @@ struct GemmSm90 {
                 int j = 0;   // tiles whose inputs were copied
                 for (int id = tiles.first; id < tiles.count; id += tiles.step, ++j) {
                     const fusegen_sm80::TileCoord tile = tiles.coord(id);
-                    mbar_wait(inputs_empty, (j & 1) ^ 1);   // the previous tile's epilogue is done with them
-                    copy_inputs(p, maps, staged_tile, staged_bias, inputs_full, tile.m * BM, tile.n * BN);
-                    mbar_arrive(inputs_full);   // release: the copies this thread waited for are visible
+                    const int b = j % BUFFERS;
+                    // the epilogue of the buffer's previous tile is done with it
+                    mbar_wait(&inputs_empty[b], ((j / BUFFERS) & 1) ^ 1);
+                    copy_inputs(p, maps, staged_tiles + b * TILE_BYTES, staged_biases + b * BIAS_BYTES,
+                                &inputs_full[b], tile.m * BM, tile.n * BN);
+                    mbar_arrive(&inputs_full[b]);   // release: the copies this thread waited for are visible
                 }
             }
             // The cluster strategy's barriers count every thread of the cluster (and are
@@ -412,32 +437,48 @@ struct GemmSm90 {
 
         FUSEGEN_SM90_ASM("setmaxnreg.inc.sync.aligned.u32 224;\n");
         const int consumer = warpgroup - 1;
-        const int ctid = threadIdx.x - 128;   // thread index among the consumers
-        int it = 0, j = 0;
+        const int ttid = PINGPONG ? threadIdx.x & 127 : threadIdx.x - 128;   // among the tile's threads
+        // This warpgroup's tiles (ping-pong: every other one) and their buffer.
+        const int j_first = PINGPONG ? consumer : 0, j_step = PINGPONG ? CONSUMERS : 1;
+        const int buf = PINGPONG ? consumer : 0;
+        unsigned char *staged_tile = staged_tiles + buf * TILE_BYTES;
+        unsigned char *staged_bias = staged_biases + buf * BIAS_BYTES;
+        unsigned char *my_scratch = scratch + buf * Ep::SCRATCH_BYTES;
+        // The A rows this warpgroup multiplies: the whole A tile, or its half of it.
+        const int a_offset = PINGPONG ? 0 : consumer * 64 * 128;
         // The previous tile's epilogue still owns the tile buffer: its copies out may not have
         // read it yet. Released once the next tile's first wgmma is issued, so the copies
         // overlap the mainloop instead of ending the epilogue.
         bool release_pending = false;
         const auto release = [&](const fusegen_sm80::TileInputs &prev) {
-            Ep::release_tile(prev, ctid);
-            mbar_arrive(inputs_empty);   // the producer may copy the next tile's inputs
+            Ep::release_tile(prev, ttid);
+            mbar_arrive(&inputs_empty[buf]);   // the producer may copy the next tile's inputs
             release_pending = false;
         };
+        // Ping-pong: the other warpgroup may start its next mainloop.
+        const auto pass_turn = [&] {
+            if (PINGPONG && ttid == 0) mbar_arrive(&order[consumer ^ 1]);
+        };
         fusegen_sm80::TileInputs in = {};
-        for (int id = tiles.first; id < tiles.count; id += tiles.step, ++j) {
+        for (int j = j_first, id = tiles.first + j_first * tiles.step; id < tiles.count;
+             j += j_step, id += j_step * tiles.step) {
             const fusegen_sm80::TileCoord tile = tiles.coord(id);
             float acc[1][BN / 8][4];
 #pragma unroll
             for (int ni = 0; ni < BN / 8; ++ni)
 #pragma unroll
                 for (int e = 0; e < 4; ++e) acc[0][ni][e] = 0.0f;
+            // Ping-pong: wait for the other warpgroup's turn on the previous tile.
+            if (PINGPONG && j > 0) mbar_wait(&order[consumer], ((j - 1) / CONSUMERS) & 1);
 
             // One wgmma group stays in flight: k tile kt is issued, then kt-1's stage released.
+            int it = j * KT;
             for (int kt = 0; kt < KT; ++kt, ++it) {
                 const int s = it % STAGES;
                 mbar_wait(&full[s], (it / STAGES) & 1);
+                if (kt == KT - 1) pass_turn();
                 const unsigned char *sa = base + s * STAGE_BYTES;
-                unsigned long long desc_a = wgmma_desc(sa + consumer * 64 * 128);
+                unsigned long long desc_a = wgmma_desc(sa + a_offset);
                 unsigned long long desc_b = wgmma_desc(sa + A_STAGE_BYTES);
                 wgmma_fence();
 #pragma unroll
@@ -445,16 +486,17 @@ struct GemmSm90 {
                     wgmma_tile<DT_AB, BN>(acc[0], desc_a + 2 * kk, desc_b + 2 * kk);
                 wgmma_commit();
                 wgmma_wait_one();
-                if (kt > 0 && (ctid & 127) == 0) mbar_arrive(&empty[(it - 1) % STAGES]);
+                if (kt > 0 && (ttid & 127) == 0) mbar_arrive(&empty[(it - 1) % STAGES]);
                 if (STAGED && release_pending) release(in);
             }
             wgmma_wait_all();
+            if (KT == 0) pass_turn();
             // The tile's last stage: the producer may refill it with the next tile's operands.
-            if (KT > 0 && (ctid & 127) == 0) mbar_arrive(&empty[(it - 1) % STAGES]);
+            if (KT > 0 && (ttid & 127) == 0) mbar_arrive(&empty[(it - 1) % STAGES]);
             if (STAGED && release_pending) release(in);   // K == 0: no mainloop to overlap
 
             if constexpr (STAGED) {
-                mbar_wait(inputs_full, j & 1);
+                mbar_wait(&inputs_full[buf], (j / BUFFERS) & 1);
                 in.staged_residual = Staging::kResidual;
                 in.staged_bias = Staging::kBias;
                 in.staged_store = Staging::kStoreSlot >= 0;
@@ -469,11 +511,11 @@ struct GemmSm90 {
                 in.store_map = &maps.store;
                 in.out_map = &maps.out;
             }
-            Ep::apply(p, in, acc, scratch, tile, ctid >> 5, 0, ctid & 31);
+            Ep::apply(p, in, acc, my_scratch, tile, ttid >> 5, 0, ttid & 31);
             release_pending = STAGED;
         }
         // The bulk copies out of the tile buffer finish before the CTA does.
-        if (Staging::kTile && ctid == 0) fusegen_sm80::bulk_wait();
+        if (Staging::kTile && ttid == 0) fusegen_sm80::bulk_wait();
 #endif
     }
 

@@ -582,6 +582,32 @@ static void fg__listing_add(fg__listing *l, const char *name, const char *reason
     l->used += (size_t)snprintf(l->text + l->used, room, "%s%s: %s", l->used > 0 ? "; " : "", name, reason);
 }
 
+/* The generator's priority orders kernels by strategy and family (its millions), then by tile
+ * area and depth. Between kernels equal in the first two, the dispatch first weighs the columns
+ * each tile shape computes for this N: padded columns (N rounded up to tile n) over a relative
+ * rate, 8 for tiles of 128 x 256 or more and 9 for smaller ones (an H200 ran 128x128 tiles at
+ * about 0.89 the rate of 128x256 ones when neither wasted columns; bench/NOTES.md). Smaller is
+ * better: at N = 320 a 128-column tile computes 384 columns, a 256-column one 512. */
+static long long fg__column_cost(const fusegen_kernel *k, const fusegen_problem *p)
+{
+    long long tile_n = k->tile_n > 0 ? k->tile_n : 1;
+    long long padded = (p->n + tile_n - 1) / tile_n * tile_n;
+    return padded * ((long long)k->tile_m * k->tile_n >= 128 * 256 ? 8 : 9);
+}
+
+/* Whether a goes before b for problem p (see fg__column_cost). */
+static int fg__better(const fusegen_kernel *a, const fusegen_kernel *b, const fusegen_problem *p)
+{
+    long long ca, cb;
+    if (a->priority / 1000000 != b->priority / 1000000)
+        return a->priority / 1000000 > b->priority / 1000000;
+    ca = fg__column_cost(a, p);
+    cb = fg__column_cost(b, p);
+    if (ca != cb)
+        return ca < cb;
+    return a->priority > b->priority;
+}
+
 fusegen_status fusegen_query(const fusegen_library *lib, const fusegen_problem *p,
                              const fusegen_kernel **out, size_t cap, size_t *n_found)
 {
@@ -612,8 +638,8 @@ fusegen_status fusegen_query(const fusegen_library *lib, const fusegen_problem *
             continue;
         }
         found++;
-        /* keep out[] sorted by descending priority; equal priorities stay in table order */
-        for (at = 0; at < written && out[at]->priority >= k->priority; at++)
+        /* keep out[] sorted best first (fg__better); equals stay in table order */
+        for (at = 0; at < written && !fg__better(k, out[at], p); at++)
             ;
         if (at >= cap)
             continue;

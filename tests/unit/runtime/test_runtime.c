@@ -204,6 +204,46 @@ static void test_status_strings(void)
     CHECK(fusegen_last_detail() != NULL);
 }
 
+/* Between kernels of one strategy and family, fewer padded columns (over the tile's rate) beat
+ * a larger tile: N = 320 goes to the 128-column tile, N = 1024 to the 256-column one. */
+static void test_query_column_cost(void)
+{
+    fusegen_kernel wide = g_kernels[K_SPLIT_A], narrow = g_kernels[K_SPLIT_A], pingpong = g_kernels[K_SPLIT_A];
+    wide.name = "ln_sm80_128x256x64_s3_split";
+    wide.tile_n = 256;
+    wide.priority = 1032771;
+    narrow.name = "ln_sm80_128x128x64_s5_split";
+    narrow.priority = 1016389;
+    pingpong.name = "ln_sm80_64x256x64_s4_split";
+    pingpong.tile_m = 64;
+    pingpong.tile_n = 256;
+    pingpong.priority = 1016388;
+    const fusegen_kernel table[] = {wide, pingpong, narrow};
+    const fusegen_library lib = {.name = "cost", .generator_version = "0.1.0", .spec_sha256 = "0",
+                                 .kernels = table, .n_kernels = 3};
+    const fusegen_kernel *out[3];
+    size_t n = 0;
+    fusegen_problem p = ln_problem(256, 320, 512);
+    p.sm = 80;
+    CHECK(fusegen_query(&lib, &p, out, 3, &n) == FUSEGEN_OK && n == 3);
+    CHECK(out[0] == &table[2] && out[1] == &table[0] && out[2] == &table[1]);   /* 384*9 < 512*8 < 512*9 */
+    p = ln_problem(256, 1024, 512);
+    p.sm = 80;
+    CHECK(fusegen_query(&lib, &p, out, 3, &n) == FUSEGEN_OK && n == 3);
+    CHECK(out[0] == &table[0] && out[1] == &table[2] && out[2] == &table[1]);   /* 8192, then 9216 by priority */
+    /* a higher class (strategy, family: the priority's millions) wins whatever its columns cost */
+    fusegen_kernel row = g_kernels[K_ROW80];
+    row.tile_n = 256;
+    row.priority = 2032771;
+    const fusegen_kernel with_row[] = {narrow, row};
+    const fusegen_library lib2 = {.name = "cost", .generator_version = "0.1.0", .spec_sha256 = "0",
+                                  .kernels = with_row, .n_kernels = 2};
+    p = ln_problem(256, 320, 512);
+    p.sm = 80;
+    CHECK(fusegen_query(&lib2, &p, out, 3, &n) == FUSEGEN_OK && n == 2);
+    CHECK(out[0] == &with_row[1] && out[1] == &with_row[0]);
+}
+
 static void test_query_order(void)
 {
     const fusegen_kernel *out[8];
@@ -677,6 +717,7 @@ int main(void)
 {
     test_status_strings();
     test_query_order();
+    test_query_column_cost();
     test_query_truncates();
     test_why_not();
     test_select_find();

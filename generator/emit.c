@@ -226,8 +226,8 @@ static const char *emit__gemm_type(emit_ctx *c, fg_family family, int index, con
     if (family == FG_FAMILY_SM90)
         return fg_arena_printf(c->arena,
                                "fusegen_sm90::GemmSm90<fusegen_sm80::%s, fusegen_sm80::%s, %ld, %ld, %ld,\n"
-                               "                                       fusegen_sm80::%s, fusegen_sm80::%s, Epilogue%d, Staging%d, %d>",
-                               dt_ab, dt_out, g->bm, g->bn, g->stages, norm, strategy, index, index, g->cluster_m);
+                               "                                       fusegen_sm80::%s, fusegen_sm80::%s, Epilogue%d, Staging%d>",
+                               dt_ab, dt_out, g->bm, g->bn, g->stages, norm, strategy, index, index);
     return fg_arena_printf(c->arena,
                            "fusegen_sm80::Gemm<fusegen_sm80::%s, fusegen_sm80::%s, %ld, %ld, %ld, %ld, %d, %d, %s,\n"
                            "                               fusegen_sm80::%s, fusegen_sm80::%s, Epilogue%d>",

@@ -33,8 +33,7 @@ void fg_launch_record(const fg_plan_kernel *pk, int index, fg_launch_gemm *out)
     out->threads = g->threads;
     out->smem_bytes = (int)g->smem_bytes;
     out->tma_box_a = pk->family == FG_FAMILY_SM90 ? (int)g->bm : 0;
-    out->cluster_m = g->cluster_m;
-    out->tma_box_b = pk->family == FG_FAMILY_SM90 ? (int)g->bn / g->cluster_m : 0;
+    out->tma_box_b = pk->family == FG_FAMILY_SM90 ? (int)g->bn : 0;
 }
 
 static void launch__checks(fg_buf *b, const fg_plan_kernel *pk, int index)
@@ -62,9 +61,9 @@ static void launch__checks(fg_buf *b, const fg_plan_kernel *pk, int index)
         fg_buf_printf(b, "static_assert(%s::Gemm%d::kTmaBoxA == %d && %s::Gemm%d::kTmaBoxB == %d, "
                          "\"fusegen JIT: the TMA boxes of %s GEMM%d differ from its launch record\");\n",
                       n, index, r.tma_box_a, n, index, r.tma_box_b, n, index);
-        fg_buf_printf(b, "static_assert(%s::Gemm%d::kPersistent == %s && %s::Gemm%d::kClusterM == %d, "
+        fg_buf_printf(b, "static_assert(%s::Gemm%d::kPersistent == %s, "
                          "\"fusegen JIT: the grid of %s GEMM%d differs from its launch record\");\n",
-                      n, index, r.persistent ? "true" : "false", n, index, r.cluster_m, n, index);
+                      n, index, r.persistent ? "true" : "false", n, index);
         fg_buf_printf(b, "static_assert(%s::Gemm%d::kMapResidual == %s && %s::Gemm%d::kMapStoreSlot == %d && "
                          "%s::Gemm%d::kMapOut == %d && %s::Gemm%d::kDtOut == fusegen_sm80::%s && "
                          "%s::Gemm%d::kTmaBoxEpi == %d, "

@@ -23,7 +23,6 @@ typedef struct fg_launch_gemm {
     int split;                /* a normalize kernel follows (split strategy) */
     int cluster;              /* one thread-block cluster per row of tiles (Hopper cluster strategy) */
     int persistent;           /* Hopper, not cluster: min(tiles, SMs) CTAs work through the tiles */
-    int cluster_m;            /* persistent: CTAs per cluster along M sharing B (grid a multiple) */
     int tma_box_a, tma_box_b; /* Hopper: rows of the A and B boxes (64 columns each) */
     fg_dtype dt_ab;           /* the operands' dtype (GEMM2 of a chain too) */
     fg_dtype dt_out;          /* the output's dtype (also the residual's and the store ops') */

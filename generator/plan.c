@@ -90,7 +90,6 @@ static void plan__gemm(fg_plan_gemm *pg, fg_family family, const fg_gemm *g, fg_
     pg->spec = g;
     pg->bm = t->m; pg->bn = t->n; pg->bk = t->k; pg->stages = t->stages;
     pg->staged_store_slot = -1;
-    pg->cluster_m = 1;
     pg->b_layout = g->b_layout;
     pg->signature = sig;
     pg->pre = g->ops;
@@ -111,10 +110,6 @@ static void plan__gemm(fg_plan_gemm *pg, fg_family family, const fg_gemm *g, fg_
         pg->warps_m = (int)(t->m / 16);
         pg->warps_n = 1;
         pg->threads = 3 * 128;
-        /* Ping-pong kernels (tile m 64) pair up along M: each CTA of a pair loads half of the
-         * B tile both use and multicasts it, so B's traffic from L2 per flop is that of a
-         * 128-row tile. (Cooperative 128-row tiles measured no gain from it: v16 in NOTES.) */
-        pg->cluster_m = t->m == 64 ? 2 : 1;
         plan__sm90_staging(pg, t, out, strategy == FG_STRATEGY_CLUSTER);
     } else {
         fg_arch_sm80_warps(t->m, t->n, &pg->warps_m, &pg->warps_n);

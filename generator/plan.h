@@ -27,12 +27,9 @@ typedef struct fg_plan_gemm {
     long bm, bn, bk, stages;
     int warps_m, warps_n, threads;
     size_t smem_bytes;                  /* dynamic shared memory of the GEMM kernel */
-    /* Hopper: CTAs per thread-block cluster along M that share each B tile (each loads half
-     * and multicasts it to both); 1 for the portable family and the cluster strategy. */
-    int cluster_m;
     /* Hopper epilogue staging (templates/common/fusegen_sm90.cuh): a shared-memory tile buffer
-     * that the producer's spare warps fill with the residual (TMA) and that the epilogue's
-     * outputs go through (written as pairs, stored by TMA), and the bias. */
+     * that the producer's spare warps fill with the residual and that the epilogue's outputs go
+     * through (written as pairs, stored by bulk copies a row at a time), and the bias. */
     bool stage_tile, stage_residual, stage_bias;
     int staged_store_slot;              /* the store op written through the tile buffer, or -1 */
     bool stage_out;                     /* out (split: the pre-norm values) through the tile buffer */

@@ -1048,35 +1048,29 @@ static int jit__launch_gemm(const fg_launch_gemm *rec, jit__params g, CUfunction
             jit__epilogue_tensor_maps(&maps, rec, &g, why, len))
             return 1;
         void *params[4] = {&g, &map_a, &map_b, &maps};
-        unsigned grid_x = gx, grid_y = gy, cluster_x = rec->cluster ? gx : 1u;
         if (rec->persistent) {
-            /* one CTA per SM (each takes an SM's shared memory), never more than the tiles; in
-             * clusters of cluster_m CTAs that take cluster_m row tiles at a time */
+            /* one CTA per SM (each takes an SM's shared memory), never more than the tiles */
             int device = 0, sms = 0;
             if (cudaGetDevice(&device) != cudaSuccess ||
                 cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) != cudaSuccess || sms <= 0) {
                 snprintf(why, len, "%s: cannot read the device's multiprocessor count", name);
                 return 1;
             }
-            const unsigned cm = (unsigned)rec->cluster_m;
-            const unsigned long long units = (unsigned long long)gx * ((gy + cm - 1) / cm);
-            const unsigned long long slots = sms / (int)cm > 0 ? (unsigned long long)(sms / (int)cm) : 1u;
-            grid_x = (unsigned)((units < slots ? units : slots) * cm);
-            grid_y = 1;
-            cluster_x = cm;
-        }
-        if (cluster_x == 1) {
-            r = jit__cu.launch_kernel(gemm, grid_x, grid_y, 1, (unsigned)rec->threads, 1, 1, (unsigned)rec->smem_bytes,
-                                      stream, params, NULL);
+            const unsigned long long tiles = (unsigned long long)gx * gy;
+            const unsigned grid = (unsigned)(tiles < (unsigned long long)sms ? tiles : (unsigned long long)sms);
+            r = jit__cu.launch_kernel(gemm, grid, 1, 1, (unsigned)rec->threads, 1, 1, (unsigned)rec->smem_bytes, stream,
+                                      params, NULL);
+        } else if (!rec->cluster) {
+            r = jit__cu.launch_kernel(gemm, gx, gy, 1, (unsigned)rec->threads, 1, 1, (unsigned)rec->smem_bytes, stream,
+                                      params, NULL);
         } else {
-            /* the cluster strategy: one cluster per row of tiles (at most 8 CTAs, checked);
-             * persistent pairs: clusters of cluster_m CTAs */
+            /* one cluster per row of tiles: its CTAs hold the whole of N (at most 8, checked) */
             CUlaunchConfig config;
             CUlaunchAttribute cluster;
             memset(&config, 0, sizeof config);
             memset(&cluster, 0, sizeof cluster);
-            config.gridDimX = grid_x;
-            config.gridDimY = grid_y;
+            config.gridDimX = gx;
+            config.gridDimY = gy;
             config.gridDimZ = 1;
             config.blockDimX = (unsigned)rec->threads;
             config.blockDimY = 1;
@@ -1084,7 +1078,7 @@ static int jit__launch_gemm(const fg_launch_gemm *rec, jit__params g, CUfunction
             config.sharedMemBytes = (unsigned)rec->smem_bytes;
             config.hStream = stream;
             cluster.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
-            cluster.value.clusterDim.x = cluster_x;
+            cluster.value.clusterDim.x = gx;
             cluster.value.clusterDim.y = 1;
             cluster.value.clusterDim.z = 1;
             config.attrs = &cluster;

@@ -39,7 +39,7 @@ struct Staging1 {
     static constexpr bool kOut = true;
 };
 using Gemm1 = fusegen_sm90::GemmSm90<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF16, 128, 128, 3,
-                                       fusegen_sm80::NORM_LAYERNORM, fusegen_sm80::STRATEGY_ROW, Epilogue1, Staging1, 1>;
+                                       fusegen_sm80::NORM_LAYERNORM, fusegen_sm80::STRATEGY_ROW, Epilogue1, Staging1>;
 static_assert(Gemm1::kSmemBytes == 132928, "the plan and the family agree on shared memory");
 
 // GEMM2 epilogue: bias+relu
@@ -73,7 +73,7 @@ struct Staging2 {
     static constexpr bool kOut = true;
 };
 using Gemm2 = fusegen_sm90::GemmSm90<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF16, 128, 256, 3,
-                                       fusegen_sm80::NORM_NONE, fusegen_sm80::STRATEGY_NONE, Epilogue2, Staging2, 1>;
+                                       fusegen_sm80::NORM_NONE, fusegen_sm80::STRATEGY_NONE, Epilogue2, Staging2>;
 static_assert(Gemm2::kSmemBytes == 215104, "the plan and the family agree on shared memory");
 
 }  // namespace block_tail_sm90a_128x128x64_s3_row_g2_128x256x64_s3
@@ -127,7 +127,7 @@ struct Staging1 {
     static constexpr bool kOut = true;
 };
 using Gemm1 = fusegen_sm90::GemmSm90<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF16, 128, 128, 3,
-                                       fusegen_sm80::NORM_LAYERNORM, fusegen_sm80::STRATEGY_CLUSTER, Epilogue1, Staging1, 1>;
+                                       fusegen_sm80::NORM_LAYERNORM, fusegen_sm80::STRATEGY_CLUSTER, Epilogue1, Staging1>;
 static_assert(Gemm1::kSmemBytes == 133952, "the plan and the family agree on shared memory");
 
 // GEMM2 epilogue: bias+relu
@@ -161,7 +161,7 @@ struct Staging2 {
     static constexpr bool kOut = true;
 };
 using Gemm2 = fusegen_sm90::GemmSm90<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF16, 128, 256, 3,
-                                       fusegen_sm80::NORM_NONE, fusegen_sm80::STRATEGY_NONE, Epilogue2, Staging2, 1>;
+                                       fusegen_sm80::NORM_NONE, fusegen_sm80::STRATEGY_NONE, Epilogue2, Staging2>;
 static_assert(Gemm2::kSmemBytes == 215104, "the plan and the family agree on shared memory");
 
 }  // namespace block_tail_sm90a_128x128x64_s3_cluster_g2_128x256x64_s3
@@ -215,7 +215,7 @@ struct Staging1 {
     static constexpr bool kOut = true;
 };
 using Gemm1 = fusegen_sm90::GemmSm90<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF16, 128, 128, 3,
-                                       fusegen_sm80::NORM_LAYERNORM, fusegen_sm80::STRATEGY_SPLIT, Epilogue1, Staging1, 1>;
+                                       fusegen_sm80::NORM_LAYERNORM, fusegen_sm80::STRATEGY_SPLIT, Epilogue1, Staging1>;
 static_assert(Gemm1::kSmemBytes == 132928, "the plan and the family agree on shared memory");
 
 // GEMM2 epilogue: bias+relu
@@ -249,7 +249,7 @@ struct Staging2 {
     static constexpr bool kOut = true;
 };
 using Gemm2 = fusegen_sm90::GemmSm90<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF16, 128, 256, 3,
-                                       fusegen_sm80::NORM_NONE, fusegen_sm80::STRATEGY_NONE, Epilogue2, Staging2, 1>;
+                                       fusegen_sm80::NORM_NONE, fusegen_sm80::STRATEGY_NONE, Epilogue2, Staging2>;
 static_assert(Gemm2::kSmemBytes == 215104, "the plan and the family agree on shared memory");
 
 }  // namespace block_tail_sm90a_128x128x64_s3_split_g2_128x256x64_s3
@@ -308,7 +308,7 @@ struct Staging1 {
     static constexpr bool kOut = true;
 };
 using Gemm1 = fusegen_sm90::GemmSm90<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF16, 64, 256, 4,
-                                       fusegen_sm80::NORM_LAYERNORM, fusegen_sm80::STRATEGY_SPLIT, Epilogue1, Staging1, 2>;
+                                       fusegen_sm80::NORM_LAYERNORM, fusegen_sm80::STRATEGY_SPLIT, Epilogue1, Staging1>;
 static_assert(Gemm1::kSmemBytes == 232048, "the plan and the family agree on shared memory");
 
 // GEMM2 epilogue: bias+relu
@@ -342,7 +342,7 @@ struct Staging2 {
     static constexpr bool kOut = true;
 };
 using Gemm2 = fusegen_sm90::GemmSm90<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF16, 128, 256, 3,
-                                       fusegen_sm80::NORM_NONE, fusegen_sm80::STRATEGY_NONE, Epilogue2, Staging2, 1>;
+                                       fusegen_sm80::NORM_NONE, fusegen_sm80::STRATEGY_NONE, Epilogue2, Staging2>;
 static_assert(Gemm2::kSmemBytes == 215104, "the plan and the family agree on shared memory");
 
 }  // namespace block_tail_sm90a_64x256x64_s4_split_g2_128x256x64_s3

@@ -37,7 +37,7 @@ struct Staging1 {
     static constexpr bool kOut = true;
 };
 using Gemm1 = fusegen_sm90::GemmSm90<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF16, 128, 256, 3,
-                                       fusegen_sm80::NORM_NONE, fusegen_sm80::STRATEGY_NONE, Epilogue1, Staging1, 1>;
+                                       fusegen_sm80::NORM_NONE, fusegen_sm80::STRATEGY_NONE, Epilogue1, Staging1>;
 static_assert(Gemm1::kSmemBytes == 214592, "the plan and the family agree on shared memory");
 
 }  // namespace proj_sm90a_128x256x64_s3
@@ -82,7 +82,7 @@ struct Staging1 {
     static constexpr bool kOut = true;
 };
 using Gemm1 = fusegen_sm90::GemmSm90<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF16, 64, 256, 4,
-                                       fusegen_sm80::NORM_NONE, fusegen_sm80::STRATEGY_NONE, Epilogue1, Staging1, 2>;
+                                       fusegen_sm80::NORM_NONE, fusegen_sm80::STRATEGY_NONE, Epilogue1, Staging1>;
 static_assert(Gemm1::kSmemBytes == 231024, "the plan and the family agree on shared memory");
 
 }  // namespace proj_sm90a_64x256x64_s4

@@ -41,7 +41,7 @@ struct Staging1 {
     static constexpr bool kOut = true;
 };
 using Gemm1 = fusegen_sm90::GemmSm90<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF16, 128, 128, 5,
-                                       fusegen_sm80::NORM_LAYERNORM, fusegen_sm80::STRATEGY_ROW, Epilogue1, Staging1, 1>;
+                                       fusegen_sm80::NORM_LAYERNORM, fusegen_sm80::STRATEGY_ROW, Epilogue1, Staging1>;
 static_assert(Gemm1::kSmemBytes == 198496, "the plan and the family agree on shared memory");
 
 }  // namespace proj_bias_residual_layernorm_sm90a_128x128x64_s5_row
@@ -90,7 +90,7 @@ struct Staging1 {
     static constexpr bool kOut = true;
 };
 using Gemm1 = fusegen_sm90::GemmSm90<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF16, 128, 128, 5,
-                                       fusegen_sm80::NORM_LAYERNORM, fusegen_sm80::STRATEGY_CLUSTER, Epilogue1, Staging1, 1>;
+                                       fusegen_sm80::NORM_LAYERNORM, fusegen_sm80::STRATEGY_CLUSTER, Epilogue1, Staging1>;
 static_assert(Gemm1::kSmemBytes == 199520, "the plan and the family agree on shared memory");
 
 }  // namespace proj_bias_residual_layernorm_sm90a_128x128x64_s5_cluster
@@ -139,7 +139,7 @@ struct Staging1 {
     static constexpr bool kOut = true;
 };
 using Gemm1 = fusegen_sm90::GemmSm90<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF16, 128, 128, 5,
-                                       fusegen_sm80::NORM_LAYERNORM, fusegen_sm80::STRATEGY_SPLIT, Epilogue1, Staging1, 1>;
+                                       fusegen_sm80::NORM_LAYERNORM, fusegen_sm80::STRATEGY_SPLIT, Epilogue1, Staging1>;
 static_assert(Gemm1::kSmemBytes == 198496, "the plan and the family agree on shared memory");
 
 }  // namespace proj_bias_residual_layernorm_sm90a_128x128x64_s5_split
@@ -193,7 +193,7 @@ struct Staging1 {
     static constexpr bool kOut = true;
 };
 using Gemm1 = fusegen_sm90::GemmSm90<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF16, 128, 256, 3,
-                                       fusegen_sm80::NORM_LAYERNORM, fusegen_sm80::STRATEGY_SPLIT, Epilogue1, Staging1, 1>;
+                                       fusegen_sm80::NORM_LAYERNORM, fusegen_sm80::STRATEGY_SPLIT, Epilogue1, Staging1>;
 static_assert(Gemm1::kSmemBytes == 215104, "the plan and the family agree on shared memory");
 
 }  // namespace proj_bias_residual_layernorm_sm90a_128x256x64_s3_split
@@ -247,7 +247,7 @@ struct Staging1 {
     static constexpr bool kOut = true;
 };
 using Gemm1 = fusegen_sm90::GemmSm90<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF16, 64, 256, 4,
-                                       fusegen_sm80::NORM_LAYERNORM, fusegen_sm80::STRATEGY_SPLIT, Epilogue1, Staging1, 2>;
+                                       fusegen_sm80::NORM_LAYERNORM, fusegen_sm80::STRATEGY_SPLIT, Epilogue1, Staging1>;
 static_assert(Gemm1::kSmemBytes == 232048, "the plan and the family agree on shared memory");
 
 }  // namespace proj_bias_residual_layernorm_sm90a_64x256x64_s4_split

@@ -233,44 +233,7 @@ __device__ __forceinline__ void tma_load_2d(void *dst, const TensorMap &map, int
 #endif
 }
 
-// tma_load_2d into this CTA and every CTA of the cluster in cta_mask, at the same shared-memory
-// offsets; each destination's barrier at bar's offset counts the bytes it received.
-__device__ __forceinline__ void tma_load_2d_multicast(void *dst, const TensorMap &map, int c0, int c1,
-                                                      unsigned long long *bar, unsigned short cta_mask)
-{
-#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
-    asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster"
-                 " [%0], [%1, {%2, %3}], [%4], %5;\n"
-                 ::"r"(fusegen_sm80::smem_addr(dst)), "l"(reinterpret_cast<unsigned long long>(&map)), "r"(c0), "r"(c1),
-                   "r"(fusegen_sm80::smem_addr(bar)), "h"(cta_mask)
-                 : "memory");
-#else
-    (void)dst, (void)map, (void)c0, (void)c1, (void)bar, (void)cta_mask;
-#endif
-}
-// Arrives on the barrier at bar's offset in the cluster's CTA of this rank.
-__device__ __forceinline__ void mbar_arrive_cluster(unsigned long long *bar, unsigned rank)
-{
-#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
-    asm volatile("{\n.reg .b32 remote;\nmapa.shared::cluster.u32 remote, %0, %1;\n"
-                 "mbarrier.arrive.shared::cluster.b64 _, [remote];\n}\n"
-                 ::"r"(fusegen_sm80::smem_addr(bar)), "r"(rank)
-                 : "memory");
-#else
-    (void)bar, (void)rank;
-#endif
-}
-__device__ __forceinline__ unsigned cluster_rank()
-{
-    unsigned r = 0;
-#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
-    asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(r));
-#endif
-    return r;
-}
-
-// BM in {64, 128}; BN in {64, 128, 256}; BK = 64, one 128-byte swizzle row. B is [N, K]
-// (K-major, the "nk" layout). Three warpgroups: warpgroup 0 produces
+// BM in {64, 128}; BN in {64, 128, 256}; BK = 64, one 128-byte swizzle row. B is [N, K] (K-major, the "nk" layout). Three warpgroups: warpgroup 0 produces
 // (one thread issues the TMA copies of each stage; its other three warps bring each tile's
 // residual (TMA, into the tile buffer) and bias (cp.async) into shared memory when Staging
 // says so), warpgroups 1 and 2 consume (wgmma) and run the epilogue, whose outputs go out
@@ -290,19 +253,12 @@ __device__ __forceinline__ unsigned cluster_rank()
 // consumers run the epilogue of this one. (Cluster variants launch one CTA per tile: their
 // clusters must span one row of tiles.) Any grid is correct; the launcher sizes it to the SMs.
 //
-// CLUSTER_M = 2 (ping-pong kernels): clusters of two CTAs work through pairs of row tiles
-// with the same columns, rank r taking row tile 2 i + r (past M when the row tiles are odd:
-// then all its rows are masked); each loads its own A tile and half of the shared B tile, which
-// it multicasts to both, so B's traffic from L2 halves. A stage is free for the refill when
-// the consumers of both CTAs are done with it (each arrives on both CTAs' empty barrier).
-//
 // Barriers: stage s has full[s] (the copy engine has written it) and empty[s] (the consumers
 // of that k tile have finished reading it); each tile and bias buffer has inputs_full (copied,
 // the buffers are this tile's) and inputs_empty (the epilogue, and the bulk copies out of the
 // tile buffer, are done with them). The CTA's j-th tile uses k tiles j * KT ... (stage and
 // phase count on across tiles) and buffer j % BUFFERS.
-template <int DT_AB, int DT_OUT, int BM, int BN, int STAGES, int NORM, int STRATEGY, class Epi, class Staging,
-          int CLUSTER_M>
+template <int DT_AB, int DT_OUT, int BM, int BN, int STAGES, int NORM, int STRATEGY, class Epi, class Staging>
 struct GemmSm90 {
     static constexpr int BK = 64;
     static constexpr bool PINGPONG = BM == 64;
@@ -314,8 +270,6 @@ struct GemmSm90 {
     static constexpr int WARPS_M = BM / 16;   // a tile's warp w owns rows 16w..16w+15, all BN columns
     using Ep = fusegen_sm80::Epilogue<DT_OUT, BM, BN, WARPS_M, 1, NORM, STRATEGY, Epi, TILE_THREADS>;
     static constexpr int A_STAGE_BYTES = BM * 128, B_STAGE_BYTES = BN * 128;
-    static constexpr bool MULTICAST = CLUSTER_M == 2;
-    static constexpr int B_BOX_ROWS = BN / CLUSTER_M;   // rows of B each CTA loads a stage
     static constexpr int STAGE_BYTES = A_STAGE_BYTES + B_STAGE_BYTES;
     // full, empty; inputs_full, inputs_empty a buffer; ping-pong: order, a consumer
     static constexpr int BARRIER_BYTES = (2 * STAGES + 2 * BUFFERS + (PINGPONG ? CONSUMERS : 0)) * 8;
@@ -339,8 +293,7 @@ struct GemmSm90 {
     static constexpr int kStrategy = STRATEGY;
     static constexpr int kOutBytes = OUT_BYTES;
     static constexpr int kDtAB = DT_AB;
-    static constexpr int kTmaBoxA = BM, kTmaBoxB = B_BOX_ROWS;
-    static constexpr int kClusterM = CLUSTER_M;
+    static constexpr int kTmaBoxA = BM, kTmaBoxB = BN;
     static constexpr bool kPersistent = PERSISTENT;
     // The epilogue's tensor maps the launcher makes (EpilogueMaps); their element type is DT_OUT.
     static constexpr bool kMapResidual = Staging::kResidual;
@@ -353,7 +306,6 @@ struct GemmSm90 {
     static_assert(!(PINGPONG && STRATEGY == fusegen_sm80::STRATEGY_CLUSTER),
                   "the cluster strategy runs one tile a CTA (tile m 128)");
     static_assert(BN == 64 || BN == 128 || BN == 256, "tile n must be 64, 128 or 256");
-    static_assert(CLUSTER_M == 1 || (CLUSTER_M == 2 && PERSISTENT), "B is shared along M by persistent pairs only");
     static_assert(BN % BLOCK_COLS == 0, "the tile is whole 128-byte blocks wide");
     static_assert((STAGES * STAGE_BYTES) % 1024 == 0 && TILE_BYTES % 1024 == 0,
                   "the tile buffers start 1024-byte aligned (TMA swizzle)");
@@ -362,27 +314,22 @@ struct GemmSm90 {
     static_assert(!(Staging::kOut && STRATEGY == fusegen_sm80::STRATEGY_SPLIT && DT_OUT == fusegen_sm80::DT_F16),
                   "f16 rows cannot hold the split strategy's f32 pre-norm values");
 
-    // The tiles of this CTA: id = first, first + step, ... below count. With CLUSTER_M = 2 an
-    // id is a pair of row tiles, shared by the cluster (ranks 0 and 1: consecutive blockIdx.x).
+    // The tiles of this CTA: id = first, first + step, ... below count.
     struct Tiles {
-        int first, step, count, tiles_m, tiles_n, units_m, rank;
+        int first, step, count, tiles_m, tiles_n;
         __device__ Tiles(const Params &p)
         {
             tiles_m = (p.m + BM - 1) / BM;
             tiles_n = (p.n + BN - 1) / BN;
-            units_m = (tiles_m + CLUSTER_M - 1) / CLUSTER_M;
-            count = units_m * tiles_n;
-            rank = MULTICAST ? static_cast<int>(cluster_rank()) : 0;
-            first = (blockIdx.y * gridDim.x + blockIdx.x) / CLUSTER_M;
-            step = gridDim.x * gridDim.y / CLUSTER_M;
+            count = tiles_m * tiles_n;
+            first = blockIdx.y * gridDim.x + blockIdx.x;
+            step = gridDim.x * gridDim.y;
         }
         // A cluster spans one row of tiles (the grid's x, one CTA a tile), so it keeps grid order.
         __device__ fusegen_sm80::TileCoord coord(int id) const
         {
             if (!PERSISTENT) return fusegen_sm80::TileCoord{id / tiles_n, id % tiles_n};
-            fusegen_sm80::TileCoord t = fusegen_sm80::grouped_tile(id, units_m, tiles_n);
-            t.m = t.m * CLUSTER_M + rank;
-            return t;
+            return fusegen_sm80::grouped_tile(id, tiles_m, tiles_n);
         }
     };
 
@@ -413,14 +360,6 @@ struct GemmSm90 {
         }
     }
 
-    // A consumer warpgroup is done with a stage: tell the producers of every CTA that loads
-    // into it.
-    __device__ static void release_stage(unsigned long long *empty, int rank)
-    {
-        mbar_arrive(empty);
-        if constexpr (MULTICAST) mbar_arrive_cluster(empty, static_cast<unsigned>(rank ^ 1));
-    }
-
     __device__ static void run(const Params &p, const TensorMap &map_a, const TensorMap &map_b, const EpilogueMaps &maps)
     {
 #if defined(__CUDA_ARCH__) && !defined(__CUDA_ARCH_FEAT_SM90_ALL)
@@ -446,7 +385,7 @@ struct GemmSm90 {
         if (threadIdx.x == 0) {
             for (int s = 0; s < STAGES; ++s) {
                 mbar_init(&full[s], 1);
-                mbar_init(&empty[s], TILE_CONSUMERS * CLUSTER_M);   // the consumers of every CTA sharing B
+                mbar_init(&empty[s], TILE_CONSUMERS);
             }
             for (int b = 0; b < BUFFERS; ++b) {
                 mbar_init(&inputs_full[b], INPUT_ARRIVALS);
@@ -456,11 +395,7 @@ struct GemmSm90 {
                 for (int c = 0; c < CONSUMERS; ++c) mbar_init(&order[c], 1);
             mbar_init_fence();
         }
-        // The peer's barriers are initialized before anyone multicasts or arrives there.
-        if constexpr (MULTICAST)
-            fusegen_sm80::cluster_sync();
-        else
-            __syncthreads();
+        __syncthreads();
 
         // Registers: 56 a producer thread (its tile loops spill at 40), 224 a consumer thread
         // (128 * 56 + 256 * 224 <= 64K).
@@ -478,14 +413,7 @@ struct GemmSm90 {
                         mbar_expect_tx(&full[s], STAGE_BYTES);
                         unsigned char *sa = base + s * STAGE_BYTES;
                         tma_load_2d(sa, map_a, kt * BK, tile.m * BM, &full[s]);
-                        if constexpr (MULTICAST) {
-                            // this CTA's half of B, into both CTAs (full[s] expects both halves)
-                            const int half = tiles.rank * B_BOX_ROWS;
-                            tma_load_2d_multicast(sa + A_STAGE_BYTES + half * 128, map_b, kt * BK, tile.n * BN + half,
-                                                  &full[s], 0x3);
-                        } else {
-                            tma_load_2d(sa + A_STAGE_BYTES, map_b, kt * BK, tile.n * BN, &full[s]);
-                        }
+                        tma_load_2d(sa + A_STAGE_BYTES, map_b, kt * BK, tile.n * BN, &full[s]);
                     }
                 }
             } else if (STAGED && threadIdx.x >= 32) {
@@ -504,7 +432,6 @@ struct GemmSm90 {
             // .aligned: the warp whose thread 0 issued the copies reconverges first).
             __syncwarp();
             for (int i = 0; i < Ep::kClusterSyncs; ++i) fusegen_sm80::cluster_sync();
-            if constexpr (MULTICAST) fusegen_sm80::cluster_sync();   // see the end of the consumers
             return;
         }
 
@@ -559,13 +486,13 @@ struct GemmSm90 {
                     wgmma_tile<DT_AB, BN>(acc[0], desc_a + 2 * kk, desc_b + 2 * kk);
                 wgmma_commit();
                 wgmma_wait_one();
-                if (kt > 0 && (ttid & 127) == 0) release_stage(&empty[(it - 1) % STAGES], tiles.rank);
+                if (kt > 0 && (ttid & 127) == 0) mbar_arrive(&empty[(it - 1) % STAGES]);
                 if (STAGED && release_pending) release(in);
             }
             wgmma_wait_all();
             if (KT == 0) pass_turn();
             // The tile's last stage: the producer may refill it with the next tile's operands.
-            if (KT > 0 && (ttid & 127) == 0) release_stage(&empty[(it - 1) % STAGES], tiles.rank);
+            if (KT > 0 && (ttid & 127) == 0) mbar_arrive(&empty[(it - 1) % STAGES]);
             if (STAGED && release_pending) release(in);   // K == 0: no mainloop to overlap
 
             if constexpr (STAGED) {
@@ -589,8 +516,6 @@ struct GemmSm90 {
         }
         // The bulk copies out of the tile buffer finish before the CTA does.
         if (Staging::kTile && ttid == 0) fusegen_sm80::bulk_wait();
-        // Neither CTA of a pair exits while the other may still arrive on its barriers.
-        if constexpr (MULTICAST) fusegen_sm80::cluster_sync();
 #endif
     }
 
@@ -674,33 +599,27 @@ cudaError_t start_gemm(void (*gemm)(Params, TensorMap, TensorMap, EpilogueMaps),
     if (err == cudaSuccess) err = make_tensor_map(&map_b, g.b, G::kDtAB, g.n, g.k, g.ldb, G::kTmaBoxB);
     if (err == cudaSuccess) err = make_epilogue_maps<G>(&maps, g);
     if (err != cudaSuccess) return err;
-    dim3 launch_grid = grid;
-    unsigned cluster_x = grid.x;   // the cluster strategy: one cluster per row of tiles (N fits
-                                   // in 8 tiles, the portable cluster size; the runtime checked)
     if (G::kPersistent) {
-        // One CTA per SM (each takes a whole SM's shared memory), never more CTAs than tiles;
-        // with kClusterM = 2, pairs of CTAs (clusters) and pairs of row tiles.
+        // One CTA per SM (each takes a whole SM's shared memory), never more CTAs than tiles.
         int device = 0, sms = 0;
         err = cudaGetDevice(&device);
         if (err == cudaSuccess) err = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
         if (err != cudaSuccess) return err;
-        const long long units = static_cast<long long>(grid.x) * ((grid.y + G::kClusterM - 1) / G::kClusterM);
-        const long long slots = sms / G::kClusterM > 0 ? sms / G::kClusterM : 1;
-        launch_grid = dim3(static_cast<unsigned>((units < slots ? units : slots) * G::kClusterM));
-        cluster_x = G::kClusterM;
-    }
-    if (cluster_x == 1) {
-        gemm<<<launch_grid, G::kThreads, G::kSmemBytes, stream>>>(g, map_a, map_b, maps);
+        const long long tiles = static_cast<long long>(grid.x) * grid.y;
+        const dim3 persistent(static_cast<unsigned>(tiles < sms ? tiles : sms));
+        gemm<<<persistent, G::kThreads, G::kSmemBytes, stream>>>(g, map_a, map_b, maps);
         return cudaGetLastError();
     }
+    // One cluster per row of tiles: its CTAs hold the whole of N between them (the runtime has
+    // checked that N fits in 8 tiles, the portable cluster size).
     cudaLaunchConfig_t config = {};
-    config.gridDim = launch_grid;
+    config.gridDim = grid;
     config.blockDim = dim3(G::kThreads);
     config.dynamicSmemBytes = G::kSmemBytes;
     config.stream = stream;
     cudaLaunchAttribute cluster;
     cluster.id = cudaLaunchAttributeClusterDimension;
-    cluster.val.clusterDim.x = cluster_x;
+    cluster.val.clusterDim.x = grid.x;
     cluster.val.clusterDim.y = 1;
     cluster.val.clusterDim.z = 1;
     config.attrs = &cluster;

@@ -2,7 +2,8 @@
 # On a GPU machine, in one go: build, run the CPU and GPU tests, the sanitizers and the benchmark.
 # Logs go under $OUT (default: ./gpu-out); a short table is printed last. Environment:
 # FUSEGEN_SKIP_CPU_TESTS=1; FUSEGEN_SANITIZE_TOOLS (default "memcheck racecheck synccheck") and
-# FUSEGEN_SANITIZE_TIMEOUT (seconds a tool, default 150); FUSEGEN_BENCH_ARGS (the benchmark's
+# FUSEGEN_SANITIZE_TIMEOUT (seconds a tool, default 150) and FUSEGEN_SANITIZE_ONLY (a kernel-name
+# substring: the sanitizers run the kernel test on those kernels only); FUSEGEN_BENCH_ARGS (the benchmark's
 # options); FUSEGEN_BENCH_SPECS (spec files benchmarked through the JIT, every variant) and
 # FUSEGEN_SPEC_BENCH_ARGS (their options, default --quick); FUSEGEN_TORCH_COMPARE=1 with
 # FUSEGEN_TORCH_COMPARE_ARGS and FUSEGEN_TORCH_COMPARE_TIMEOUT.
@@ -53,7 +54,8 @@ fi
 
 if [ $sanitize = 1 ] && command -v compute-sanitizer >/dev/null 2>&1 && [ -x "$build/tests/gpu/fusegen_test_kernels" ]; then
   for tool in ${FUSEGEN_SANITIZE_TOOLS:-memcheck racecheck synccheck}; do
-    timeout "${FUSEGEN_SANITIZE_TIMEOUT:-150}" compute-sanitizer --tool $tool --error-exitcode 9 \
+    FUSEGEN_TEST_ONLY=${FUSEGEN_SANITIZE_ONLY:-} timeout "${FUSEGEN_SANITIZE_TIMEOUT:-150}" \
+      compute-sanitizer --tool $tool --error-exitcode 9 \
       "$build/tests/gpu/fusegen_test_kernels" >"$out/sanitize-$tool.log" 2>&1
     status "compute-sanitizer $tool" "rc=$? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$out/sanitize-$tool.log" | tail -1)"
   done

@@ -7,6 +7,9 @@
 # its per-SASS-instruction source page (stall samples) as CSV and a few raw metrics; prints
 # a short summary last. bench/ncu_stalls.py reads the source pages (where the warps wait).
 #   scripts/gpu-profile.sh [PROBLEM-SUBSTRING]      (default: "bert-large attn")
+# Environment: FUSEGEN_PROFILE_KERNELS (space-separated ncu -k filters instead of the three
+# above, e.g. 'regex:64x256x64_s4_gemm1$') and FUSEGEN_PROFILE_BENCH_ARGS (more fusegen-bench
+# options, e.g. '--spec bench/specs/pingpong.json' to profile a spec's kernels through the JIT).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${OUT:-$PWD/gpu-out}
@@ -25,11 +28,11 @@ command -v ncu >/dev/null 2>&1 || { echo "gpu-profile: ncu not found"; exit 1; }
 # each is caught on its own sixth launch.
 prof=$(mktemp -d)
 i=0
-for k in 'regex:128x256x64_s3_split_gemm1$' 'regex:128x256x64_s3_split_normalize1$' \
-         'regex:^fusegen_default_proj_sm90a_128x256x64_s3_gemm1$'; do
+kernels=${FUSEGEN_PROFILE_KERNELS:-'regex:128x256x64_s3_split_gemm1$ regex:128x256x64_s3_split_normalize1$ regex:^fusegen_default_proj_sm90a_128x256x64_s3_gemm1$'}
+for k in $kernels; do
   i=$((i + 1))
   ncu --clock-control none --set full -k "$k" --launch-skip 5 --launch-count 1 -f -o "$prof/k$i" \
-      "$build/bench/fusegen-bench" --quick --only "$problem" >"$prof/ncu-k$i.log" 2>&1
+      "$build/bench/fusegen-bench" --quick --only "$problem" ${FUSEGEN_PROFILE_BENCH_ARGS:-} >"$prof/ncu-k$i.log" 2>&1
   echo "ncu rc=$?" >>"$prof/ncu-k$i.log"
   ncu --import "$prof/k$i.ncu-rep" --page details >"$prof/details-k$i.txt" 2>&1
   ncu --import "$prof/k$i.ncu-rep" --page source --csv --print-source sass >"$prof/source-k$i.csv" 2>&1

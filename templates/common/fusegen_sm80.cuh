@@ -762,12 +762,26 @@ struct Epilogue {
                     // LayerNorm: the stored deviation plus its tile's mean, less the row's mean.
                     const float back = NORM == NORM_LAYERNORM ? st[2 * (n / BN)] - shift : 0.0f;
                     const unsigned w[4] = {chunk[i].x, chunk[i].y, chunk[i].z, chunk[i].w};
+                    // gamma and beta for the 8 columns, one 16-byte load each (the runtime
+                    // checked both pointers 16-byte aligned; N % 8 == 0)
+                    uint4 g8 = {}, b8 = {};
+                    if constexpr (Epi::kAffine) {
+                        g8 = __ldg(reinterpret_cast<const uint4 *>(static_cast<const unsigned short *>(p.gamma) + n));
+                        if constexpr (NORM == NORM_LAYERNORM)
+                            b8 = __ldg(reinterpret_cast<const uint4 *>(static_cast<const unsigned short *>(p.beta) + n));
+                    }
+                    const unsigned gw[4] = {g8.x, g8.y, g8.z, g8.w}, bw[4] = {b8.x, b8.y, b8.z, b8.w};
                     float2 v[4];
 #pragma unroll
                     for (int j = 0; j < 4; ++j) {
                         v[j] = unpack2<DT_BF16>(w[j]);
                         v[j] = make_float2((v[j].x + back) * rstd, (v[j].y + back) * rstd);
-                        v[j] = Epi::post(affine(v[j], p, n + 2 * j), m, n + 2 * j, p, no_inputs);
+                        if constexpr (Epi::kAffine) {
+                            const float2 g = unpack2<DT_BF16>(gw[j]), b = unpack2<DT_BF16>(bw[j]);
+                            v[j] = NORM == NORM_LAYERNORM ? make_float2(v[j].x * g.x + b.x, v[j].y * g.y + b.y)
+                                                          : make_float2(v[j].x * g.x, v[j].y * g.y);
+                        }
+                        v[j] = Epi::post(v[j], m, n + 2 * j, p, no_inputs);
                     }
                     store8(p.out, static_cast<long long>(m) * p.ldo + n, v);
                 }

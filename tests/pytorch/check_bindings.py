@@ -54,7 +54,7 @@ def main():
     expect(all(k.eps == 1e-6 for k in rms), "rmsnorm kernels read eps 1e-6")
 
     # find, by name
-    name = "proj_bias_residual_layernorm_sm90a_128x128x64_s3_split"
+    name = "proj_bias_residual_layernorm_sm90a_128x128x64_s5_split"
     k = lib.find(name)
     expect(_capi.kernel_info(k).name == name, f"fusegen_find({name})")
     try:
@@ -98,7 +98,7 @@ def main():
            f"chain 517x320x320 -> 520: {_capi.kernel_info(kc).name}, workspace {wsc} bytes")
 
     # why_not and failures with details
-    row = lib.find("proj_bias_residual_layernorm_sm80_128x128x64_s3_row")
+    row = lib.find("proj_bias_residual_layernorm_sm80_128x256x64_s3_row")
     reason = lib.why_not(row, _capi.make_problem(64, 1024, 64, FUSED, sm=90))
     expect(reason is not None and "max_n" in reason, f"why_not row kernel at N=1024: {reason}")
     expect(lib.why_not(row, _capi.make_problem(64, 128, 64, FUSED, sm=90)) is None,

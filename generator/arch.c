@@ -62,6 +62,12 @@ int fg_arch_sm90_epilogue_buffers(long m)
     return m == 64 ? 2 : 1;
 }
 
+bool fg_arch_sm90_builds(long m, long n, long k, long stages)
+{
+    return fg_arch_sm90_tile_ok(m, n, k) &&
+           fg_arch_sm90_smem_bytes(m, n, stages, m == 128, 0) <= fg_arch_smem_limit(FG_ARCH_SM90A);
+}
+
 size_t fg_arch_sm90_smem_bytes(long m, long n, long stages, bool cluster, size_t staged_inputs)
 {
     /* Each stage: the A and B tiles as rows of 128 bytes (64 16-bit elements, swizzled) and

@@ -31,6 +31,10 @@ bool fg_arch_sm90_tile_ok(long m, long n, long k);
 /* Tiles a Hopper CTA holds in their epilogue at once: 2 for ping-pong (tile m 64), else 1;
  * each has its own tile buffer, bias and scratch. */
 int fg_arch_sm90_epilogue_buffers(long m);
+/* Whether the Hopper family builds a tile: its shape, and its shared memory without staged
+ * inputs (with the cluster strategy's scratch where the tile can be clustered, m 128) fitting
+ * sm_90a. B must also be "nk" (the caller's to check). */
+bool fg_arch_sm90_builds(long m, long n, long k, long stages);
 size_t fg_arch_sm90_smem_bytes(long m, long n, long stages, bool cluster, size_t staged_inputs);
 /* Bytes a Hopper CTA stages in shared memory for its epilogues: the tile buffers (residual in,
  * outputs out) and the biases. */

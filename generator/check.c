@@ -117,8 +117,7 @@ static bool lists_arch(const fg_kernel_spec *k, fg_arch a);
  * arch's shared memory and this one does not, the planner builds this one for sm_90a only. */
 static bool hopper_takes(const fg_kernel_spec *k, const fg_gemm *g, const fg_tile *t)
 {
-    return lists_arch(k, FG_ARCH_SM90A) && g->b_layout == FG_LAYOUT_NK && fg_arch_sm90_tile_ok(t->m, t->n, t->k) &&
-           fg_arch_sm90_smem_bytes(t->m, t->n, t->stages, t->m == 128, 0) <= fg_arch_smem_limit(FG_ARCH_SM90A);
+    return lists_arch(k, FG_ARCH_SM90A) && g->b_layout == FG_LAYOUT_NK && fg_arch_sm90_builds(t->m, t->n, t->k, t->stages);
 }
 
 /* Whether a tile of g that passes the basic rules fits limit bytes in the portable family. */

@@ -161,13 +161,9 @@ static bool plan__sm80_fits(const fg_kernel_spec *k, const fg_tile *t1, const fg
 static bool plan__sm90_ok(const fg_kernel_spec *k, const fg_tile *t1, const fg_tile *t2)
 {
     if (!plan__lists(k, FG_ARCH_SM90A)) return false;
-    if (k->gemm.b_layout != FG_LAYOUT_NK || !fg_arch_sm90_tile_ok(t1->m, t1->n, t1->k)) return false;
-    /* the largest layout (cluster scratch where the tile can be clustered), without staged inputs */
-    if (fg_arch_sm90_smem_bytes(t1->m, t1->n, t1->stages, t1->m == 128, 0) > fg_arch_smem_limit(FG_ARCH_SM90A))
-        return false;
+    if (k->gemm.b_layout != FG_LAYOUT_NK || !fg_arch_sm90_builds(t1->m, t1->n, t1->k, t1->stages)) return false;
     if (!k->has_then) return true;
-    return k->then.b_layout == FG_LAYOUT_NK && fg_arch_sm90_tile_ok(t2->m, t2->n, t2->k) &&
-           fg_arch_sm90_smem_bytes(t2->m, t2->n, t2->stages, t2->m == 128, 0) <= fg_arch_smem_limit(FG_ARCH_SM90A);
+    return k->then.b_layout == FG_LAYOUT_NK && fg_arch_sm90_builds(t2->m, t2->n, t2->k, t2->stages);
 }
 
 /* A Hopper row or cluster norm over a 256-column tile needs more registers than a 384-thread

@@ -236,6 +236,9 @@ static void test_arch(void)
     CHECK(fg_arch_sm90_staged_inputs_bytes(64, 256, 2, true, true) == 2u * (64 * 512 + 512));
     CHECK(fg_arch_sm90_smem_bytes(64, 256, 4, false, 66560) == 4u * (320 * 128 + 16) + 32 + 16 + 512 + 66560 + 1024);
     CHECK(fg_arch_sm90_smem_bytes(64, 256, 4, false, 66560) <= fg_arch_smem_limit(FG_ARCH_SM90A));
+    /* what the Hopper family builds: shape, and shared memory without the staged inputs */
+    CHECK(fg_arch_sm90_builds(64, 256, 64, 4) && fg_arch_sm90_builds(128, 256, 64, 4));
+    CHECK(!fg_arch_sm90_builds(128, 256, 64, 5) && !fg_arch_sm90_builds(128, 256, 32, 3));
 }
 
 int main(void)

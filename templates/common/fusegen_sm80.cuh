@@ -102,6 +102,10 @@ struct TileInputs {
     const void *store_map, *out_map;   // the TMA maps the buffer is written out with (flush)
     int row_t, col_t;   // this thread's first row and column in the tile (set by the epilogue)
     unsigned pair;      // the tile-buffer address of the pair the epilogue is working on
+    // 16-bit types: the epilogue has read this pair's staged residual and bias ahead (whole
+    // 8x8 blocks with ldmatrix) into residual_bits and bias_bits, DT bits.
+    bool staged_in_regs;
+    unsigned residual_bits, bias_bits;
 
     // The tile-buffer address of this thread's pair (mi, ni, h) in the accumulator fragment
     // layout: row row_t + 16 mi + 8 h, columns col_t + 8 ni (and + 1). Written from the
@@ -148,15 +152,18 @@ template <int DT> __device__ __forceinline__ void st_shared2(unsigned addr, floa
 template <int DT> __device__ __forceinline__ float2 op_bias(float2 v, const Params &p, const TileInputs &in, int n)
 {
     constexpr int bytes = DT == DT_F32 ? 4 : 2;
-    const float2 b = in.staged_bias ? ld_shared2<DT>(in.bias_at<bytes>(n)) : load2_f32<DT>(p.bias, n);
+    const float2 b = !in.staged_bias                    ? load2_f32<DT>(p.bias, n)
+                     : DT != DT_F32 && in.staged_in_regs ? unpack2<DT>(in.bias_bits)
+                                                         : ld_shared2<DT>(in.bias_at<bytes>(n));
     return make_float2(v.x + b.x, v.y + b.y);
 }
 template <int DT>
 __device__ __forceinline__ float2 op_residual(float2 v, const Params &p, const TileInputs &in, int m, int n, float beta)
 {
     // staged: the pair (m, n) is the one at in.pair
-    const float2 r = in.staged_residual ? ld_shared2<DT>(in.pair)
-                                        : load2_f32<DT>(p.residual, static_cast<long long>(m) * p.ldr + n);
+    const float2 r = !in.staged_residual ? load2_f32<DT>(p.residual, static_cast<long long>(m) * p.ldr + n)
+                     : DT != DT_F32 && in.staged_in_regs ? unpack2<DT>(in.residual_bits)
+                                                         : ld_shared2<DT>(in.pair);
     return make_float2(v.x + beta * r.x, v.y + beta * r.y);
 }
 // Written so that NaN passes through (fmaxf would turn NaN into 0).
@@ -201,6 +208,30 @@ __device__ __forceinline__ void ldmatrix_x4(unsigned (&r)[4], const void *p)
     asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
                  : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
                  : "r"(smem_addr(p)));
+}
+// The same at a shared-memory address, and its mirror stmatrix (sm_90 and later; only the Hopper
+// family's epilogue calls it). volatile: ordered with the waits for the tile buffer.
+__device__ __forceinline__ void ldmatrix_x4_at(unsigned (&r)[4], unsigned addr)
+{
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+                 : "r"(addr));
+}
+__device__ __forceinline__ void stmatrix_x4_at(unsigned addr, const unsigned (&r)[4])
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
+    (void)addr, (void)r;
+    __trap();
+#else
+    asm volatile("stmatrix.sync.aligned.m8n8.x4.shared.b16 [%0], {%1, %2, %3, %4};\n" ::"r"(addr), "r"(r[0]), "r"(r[1]),
+                 "r"(r[2]), "r"(r[3]));
+#endif
+}
+__device__ __forceinline__ unsigned ld_shared_b32(unsigned addr)
+{
+    unsigned u;
+    asm volatile("ld.shared.u32 %0, [%1];" : "=r"(u) : "r"(addr));
+    return u;
 }
 __device__ __forceinline__ void ldmatrix_x4_trans(unsigned (&r)[4], const void *p)
 {
@@ -360,7 +391,8 @@ struct Epilogue {
     }
 
     // Sums each of this thread's 2*MI row values over the CTA's columns. part[mi][h] in,
-    // row totals out. Uses red (WARPS_N * BM floats of shared memory); ends synchronized.
+    // row totals out. Uses red (WARPS_N * BM floats of shared memory) and ends synchronized
+    // when WARPS_N > 1; with one warp across the tile, the quad's shuffles are the whole sum.
     __device__ static void row_sum(float (&part)[MI][2], float *red, int warp_m, int warp_n, int lane)
     {
 #pragma unroll
@@ -370,8 +402,12 @@ struct Epilogue {
                 float s = part[mi][h];
                 s += __shfl_xor_sync(0xffffffffu, s, 1);
                 s += __shfl_xor_sync(0xffffffffu, s, 2);
-                if ((lane & 3) == 0) red[warp_n * BM + warp_m * WM + mi * 16 + (lane >> 2) + h * 8] = s;
+                if (WARPS_N == 1)
+                    part[mi][h] = s;
+                else if ((lane & 3) == 0)
+                    red[warp_n * BM + warp_m * WM + mi * 16 + (lane >> 2) + h * 8] = s;
             }
+        if constexpr (WARPS_N == 1) return;   // each warp holds whole rows of the tile: nothing to exchange
         sync();
 #pragma unroll
         for (int mi = 0; mi < MI; ++mi)
@@ -386,12 +422,47 @@ struct Epilogue {
         sync();
     }
 
+    // 16-bit tile buffers: pairs go in and out four at a time a thread by ldmatrix/stmatrix .x4,
+    // a quad being the 8x8 blocks (h = 0, 1) x (columns ni, ni + 1) of row group mi, ni even, in
+    // the fragment layout (register 2 * (column block - ni) + h): a quarter of the instructions
+    // of one access per pair.
+    static constexpr bool kQuads = kOutBytes == 2 && NI % 2 == 0 && WN % 16 == 0;
+    // The shared address lane gives for its row (lane % 8) of block lane / 8 of quad (mi, ni).
+    // The tile buffer's 128-byte swizzle puts 16-byte chunk c of row r at c ^ (r % 8).
+    __device__ static unsigned quad_addr(const TileInputs &in, int mi, int ni, int lane)
+    {
+        const unsigned rr = lane & 7, hh = (lane >> 3) & 1, nsub = lane >> 4;
+        const unsigned row = static_cast<unsigned>(in.row_t - (lane >> 2) + mi * 16) + hh * 8 + rr;
+        const unsigned chunk = static_cast<unsigned>(in.col_t - (lane & 3) * 2 + ni * 8) / 8;   // even
+        return in.tile + (chunk >> 3) * static_cast<unsigned>(in.block_bytes) + row * 128u +
+               ((((chunk & 7u) | nsub) ^ rr) << 4);
+    }
+    // Writes quad by quad into the tile buffer the 16-bit pairs value(mi, ni, h) returns.
+    template <class Value> __device__ static void store_quads(const TileInputs &in, int lane, Value value)
+    {
+#pragma unroll
+        for (int mi = 0; mi < MI; ++mi)
+#pragma unroll
+            for (int ni = 0; ni < NI; ni += 2) {
+                unsigned q[4];
+#pragma unroll
+                for (int j = 0; j < 4; ++j) q[j] = value(mi, ni + j / 2, j % 2);
+                stmatrix_x4_at(quad_addr(in, mi, ni, lane), q);
+            }
+    }
+
     // Epi::pre on every pair of this thread; elements outside the matrix become 0 (CHECK:
     // some may be outside).
     template <bool CHECK>
     __device__ static void pre_ops(const Params &p, const TileInputs &in, float (&acc)[MI][NI][4], int row_base,
-                                   int col_base)
+                                   int col_base, int lane)
     {
+        if constexpr (kQuads) {
+            if (in.staged_residual || in.staged_bias) {
+                pre_ops_quads<CHECK>(p, in, acc, row_base, col_base, lane);
+                return;
+            }
+        }
 #pragma unroll
         for (int mi = 0; mi < MI; ++mi)
 #pragma unroll
@@ -410,6 +481,38 @@ struct Epilogue {
                     acc[mi][ni][h * 2 + 1] = v.y;
                 }
     }
+    // The same with the staged residual read a quad at a time and each bias pair once.
+    template <bool CHECK>
+    __device__ static void pre_ops_quads(const Params &p, const TileInputs &in, float (&acc)[MI][NI][4], int row_base,
+                                         int col_base, int lane)
+    {
+#pragma unroll
+        for (int mi = 0; mi < MI; ++mi)
+#pragma unroll
+            for (int ni = 0; ni < NI; ni += 2) {
+                unsigned residual[4] = {}, bias[2] = {};
+                if (in.staged_residual) ldmatrix_x4_at(residual, quad_addr(in, mi, ni, lane));
+                if (in.staged_bias)
+#pragma unroll
+                    for (int j = 0; j < 2; ++j) bias[j] = ld_shared_b32(in.bias_at<2>(col_base + (ni + j) * 8));
+#pragma unroll
+                for (int j = 0; j < 4; ++j) {
+                    const int nj = ni + j / 2, h = j % 2;
+                    const int m = row_base + mi * 16 + h * 8, n = col_base + nj * 8;
+                    float2 v = make_float2(0.0f, 0.0f);
+                    if (!CHECK || (m < p.m && n < p.n)) {
+                        TileInputs here = in;
+                        here.pair = in.at_frag<2>(mi, nj, h);
+                        here.staged_in_regs = true;
+                        here.residual_bits = residual[j];
+                        here.bias_bits = bias[j / 2];
+                        v = Epi::pre(make_float2(acc[mi][nj][h * 2], acc[mi][nj][h * 2 + 1]), m, n, p, here);
+                    }
+                    acc[mi][nj][h * 2] = v.x;
+                    acc[mi][nj][h * 2 + 1] = v.y;
+                }
+            }
+    }
 
     // Applies the whole epilogue to a CTA tile and writes it. scratch: SCRATCH_BYTES of shared
     // memory no one else uses now.
@@ -426,9 +529,9 @@ struct Epilogue {
         const int row_base = m0 + warp_m * WM + (lane >> 2);
         const int col_base = n0 + warp_n * WN + (lane & 3) * 2;
         if (m0 + BM <= p.m && n0 + BN <= p.n)
-            pre_ops<false>(p, in, acc, row_base, col_base);
+            pre_ops<false>(p, in, acc, row_base, col_base, lane);
         else
-            pre_ops<true>(p, in, acc, row_base, col_base);
+            pre_ops<true>(p, in, acc, row_base, col_base, lane);
         const int tid = (warp_m * WARPS_N + warp_n) * 32 + lane;
         if (in.staged_store) flush(in, in.store_map, tid);
         // Out goes through the tile buffer too: it waits for the copies above to read the
@@ -437,7 +540,7 @@ struct Epilogue {
 
         if constexpr (NORM == NORM_NONE) {
             if (free_before_out) tile_free(tid);
-            store_tile(p, in, acc, row_base, col_base);
+            store_tile(p, in, acc, row_base, col_base, lane);
             if (in.staged_out) flush(in, in.out_map, tid);
         } else {
             norm_epilogue(p, in, acc, static_cast<float *>(scratch), tile, row_base, col_base, warp_m, warp_n, lane,
@@ -497,6 +600,29 @@ struct Epilogue {
             }
     }
 
+    // Each of this thread's rows: the sum of squared deviations from the mean over its columns
+    // (CHECK: columns from n_cols on are left out).
+    static constexpr bool kEdgeApart = WARPS_N == 1;
+    template <bool CHECK>
+    __device__ static void centered_squares(const float (&acc)[MI][NI][4], const float (&mean)[MI][2],
+                                            float (&second)[MI][2], int col_base, int n_cols)
+    {
+#pragma unroll
+        for (int mi = 0; mi < MI; ++mi)
+#pragma unroll
+            for (int h = 0; h < 2; ++h) {
+                float s = 0.0f;
+#pragma unroll
+                for (int ni = 0; ni < NI; ++ni)
+#pragma unroll
+                    for (int j = 0; j < 2; ++j) {
+                        const float d = acc[mi][ni][h * 2 + j] - mean[mi][h];
+                        s += (!CHECK || col_base + ni * 8 + j < n_cols) ? d * d : 0.0f;
+                    }
+                second[mi][h] = s;
+            }
+    }
+
     // The norm over each row: statistics (mean first, then centered squares; or the mean of
     // squares for RMSNorm), then the split hand-off, or the normalization in registers (row:
     // this CTA holds whole rows; cluster: the cluster does, and the CTAs add their partials).
@@ -534,21 +660,22 @@ struct Epilogue {
             for (int h = 0; h < 2; ++h) mean[mi][h] /= count;
 
         if (NORM == NORM_LAYERNORM) {
+            // Columns outside the matrix take the row's mean, so they add nothing to the squares.
+            // Done apart, for edge tiles only, where the registers allow (one warp across the
+            // tile: the Hopper consumers' 224 a thread); else a select in the sum.
+            if (kEdgeApart && n0 + BN > p.n) {
 #pragma unroll
-            for (int mi = 0; mi < MI; ++mi)
-#pragma unroll
-                for (int h = 0; h < 2; ++h) {
-                    float s = 0.0f;
+                for (int mi = 0; mi < MI; ++mi)
 #pragma unroll
                     for (int ni = 0; ni < NI; ++ni)
 #pragma unroll
-                        for (int j = 0; j < 2; ++j) {
-                            int n = col_base + ni * 8 + j;
-                            float d = acc[mi][ni][h * 2 + j] - mean[mi][h];
-                            s += (n < p.n) ? d * d : 0.0f;
-                        }
-                    second[mi][h] = s;
-                }
+                        for (int j = 0; j < 4; ++j)
+                            if (col_base + ni * 8 + j % 2 >= p.n) acc[mi][ni][j] = mean[mi][j / 2];
+            }
+            if (kEdgeApart)
+                centered_squares<false>(acc, mean, second, col_base, p.n);
+            else
+                centered_squares<true>(acc, mean, second, col_base, p.n);
             row_sum(second, red, warp_m, warp_n, lane);
             if constexpr (STRATEGY == STRATEGY_CLUSTER) cluster_total(second, xch + BM, warp_m, warp_n, lane);
         }
@@ -561,6 +688,12 @@ struct Epilogue {
             // tile mean rather than with the value, so rows whose mean dwarfs their spread stay
             // precise (plain bf16 values would not). The output is then rounded twice; where the
             // tile means differ by several row spreads the error grows with that difference.
+            if (kPrenormBf16 && kQuads && in.staged_out) {   // the whole tile; its copies out skip what is outside
+                store_quads(in, lane, [&](int mi, int ni, int h) {
+                    const float c = NORM == NORM_LAYERNORM ? mean[mi][h] : 0.0f;
+                    return pack2<DT_BF16>(acc[mi][ni][h * 2] - c, acc[mi][ni][h * 2 + 1] - c);
+                });
+            } else
 #pragma unroll
             for (int mi = 0; mi < MI; ++mi)
 #pragma unroll
@@ -655,8 +788,16 @@ struct Epilogue {
     }
 
     __device__ static void store_tile(const Params &p, const TileInputs &in, const float (&acc)[MI][NI][4], int row_base,
-                                      int col_base)
+                                      int col_base, int lane)
     {
+        if constexpr (kQuads) {
+            if (in.staged_out) {   // the whole tile: its copies out skip what is outside
+                store_quads(in, lane, [&](int mi, int ni, int h) {
+                    return pack2<DT_OUT>(acc[mi][ni][h * 2], acc[mi][ni][h * 2 + 1]);
+                });
+                return;
+            }
+        }
 #pragma unroll
         for (int mi = 0; mi < MI; ++mi)
 #pragma unroll

@@ -73,13 +73,15 @@ size_t fg_arch_sm90_smem_bytes(long m, long n, long stages, bool cluster, size_t
     /* Each stage: the A and B tiles as rows of 128 bytes (64 16-bit elements, swizzled) and
      * two 8-byte mbarriers; two mbarriers a buffer for the staged inputs (inputs_full/_empty)
      * and, for ping-pong, one a consumer warpgroup (order); then a buffer's epilogue row
-     * scratch (4 bytes a row; 12 with the cluster strategy's exchange), the staged inputs, and
-     * 1024 bytes of room to align the first stage to the swizzle pattern. Mirrors
-     * GemmSm90::SMEM_BYTES (the generated code asserts that they agree). */
+     * scratch (4 bytes a row; the cluster strategy adds two mbarriers and two exchange slots
+     * of 8 ranks x 4 bytes a row), the staged inputs, and 1024 bytes of room to align the
+     * first stage to the swizzle pattern. Mirrors GemmSm90::SMEM_BYTES (the generated code
+     * asserts that they agree). */
     const size_t buffers = (size_t)fg_arch_sm90_epilogue_buffers(m);
     const size_t order = buffers > 1 ? 16u : 0u;
+    const size_t exchange = cluster ? 16u + 2u * 8u * 4u * (size_t)m : 0u;
     return (size_t)stages * ((size_t)(m + n) * 128u + 16u) + buffers * 16u + order +
-           buffers * (size_t)m * (cluster ? 12u : 4u) + staged_inputs + 1024u;
+           buffers * ((size_t)m * 4u + exchange) + staged_inputs + 1024u;
 }
 
 size_t fg_arch_sm90_staged_inputs_bytes(long m, long n, int out_bytes, bool tile, bool bias)

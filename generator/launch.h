@@ -21,8 +21,10 @@ typedef struct fg_launch_gemm {
     int threads;              /* block size */
     int smem_bytes;           /* dynamic shared memory, exactly the family's kSmemBytes */
     int split;                /* a normalize kernel follows (split strategy) */
-    int cluster;              /* one thread-block cluster per row of tiles (Hopper cluster strategy) */
-    int persistent;           /* Hopper, not cluster: min(tiles, SMs) CTAs work through the tiles */
+    int cluster;              /* Hopper cluster strategy: clusters of ceil(N / tile_n) CTAs, as many as
+                                 fit at once, walk down the row tiles */
+    int persistent;           /* Hopper, not cluster: min(tiles, SMs) CTAs on a 1-D grid work through
+                                 the tiles */
     int tma_box_a, tma_box_b; /* Hopper: rows of the A and B boxes (64 columns each) */
     fg_dtype dt_ab;           /* the operands' dtype (GEMM2 of a chain too) */
     fg_dtype dt_out;          /* the output's dtype (also the residual's and the store ops') */

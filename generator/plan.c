@@ -166,15 +166,12 @@ static bool plan__sm90_ok(const fg_kernel_spec *k, const fg_tile *t1, const fg_t
     return k->then.b_layout == FG_LAYOUT_NK && fg_arch_sm90_builds(t2->m, t2->n, t2->k, t2->stages);
 }
 
-/* A Hopper row or cluster norm over a 256-column tile needs more registers than a 384-thread
- * CTA gives (168 a thread; ptxas spills, as the normalizing pass keeps gamma/beta reads in
- * flight): those tiles take the split strategy; rows up to 1024 columns take the 128-column
- * cluster kernel, the portable family's row kernel, or the split kernel. The cluster strategy
- * runs one tile a CTA, so not the ping-pong schedule (tile m 64). */
+/* The cluster strategy's exchange serves one tile of each CTA at a time, so not the ping-pong
+ * schedule (tile m 64, two tiles in flight). (Row and cluster norms over 256-column tiles fit the
+ * consumers' 224 registers since setmaxnreg: no spills.) */
 static bool plan__sm90_strategy_ok(const fg_tile *t1, fg_strategy s)
 {
-    if (s == FG_STRATEGY_CLUSTER && t1->m != 128) return false;
-    return !((s == FG_STRATEGY_ROW || s == FG_STRATEGY_CLUSTER) && t1->n > 128);
+    return !(s == FG_STRATEGY_CLUSTER && t1->m != 128);
 }
 
 /* Among eligible kernels the dispatch takes the largest priority: row kernels (and kernels

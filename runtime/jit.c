@@ -174,6 +174,7 @@ static struct {
     CUresult (*launch_kernel)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
                               CUstream, void **, void **);
     CUresult (*launch_kernel_ex)(const CUlaunchConfig *, CUfunction, void **, void **);
+    CUresult (*occupancy_max_active_clusters)(int *, CUfunction, const CUlaunchConfig *);
     CUresult (*tensor_map_encode_tiled)(CUtensorMap *, CUtensorMapDataType, cuuint32_t, void *, const cuuint64_t *,
                                         const cuuint64_t *, const cuuint32_t *, const cuuint32_t *,
                                         CUtensorMapInterleave, CUtensorMapSwizzle, CUtensorMapL2promotion,
@@ -210,6 +211,7 @@ static void jit__cu_load(void)
     JIT__SYM(func_set_attribute, "cuFuncSetAttribute");
     JIT__SYM(launch_kernel, "cuLaunchKernel");
     JIT__SYM(launch_kernel_ex, "cuLaunchKernelEx");
+    JIT__SYM(occupancy_max_active_clusters, "cuOccupancyMaxActiveClusters");
     JIT__SYM(tensor_map_encode_tiled, "cuTensorMapEncodeTiled");
     JIT__SYM(get_error_name, "cuGetErrorName");
     JIT__SYM(get_error_string, "cuGetErrorString");
@@ -1064,7 +1066,8 @@ static int jit__launch_gemm(const fg_launch_gemm *rec, jit__params g, CUfunction
             r = jit__cu.launch_kernel(gemm, gx, gy, 1, (unsigned)rec->threads, 1, 1, (unsigned)rec->smem_bytes, stream,
                                       params, NULL);
         } else {
-            /* one cluster per row of tiles: its CTAs hold the whole of N (at most 8, checked) */
+            /* one cluster per row of tiles, its CTAs holding the whole of N (at most 8, checked);
+             * as many clusters as fit at once walk down the row tiles */
             CUlaunchConfig config;
             CUlaunchAttribute cluster;
             memset(&config, 0, sizeof config);
@@ -1083,6 +1086,15 @@ static int jit__launch_gemm(const fg_launch_gemm *rec, jit__params g, CUfunction
             cluster.value.clusterDim.z = 1;
             config.attrs = &cluster;
             config.numAttrs = 1;
+            int clusters = 0;
+            r = jit__cu.occupancy_max_active_clusters(&clusters, gemm, &config);
+            if (r != CUDA_SUCCESS)
+                return jit__cu_fail(r, why, len, "%s: cuOccupancyMaxActiveClusters", name);
+            if (clusters < 1) {
+                snprintf(why, len, "%s: not one cluster of %u CTAs fits on this device", name, gx);
+                return 1;
+            }
+            if ((unsigned)clusters < gy) config.gridDimY = (unsigned)clusters;
             r = jit__cu.launch_kernel_ex(&config, gemm, params, NULL);
         }
     } else {

@@ -128,7 +128,7 @@ struct Staging1 {
 };
 using Gemm1 = fusegen_sm90::GemmSm90<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF16, 128, 128, 3,
                                        fusegen_sm80::NORM_LAYERNORM, fusegen_sm80::STRATEGY_CLUSTER, Epilogue1, Staging1>;
-static_assert(Gemm1::kSmemBytes == 133952, "the plan and the family agree on shared memory");
+static_assert(Gemm1::kSmemBytes == 141136, "the plan and the family agree on shared memory");
 
 // GEMM2 epilogue: bias+relu
 struct Epilogue2 {
@@ -271,6 +271,94 @@ extern "C" __global__ void __launch_bounds__(384, 1) fusegen_default_block_tail_
     const __grid_constant__ fusegen_sm90::EpilogueMaps maps)
 {
     block_tail_sm90a_128x128x64_s3_split_g2_128x256x64_s3::Gemm2::run(p, map_a, map_b, maps);
+}
+
+// ---- block_tail_sm90a_64x256x64_s4_row_g2_128x256x64_s3 ----
+// constraints: K % 8 == 0, N % 8 == 0, N2 % 8 == 0, N <= 256, 16-byte aligned pointers
+namespace block_tail_sm90a_64x256x64_s4_row_g2_128x256x64_s3 {
+
+// GEMM1 epilogue: bias+residual+layernorm
+struct Epilogue1 {
+    static constexpr float kEps = 1e-05f;
+    static constexpr bool kAffine = true;
+    // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
+    // (m, n) and (m, n+1); n is even.
+    __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p,
+                                                const fusegen_sm80::TileInputs &in)
+    {
+        (void)m, (void)n, (void)p, (void)in;
+        v = fusegen_sm80::op_bias<fusegen_sm80::DT_BF16>(v, p, in, n);
+        v = fusegen_sm80::op_residual<fusegen_sm80::DT_BF16>(v, p, in, m, n, 1.0f);
+        return v;
+    }
+    // Ops after the norm, on the same pair.
+    __device__ static __forceinline__ float2 post(float2 v, int m, int n, const fusegen_sm80::Params &p,
+                                                 const fusegen_sm80::TileInputs &in)
+    {
+        (void)m, (void)n, (void)p, (void)in;
+        return v;
+    }
+};
+// GEMM1's epilogue staging in shared memory, as planned: whether the tile buffer exists,
+// whether it holds the residual, whether the bias is staged, the store op written through the
+// buffer (-1: none), and whether out (split: the pre-norm values) goes through it.
+struct Staging1 {
+    static constexpr bool kTile = true, kResidual = true, kBias = true;
+    static constexpr int kStoreSlot = -1;
+    static constexpr bool kOut = true;
+};
+using Gemm1 = fusegen_sm90::GemmSm90<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF16, 64, 256, 4,
+                                       fusegen_sm80::NORM_LAYERNORM, fusegen_sm80::STRATEGY_ROW, Epilogue1, Staging1>;
+static_assert(Gemm1::kSmemBytes == 232048, "the plan and the family agree on shared memory");
+
+// GEMM2 epilogue: bias+relu
+struct Epilogue2 {
+    static constexpr float kEps = 0.0f;
+    static constexpr bool kAffine = false;
+    // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
+    // (m, n) and (m, n+1); n is even.
+    __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p,
+                                                const fusegen_sm80::TileInputs &in)
+    {
+        (void)m, (void)n, (void)p, (void)in;
+        v = fusegen_sm80::op_bias<fusegen_sm80::DT_BF16>(v, p, in, n);
+        v = fusegen_sm80::op_relu(v);
+        return v;
+    }
+    // Ops after the norm, on the same pair.
+    __device__ static __forceinline__ float2 post(float2 v, int m, int n, const fusegen_sm80::Params &p,
+                                                 const fusegen_sm80::TileInputs &in)
+    {
+        (void)m, (void)n, (void)p, (void)in;
+        return v;
+    }
+};
+// GEMM2's epilogue staging in shared memory, as planned: whether the tile buffer exists,
+// whether it holds the residual, whether the bias is staged, the store op written through the
+// buffer (-1: none), and whether out (split: the pre-norm values) goes through it.
+struct Staging2 {
+    static constexpr bool kTile = true, kResidual = false, kBias = true;
+    static constexpr int kStoreSlot = -1;
+    static constexpr bool kOut = true;
+};
+using Gemm2 = fusegen_sm90::GemmSm90<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF16, 128, 256, 3,
+                                       fusegen_sm80::NORM_NONE, fusegen_sm80::STRATEGY_NONE, Epilogue2, Staging2>;
+static_assert(Gemm2::kSmemBytes == 215104, "the plan and the family agree on shared memory");
+
+}  // namespace block_tail_sm90a_64x256x64_s4_row_g2_128x256x64_s3
+
+extern "C" __global__ void __launch_bounds__(384, 1) fusegen_default_block_tail_sm90a_64x256x64_s4_row_g2_128x256x64_s3_gemm1(fusegen_sm80::Params p, const __grid_constant__ fusegen_sm90::TensorMap map_a,
+    const __grid_constant__ fusegen_sm90::TensorMap map_b,
+    const __grid_constant__ fusegen_sm90::EpilogueMaps maps)
+{
+    block_tail_sm90a_64x256x64_s4_row_g2_128x256x64_s3::Gemm1::run(p, map_a, map_b, maps);
+}
+
+extern "C" __global__ void __launch_bounds__(384, 1) fusegen_default_block_tail_sm90a_64x256x64_s4_row_g2_128x256x64_s3_gemm2(fusegen_sm80::Params p, const __grid_constant__ fusegen_sm90::TensorMap map_a,
+    const __grid_constant__ fusegen_sm90::TensorMap map_b,
+    const __grid_constant__ fusegen_sm90::EpilogueMaps maps)
+{
+    block_tail_sm90a_64x256x64_s4_row_g2_128x256x64_s3::Gemm2::run(p, map_a, map_b, maps);
 }
 
 // ---- block_tail_sm90a_64x256x64_s4_split_g2_128x256x64_s3 ----
@@ -528,6 +616,13 @@ extern "C" cudaError_t fusegen_default_block_tail_sm90a_128x128x64_s3_split_g2_1
 {
     return fusegen_sm80::launch_chain<block_tail_sm90a_128x128x64_s3_split_g2_128x256x64_s3::Gemm1, block_tail_sm90a_128x128x64_s3_split_g2_128x256x64_s3::Gemm2>(problem, args, workspace, stream,
                                        fusegen_default_block_tail_sm90a_128x128x64_s3_split_g2_128x256x64_s3_gemm1, fusegen_default_block_tail_sm90a_128x128x64_s3_split_g2_128x256x64_s3_normalize1, fusegen_default_block_tail_sm90a_128x128x64_s3_split_g2_128x256x64_s3_gemm2);
+}
+
+extern "C" cudaError_t fusegen_default_block_tail_sm90a_64x256x64_s4_row_g2_128x256x64_s3_launch(const fusegen_problem *problem, const fusegen_args *args, void *workspace,
+                                       cudaStream_t stream)
+{
+    return fusegen_sm80::launch_chain<block_tail_sm90a_64x256x64_s4_row_g2_128x256x64_s3::Gemm1, block_tail_sm90a_64x256x64_s4_row_g2_128x256x64_s3::Gemm2>(problem, args, workspace, stream,
+                                       fusegen_default_block_tail_sm90a_64x256x64_s4_row_g2_128x256x64_s3_gemm1, nullptr, fusegen_default_block_tail_sm90a_64x256x64_s4_row_g2_128x256x64_s3_gemm2);
 }
 
 extern "C" cudaError_t fusegen_default_block_tail_sm90a_64x256x64_s4_split_g2_128x256x64_s3_launch(const fusegen_problem *problem, const fusegen_args *args, void *workspace,

@@ -38,10 +38,43 @@ static const fusegen_op fusegen_default_proj_bias_residual_layernorm_sm90a_128x1
     { FUSEGEN_OP_RELU, 0, 0, 0 },
 };
 
+/* proj_bias_residual_layernorm_sm90a_128x256x64_s3_row: K % 8 == 0, N % 8 == 0, N <= 256, 16-byte aligned pointers */
+cudaError_t fusegen_default_proj_bias_residual_layernorm_sm90a_128x256x64_s3_row_launch(const fusegen_problem *problem, const fusegen_args *args, void *workspace,
+    cudaStream_t stream);
+static const fusegen_op fusegen_default_proj_bias_residual_layernorm_sm90a_128x256x64_s3_row_ops[] = {
+    { FUSEGEN_OP_BIAS, 0, 0, 0 },
+    { FUSEGEN_OP_RESIDUAL, 1, 0, 0 },
+    { FUSEGEN_OP_STORE, 0, 0, 0 },
+    { FUSEGEN_OP_LAYERNORM, 1.0000000000000001e-05, 1, 0 },
+    { FUSEGEN_OP_RELU, 0, 0, 0 },
+};
+
+/* proj_bias_residual_layernorm_sm90a_128x256x64_s3_cluster: K % 8 == 0, N % 8 == 0, N <= 2048, 16-byte aligned pointers */
+cudaError_t fusegen_default_proj_bias_residual_layernorm_sm90a_128x256x64_s3_cluster_launch(const fusegen_problem *problem, const fusegen_args *args, void *workspace,
+    cudaStream_t stream);
+static const fusegen_op fusegen_default_proj_bias_residual_layernorm_sm90a_128x256x64_s3_cluster_ops[] = {
+    { FUSEGEN_OP_BIAS, 0, 0, 0 },
+    { FUSEGEN_OP_RESIDUAL, 1, 0, 0 },
+    { FUSEGEN_OP_STORE, 0, 0, 0 },
+    { FUSEGEN_OP_LAYERNORM, 1.0000000000000001e-05, 1, 0 },
+    { FUSEGEN_OP_RELU, 0, 0, 0 },
+};
+
 /* proj_bias_residual_layernorm_sm90a_128x256x64_s3_split: K % 8 == 0, N % 8 == 0, 16-byte aligned pointers */
 cudaError_t fusegen_default_proj_bias_residual_layernorm_sm90a_128x256x64_s3_split_launch(const fusegen_problem *problem, const fusegen_args *args, void *workspace,
     cudaStream_t stream);
 static const fusegen_op fusegen_default_proj_bias_residual_layernorm_sm90a_128x256x64_s3_split_ops[] = {
+    { FUSEGEN_OP_BIAS, 0, 0, 0 },
+    { FUSEGEN_OP_RESIDUAL, 1, 0, 0 },
+    { FUSEGEN_OP_STORE, 0, 0, 0 },
+    { FUSEGEN_OP_LAYERNORM, 1.0000000000000001e-05, 1, 0 },
+    { FUSEGEN_OP_RELU, 0, 0, 0 },
+};
+
+/* proj_bias_residual_layernorm_sm90a_64x256x64_s4_row: K % 8 == 0, N % 8 == 0, N <= 256, 16-byte aligned pointers */
+cudaError_t fusegen_default_proj_bias_residual_layernorm_sm90a_64x256x64_s4_row_launch(const fusegen_problem *problem, const fusegen_args *args, void *workspace,
+    cudaStream_t stream);
+static const fusegen_op fusegen_default_proj_bias_residual_layernorm_sm90a_64x256x64_s4_row_ops[] = {
     { FUSEGEN_OP_BIAS, 0, 0, 0 },
     { FUSEGEN_OP_RESIDUAL, 1, 0, 0 },
     { FUSEGEN_OP_STORE, 0, 0, 0 },
@@ -190,6 +223,19 @@ static const fusegen_op fusegen_default_block_tail_sm90a_128x128x64_s3_split_g2_
     { FUSEGEN_OP_RELU, 0, 0, 0 },
 };
 
+/* block_tail_sm90a_64x256x64_s4_row_g2_128x256x64_s3: K % 8 == 0, N % 8 == 0, N2 % 8 == 0, N <= 256, 16-byte aligned pointers */
+cudaError_t fusegen_default_block_tail_sm90a_64x256x64_s4_row_g2_128x256x64_s3_launch(const fusegen_problem *problem, const fusegen_args *args, void *workspace,
+    cudaStream_t stream);
+static const fusegen_op fusegen_default_block_tail_sm90a_64x256x64_s4_row_g2_128x256x64_s3_ops[] = {
+    { FUSEGEN_OP_BIAS, 0, 0, 0 },
+    { FUSEGEN_OP_RESIDUAL, 1, 0, 0 },
+    { FUSEGEN_OP_LAYERNORM, 1.0000000000000001e-05, 1, 0 },
+};
+static const fusegen_op fusegen_default_block_tail_sm90a_64x256x64_s4_row_g2_128x256x64_s3_ops2[] = {
+    { FUSEGEN_OP_BIAS, 0, 0, 0 },
+    { FUSEGEN_OP_RELU, 0, 0, 0 },
+};
+
 /* block_tail_sm90a_64x256x64_s4_split_g2_128x256x64_s3: K % 8 == 0, N % 8 == 0, N2 % 8 == 0, 16-byte aligned pointers */
 cudaError_t fusegen_default_block_tail_sm90a_64x256x64_s4_split_g2_128x256x64_s3_launch(const fusegen_problem *problem, const fusegen_args *args, void *workspace,
     cudaStream_t stream);
@@ -306,6 +352,56 @@ static const fusegen_kernel fusegen_default_kernels[] = {
         .launch = fusegen_default_proj_bias_residual_layernorm_sm90a_128x128x64_s5_split_launch,
     },
     {
+        .name = "proj_bias_residual_layernorm_sm90a_128x256x64_s3_row",
+        .spec_kernel = "proj_bias_residual_layernorm",
+        .sm = 90,
+        .arch_specific = 1,
+        .a = FUSEGEN_DTYPE_BF16, .b = FUSEGEN_DTYPE_BF16, .out = FUSEGEN_DTYPE_BF16,
+        .b_layout = FUSEGEN_LAYOUT_NK,
+        .epilogue = "bias+residual+store+layernorm+relu",
+        .ops = fusegen_default_proj_bias_residual_layernorm_sm90a_128x256x64_s3_row_ops, .n_ops = 5,
+        .chain = 0,
+        .b2_layout = FUSEGEN_LAYOUT_NK,
+        .epilogue2 = NULL,
+        .ops2 = NULL, .n_ops2 = 0,
+        .tile_m = 128, .tile_n = 256, .tile_k = 64, .stages = 3, .threads = 384,
+        .tile2_m = 0, .tile2_n = 0, .tile2_k = 0, .stages2 = 0, .threads2 = 0,
+        .norm = FUSEGEN_NORM_LAYERNORM,
+        .strategy = FUSEGEN_STRATEGY_ROW,
+        .max_n = 256,
+        .align_elems = 8,
+        .n_stores = 1, .n_stores2 = 0,
+        .uses_bias = 1, .uses_residual = 1, .uses_gamma = 1, .uses_beta = 1,
+        .uses_bias2 = 0, .uses_residual2 = 0,
+        .priority = 5032771,
+        .launch = fusegen_default_proj_bias_residual_layernorm_sm90a_128x256x64_s3_row_launch,
+    },
+    {
+        .name = "proj_bias_residual_layernorm_sm90a_128x256x64_s3_cluster",
+        .spec_kernel = "proj_bias_residual_layernorm",
+        .sm = 90,
+        .arch_specific = 1,
+        .a = FUSEGEN_DTYPE_BF16, .b = FUSEGEN_DTYPE_BF16, .out = FUSEGEN_DTYPE_BF16,
+        .b_layout = FUSEGEN_LAYOUT_NK,
+        .epilogue = "bias+residual+store+layernorm+relu",
+        .ops = fusegen_default_proj_bias_residual_layernorm_sm90a_128x256x64_s3_cluster_ops, .n_ops = 5,
+        .chain = 0,
+        .b2_layout = FUSEGEN_LAYOUT_NK,
+        .epilogue2 = NULL,
+        .ops2 = NULL, .n_ops2 = 0,
+        .tile_m = 128, .tile_n = 256, .tile_k = 64, .stages = 3, .threads = 384,
+        .tile2_m = 0, .tile2_n = 0, .tile2_k = 0, .stages2 = 0, .threads2 = 0,
+        .norm = FUSEGEN_NORM_LAYERNORM,
+        .strategy = FUSEGEN_STRATEGY_CLUSTER,
+        .max_n = 2048,
+        .align_elems = 8,
+        .n_stores = 1, .n_stores2 = 0,
+        .uses_bias = 1, .uses_residual = 1, .uses_gamma = 1, .uses_beta = 1,
+        .uses_bias2 = 0, .uses_residual2 = 0,
+        .priority = 1032771,
+        .launch = fusegen_default_proj_bias_residual_layernorm_sm90a_128x256x64_s3_cluster_launch,
+    },
+    {
         .name = "proj_bias_residual_layernorm_sm90a_128x256x64_s3_split",
         .spec_kernel = "proj_bias_residual_layernorm",
         .sm = 90,
@@ -329,6 +425,31 @@ static const fusegen_kernel fusegen_default_kernels[] = {
         .uses_bias2 = 0, .uses_residual2 = 0,
         .priority = 3032771,
         .launch = fusegen_default_proj_bias_residual_layernorm_sm90a_128x256x64_s3_split_launch,
+    },
+    {
+        .name = "proj_bias_residual_layernorm_sm90a_64x256x64_s4_row",
+        .spec_kernel = "proj_bias_residual_layernorm",
+        .sm = 90,
+        .arch_specific = 1,
+        .a = FUSEGEN_DTYPE_BF16, .b = FUSEGEN_DTYPE_BF16, .out = FUSEGEN_DTYPE_BF16,
+        .b_layout = FUSEGEN_LAYOUT_NK,
+        .epilogue = "bias+residual+store+layernorm+relu",
+        .ops = fusegen_default_proj_bias_residual_layernorm_sm90a_64x256x64_s4_row_ops, .n_ops = 5,
+        .chain = 0,
+        .b2_layout = FUSEGEN_LAYOUT_NK,
+        .epilogue2 = NULL,
+        .ops2 = NULL, .n_ops2 = 0,
+        .tile_m = 64, .tile_n = 256, .tile_k = 64, .stages = 4, .threads = 384,
+        .tile2_m = 0, .tile2_n = 0, .tile2_k = 0, .stages2 = 0, .threads2 = 0,
+        .norm = FUSEGEN_NORM_LAYERNORM,
+        .strategy = FUSEGEN_STRATEGY_ROW,
+        .max_n = 256,
+        .align_elems = 8,
+        .n_stores = 1, .n_stores2 = 0,
+        .uses_bias = 1, .uses_residual = 1, .uses_gamma = 1, .uses_beta = 1,
+        .uses_bias2 = 0, .uses_residual2 = 0,
+        .priority = 5016388,
+        .launch = fusegen_default_proj_bias_residual_layernorm_sm90a_64x256x64_s4_row_launch,
     },
     {
         .name = "proj_bias_residual_layernorm_sm90a_64x256x64_s4_split",
@@ -704,6 +825,31 @@ static const fusegen_kernel fusegen_default_kernels[] = {
         .uses_bias2 = 1, .uses_residual2 = 0,
         .priority = 3016387,
         .launch = fusegen_default_block_tail_sm90a_128x128x64_s3_split_g2_128x256x64_s3_launch,
+    },
+    {
+        .name = "block_tail_sm90a_64x256x64_s4_row_g2_128x256x64_s3",
+        .spec_kernel = "block_tail",
+        .sm = 90,
+        .arch_specific = 1,
+        .a = FUSEGEN_DTYPE_BF16, .b = FUSEGEN_DTYPE_BF16, .out = FUSEGEN_DTYPE_BF16,
+        .b_layout = FUSEGEN_LAYOUT_NK,
+        .epilogue = "bias+residual+layernorm",
+        .ops = fusegen_default_block_tail_sm90a_64x256x64_s4_row_g2_128x256x64_s3_ops, .n_ops = 3,
+        .chain = 1,
+        .b2_layout = FUSEGEN_LAYOUT_NK,
+        .epilogue2 = "bias+relu",
+        .ops2 = fusegen_default_block_tail_sm90a_64x256x64_s4_row_g2_128x256x64_s3_ops2, .n_ops2 = 2,
+        .tile_m = 64, .tile_n = 256, .tile_k = 64, .stages = 4, .threads = 384,
+        .tile2_m = 128, .tile2_n = 256, .tile2_k = 64, .stages2 = 3, .threads2 = 384,
+        .norm = FUSEGEN_NORM_LAYERNORM,
+        .strategy = FUSEGEN_STRATEGY_ROW,
+        .max_n = 256,
+        .align_elems = 8,
+        .n_stores = 0, .n_stores2 = 0,
+        .uses_bias = 1, .uses_residual = 1, .uses_gamma = 1, .uses_beta = 1,
+        .uses_bias2 = 1, .uses_residual2 = 0,
+        .priority = 5016388,
+        .launch = fusegen_default_block_tail_sm90a_64x256x64_s4_row_g2_128x256x64_s3_launch,
     },
     {
         .name = "block_tail_sm90a_64x256x64_s4_split_g2_128x256x64_s3",

@@ -91,7 +91,7 @@ struct Staging1 {
 };
 using Gemm1 = fusegen_sm90::GemmSm90<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF16, 128, 128, 5,
                                        fusegen_sm80::NORM_LAYERNORM, fusegen_sm80::STRATEGY_CLUSTER, Epilogue1, Staging1>;
-static_assert(Gemm1::kSmemBytes == 199520, "the plan and the family agree on shared memory");
+static_assert(Gemm1::kSmemBytes == 206704, "the plan and the family agree on shared memory");
 
 }  // namespace proj_bias_residual_layernorm_sm90a_128x128x64_s5_cluster
 
@@ -156,6 +156,104 @@ extern "C" __global__ void __launch_bounds__(fusegen_sm80::NORMALIZE_THREADS) fu
     proj_bias_residual_layernorm_sm90a_128x128x64_s5_split::Gemm1::normalize(p);
 }
 
+// ---- proj_bias_residual_layernorm_sm90a_128x256x64_s3_row ----
+// constraints: K % 8 == 0, N % 8 == 0, N <= 256, 16-byte aligned pointers
+namespace proj_bias_residual_layernorm_sm90a_128x256x64_s3_row {
+
+// GEMM1 epilogue: bias+residual+store+layernorm+relu
+struct Epilogue1 {
+    static constexpr float kEps = 1e-05f;
+    static constexpr bool kAffine = true;
+    // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
+    // (m, n) and (m, n+1); n is even.
+    __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p,
+                                                const fusegen_sm80::TileInputs &in)
+    {
+        (void)m, (void)n, (void)p, (void)in;
+        v = fusegen_sm80::op_bias<fusegen_sm80::DT_BF16>(v, p, in, n);
+        v = fusegen_sm80::op_residual<fusegen_sm80::DT_BF16>(v, p, in, m, n, 1.0f);
+        fusegen_sm80::op_store<fusegen_sm80::DT_BF16>(v, p, in, 0, m, n);  // pre_norm
+        return v;
+    }
+    // Ops after the norm, on the same pair.
+    __device__ static __forceinline__ float2 post(float2 v, int m, int n, const fusegen_sm80::Params &p,
+                                                 const fusegen_sm80::TileInputs &in)
+    {
+        (void)m, (void)n, (void)p, (void)in;
+        v = fusegen_sm80::op_relu(v);
+        return v;
+    }
+};
+// GEMM1's epilogue staging in shared memory, as planned: whether the tile buffer exists,
+// whether it holds the residual, whether the bias is staged, the store op written through the
+// buffer (-1: none), and whether out (split: the pre-norm values) goes through it.
+struct Staging1 {
+    static constexpr bool kTile = true, kResidual = true, kBias = true;
+    static constexpr int kStoreSlot = 0;
+    static constexpr bool kOut = true;
+};
+using Gemm1 = fusegen_sm90::GemmSm90<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF16, 128, 256, 3,
+                                       fusegen_sm80::NORM_LAYERNORM, fusegen_sm80::STRATEGY_ROW, Epilogue1, Staging1>;
+static_assert(Gemm1::kSmemBytes == 215104, "the plan and the family agree on shared memory");
+
+}  // namespace proj_bias_residual_layernorm_sm90a_128x256x64_s3_row
+
+extern "C" __global__ void __launch_bounds__(384, 1) fusegen_default_proj_bias_residual_layernorm_sm90a_128x256x64_s3_row_gemm1(fusegen_sm80::Params p, const __grid_constant__ fusegen_sm90::TensorMap map_a,
+    const __grid_constant__ fusegen_sm90::TensorMap map_b,
+    const __grid_constant__ fusegen_sm90::EpilogueMaps maps)
+{
+    proj_bias_residual_layernorm_sm90a_128x256x64_s3_row::Gemm1::run(p, map_a, map_b, maps);
+}
+
+// ---- proj_bias_residual_layernorm_sm90a_128x256x64_s3_cluster ----
+// constraints: K % 8 == 0, N % 8 == 0, N <= 2048, 16-byte aligned pointers
+namespace proj_bias_residual_layernorm_sm90a_128x256x64_s3_cluster {
+
+// GEMM1 epilogue: bias+residual+store+layernorm+relu
+struct Epilogue1 {
+    static constexpr float kEps = 1e-05f;
+    static constexpr bool kAffine = true;
+    // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
+    // (m, n) and (m, n+1); n is even.
+    __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p,
+                                                const fusegen_sm80::TileInputs &in)
+    {
+        (void)m, (void)n, (void)p, (void)in;
+        v = fusegen_sm80::op_bias<fusegen_sm80::DT_BF16>(v, p, in, n);
+        v = fusegen_sm80::op_residual<fusegen_sm80::DT_BF16>(v, p, in, m, n, 1.0f);
+        fusegen_sm80::op_store<fusegen_sm80::DT_BF16>(v, p, in, 0, m, n);  // pre_norm
+        return v;
+    }
+    // Ops after the norm, on the same pair.
+    __device__ static __forceinline__ float2 post(float2 v, int m, int n, const fusegen_sm80::Params &p,
+                                                 const fusegen_sm80::TileInputs &in)
+    {
+        (void)m, (void)n, (void)p, (void)in;
+        v = fusegen_sm80::op_relu(v);
+        return v;
+    }
+};
+// GEMM1's epilogue staging in shared memory, as planned: whether the tile buffer exists,
+// whether it holds the residual, whether the bias is staged, the store op written through the
+// buffer (-1: none), and whether out (split: the pre-norm values) goes through it.
+struct Staging1 {
+    static constexpr bool kTile = true, kResidual = true, kBias = true;
+    static constexpr int kStoreSlot = 0;
+    static constexpr bool kOut = true;
+};
+using Gemm1 = fusegen_sm90::GemmSm90<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF16, 128, 256, 3,
+                                       fusegen_sm80::NORM_LAYERNORM, fusegen_sm80::STRATEGY_CLUSTER, Epilogue1, Staging1>;
+static_assert(Gemm1::kSmemBytes == 223312, "the plan and the family agree on shared memory");
+
+}  // namespace proj_bias_residual_layernorm_sm90a_128x256x64_s3_cluster
+
+extern "C" __global__ void __launch_bounds__(384, 1) fusegen_default_proj_bias_residual_layernorm_sm90a_128x256x64_s3_cluster_gemm1(fusegen_sm80::Params p, const __grid_constant__ fusegen_sm90::TensorMap map_a,
+    const __grid_constant__ fusegen_sm90::TensorMap map_b,
+    const __grid_constant__ fusegen_sm90::EpilogueMaps maps)
+{
+    proj_bias_residual_layernorm_sm90a_128x256x64_s3_cluster::Gemm1::run(p, map_a, map_b, maps);
+}
+
 // ---- proj_bias_residual_layernorm_sm90a_128x256x64_s3_split ----
 // constraints: K % 8 == 0, N % 8 == 0, 16-byte aligned pointers
 namespace proj_bias_residual_layernorm_sm90a_128x256x64_s3_split {
@@ -208,6 +306,55 @@ extern "C" __global__ void __launch_bounds__(384, 1) fusegen_default_proj_bias_r
 extern "C" __global__ void __launch_bounds__(fusegen_sm80::NORMALIZE_THREADS) fusegen_default_proj_bias_residual_layernorm_sm90a_128x256x64_s3_split_normalize1(fusegen_sm80::Params p)
 {
     proj_bias_residual_layernorm_sm90a_128x256x64_s3_split::Gemm1::normalize(p);
+}
+
+// ---- proj_bias_residual_layernorm_sm90a_64x256x64_s4_row ----
+// constraints: K % 8 == 0, N % 8 == 0, N <= 256, 16-byte aligned pointers
+namespace proj_bias_residual_layernorm_sm90a_64x256x64_s4_row {
+
+// GEMM1 epilogue: bias+residual+store+layernorm+relu
+struct Epilogue1 {
+    static constexpr float kEps = 1e-05f;
+    static constexpr bool kAffine = true;
+    // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
+    // (m, n) and (m, n+1); n is even.
+    __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p,
+                                                const fusegen_sm80::TileInputs &in)
+    {
+        (void)m, (void)n, (void)p, (void)in;
+        v = fusegen_sm80::op_bias<fusegen_sm80::DT_BF16>(v, p, in, n);
+        v = fusegen_sm80::op_residual<fusegen_sm80::DT_BF16>(v, p, in, m, n, 1.0f);
+        fusegen_sm80::op_store<fusegen_sm80::DT_BF16>(v, p, in, 0, m, n);  // pre_norm
+        return v;
+    }
+    // Ops after the norm, on the same pair.
+    __device__ static __forceinline__ float2 post(float2 v, int m, int n, const fusegen_sm80::Params &p,
+                                                 const fusegen_sm80::TileInputs &in)
+    {
+        (void)m, (void)n, (void)p, (void)in;
+        v = fusegen_sm80::op_relu(v);
+        return v;
+    }
+};
+// GEMM1's epilogue staging in shared memory, as planned: whether the tile buffer exists,
+// whether it holds the residual, whether the bias is staged, the store op written through the
+// buffer (-1: none), and whether out (split: the pre-norm values) goes through it.
+struct Staging1 {
+    static constexpr bool kTile = true, kResidual = true, kBias = true;
+    static constexpr int kStoreSlot = 0;
+    static constexpr bool kOut = true;
+};
+using Gemm1 = fusegen_sm90::GemmSm90<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF16, 64, 256, 4,
+                                       fusegen_sm80::NORM_LAYERNORM, fusegen_sm80::STRATEGY_ROW, Epilogue1, Staging1>;
+static_assert(Gemm1::kSmemBytes == 232048, "the plan and the family agree on shared memory");
+
+}  // namespace proj_bias_residual_layernorm_sm90a_64x256x64_s4_row
+
+extern "C" __global__ void __launch_bounds__(384, 1) fusegen_default_proj_bias_residual_layernorm_sm90a_64x256x64_s4_row_gemm1(fusegen_sm80::Params p, const __grid_constant__ fusegen_sm90::TensorMap map_a,
+    const __grid_constant__ fusegen_sm90::TensorMap map_b,
+    const __grid_constant__ fusegen_sm90::EpilogueMaps maps)
+{
+    proj_bias_residual_layernorm_sm90a_64x256x64_s4_row::Gemm1::run(p, map_a, map_b, maps);
 }
 
 // ---- proj_bias_residual_layernorm_sm90a_64x256x64_s4_split ----
@@ -453,11 +600,32 @@ extern "C" cudaError_t fusegen_default_proj_bias_residual_layernorm_sm90a_128x12
                                        fusegen_default_proj_bias_residual_layernorm_sm90a_128x128x64_s5_split_normalize1, workspace, stream);
 }
 
+extern "C" cudaError_t fusegen_default_proj_bias_residual_layernorm_sm90a_128x256x64_s3_row_launch(const fusegen_problem *problem, const fusegen_args *args, void *workspace,
+                                       cudaStream_t stream)
+{
+    return fusegen_sm80::launch_gemm<proj_bias_residual_layernorm_sm90a_128x256x64_s3_row::Gemm1>(fusegen_sm80::gemm1_params(problem, args), fusegen_default_proj_bias_residual_layernorm_sm90a_128x256x64_s3_row_gemm1,
+                                       nullptr, workspace, stream);
+}
+
+extern "C" cudaError_t fusegen_default_proj_bias_residual_layernorm_sm90a_128x256x64_s3_cluster_launch(const fusegen_problem *problem, const fusegen_args *args, void *workspace,
+                                       cudaStream_t stream)
+{
+    return fusegen_sm80::launch_gemm<proj_bias_residual_layernorm_sm90a_128x256x64_s3_cluster::Gemm1>(fusegen_sm80::gemm1_params(problem, args), fusegen_default_proj_bias_residual_layernorm_sm90a_128x256x64_s3_cluster_gemm1,
+                                       nullptr, workspace, stream);
+}
+
 extern "C" cudaError_t fusegen_default_proj_bias_residual_layernorm_sm90a_128x256x64_s3_split_launch(const fusegen_problem *problem, const fusegen_args *args, void *workspace,
                                        cudaStream_t stream)
 {
     return fusegen_sm80::launch_gemm<proj_bias_residual_layernorm_sm90a_128x256x64_s3_split::Gemm1>(fusegen_sm80::gemm1_params(problem, args), fusegen_default_proj_bias_residual_layernorm_sm90a_128x256x64_s3_split_gemm1,
                                        fusegen_default_proj_bias_residual_layernorm_sm90a_128x256x64_s3_split_normalize1, workspace, stream);
+}
+
+extern "C" cudaError_t fusegen_default_proj_bias_residual_layernorm_sm90a_64x256x64_s4_row_launch(const fusegen_problem *problem, const fusegen_args *args, void *workspace,
+                                       cudaStream_t stream)
+{
+    return fusegen_sm80::launch_gemm<proj_bias_residual_layernorm_sm90a_64x256x64_s4_row::Gemm1>(fusegen_sm80::gemm1_params(problem, args), fusegen_default_proj_bias_residual_layernorm_sm90a_64x256x64_s4_row_gemm1,
+                                       nullptr, workspace, stream);
 }
 
 extern "C" cudaError_t fusegen_default_proj_bias_residual_layernorm_sm90a_64x256x64_s4_split_launch(const fusegen_problem *problem, const fusegen_args *args, void *workspace,

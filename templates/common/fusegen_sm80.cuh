@@ -101,6 +101,7 @@ struct TileInputs {
     int block_bytes, block_cols;
     const void *store_map, *out_map;   // the TMA maps the buffer is written out with (flush)
     int row_t, col_t;   // this thread's first row and column in the tile (set by the epilogue)
+    int ordinal;        // the CTA's tiles before this one (numbers the cluster strategy's exchanges)
     unsigned pair;      // the tile-buffer address of the pair the epilogue is working on
     // 16-bit types: the epilogue has read this pair's staged residual and bias ahead (whole
     // 8x8 blocks with ldmatrix) into residual_bits and bias_bits, DT bits.
@@ -282,18 +283,65 @@ __device__ __forceinline__ unsigned cluster_size()
 #endif
     return n;
 }
-// The float at the same shared-memory offset as `local`, in the CTA of the cluster with this rank.
-__device__ __forceinline__ float load_peer(const float *local, unsigned rank)
+__device__ __forceinline__ unsigned cluster_rank()
 {
-    float v = 0.0f;
+    unsigned r = 0;
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-    unsigned remote;
+    asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(r));
+#endif
+    return r;
+}
+// The shared-memory address of `local` in the CTA of the cluster with this rank.
+__device__ __forceinline__ unsigned peer_addr(const void *local, unsigned rank)
+{
+    unsigned remote = 0;
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
     asm volatile("mapa.shared::cluster.u32 %0, %1, %2;\n" : "=r"(remote) : "r"(smem_addr(local)), "r"(rank));
-    asm volatile("ld.shared::cluster.f32 %0, [%1];\n" : "=f"(v) : "r"(remote) : "memory");
 #else
     (void)local, (void)rank;
 #endif
-    return v;
+    return remote;
+}
+// v into the float at `local`'s offset in the CTA with this rank.
+__device__ __forceinline__ void store_peer(const float *local, unsigned rank, float v)
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("st.shared::cluster.f32 [%0], %1;\n" ::"r"(peer_addr(local, rank)), "f"(v) : "memory");
+#else
+    (void)local, (void)rank, (void)v;
+#endif
+}
+// Arrives on the mbarrier at `local`'s offset in the CTA with this rank, releasing this thread's
+// earlier writes (to any CTA of the cluster) to whoever waits on it.
+__device__ __forceinline__ void arrive_peer(const unsigned long long *local, unsigned rank)
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%0];\n" ::"r"(peer_addr(local, rank))
+                 : "memory");
+#else
+    (void)local, (void)rank;
+#endif
+}
+__device__ __forceinline__ void exchange_bar_init(unsigned long long *bar, unsigned count)
+{
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(smem_addr(bar)), "r"(count) : "memory");
+}
+// Waits for the phase of this parity of a local mbarrier that other CTAs arrive on; their writes
+// released with the arrivals are visible after.
+__device__ __forceinline__ void wait_cluster(const unsigned long long *bar, unsigned parity)
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    unsigned done = 0;
+    do {
+        asm volatile("{\n.reg .pred p;\nmbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 p, [%1], %2;\n"
+                     "selp.u32 %0, 1, 0, p;\n}\n"
+                     : "=r"(done)
+                     : "r"(smem_addr(bar)), "r"(parity)
+                     : "memory");
+    } while (!done);
+#else
+    (void)bar, (void)parity;
+#endif
 }
 
 // ---- bulk copies shared -> global (sm_90; the Hopper family's staged epilogue only) -------
@@ -370,15 +418,38 @@ template <int DT_OUT, int BM, int BN, int WARPS_M, int WARPS_N, int NORM, int ST
 struct Epilogue {
     static constexpr int WM = BM / WARPS_M, WN = BN / WARPS_N;
     static constexpr int MI = WM / 16, NI = WN / 8;
-    // row_sum's exchange (WARPS_N x BM floats); the cluster strategy adds two arrays of BM
-    // floats that the other CTAs of the cluster read.
-    static constexpr int SCRATCH_BYTES = (WARPS_N * BM + (STRATEGY == STRATEGY_CLUSTER ? 2 * BM : 0)) * 4;
+    // Cluster strategy: each CTA pushes its row partials into every peer's exchange slot
+    // (st.shared::cluster) and arrives on the peer's mbarrier of that slot; each CTA waits on
+    // its own, then adds the partials in rank order, so all get the same bits. The slots serve a
+    // CTA's exchanges in turn (mean, then squares, tile after tile): a CTA pushes exchange e + 2
+    // only after every peer has pushed e + 1, which each does after reading e.
+    static constexpr int kMaxCluster = 8;
+    static constexpr int kExchanges = NORM == NORM_LAYERNORM ? 2 : 1;   // a tile
+    static constexpr int XCH_SLOT_BYTES = kMaxCluster * BM * 4;         // [rank][row] floats
+    static constexpr int RED_BYTES = WARPS_N * BM * 4;                  // row_sum's exchange
+    // row_sum's floats; cluster: then two mbarriers and the two slots
+    static constexpr int SCRATCH_BYTES = RED_BYTES + (STRATEGY == STRATEGY_CLUSTER ? 16 + 2 * XCH_SLOT_BYTES : 0);
+    // The threads that push (a warp's quad leaders, first warp column), each its 2*MI rows.
+    static constexpr int kPushers = WARPS_M * 8;
     // Split strategy: the pre-norm values travel as bf16 (deviations from the tile mean for
     // LayerNorm) when the output is bf16, else as f32.
     static constexpr bool kPrenormBf16 = DT_OUT == DT_BF16;
     static constexpr int kOutBytes = DT_OUT == DT_F32 ? 4 : 2;
-    // cluster_sync calls the epilogue makes; a role that skips the epilogue must make as many.
-    static constexpr int kClusterSyncs = STRATEGY != STRATEGY_CLUSTER ? 0 : NORM == NORM_LAYERNORM ? 3 : 2;
+    __device__ static unsigned long long *exchange_bars(void *scratch)
+    {
+        return reinterpret_cast<unsigned long long *>(static_cast<unsigned char *>(scratch) + RED_BYTES);
+    }
+    __device__ static float *exchange_slot(void *scratch, int slot)
+    {
+        return reinterpret_cast<float *>(static_cast<unsigned char *>(scratch) + RED_BYTES + 16 + slot * XCH_SLOT_BYTES);
+    }
+    // One thread, before the cluster's first barrier (which publishes the initialization):
+    // every CTA of the cluster's pushers arrive once an exchange.
+    __device__ static void init_exchange(void *scratch)
+    {
+        if constexpr (STRATEGY == STRATEGY_CLUSTER)
+            for (int slot = 0; slot < 2; ++slot) exchange_bar_init(exchange_bars(scratch) + slot, cluster_size() * kPushers);
+    }
 
     __device__ static void sync()
     {
@@ -491,7 +562,13 @@ struct Epilogue {
 #pragma unroll
             for (int ni = 0; ni < NI; ni += 2) {
                 unsigned residual[4] = {}, bias[2] = {};
-                if (in.staged_residual) ldmatrix_x4_at(residual, quad_addr(in, mi, ni, lane));
+                if (in.staged_residual) {
+                    ldmatrix_x4_at(residual, quad_addr(in, mi, ni, lane));
+                    // A store op may write these pairs next, each by its owner, where another
+                    // lane named the row to ldmatrix: the warp has read them all before (the
+                    // values are in the writers' registers), and this says so to the tools.
+                    if (in.staged_store) __syncwarp();
+                }
                 if (in.staged_bias)
 #pragma unroll
                     for (int j = 0; j < 2; ++j) bias[j] = ld_shared_b32(in.bias_at<2>(col_base + (ni + j) * 8));
@@ -512,6 +589,9 @@ struct Epilogue {
                     acc[mi][nj][h * 2 + 1] = v.y;
                 }
             }
+        // Outputs may go into these pairs later without a CTA barrier in between (row_sum has
+        // none when one warp spans the tile): the same, for the tools.
+        if (in.staged_residual) __syncwarp();
     }
 
     // Applies the whole epilogue to a CTA tile and writes it. scratch: SCRATCH_BYTES of shared
@@ -578,24 +658,32 @@ struct Epilogue {
     }
 
     // Adds up, for each of this thread's rows, the partials of every CTA of the cluster (in rank
-    // order, so every CTA gets the same bits). xch: BM floats the peers read.
-    __device__ static void cluster_total(float (&part)[MI][2], float *xch, int warp_m, int warp_n, int lane)
+    // order, so every CTA gets the same bits), through exchange number `exchange` of this CTA.
+    __device__ static void cluster_total(float (&part)[MI][2], void *scratch, int exchange, int warp_m, int warp_n,
+                                         int lane)
     {
+        const int slot = exchange & 1;
+        const unsigned long long *bar = exchange_bars(scratch) + slot;
+        const float *xs = exchange_slot(scratch, slot);
+        const unsigned ranks = cluster_size(), me = cluster_rank();
         if (warp_n == 0 && (lane & 3) == 0) {
+            for (unsigned r = 0; r < ranks; ++r) {
 #pragma unroll
-            for (int mi = 0; mi < MI; ++mi)
+                for (int mi = 0; mi < MI; ++mi)
 #pragma unroll
-                for (int h = 0; h < 2; ++h) xch[warp_m * WM + mi * 16 + (lane >> 2) + h * 8] = part[mi][h];
+                    for (int h = 0; h < 2; ++h)
+                        store_peer(xs + me * BM + warp_m * WM + mi * 16 + (lane >> 2) + h * 8, r, part[mi][h]);
+                arrive_peer(bar, r);
+            }
         }
-        cluster_sync();
-        const unsigned ranks = cluster_size();
+        wait_cluster(bar, (exchange >> 1) & 1);
 #pragma unroll
         for (int mi = 0; mi < MI; ++mi)
 #pragma unroll
             for (int h = 0; h < 2; ++h) {
-                const float *at = xch + warp_m * WM + mi * 16 + (lane >> 2) + h * 8;
+                const float *at = xs + warp_m * WM + mi * 16 + (lane >> 2) + h * 8;
                 float t = 0.0f;
-                for (unsigned r = 0; r < ranks; ++r) t += load_peer(at, r);
+                for (unsigned r = 0; r < ranks; ++r) t += at[r * BM];
                 part[mi][h] = t;
             }
     }
@@ -633,7 +721,6 @@ struct Epilogue {
                                          int free_tid)
     {
         float *red = scratch;
-        float *xch = scratch + WARPS_N * BM;
         const int n0 = tile.n * BN;
         const int cols_here = min(BN, p.n - n0);   // valid columns of this CTA
         // Split statistics are per tile; row and cluster statistics are over all N.
@@ -653,7 +740,8 @@ struct Epilogue {
                 mean[mi][h] = s;
             }
         row_sum(mean, red, warp_m, warp_n, lane);
-        if constexpr (STRATEGY == STRATEGY_CLUSTER) cluster_total(mean, xch, warp_m, warp_n, lane);
+        if constexpr (STRATEGY == STRATEGY_CLUSTER)
+            cluster_total(mean, scratch, in.ordinal * kExchanges, warp_m, warp_n, lane);
 #pragma unroll
         for (int mi = 0; mi < MI; ++mi)
 #pragma unroll
@@ -677,7 +765,8 @@ struct Epilogue {
             else
                 centered_squares<true>(acc, mean, second, col_base, p.n);
             row_sum(second, red, warp_m, warp_n, lane);
-            if constexpr (STRATEGY == STRATEGY_CLUSTER) cluster_total(second, xch + BM, warp_m, warp_n, lane);
+            if constexpr (STRATEGY == STRATEGY_CLUSTER)
+                cluster_total(second, scratch, in.ordinal * kExchanges + 1, warp_m, warp_n, lane);
         }
 
         if (free_tid >= 0) tile_free(free_tid);
@@ -735,7 +824,6 @@ struct Epilogue {
             }
         } else {
             finish(p, in, acc, mean, second, row_base, col_base);
-            if constexpr (STRATEGY == STRATEGY_CLUSTER) cluster_sync();   // peers may still read xch
         }
     }
 

@@ -284,7 +284,7 @@ struct GemmSm90 {
     static constexpr bool STAGED = Staging::kTile || Staging::kBias;
     // inputs_full: every copying thread, plus the residual's expected TMA bytes
     static constexpr int INPUT_ARRIVALS = COPY_THREADS + (Staging::kResidual ? 1 : 0);
-    static constexpr bool PERSISTENT = STRATEGY != fusegen_sm80::STRATEGY_CLUSTER;
+    static constexpr bool CLUSTER = STRATEGY == fusegen_sm80::STRATEGY_CLUSTER;
     // stages, barriers, and per buffer the epilogue scratch and staged inputs; room to align the
     // first stage to 1024 bytes
     static constexpr int SMEM_BYTES =
@@ -294,7 +294,7 @@ struct GemmSm90 {
     static constexpr int kOutBytes = OUT_BYTES;
     static constexpr int kDtAB = DT_AB;
     static constexpr int kTmaBoxA = BM, kTmaBoxB = BN;
-    static constexpr bool kPersistent = PERSISTENT;
+    static constexpr bool kPersistent = !CLUSTER;   // one CTA an SM on a 1-D grid (else clusters)
     // The epilogue's tensor maps the launcher makes (EpilogueMaps); their element type is DT_OUT.
     static constexpr bool kMapResidual = Staging::kResidual;
     static constexpr int kMapStoreSlot = Staging::kStoreSlot;
@@ -303,8 +303,7 @@ struct GemmSm90 {
     static constexpr int kDtOut = DT_OUT;
     static constexpr int kTmaBoxEpi = BM;
     static_assert(BM == 64 || BM == 128, "tile m must be 64 or 128");
-    static_assert(!(PINGPONG && STRATEGY == fusegen_sm80::STRATEGY_CLUSTER),
-                  "the cluster strategy runs one tile a CTA (tile m 128)");
+    static_assert(!(PINGPONG && CLUSTER), "the cluster strategy's exchange serves one tile at a time (tile m 128)");
     static_assert(BN == 64 || BN == 128 || BN == 256, "tile n must be 64, 128 or 256");
     static_assert(BN % BLOCK_COLS == 0, "the tile is whole 128-byte blocks wide");
     static_assert((STAGES * STAGE_BYTES) % 1024 == 0 && TILE_BYTES % 1024 == 0,
@@ -325,10 +324,11 @@ struct GemmSm90 {
             first = blockIdx.y * gridDim.x + blockIdx.x;
             step = gridDim.x * gridDim.y;
         }
-        // A cluster spans one row of tiles (the grid's x, one CTA a tile), so it keeps grid order.
+        // A cluster spans one row of tiles (the grid's x, one CTA a column tile) and walks down
+        // the row tiles, so it keeps grid order.
         __device__ fusegen_sm80::TileCoord coord(int id) const
         {
-            if (!PERSISTENT) return fusegen_sm80::TileCoord{id / tiles_n, id % tiles_n};
+            if (CLUSTER) return fusegen_sm80::TileCoord{id / tiles_n, id % tiles_n};
             return fusegen_sm80::grouped_tile(id, tiles_m, tiles_n);
         }
     };
@@ -357,6 +357,17 @@ struct GemmSm90 {
             }
             fusegen_sm80::cp_async_commit();
             fusegen_sm80::cp_async_wait<0>();
+        }
+    }
+
+    // Cluster strategy, every thread at its end: no CTA exits while a peer may still push into
+    // its exchange (each waits for every push it gets, but the tools cannot see that; the
+    // barrier is the documented way). .aligned: the warp reconverges first.
+    __device__ static void end_cluster()
+    {
+        if constexpr (CLUSTER) {
+            __syncwarp();
+            fusegen_sm80::cluster_sync();
         }
     }
 
@@ -393,9 +404,12 @@ struct GemmSm90 {
             }
             if (PINGPONG)
                 for (int c = 0; c < CONSUMERS; ++c) mbar_init(&order[c], 1);
+            Ep::init_exchange(scratch);
             mbar_init_fence();
         }
         __syncthreads();
+        // Peers arrive on this CTA's exchange barriers: they are initialized first.
+        if constexpr (CLUSTER) fusegen_sm80::cluster_sync();
 
         // Registers: 56 a producer thread (its tile loops spill at 40), 224 a consumer thread
         // (128 * 56 + 256 * 224 <= 64K).
@@ -428,10 +442,7 @@ struct GemmSm90 {
                     mbar_arrive(&inputs_full[b]);   // release: the copies this thread waited for are visible
                 }
             }
-            // The cluster strategy's barriers count every thread of the cluster (and are
-            // .aligned: the warp whose thread 0 issued the copies reconverges first).
-            __syncwarp();
-            for (int i = 0; i < Ep::kClusterSyncs; ++i) fusegen_sm80::cluster_sync();
+            end_cluster();
             return;
         }
 
@@ -511,11 +522,13 @@ struct GemmSm90 {
                 in.store_map = &maps.store;
                 in.out_map = &maps.out;
             }
+            in.ordinal = j;
             Ep::apply(p, in, acc, my_scratch, tile, ttid >> 5, 0, ttid & 31);
             release_pending = STAGED;
         }
         // The bulk copies out of the tile buffer finish before the CTA does.
         if (Staging::kTile && ttid == 0) fusegen_sm80::bulk_wait();
+        end_cluster();
 #endif
     }
 
@@ -527,6 +540,7 @@ struct GemmSm90 {
 
 // ---- host side: tensor maps and the launch of a Hopper GEMM --------------------------------
 #ifndef __CUDACC_RTC__
+#include <atomic>
 #include <cuda.h>
 #include <cudaTypedefs.h>
 
@@ -610,8 +624,9 @@ cudaError_t start_gemm(void (*gemm)(Params, TensorMap, TensorMap, EpilogueMaps),
         gemm<<<persistent, G::kThreads, G::kSmemBytes, stream>>>(g, map_a, map_b, maps);
         return cudaGetLastError();
     }
-    // One cluster per row of tiles: its CTAs hold the whole of N between them (the runtime has
-    // checked that N fits in 8 tiles, the portable cluster size).
+    // One cluster per row of tiles, its CTAs holding the whole of N between them (the runtime
+    // has checked that N fits in 8 tiles, the portable cluster size); as many clusters as fit
+    // at once walk down the row tiles.
     cudaLaunchConfig_t config = {};
     config.gridDim = grid;
     config.blockDim = dim3(G::kThreads);
@@ -624,6 +639,20 @@ cudaError_t start_gemm(void (*gemm)(Params, TensorMap, TensorMap, EpilogueMaps),
     cluster.val.clusterDim.z = 1;
     config.attrs = &cluster;
     config.numAttrs = 1;
+    // The count depends on the device and the cluster size only: asked once for each.
+    static std::atomic<int> known[16][9];   // 0: not asked yet
+    int device = 0, clusters = 0;
+    err = cudaGetDevice(&device);
+    if (err != cudaSuccess) return err;
+    std::atomic<int> *cached = device < 16 && grid.x <= 8 ? &known[device][grid.x] : nullptr;
+    if (cached) clusters = cached->load(std::memory_order_relaxed);
+    if (clusters == 0) {
+        err = cudaOccupancyMaxActiveClusters(&clusters, gemm, &config);
+        if (err != cudaSuccess) return err;
+        if (clusters < 1) return cudaErrorInvalidConfiguration;   // not one cluster of this size fits
+        if (cached) cached->store(clusters, std::memory_order_relaxed);
+    }
+    if (static_cast<unsigned>(clusters) < grid.y) config.gridDim.y = static_cast<unsigned>(clusters);
     err = cudaLaunchKernelEx(&config, gemm, g, map_a, map_b, maps);
     return err != cudaSuccess ? err : cudaGetLastError();
 }

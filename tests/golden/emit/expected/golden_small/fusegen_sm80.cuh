@@ -843,24 +843,44 @@ struct Epilogue {
                 rstd[mi][h] = 1.0f / sqrtf(var + Epi::kEps);
                 shift[mi][h] = (NORM == NORM_LAYERNORM) ? mean[mi][h] : 0.0f;
             }
-        // Column pairs outermost: gamma and beta are read once per pair and used for every row.
+        // Column pairs outermost: gamma and beta are read once per pair and used for every row,
+        // the reads of kAffineBatch column blocks in flight together (one at a time, each
+        // global read's latency was exposed: ~40% of a cluster tile's epilogue, v24).
+        constexpr int BATCH = NI < kAffineBatch ? NI : kAffineBatch;
 #pragma unroll
-        for (int ni = 0; ni < NI; ++ni) {
-            const int n = col_base + ni * 8;
-            if (n >= p.n) continue;
+        for (int nb = 0; nb < NI; nb += BATCH) {
+            float2 gamma[BATCH], beta[BATCH];
 #pragma unroll
-            for (int mi = 0; mi < MI; ++mi)
-#pragma unroll
-                for (int h = 0; h < 2; ++h) {
-                    const int m = row_base + mi * 16 + h * 8;
-                    if (m >= p.m) continue;
-                    float2 v = make_float2((acc[mi][ni][h * 2] - shift[mi][h]) * rstd[mi][h],
-                                           (acc[mi][ni][h * 2 + 1] - shift[mi][h]) * rstd[mi][h]);
-                    v = Epi::post(affine(v, p, n), m, n, p, in);
-                    put_out(p, in, m, n, in.at_frag<kOutBytes>(mi, ni, h), v);
+            for (int c = 0; c < BATCH; ++c) {
+                gamma[c] = make_float2(1.0f, 1.0f);
+                beta[c] = make_float2(0.0f, 0.0f);
+                const int n = col_base + (nb + c) * 8;
+                if (Epi::kAffine && n < p.n) {
+                    gamma[c] = load2_f32<DT_OUT>(p.gamma, n);
+                    if (NORM == NORM_LAYERNORM) beta[c] = load2_f32<DT_OUT>(p.beta, n);
                 }
+            }
+#pragma unroll
+            for (int c = 0; c < BATCH; ++c) {
+                const int ni = nb + c, n = col_base + ni * 8;
+                if (n >= p.n) continue;
+#pragma unroll
+                for (int mi = 0; mi < MI; ++mi)
+#pragma unroll
+                    for (int h = 0; h < 2; ++h) {
+                        const int m = row_base + mi * 16 + h * 8;
+                        if (m >= p.m) continue;
+                        float2 v = make_float2((acc[mi][ni][h * 2] - shift[mi][h]) * rstd[mi][h],
+                                               (acc[mi][ni][h * 2 + 1] - shift[mi][h]) * rstd[mi][h]);
+                        if (Epi::kAffine)
+                            v = make_float2(v.x * gamma[c].x + beta[c].x, v.y * gamma[c].y + beta[c].y);
+                        v = Epi::post(v, m, n, p, in);
+                        put_out(p, in, m, n, in.at_frag<kOutBytes>(mi, ni, h), v);
+                    }
+            }
         }
     }
+    static constexpr int kAffineBatch = 8;
 
     // Elements n and n+1 of the row times gamma, plus beta (LayerNorm).
     __device__ static float2 affine(float2 v, const Params &p, int n)

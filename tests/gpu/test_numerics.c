@@ -48,7 +48,9 @@
  *
  * Tolerances (relative L2 against float64 on the rounded inputs) are test_kernels.c's: 1e-2 for
  * 16-bit outputs, 1e-5 for f32 outputs, except that huge-k scales the f32 bound with K (see
- * tol_for_k). One line per (kernel, check), then "N passed, N failed" on a line of its own.
+ * tol_for_k), and that a chain's GEMM2 output allows at least three times the expected effect
+ * of the hidden tensor's rounding (hidden_ulp_slack; it matters only for the smallest shapes).
+ * One line per (kernel, check), then "N passed, N failed" on a line of its own.
  * The seed is printed; FUSEGEN_TEST_SEED repeats a run.
  *
  * Exit status: 0 when every check passed, 1 otherwise, 77 without a CUDA device. */
@@ -286,7 +288,40 @@ static void ref_epilogue_row(ref_epi *e, int64_t r, double *v)
 typedef struct ref_out {
     double *out, *store[FUSEGEN_MAX_STORES];
     double *out2, *store2[FUSEGEN_MAX_STORES];
+    double out2_slack;   /* chains: GEMM2's expected error from the hidden tensor's rounding
+                          * (see hidden_ulp_slack), L2 over GEMM2's outputs */
 } ref_out;
+
+/* One unit in the last place of x in dtype t (the spacing at x's binade). */
+static double ulp_of(fusegen_dtype t, double x)
+{
+    const int bits = t == FUSEGEN_DTYPE_BF16 ? 8 : t == FUSEGEN_DTYPE_F16 ? 11 : 24;
+    if (x == 0.0 || !isfinite(x))
+        return 0.0;
+    int e;
+    frexp(x, &e);   /* |x| in [2^(e-1), 2^e) */
+    return ldexp(1.0, e - bits);
+}
+
+/* The hidden tensor a chain hands from GEMM1 to GEMM2 is rounded to the out dtype; the split
+ * strategy rounds it twice (its bf16 deviations, then the normalized value), so an element may
+ * land one unit in the last place away from the reference's single rounding. Independent
+ * moves of one ulp move output (i, j) by about sqrt(sum_k (B2[j][k] ulp(h[i][k]))^2). Over few
+ * outputs of few terms (small-n2: 8 outputs of 8 terms) that is a sizable, noisy share of the
+ * output's norm, which the relative bound alone does not allow for (it failed once in about
+ * twenty runs, at 1.2e-2). Returns the L2 norm of those moves over the outputs. */
+static double hidden_ulp_slack(fusegen_dtype t, const double *h, const double *bt2, int64_t M, int64_t N, int64_t N2)
+{
+    double sum = 0.0;
+    for (int64_t i = 0; i < M; i++)
+        for (int64_t j = 0; j < N2; j++) {
+            for (int64_t k = 0; k < N; k++) {
+                const double move = bt2[j * N + k] * ulp_of(t, h[i * N + k]);
+                sum += move * move;
+            }
+        }
+    return sqrt(sum);
+}
 
 static void ref_free(ref_out *r)
 {
@@ -329,6 +364,7 @@ static int ref_case(const gpu_case *c, ref_out *r)
     double *bt2 = b_as_nk(&c->b2, k->b2_layout, N2, N);
     r->out2 = xcalloc_d((size_t)M * (size_t)N2);
     ref_matmul(M, N2, N, h, bt2, r->out2);
+    r->out2_slack = hidden_ulp_slack(k->out, h, bt2, M, N, N2);
     free(bt2);
     free(h);
     ref_epi e2 = {
@@ -380,6 +416,14 @@ static int list_outputs(gpu_case *c, const ref_out *r, out_view *v, int *out_unw
         }
     }
     return n;
+}
+
+static double ref_norm(const double *v, size_t n)
+{
+    double s = 0.0;
+    for (size_t i = 0; i < n; i++)
+        s += v[i] * v[i];
+    return s > 0.0 ? sqrt(s) : 1.0;
 }
 
 /* Every element against the reference: relative L2 within tol, all finite, all written, nothing
@@ -703,8 +747,14 @@ static void check_plain(const fusegen_kernel *k, const gpu_shape *s, const char 
     if (out_unwritten)
         note_add(&d, "; out not written (GEMM1's result only in the workspace)");
     int64_t kmax = k->chain && c.p.n > c.p.k ? c.p.n : c.p.k;   /* GEMM2's K is N */
-    for (int i = 0; i < n_outs; i++)
-        ok &= compare_plain(&outs[i], tol_for_k(outs[i].t->dtype, kmax), &d);
+    for (int i = 0; i < n_outs; i++) {
+        double tol = tol_for_k(outs[i].t->dtype, kmax);
+        if (outs[i].ref == r.out2) {   /* at least three times the hidden tensor's rounding */
+            const double slack = 3.0 * r.out2_slack / ref_norm(r.out2, (size_t)c.p.m * (size_t)c.p.n2);
+            tol = slack > tol ? slack : tol;
+        }
+        ok &= compare_plain(&outs[i], tol, &d);
+    }
     report(ok, k->name, check, d.s);
     ref_free(&r);
     gpu_case_free(&c);

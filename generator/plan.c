@@ -176,8 +176,9 @@ static bool plan__sm90_strategy_ok(const fg_tile *t1, fg_strategy s)
 
 /* Among eligible kernels the dispatch takes the largest priority: row kernels (and kernels
  * without a norm) first (one pass); then split kernels, then cluster kernels: on an H200
- * (2026-11-30, bench/NOTES.md) the cluster kernels measured 1.2-1.3x slower than the split
- * ones, their epilogue being exposed while the tensor cores idle; then the arch-specific
+ * (2026-11-30, bench/NOTES.md v23-v24) the persistent cluster kernels took 1.07-1.30x the
+ * split ones' time, their epilogue exposed while the tensor cores idle and their exchanges
+ * holding the cluster in lockstep; then the arch-specific
  * family (it only runs where it is faster); then larger tiles; then deeper pipelines. */
 static int plan__priority(fg_family f, fg_strategy s, const fg_tile *t)
 {

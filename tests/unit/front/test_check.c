@@ -222,9 +222,11 @@ static void test_arch(void)
     /* the layout-exact form: "nk" keeps n rows of k + 8, "kn" k rows of n + 8 */
     CHECK(fg_arch_sm80_layout_smem_bytes(64, 32, 64, 2, false) == 2u * (64 * 72 + 32 * 72) * 2);
     CHECK(fg_arch_sm80_layout_smem_bytes(64, 32, 64, 2, true) == 2u * (64 * 72 + 64 * 40) * 2);
-    /* Hopper: stages * ((m + n) * 128 + 16) + 16 + m * (4 | 12) + staged inputs + 1024 */
+    /* Hopper: stages * ((m + n) * 128 + 16) + 16 + m * 4 [+ 16 + 2 * 8 * m * 4: the cluster
+     * exchange's mbarriers and slots] + staged inputs + 1024 */
     CHECK(fg_arch_sm90_smem_bytes(128, 256, 3, false, 0) == 3u * (384 * 128 + 16) + 16 + 512 + 1024);
-    CHECK(fg_arch_sm90_smem_bytes(128, 128, 3, true, 100) == 3u * (256 * 128 + 16) + 16 + 1536 + 100 + 1024);
+    CHECK(fg_arch_sm90_smem_bytes(128, 128, 3, true, 100) ==
+          3u * (256 * 128 + 16) + 16 + 512 + 16 + 8192 + 100 + 1024);
     /* the tile buffer (m rows of n * out_bytes, no padding: TMA boxes), then one bias row */
     CHECK(fg_arch_sm90_staged_inputs_bytes(128, 256, 2, true, true) == 128u * 512 + 512);
     CHECK(fg_arch_sm90_staged_inputs_bytes(128, 128, 4, false, true) == 512u);

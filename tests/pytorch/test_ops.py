@@ -357,6 +357,22 @@ def test_no_autograd_formula():
         y.float().sum().backward()
 
 
+def test_wrapper_with_grad_goes_through_the_op():
+    # The wrappers skip the dispatcher in plain eager calls; an input that needs a gradient
+    # takes the registered op, so the same error comes back instead of a silent no-grad result.
+    t = make_fused(64, 256, 128, 85)
+    t["weight"].requires_grad_(True)
+    y, _ = fusegen_torch.linear_residual_layernorm(t["x"], t["weight"], t["bias"], t["residual"],
+                                                   t["gamma"], t["beta"])
+    assert y.requires_grad
+    with pytest.raises(RuntimeError, match=r"no autograd formula"):
+        y.float().sum().backward()
+    with torch.no_grad():   # no gradient wanted: the direct call, bitwise the op's result
+        y2, _ = fusegen_torch.linear_residual_layernorm(t["x"], t["weight"], t["bias"],
+                                                        t["residual"], t["gamma"], t["beta"])
+    assert not y2.requires_grad and torch.equal(y2, y.detach())
+
+
 # ---- streams and devices ----------------------------------------------------------------------------
 
 def test_non_default_stream():

@@ -10,6 +10,7 @@ torch.cuda.current_stream() of that device. No autograd formula is registered: t
 inference (calling backward through them raises PyTorch's "no autograd formula" error).
 """
 
+import contextlib
 import threading
 from typing import Tuple
 
@@ -31,9 +32,10 @@ WORKSPACE_ALIGN = 256    # fusegen_run's requirement on the workspace pointer
 
 class _Plan:
     """A kernel chosen for one problem on one device, and what a run needs besides pointers."""
-    __slots__ = ("kernel", "problem", "workspace_bytes", "eps", "name")
+    __slots__ = ("lib", "kernel", "problem", "workspace_bytes", "eps", "name")
 
-    def __init__(self, kernel, problem, workspace_bytes, eps, name):
+    def __init__(self, lib, kernel, problem, workspace_bytes, eps, name):
+        self.lib = lib
         self.kernel = kernel
         self.problem = problem
         self.workspace_bytes = workspace_bytes
@@ -46,16 +48,18 @@ _plans = {}
 _plans_lock = threading.Lock()
 
 
-def _plan(key, problem):
-    """fusegen_select + fusegen_workspace_size, once per (op, device, shape). The caller has
-    made the tensors' device current (problem.sm is 0: the current device)."""
+def _plan(key, make_problem):
+    """fusegen_select + fusegen_workspace_size, once per (op, device, shape); make_problem()
+    builds the problem on the first call only. The caller has made the tensors' device
+    current (problem.sm is 0: the current device)."""
     plan = _plans.get(key)
     if plan is not None:
         return plan
+    problem = make_problem()
     lib = _capi.load_library()
     kernel = lib.select(problem)
     ws = lib.workspace_size(kernel, problem)
-    plan = _Plan(kernel, problem, ws, _capi.norm_eps(kernel), _capi._s(kernel.contents.name))
+    plan = _Plan(lib, kernel, problem, ws, _capi.norm_eps(kernel), _capi._s(kernel.contents.name))
     with _plans_lock:
         if len(_plans) >= _MAX_PLANS:   # many distinct shapes (e.g. varying M): start over
             _plans.clear()
@@ -123,6 +127,32 @@ def _stream(device):
     return torch.cuda.current_stream(device).cuda_stream
 
 
+def _on_device(dev):
+    """The device made current for the call: a no-op when it already is (the common case;
+    entering torch.cuda.device costs more than the check)."""
+    if dev.index == torch.cuda.current_device():
+        return contextlib.nullcontext()
+    return torch.cuda.device(dev)
+
+
+_dispatch_modes = getattr(torch._C, "_len_torch_dispatch_stack", None)
+
+
+def _direct(*tensors):
+    """Whether an eager call may run the implementation without the dispatcher, whose custom-op
+    path costs more host time than the rest of a call: not while torch.compile traces, not under
+    a dispatch mode (or where that cannot be told), and only for plain tensors none of which
+    needs a gradient (those go through the registered op, whose missing autograd formula is
+    then PyTorch's error). The result is the same either way."""
+    if torch.compiler.is_compiling() or _dispatch_modes is None or _dispatch_modes() > 0:
+        return False
+    grad = torch.is_grad_enabled()
+    for t in tensors:
+        if type(t) is not torch.Tensor or (grad and t.requires_grad):
+            return False
+    return True
+
+
 # ---- fusegen::linear_residual_layernorm ---------------------------------------------------------
 
 def _lrl_shapes(x, weight, bias, residual, gamma, beta):
@@ -146,18 +176,16 @@ def _lrl_shapes(x, weight, bias, residual, gamma, beta):
     return m, n, k
 
 
-@torch.library.custom_op(LINEAR_RESIDUAL_LAYERNORM, mutates_args=())
-def _linear_residual_layernorm(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor,
-                               residual: torch.Tensor, gamma: torch.Tensor, beta: torch.Tensor,
-                               eps: float) -> Tuple[torch.Tensor, torch.Tensor]:
+def _lrl_impl(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor, residual: torch.Tensor,
+              gamma: torch.Tensor, beta: torch.Tensor, eps: float) -> Tuple[torch.Tensor, torch.Tensor]:
     op = LINEAR_RESIDUAL_LAYERNORM
     m, n, k = _lrl_shapes(x, weight, bias, residual, gamma, beta)
     dev = x.device
-    with torch.cuda.device(dev):
+    with _on_device(dev):
         y = torch.empty((m, n), dtype=torch.bfloat16, device=dev)
         pre_norm = torch.empty((m, n), dtype=torch.bfloat16, device=dev)
         plan = _plan((op, dev.index, n, k, m),
-                     _capi.make_problem(max(m, 1), n, k, EPILOGUE_FUSED))
+                     lambda: _capi.make_problem(max(m, 1), n, k, EPILOGUE_FUSED))
         _check_eps(op, plan, eps)
         if m == 0:
             return y, pre_norm
@@ -171,10 +199,12 @@ def _linear_residual_layernorm(x: torch.Tensor, weight: torch.Tensor, bias: torc
         args.gamma = gamma.data_ptr()
         args.beta = beta.data_ptr()
         args.store[0] = pre_norm.data_ptr()
-        _capi.load_library().run(plan.kernel, plan.problem, args, ws_ptr, plan.workspace_bytes,
-                                 _stream(dev))
+        plan.lib.run(plan.kernel, plan.problem, args, ws_ptr, plan.workspace_bytes, _stream(dev))
         del ws  # back to the caching allocator, in order on this stream
     return y, pre_norm
+
+
+_linear_residual_layernorm = torch.library.custom_op(LINEAR_RESIDUAL_LAYERNORM, mutates_args=())(_lrl_impl)
 
 
 @_linear_residual_layernorm.register_fake
@@ -219,18 +249,17 @@ def _tail_shapes(x, w1, b1, residual, gamma, beta, w2, b2):
     return m, n, k, n2
 
 
-@torch.library.custom_op(BLOCK_TAIL, mutates_args=())
-def _block_tail(x: torch.Tensor, w1: torch.Tensor, b1: torch.Tensor, residual: torch.Tensor,
-                gamma: torch.Tensor, beta: torch.Tensor, w2: torch.Tensor, b2: torch.Tensor,
-                eps: float) -> torch.Tensor:
+def _tail_impl(x: torch.Tensor, w1: torch.Tensor, b1: torch.Tensor, residual: torch.Tensor,
+               gamma: torch.Tensor, beta: torch.Tensor, w2: torch.Tensor, b2: torch.Tensor,
+               eps: float) -> torch.Tensor:
     op = BLOCK_TAIL
     m, n, k, n2 = _tail_shapes(x, w1, b1, residual, gamma, beta, w2, b2)
     dev = x.device
-    with torch.cuda.device(dev):
+    with _on_device(dev):
         out2 = torch.empty((m, n2), dtype=torch.bfloat16, device=dev)
         plan = _plan((op, dev.index, n, k, n2, m),
-                     _capi.make_problem(max(m, 1), n, k, EPILOGUE_CHAIN1, n2=n2,
-                                        epilogue2=EPILOGUE_CHAIN2))
+                     lambda: _capi.make_problem(max(m, 1), n, k, EPILOGUE_CHAIN1, n2=n2,
+                                                epilogue2=EPILOGUE_CHAIN2))
         _check_eps(op, plan, eps)
         if m == 0:
             return out2
@@ -249,10 +278,12 @@ def _block_tail(x: torch.Tensor, w1: torch.Tensor, b1: torch.Tensor, residual: t
         args.b2 = w2.data_ptr()
         args.out2 = out2.data_ptr()
         args.bias2 = b2.data_ptr()
-        _capi.load_library().run(plan.kernel, plan.problem, args, ws_ptr, plan.workspace_bytes,
-                                 _stream(dev))
+        plan.lib.run(plan.kernel, plan.problem, args, ws_ptr, plan.workspace_bytes, _stream(dev))
         del ws, scratch
     return out2
+
+
+_block_tail = torch.library.custom_op(BLOCK_TAIL, mutates_args=())(_tail_impl)
 
 
 @_block_tail.register_fake
@@ -276,8 +307,11 @@ def linear_residual_layernorm(x, weight, bias, residual, gamma, beta, eps=1e-5):
     lead = x.shape[:-1]
     x2 = x.reshape(-1, x.shape[-1]) if x.dim() != 2 else x
     r2 = residual.reshape(-1, residual.shape[-1]) if residual.dim() != 2 else residual
-    y, pre_norm = torch.ops.fusegen.linear_residual_layernorm(x2, weight, bias, r2, gamma, beta,
-                                                             float(eps))
+    if _direct(x2, weight, bias, r2, gamma, beta):
+        y, pre_norm = _lrl_impl(x2, weight, bias, r2, gamma, beta, float(eps))
+    else:
+        y, pre_norm = torch.ops.fusegen.linear_residual_layernorm(x2, weight, bias, r2, gamma, beta,
+                                                                 float(eps))
     if x.dim() != 2:
         y = y.reshape(*lead, y.shape[-1])
         pre_norm = pre_norm.reshape(*lead, pre_norm.shape[-1])
@@ -293,7 +327,10 @@ def block_tail(x, w1, b1, residual, gamma, beta, w2, b2, eps=1e-5):
     lead = x.shape[:-1]
     x2 = x.reshape(-1, x.shape[-1]) if x.dim() != 2 else x
     r2 = residual.reshape(-1, residual.shape[-1]) if residual.dim() != 2 else residual
-    out2 = torch.ops.fusegen.block_tail(x2, w1, b1, r2, gamma, beta, w2, b2, float(eps))
+    if _direct(x2, w1, b1, r2, gamma, beta, w2, b2):
+        out2 = _tail_impl(x2, w1, b1, r2, gamma, beta, w2, b2, float(eps))
+    else:
+        out2 = torch.ops.fusegen.block_tail(x2, w1, b1, r2, gamma, beta, w2, b2, float(eps))
     if x.dim() != 2:
         out2 = out2.reshape(*lead, out2.shape[-1])
     return out2
@@ -307,11 +344,11 @@ def selected_kernel(op, m, n, k, n2=0, device=None):
     with torch.cuda.device(dev):
         if op in ("linear_residual_layernorm", LINEAR_RESIDUAL_LAYERNORM):
             plan = _plan((LINEAR_RESIDUAL_LAYERNORM, dev.index, n, k, m),
-                         _capi.make_problem(max(m, 1), n, k, EPILOGUE_FUSED))
+                         lambda: _capi.make_problem(max(m, 1), n, k, EPILOGUE_FUSED))
         elif op in ("block_tail", BLOCK_TAIL):
             plan = _plan((BLOCK_TAIL, dev.index, n, k, n2, m),
-                         _capi.make_problem(max(m, 1), n, k, EPILOGUE_CHAIN1, n2=n2,
-                                            epilogue2=EPILOGUE_CHAIN2))
+                         lambda: _capi.make_problem(max(m, 1), n, k, EPILOGUE_CHAIN1, n2=n2,
+                                                    epilogue2=EPILOGUE_CHAIN2))
         else:
             raise ValueError(f"unknown op {op!r} (linear_residual_layernorm or block_tail)")
     return plan.name

@@ -59,6 +59,14 @@ def fusegen_chain(x, w1, b1, r, g, be, w2, b2):
     return torch.ops.fusegen.block_tail(x, w1, b1, r, g, be, w2, b2, EPS)
 
 
+def fusegen_fused_wrapper(x, w, b, r, g, be):
+    return fusegen_torch.linear_residual_layernorm(x, w, b, r, g, be, eps=EPS)
+
+
+def fusegen_chain_wrapper(x, w1, b1, r, g, be, w2, b2):
+    return fusegen_torch.block_tail(x, w1, b1, r, g, be, w2, b2, eps=EPS)
+
+
 # ---- measuring --------------------------------------------------------------------------------------
 
 def rel_l2(got, ref):
@@ -115,13 +123,13 @@ def bench_problem(prob, chain, opt, l2_bytes):
 
         def call(fn, i):
             return fn(xs[i], w, b, rs[i], g, be, w2, b2)
-        eager_fn, fg_fn = eager_chain, fusegen_chain
+        eager_fn, fg_fn = eager_chain, fusegen_chain_wrapper if opt.via == "wrapper" else fusegen_chain
         kernel = fusegen_torch.selected_kernel("block_tail", m, n, k, n2)
     else:
 
         def call(fn, i):
             return fn(xs[i], w, b, rs[i], g, be)
-        eager_fn, fg_fn = eager_fused, fusegen_fused
+        eager_fn, fg_fn = eager_fused, fusegen_fused_wrapper if opt.via == "wrapper" else fusegen_fused
         kernel = fusegen_torch.selected_kernel("linear_residual_layernorm", m, n, k)
 
     row = dict(problem=prob["name"], kind="chain" if chain else "fused", m=m, n=n, k=k, n2=n2,
@@ -177,6 +185,10 @@ def main():
     ap.add_argument("--compile-mode", default="default",
                     help='torch.compile mode (default "default"; e.g. max-autotune-no-cudagraphs)')
     ap.add_argument("--no-compile", action="store_true", help="skip torch.compile")
+    ap.add_argument("--via", choices=("op", "wrapper"), default="op",
+                    help="call fusegen through torch.ops.fusegen.* (op, the default: what "
+                         "torch.compile sees) or the fusegen_torch functions (wrapper: eager calls "
+                         "that need no gradient skip the dispatcher)")
     ap.add_argument("--no-chains", action="store_true", help="only the fused problems")
     ap.add_argument("--reps", type=int, default=None, help="timed repetitions (default 100, quick 20)")
     ap.add_argument("--warmup", type=int, default=None, help="warm-up calls (default 20, quick 5)")
@@ -207,7 +219,8 @@ def main():
     print(f"device {prop.name} (sm_{prop.major}{prop.minor}, L2 {l2 >> 20} MiB), torch "
           f"{torch.__version__}, CUDA {torch.version.cuda}, library {lib.name} ({lib.path})")
     print(f"compile mode: {'off' if opt.no_compile else opt.compile_mode}; median of {opt.reps} "
-          f"single-call CUDA-event timings after {opt.warmup} warm-up calls")
+          f"single-call CUDA-event timings after {opt.warmup} warm-up calls; fusegen via "
+          f"{'the fusegen_torch wrappers' if opt.via == 'wrapper' else 'torch.ops.fusegen'}")
     print(f"{'problem':24s} {'MxNxK[->N2]':22s} {'eager ms':>9s} {'compile':>9s} {'fusegen':>9s} "
           f"{'eager/fg':>9s} {'comp/fg':>9s}  {'rel err':7s} {'ok':4s} kernel")
     rows = []

@@ -585,14 +585,22 @@ static void fg__listing_add(fg__listing *l, const char *name, const char *reason
 /* The generator's priority orders kernels by strategy and family (its millions), then by tile
  * area and depth. Between kernels equal in the first two, the dispatch first weighs the columns
  * each tile shape computes for this N: padded columns (N rounded up to tile n) over a relative
- * rate, 8 for tiles of 128 x 256 or more and 9 for smaller ones (an H200 ran 128x128 tiles at
- * about 0.89 the rate of 128x256 ones when neither wasted columns; bench/NOTES.md). Smaller is
- * better: at N = 320 a 128-column tile computes 384 columns, a 256-column one 512. */
+ * rate, 80 for tiles of 128 x 256 or more and 90 for smaller ones (an H200 ran 128x128 tiles at
+ * about 0.89 the rate of 128x256 ones when neither wasted columns; bench/NOTES.md v20). Smaller
+ * is better: at N = 320 a 128-column tile computes 384 columns, a 256-column one 512. One
+ * exception, also measured: a Hopper split kernel with tile m 64 (the ping-pong schedule, one
+ * consumer's epilogue under the other's mainloop) counts 78 when K <= 1024, where few k tiles
+ * leave the cooperative kernel's epilogue exposed (bert-large attn-out, K = 1024: 64x256
+ * 0.0931 ms against 128x256 0.0957, and 0.0956 against 0.0993 in another build; at K = 3072
+ * and above it is 3-16% slower; bench/NOTES.md v23-v24). */
 static long long fg__column_cost(const fusegen_kernel *k, const fusegen_problem *p)
 {
     long long tile_n = k->tile_n > 0 ? k->tile_n : 1;
     long long padded = (p->n + tile_n - 1) / tile_n * tile_n;
-    return padded * ((long long)k->tile_m * k->tile_n >= 128 * 256 ? 8 : 9);
+    long long rate = (long long)k->tile_m * k->tile_n >= 128 * 256 ? 80 : 90;
+    if (k->arch_specific && k->tile_m == 64 && k->strategy == FUSEGEN_STRATEGY_SPLIT && p->k <= 1024)
+        rate = 78;
+    return padded * rate;
 }
 
 /* Whether a goes before b for problem p (see fg__column_cost). */

@@ -226,11 +226,11 @@ static void test_query_column_cost(void)
     fusegen_problem p = ln_problem(256, 320, 512);
     p.sm = 80;
     CHECK(fusegen_query(&lib, &p, out, 3, &n) == FUSEGEN_OK && n == 3);
-    CHECK(out[0] == &table[2] && out[1] == &table[0] && out[2] == &table[1]);   /* 384*9 < 512*8 < 512*9 */
+    CHECK(out[0] == &table[2] && out[1] == &table[0] && out[2] == &table[1]);   /* 384*90 < 512*80 < 512*90 */
     p = ln_problem(256, 1024, 512);
     p.sm = 80;
     CHECK(fusegen_query(&lib, &p, out, 3, &n) == FUSEGEN_OK && n == 3);
-    CHECK(out[0] == &table[0] && out[1] == &table[2] && out[2] == &table[1]);   /* 8192, then 9216 by priority */
+    CHECK(out[0] == &table[0] && out[1] == &table[2] && out[2] == &table[1]);   /* 1024*80, then 1024*90 by priority */
     /* a higher class (strategy, family: the priority's millions) wins whatever its columns cost */
     fusegen_kernel row = g_kernels[K_ROW80];
     row.tile_n = 256;
@@ -242,6 +242,50 @@ static void test_query_column_cost(void)
     p.sm = 80;
     CHECK(fusegen_query(&lib2, &p, out, 3, &n) == FUSEGEN_OK && n == 2);
     CHECK(out[0] == &with_row[1] && out[1] == &with_row[0]);
+}
+
+/* A Hopper split kernel with tile m 64 (ping-pong) goes first at K <= 1024 when it wastes no
+ * more columns than the others; above, and where it wastes columns, it does not. */
+static void test_query_pingpong_short_k(void)
+{
+    fusegen_kernel wide = g_kernels[K_SPLIT_A], narrow = g_kernels[K_SPLIT_A], pingpong = g_kernels[K_SPLIT_A];
+    wide.name = "ln_sm90a_128x256x64_s3_split";
+    wide.tile_n = 256;
+    wide.priority = 1032771;
+    narrow.name = "ln_sm90a_128x128x64_s5_split";
+    narrow.priority = 1016389;
+    pingpong.name = "ln_sm90a_64x256x64_s4_split";
+    pingpong.tile_m = 64;
+    pingpong.tile_n = 256;
+    pingpong.priority = 1016388;
+    wide.sm = narrow.sm = pingpong.sm = 90;
+    wide.arch_specific = narrow.arch_specific = pingpong.arch_specific = 1;
+    const fusegen_kernel table[] = {wide, narrow, pingpong};
+    const fusegen_library lib = {.name = "pp", .generator_version = "0.1.0", .spec_sha256 = "0",
+                                 .kernels = table, .n_kernels = 3};
+    const fusegen_kernel *out[3];
+    size_t n = 0;
+    fusegen_problem p = ln_problem(256, 1024, 1024);   /* 1024 * 78 < 1024 * 80 < 1024 * 90 */
+    CHECK(fusegen_query(&lib, &p, out, 3, &n) == FUSEGEN_OK && n == 3);
+    CHECK(out[0] == &table[2] && out[1] == &table[0] && out[2] == &table[1]);
+    p = ln_problem(256, 1024, 1032);                    /* K > 1024: the cooperative tile */
+    CHECK(fusegen_query(&lib, &p, out, 3, &n) == FUSEGEN_OK && n == 3);
+    CHECK(out[0] == &table[0]);
+    p = ln_problem(256, 640, 512);                      /* 640 * 90 < 768 * 78 < 768 * 80 */
+    CHECK(fusegen_query(&lib, &p, out, 3, &n) == FUSEGEN_OK && n == 3);
+    CHECK(out[0] == &table[1] && out[1] == &table[2] && out[2] == &table[0]);
+    p = ln_problem(256, 320, 320);                      /* 384 * 90 < 512 * 78 */
+    CHECK(fusegen_query(&lib, &p, out, 3, &n) == FUSEGEN_OK && n == 3);
+    CHECK(out[0] == &table[1]);
+    /* the portable family's 64-row tiles are not the ping-pong schedule: no exception */
+    fusegen_kernel portable[] = {wide, pingpong};
+    portable[0].arch_specific = portable[1].arch_specific = 0;
+    portable[0].sm = portable[1].sm = 80;
+    const fusegen_library lib2 = {.name = "pp", .generator_version = "0.1.0", .spec_sha256 = "0",
+                                  .kernels = portable, .n_kernels = 2};
+    p = ln_problem(256, 1024, 1024);
+    CHECK(fusegen_query(&lib2, &p, out, 3, &n) == FUSEGEN_OK && n == 2);
+    CHECK(out[0] == &portable[0]);
 }
 
 static void test_query_order(void)
@@ -718,6 +762,7 @@ int main(void)
     test_status_strings();
     test_query_order();
     test_query_column_cost();
+    test_query_pingpong_short_k();
     test_query_truncates();
     test_why_not();
     test_select_find();

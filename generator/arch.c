@@ -65,7 +65,7 @@ int fg_arch_sm90_epilogue_buffers(long m)
 bool fg_arch_sm90_builds(long m, long n, long k, long stages)
 {
     return fg_arch_sm90_tile_ok(m, n, k) &&
-           fg_arch_sm90_smem_bytes(m, n, stages, m == 128, 0) <= fg_arch_smem_limit(FG_ARCH_SM90A);
+           fg_arch_sm90_smem_bytes(m, n, stages, false, 0) <= fg_arch_smem_limit(FG_ARCH_SM90A);
 }
 
 size_t fg_arch_sm90_smem_bytes(long m, long n, long stages, bool cluster, size_t staged_inputs)

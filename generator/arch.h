@@ -32,8 +32,8 @@ bool fg_arch_sm90_tile_ok(long m, long n, long k);
  * each has its own tile buffer, bias and scratch. */
 int fg_arch_sm90_epilogue_buffers(long m);
 /* Whether the Hopper family builds a tile: its shape, and its shared memory without staged
- * inputs (with the cluster strategy's scratch where the tile can be clustered, m 128) fitting
- * sm_90a. B must also be "nk" (the caller's to check). */
+ * inputs fitting sm_90a (a cluster variant needs room for its exchange too: the planner checks
+ * that). B must also be "nk" (the caller's to check). */
 bool fg_arch_sm90_builds(long m, long n, long k, long stages);
 size_t fg_arch_sm90_smem_bytes(long m, long n, long stages, bool cluster, size_t staged_inputs);
 /* Bytes a Hopper CTA stages in shared memory for its epilogues: the tile buffers (residual in,

@@ -167,11 +167,14 @@ static bool plan__sm90_ok(const fg_kernel_spec *k, const fg_tile *t1, const fg_t
 }
 
 /* The cluster strategy's exchange serves one tile of each CTA at a time, so not the ping-pong
- * schedule (tile m 64, two tiles in flight). (Row and cluster norms over 256-column tiles fit the
+ * schedule (tile m 64, two tiles in flight), and it needs its shared memory (two slots of 8
+ * ranks x m floats) beside the stages. (Row and cluster norms over 256-column tiles fit the
  * consumers' 224 registers since setmaxnreg: no spills.) */
 static bool plan__sm90_strategy_ok(const fg_tile *t1, fg_strategy s)
 {
-    return !(s == FG_STRATEGY_CLUSTER && t1->m != 128);
+    if (s != FG_STRATEGY_CLUSTER) return true;
+    return t1->m == 128 &&
+           fg_arch_sm90_smem_bytes(t1->m, t1->n, t1->stages, true, 0) <= fg_arch_smem_limit(FG_ARCH_SM90A);
 }
 
 /* Among eligible kernels the dispatch takes the largest priority: row kernels (and kernels

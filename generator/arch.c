@@ -52,23 +52,32 @@ size_t fg_arch_sm80_layout_smem_bytes(long m, long n, long k, long stages, bool 
     return (size_t)stages * (a + b) * 2u;
 }
 
-bool fg_arch_sm90_tile_ok(long m, long n, long k)
+bool fg_arch_sm90_pingpong(long m, fg_schedule s)
 {
-    return (m == 64 || m == 128) && (n == 64 || n == 128 || n == 256) && k == 64;
+    return s == FG_SCHEDULE_PINGPONG || (s == FG_SCHEDULE_AUTO && m == 64);
 }
 
-int fg_arch_sm90_epilogue_buffers(long m)
+bool fg_arch_sm90_tile_ok(long m, long n, long k, bool pingpong)
 {
-    return m == 64 ? 2 : 1;
+    /* cooperative: each consumer warpgroup multiplies 64 rows of a 128-row tile; ping-pong: all
+     * of a 64- or 128-row tile. A warpgroup's accumulators: at most 64 x 256. */
+    bool m_ok = pingpong ? (m == 64 || m == 128) : m == 128;
+    long wg_rows = pingpong ? m : m / 2;
+    return m_ok && (n == 64 || n == 128 || n == 256) && k == 64 && wg_rows * n <= 64 * 256;
 }
 
-bool fg_arch_sm90_builds(long m, long n, long k, long stages)
+int fg_arch_sm90_epilogue_buffers(bool pingpong)
 {
-    return fg_arch_sm90_tile_ok(m, n, k) &&
-           fg_arch_sm90_smem_bytes(m, n, stages, false, 0) <= fg_arch_smem_limit(FG_ARCH_SM90A);
+    return pingpong ? 2 : 1;
 }
 
-size_t fg_arch_sm90_smem_bytes(long m, long n, long stages, bool cluster, size_t staged_inputs)
+bool fg_arch_sm90_builds(long m, long n, long k, long stages, bool pingpong)
+{
+    return fg_arch_sm90_tile_ok(m, n, k, pingpong) &&
+           fg_arch_sm90_smem_bytes(m, n, stages, pingpong, false, 0) <= fg_arch_smem_limit(FG_ARCH_SM90A);
+}
+
+size_t fg_arch_sm90_smem_bytes(long m, long n, long stages, bool pingpong, bool cluster, size_t staged_inputs)
 {
     /* Each stage: the A and B tiles as rows of 128 bytes (64 16-bit elements, swizzled) and
      * two 8-byte mbarriers; two mbarriers a buffer for the staged inputs (inputs_full/_empty)
@@ -77,17 +86,17 @@ size_t fg_arch_sm90_smem_bytes(long m, long n, long stages, bool cluster, size_t
      * of 8 ranks x 4 bytes a row), the staged inputs, and 1024 bytes of room to align the
      * first stage to the swizzle pattern. Mirrors GemmSm90::SMEM_BYTES (the generated code
      * asserts that they agree). */
-    const size_t buffers = (size_t)fg_arch_sm90_epilogue_buffers(m);
+    const size_t buffers = (size_t)fg_arch_sm90_epilogue_buffers(pingpong);
     const size_t order = buffers > 1 ? 16u : 0u;
     const size_t exchange = cluster ? 16u + 2u * 8u * 4u * (size_t)m : 0u;
     return (size_t)stages * ((size_t)(m + n) * 128u + 16u) + buffers * 16u + order +
            buffers * ((size_t)m * 4u + exchange) + staged_inputs + 1024u;
 }
 
-size_t fg_arch_sm90_staged_inputs_bytes(long m, long n, int out_bytes, bool tile, bool bias)
+size_t fg_arch_sm90_staged_inputs_bytes(long m, long n, int out_bytes, bool tile, bool bias, bool pingpong)
 {
     /* a buffer's tile (residual in, outputs out; TMA boxes with the 128-byte swizzle, no
      * padding) and bias (one row) */
     size_t row = (size_t)n * (size_t)out_bytes;
-    return (size_t)fg_arch_sm90_epilogue_buffers(m) * ((tile ? (size_t)m * row : 0u) + (bias ? row : 0u));
+    return (size_t)fg_arch_sm90_epilogue_buffers(pingpong) * ((tile ? (size_t)m * row : 0u) + (bias ? row : 0u));
 }

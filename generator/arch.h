@@ -23,21 +23,23 @@ void fg_arch_sm80_warps(long m, long n, int *warps_m, int *warps_n);
 size_t fg_arch_sm80_smem_bytes(long m, long n, long k, long stages);   /* either B layout */
 size_t fg_arch_sm80_layout_smem_bytes(long m, long n, long k, long stages, bool b_kn);
 
-/* The Hopper family (TMA + wgmma, a producer and two consumer warpgroups; sm_90a only): tile
- * m 128 (cooperative: one consumer warpgroup per 64 rows of every tile) or 64 (ping-pong: each
- * consumer warpgroup owns every other tile), n 64, 128 or 256, k 64 (one 128-byte swizzle
- * row); B "nk" only. */
-bool fg_arch_sm90_tile_ok(long m, long n, long k);
-/* Tiles a Hopper CTA holds in their epilogue at once: 2 for ping-pong (tile m 64), else 1;
- * each has its own tile buffer, bias and scratch. */
-int fg_arch_sm90_epilogue_buffers(long m);
+/* The Hopper family (TMA + wgmma, a producer and two consumer warpgroups; sm_90a only) has two
+ * schedules: cooperative (tile m 128, one consumer warpgroup per 64 rows of every tile) and
+ * ping-pong (each consumer warpgroup owns every other tile: tile m 64, or m 128 with n <= 128,
+ * so that a warpgroup keeps at most 64x256 accumulators); n 64, 128 or 256, k 64 (one
+ * 128-byte swizzle row); B "nk" only. A tile's schedule: "schedule", or by m when "auto". */
+bool fg_arch_sm90_pingpong(long m, fg_schedule s);
+bool fg_arch_sm90_tile_ok(long m, long n, long k, bool pingpong);
+/* Tiles a Hopper CTA holds in their epilogue at once: 2 for ping-pong, else 1; each has its
+ * own tile buffer, bias and scratch. */
+int fg_arch_sm90_epilogue_buffers(bool pingpong);
 /* Whether the Hopper family builds a tile: its shape, and its shared memory without staged
  * inputs fitting sm_90a (a cluster variant needs room for its exchange too: the planner checks
  * that). B must also be "nk" (the caller's to check). */
-bool fg_arch_sm90_builds(long m, long n, long k, long stages);
-size_t fg_arch_sm90_smem_bytes(long m, long n, long stages, bool cluster, size_t staged_inputs);
+bool fg_arch_sm90_builds(long m, long n, long k, long stages, bool pingpong);
+size_t fg_arch_sm90_smem_bytes(long m, long n, long stages, bool pingpong, bool cluster, size_t staged_inputs);
 /* Bytes a Hopper CTA stages in shared memory for its epilogues: the tile buffers (residual in,
  * outputs out) and the biases. */
-size_t fg_arch_sm90_staged_inputs_bytes(long m, long n, int out_bytes, bool tile, bool bias);
+size_t fg_arch_sm90_staged_inputs_bytes(long m, long n, int out_bytes, bool tile, bool bias, bool pingpong);
 
 #endif

@@ -117,7 +117,8 @@ static bool lists_arch(const fg_kernel_spec *k, fg_arch a);
  * arch's shared memory and this one does not, the planner builds this one for sm_90a only. */
 static bool hopper_takes(const fg_kernel_spec *k, const fg_gemm *g, const fg_tile *t)
 {
-    return lists_arch(k, FG_ARCH_SM90A) && g->b_layout == FG_LAYOUT_NK && fg_arch_sm90_builds(t->m, t->n, t->k, t->stages);
+    return lists_arch(k, FG_ARCH_SM90A) && g->b_layout == FG_LAYOUT_NK &&
+           fg_arch_sm90_builds(t->m, t->n, t->k, t->stages, fg_arch_sm90_pingpong(t->m, t->schedule));
 }
 
 /* Whether a tile of g that passes the basic rules fits limit bytes in the portable family. */
@@ -131,6 +132,50 @@ static bool some_tile_fits(const fg_gemm *g, size_t limit)
         if (fg_arch_sm80_smem_bytes(t->m, t->n, t->k, t->stages) <= limit) return true;
     }
     return false;
+}
+
+/* Tiles i and an earlier one that would plan the same variants: the same shape, stages and
+ * (resolved) schedule. */
+static void check_duplicate_tile(checker *c, const fg_gemm *g, size_t i)
+{
+    const fg_tile *t = &g->tiles[i];
+    for (size_t j = 0; j < i; j++) {
+        const fg_tile *u = &g->tiles[j];
+        if (u->m == t->m && u->n == t->n && u->k == t->k && u->stages == t->stages &&
+            fg_arch_sm90_pingpong(u->m, u->schedule) == fg_arch_sm90_pingpong(t->m, t->schedule)) {
+            err(c, t->ptr, "duplicate tile %ldx%ldx%ld with %ld stages", t->m, t->n, t->k, t->stages);
+            fg_diag_note(c->d, u->ptr, "first listed here");
+            return;
+        }
+    }
+}
+
+/* A tile that names a schedule is built by the Hopper family alone: the kernel must list
+ * sm_90a with B "nk", and the tile must suit the schedule and fit sm_90a's shared memory. */
+static void check_scheduled_tile(checker *c, const fg_kernel_spec *k, const fg_gemm *g, const fg_tile *t)
+{
+    ptrbuf pb;
+    const char *sptr = ptr_cat(&pb, t->ptr, "/schedule");
+    const char *name = fg_spec_schedule_name(t->schedule);
+    const bool pingpong = fg_arch_sm90_pingpong(t->m, t->schedule);
+    if (!lists_arch(k, FG_ARCH_SM90A)) {
+        err(c, sptr, "schedule '%s' is the Hopper family's, which needs \"sm_90a\" in the kernel's arch list", name);
+        return;
+    }
+    if (g->b_layout != FG_LAYOUT_NK) {
+        err(c, sptr, "schedule '%s' is the Hopper family's, which needs b_layout \"nk\"", name);
+        return;
+    }
+    if (!fg_arch_sm90_tile_ok(t->m, t->n, t->k, pingpong)) {
+        err(c, sptr, "tile %ldx%ldx%ld cannot take schedule '%s' (cooperative: m 128; pingpong: m 64, or m 128 "
+            "with n <= 128; n 64, 128 or 256; k 64)", t->m, t->n, t->k, name);
+        return;
+    }
+    size_t smem = fg_arch_sm90_smem_bytes(t->m, t->n, t->stages, pingpong, false, 0);
+    if (smem > fg_arch_smem_limit(FG_ARCH_SM90A))
+        err(c, t->ptr, "tile %ldx%ldx%ld with %ld stages and schedule '%s' needs %zu bytes of shared memory, more "
+            "than the %zu bytes sm_90a allows", t->m, t->n, t->k, t->stages, name, smem,
+            fg_arch_smem_limit(FG_ARCH_SM90A));
 }
 
 static void check_tiles(checker *c, const fg_kernel_spec *k, const fg_gemm *g)
@@ -156,6 +201,11 @@ static void check_tiles(checker *c, const fg_kernel_spec *k, const fg_gemm *g)
             ok = false;
         }
         if (!ok) continue;
+        if (t->schedule != FG_SCHEDULE_AUTO) {
+            check_scheduled_tile(c, k, g, t);
+            check_duplicate_tile(c, g, i);
+            continue;
+        }
         if (t->m * t->n > FG_ARCH_SM80_MAX_TILE_ELEMS) {
             err(c, t->ptr, "tile %ldx%ld holds %ld accumulators, more than the %d one thread block can keep in "
                 "registers", t->m, t->n, t->m * t->n, FG_ARCH_SM80_MAX_TILE_ELEMS);
@@ -172,14 +222,7 @@ static void check_tiles(checker *c, const fg_kernel_spec *k, const fg_gemm *g)
                 err(c, t->ptr, "tile %ldx%ldx%ld with %ld stages needs %zu bytes of shared memory, more than "
                     "the %zu bytes %s allows", t->m, t->n, t->k, t->stages, smem, limit, fg_spec_arch_name(arch));
         }
-        for (size_t j = 0; j < i; j++) {
-            const fg_tile *u = &g->tiles[j];
-            if (u->m == t->m && u->n == t->n && u->k == t->k && u->stages == t->stages) {
-                err(c, t->ptr, "duplicate tile %ldx%ldx%ld with %ld stages", t->m, t->n, t->k, t->stages);
-                fg_diag_note(c->d, u->ptr, "first listed here");
-                break;
-            }
-        }
+        check_duplicate_tile(c, g, i);
     }
 }
 

@@ -225,9 +225,10 @@ static const char *emit__gemm_type(emit_ctx *c, fg_family family, int index, con
     const char *norm = emit__norm_name(g->norm), *strategy = emit__strategy_name(g->norm, g->strategy);
     if (family == FG_FAMILY_SM90)
         return fg_arena_printf(c->arena,
-                               "fusegen_sm90::GemmSm90<fusegen_sm80::%s, fusegen_sm80::%s, %ld, %ld, %ld,\n"
+                               "fusegen_sm90::GemmSm90<fusegen_sm80::%s, fusegen_sm80::%s, %ld, %ld, %ld, %s,\n"
                                "                                       fusegen_sm80::%s, fusegen_sm80::%s, Epilogue%d, Staging%d>",
-                               dt_ab, dt_out, g->bm, g->bn, g->stages, norm, strategy, index, index);
+                               dt_ab, dt_out, g->bm, g->bn, g->stages, g->pingpong ? "true" : "false", norm, strategy,
+                               index, index);
     return fg_arena_printf(c->arena,
                            "fusegen_sm80::Gemm<fusegen_sm80::%s, fusegen_sm80::%s, %ld, %ld, %ld, %ld, %d, %d, %s,\n"
                            "                               fusegen_sm80::%s, fusegen_sm80::%s, Epilogue%d>",
@@ -365,6 +366,7 @@ static void emit__table_scope(emit_ctx *c, fg_tmpl_scope *s)
             for (size_t z = 0; z < sizeof zero / sizeof zero[0]; ++z) fg_tmpl_set(e, zero[z], "0");
         }
         const fg_op *norm = pk->g1.norm_op;
+        fg_tmpl_set(e, "pingpong", pk->g1.pingpong ? "1" : "0");
         fg_tmpl_set(e, "norm", emit__norm_enum(pk->g1.norm));
         fg_tmpl_set(e, "strategy", emit__strategy_enum(pk->g1.norm, pk->g1.strategy));
         fg_tmpl_setf(e, "max_n", "%ld", pk->max_n);

@@ -68,9 +68,9 @@ static void plan__sm90_staging(fg_plan_gemm *pg, const fg_tile *t, fg_dtype out,
      * f32 values): those go out directly. */
     const bool out_through = !(split && out == FG_DTYPE_F16);
 
-    size_t base = fg_arch_sm90_smem_bytes(t->m, t->n, t->stages, cluster, 0);
+    size_t base = fg_arch_sm90_smem_bytes(t->m, t->n, t->stages, pg->pingpong, cluster, 0);
     const bool tile = residual || store_slot >= 0 || out_through;
-    size_t staged = fg_arch_sm90_staged_inputs_bytes(t->m, t->n, out == FG_DTYPE_F32 ? 4 : 2, tile, bias);
+    size_t staged = fg_arch_sm90_staged_inputs_bytes(t->m, t->n, out == FG_DTYPE_F32 ? 4 : 2, tile, bias, pg->pingpong);
     if (staged > 0 && base + staged <= fg_arch_smem_limit(FG_ARCH_SM90A)) {
         pg->stage_tile = tile;
         pg->stage_residual = residual;
@@ -106,8 +106,10 @@ static void plan__gemm(fg_plan_gemm *pg, fg_family family, const fg_gemm *g, fg_
         break;
     }
     if (family == FG_FAMILY_SM90) {
-        /* a producer and two consumer warpgroups; a tile's warp owns 16 rows and all columns */
-        pg->warps_m = (int)(t->m / 16);
+        /* a producer and two consumer warpgroups; a tile's warps (both consumers' 8, or one's 4
+         * in ping-pong) own 16 rows of each 64-row block and all columns */
+        pg->pingpong = fg_arch_sm90_pingpong(t->m, t->schedule);
+        pg->warps_m = pg->pingpong ? 4 : 8;
         pg->warps_n = 1;
         pg->threads = 3 * 128;
         plan__sm90_staging(pg, t, out, strategy == FG_STRATEGY_CLUSTER);
@@ -157,24 +159,29 @@ static bool plan__sm80_fits(const fg_kernel_spec *k, const fg_tile *t1, const fg
            fg_arch_sm80_layout_smem_bytes(t2->m, t2->n, t2->k, t2->stages, k->then.b_layout == FG_LAYOUT_KN) <= limit;
 }
 
+static bool plan__sm90_builds(const fg_tile *t)
+{
+    return fg_arch_sm90_builds(t->m, t->n, t->k, t->stages, fg_arch_sm90_pingpong(t->m, t->schedule));
+}
+
 /* Whether the Hopper family can run this variant's GEMMs: its tile shapes, and B as [N, K]. */
 static bool plan__sm90_ok(const fg_kernel_spec *k, const fg_tile *t1, const fg_tile *t2)
 {
     if (!plan__lists(k, FG_ARCH_SM90A)) return false;
-    if (k->gemm.b_layout != FG_LAYOUT_NK || !fg_arch_sm90_builds(t1->m, t1->n, t1->k, t1->stages)) return false;
+    if (k->gemm.b_layout != FG_LAYOUT_NK || !plan__sm90_builds(t1)) return false;
     if (!k->has_then) return true;
-    return k->then.b_layout == FG_LAYOUT_NK && fg_arch_sm90_builds(t2->m, t2->n, t2->k, t2->stages);
+    return k->then.b_layout == FG_LAYOUT_NK && plan__sm90_builds(t2);
 }
 
 /* The cluster strategy's exchange serves one tile of each CTA at a time, so not the ping-pong
- * schedule (tile m 64, two tiles in flight), and it needs its shared memory (two slots of 8
- * ranks x m floats) beside the stages. (Row and cluster norms over 256-column tiles fit the
- * consumers' 224 registers since setmaxnreg: no spills.) */
+ * schedule (two tiles in flight), and it needs its shared memory (two slots of 8 ranks x m
+ * floats) beside the stages. (Row and cluster norms over 256-column tiles fit the consumers'
+ * 224 registers since setmaxnreg: no spills.) */
 static bool plan__sm90_strategy_ok(const fg_tile *t1, fg_strategy s)
 {
     if (s != FG_STRATEGY_CLUSTER) return true;
-    return t1->m == 128 &&
-           fg_arch_sm90_smem_bytes(t1->m, t1->n, t1->stages, true, 0) <= fg_arch_smem_limit(FG_ARCH_SM90A);
+    return !fg_arch_sm90_pingpong(t1->m, t1->schedule) &&
+           fg_arch_sm90_smem_bytes(t1->m, t1->n, t1->stages, false, true, 0) <= fg_arch_smem_limit(FG_ARCH_SM90A);
 }
 
 /* Among eligible kernels the dispatch takes the largest priority: row kernels (and kernels
@@ -196,6 +203,13 @@ static const char *plan__constraints(fg_arena *a, const fg_plan_kernel *pk)
     const char *chain = pk->chain ? ", N2 % 8 == 0" : "";
     return fg_arena_printf(a, "K %% %d == 0, N %% %d == 0%s%s, 16-byte aligned pointers", pk->align_elems,
                            pk->align_elems, chain, row ? row : "");
+}
+
+/* Names mark a schedule only where it is not the one tile m implies (ping-pong for 64,
+ * cooperative for 128). */
+static const char *plan__schedule_suffix(const fg_plan_gemm *g)
+{
+    return g->pingpong && g->bm != 64 ? "_pingpong" : "";
 }
 
 static int plan__add(fg_arena *a, fg_plan *plan, size_t cap, fg_family family, const fg_kernel_spec *k,
@@ -232,9 +246,10 @@ static int plan__add(fg_arena *a, fg_plan *plan, size_t cap, fg_family family, c
                                                            : "";
     const char *second = "";
     if (pk->chain && k->then.n_tiles > 0)
-        second = fg_arena_printf(a, "_g2_%ldx%ldx%ld_s%ld", t2->m, t2->n, t2->k, t2->stages);
-    pk->name = fg_arena_printf(a, "%s_%s_%ldx%ldx%ld_s%ld%s%s", k->name, family == FG_FAMILY_SM90 ? "sm90a" : "sm80",
-                               t1->m, t1->n, t1->k, t1->stages, suffix, second ? second : "");
+        second = fg_arena_printf(a, "_g2_%ldx%ldx%ld_s%ld%s", t2->m, t2->n, t2->k, t2->stages, plan__schedule_suffix(&pk->g2));
+    pk->name = fg_arena_printf(a, "%s_%s_%ldx%ldx%ld_s%ld%s%s%s", k->name, family == FG_FAMILY_SM90 ? "sm90a" : "sm80",
+                               t1->m, t1->n, t1->k, t1->stages, plan__schedule_suffix(&pk->g1), suffix,
+                               second ? second : "");
     pk->constraints = plan__constraints(a, pk);
     if (!pk->name || !pk->constraints || !second) {
         fg_diag_error(d, k->ptr, "out of memory while planning");
@@ -303,6 +318,9 @@ int fg_plan_build(fg_arena *arena, const fg_spec *spec, fg_plan *out, fg_diag *d
                         if (!sm90) continue;
                         family = FG_FAMILY_SM90;
                     } else {
+                        /* a tile that names a schedule is the Hopper family's alone */
+                        if (t1->schedule != FG_SCHEDULE_AUTO || (k->has_then && t2->schedule != FG_SCHEDULE_AUTO))
+                            continue;
                         if (!plan__sm80_fits(k, t1, t2)) continue;
                         family = FG_FAMILY_SM80;
                     }

@@ -25,6 +25,7 @@ typedef enum { FG_FAMILY_SM80 = 0, FG_FAMILY_SM90 } fg_family;
 typedef struct fg_plan_gemm {
     const fg_gemm *spec;
     long bm, bn, bk, stages;
+    bool pingpong;                      /* Hopper: the ping-pong schedule (else cooperative) */
     int warps_m, warps_n, threads;
     size_t smem_bytes;                  /* dynamic shared memory of the GEMM kernel */
     /* Hopper epilogue staging (templates/common/fusegen_sm90.cuh): a shared-memory tile buffer

@@ -35,6 +35,8 @@ static const int op_values[] = {FG_OP_SCALE, FG_OP_BIAS, FG_OP_RESIDUAL, FG_OP_R
 static const char *const strategy_words[] = {"auto", "row", "cluster", "split"};
 static const int strategy_values[] = {FG_STRATEGY_AUTO, FG_STRATEGY_ROW, FG_STRATEGY_CLUSTER,
                                       FG_STRATEGY_SPLIT};
+static const char *const schedule_words[] = {"auto", "cooperative", "pingpong"};
+static const int schedule_values[] = {FG_SCHEDULE_AUTO, FG_SCHEDULE_COOPERATIVE, FG_SCHEDULE_PINGPONG};
 static const char *const approximate_words[] = {"none", "tanh"};
 static const int approximate_values[] = {0, 1};
 
@@ -90,6 +92,13 @@ const char *fg_spec_strategy_name(fg_strategy s)
 {
     for (size_t i = 0; i < COUNT(strategy_values); i++)
         if (strategy_values[i] == (int)s) return strategy_words[i];
+    return "unknown";
+}
+
+const char *fg_spec_schedule_name(fg_schedule s)
+{
+    for (size_t i = 0; i < COUNT(schedule_values); i++)
+        if (schedule_values[i] == (int)s) return schedule_words[i];
     return "unknown";
 }
 
@@ -477,7 +486,7 @@ static bool parse_op(parser *P, const cJSON *v, const char *ptr, fg_op *op)
 
 static void parse_tiles(parser *P, const cJSON *obj, const char *optr, bool required, fg_gemm *g)
 {
-    static const char *const tile_keys[] = {"m", "n", "k", "stages"};
+    static const char *const tile_keys[] = {"m", "n", "k", "stages", "schedule"};
     size_t n;
     const cJSON *arr = get_array(P, obj, optr, "tiles", required, true, FG_SPEC_MAX_TILES, "tile", &n);
     if (!arr || n == 0) return;
@@ -494,6 +503,11 @@ static void parse_tiles(parser *P, const cJSON *obj, const char *optr, bool requ
         ok &= get_long(P, c, p, "n", &t.n) == 1;
         ok &= get_long(P, c, p, "k", &t.k) == 1;
         ok &= get_long(P, c, p, "stages", &t.stages) == 1;
+        int schedule = FG_SCHEDULE_AUTO;
+        int got = get_enum(P, c, p, "schedule", false, "schedule", schedule_words, schedule_values,
+                           COUNT(schedule_words), &schedule);
+        ok &= got != -1;
+        t.schedule = (fg_schedule)schedule;
         if (ok) g->tiles[g->n_tiles++] = t;   /* a tile with a bad field is left out of the model */
     }
 }

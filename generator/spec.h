@@ -38,6 +38,9 @@ typedef enum {
 } fg_op_kind;
 
 typedef enum { FG_STRATEGY_AUTO = 0, FG_STRATEGY_ROW, FG_STRATEGY_SPLIT, FG_STRATEGY_CLUSTER } fg_strategy;
+/* How the Hopper family's two consumer warpgroups share tiles; AUTO: ping-pong for tile m 64,
+ * cooperative for m 128. */
+typedef enum { FG_SCHEDULE_AUTO = 0, FG_SCHEDULE_COOPERATIVE, FG_SCHEDULE_PINGPONG } fg_schedule;
 
 typedef struct fg_op {
     fg_op_kind kind;
@@ -54,6 +57,7 @@ typedef struct fg_op {
 typedef struct fg_tile {
     const char *ptr;
     long m, n, k, stages;     /* as written; range checks are check.c's */
+    fg_schedule schedule;     /* "schedule": Hopper family only; default AUTO */
 } fg_tile;
 
 /* One GEMM with its epilogue: the main kernel, or the `then` stage of a chain. */
@@ -95,5 +99,6 @@ const char *fg_spec_arch_name(fg_arch a);      /* "sm_90a" */
 int fg_spec_arch_sm(fg_arch a);                /* 80, 86, 89, 90, 90 */
 const char *fg_spec_op_name(fg_op_kind k);
 const char *fg_spec_strategy_name(fg_strategy s);
+const char *fg_spec_schedule_name(fg_schedule s);
 
 #endif

@@ -128,6 +128,8 @@ typedef struct fusegen_kernel {
     const fusegen_op *ops2; int n_ops2;
     int tile_m, tile_n, tile_k, stages, threads;
     int tile2_m, tile2_n, tile2_k, stages2, threads2;
+    int pingpong;                   /* 1: sm_90a code whose GEMM (GEMM1 of a chain) runs the ping-pong
+                                       schedule, one consumer's epilogue under the other's mainloop */
     fusegen_norm norm;
     fusegen_strategy strategy;
     int64_t max_n;                  /* row strategy: N <= max_n; 0: any */

@@ -598,7 +598,7 @@ static long long fg__column_cost(const fusegen_kernel *k, const fusegen_problem 
     long long tile_n = k->tile_n > 0 ? k->tile_n : 1;
     long long padded = (p->n + tile_n - 1) / tile_n * tile_n;
     long long rate = (long long)k->tile_m * k->tile_n >= 128 * 256 ? 80 : 90;
-    if (k->arch_specific && k->tile_m == 64 && k->strategy == FUSEGEN_STRATEGY_SPLIT && p->k <= 1024)
+    if (k->pingpong && k->strategy == FUSEGEN_STRATEGY_SPLIT && p->k <= 1024)
         rate = 78;
     return padded * rate;
 }

@@ -151,6 +151,7 @@ class Kernel(Structure):
         ("tile2_k", c_int),
         ("stages2", c_int),
         ("threads2", c_int),
+        ("pingpong", c_int),
         ("norm", c_int),                # fusegen_norm
         ("strategy", c_int),            # fusegen_strategy
         ("max_n", c_int64),

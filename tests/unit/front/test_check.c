@@ -224,23 +224,36 @@ static void test_arch(void)
     CHECK(fg_arch_sm80_layout_smem_bytes(64, 32, 64, 2, true) == 2u * (64 * 72 + 64 * 40) * 2);
     /* Hopper: stages * ((m + n) * 128 + 16) + 16 + m * 4 [+ 16 + 2 * 8 * m * 4: the cluster
      * exchange's mbarriers and slots] + staged inputs + 1024 */
-    CHECK(fg_arch_sm90_smem_bytes(128, 256, 3, false, 0) == 3u * (384 * 128 + 16) + 16 + 512 + 1024);
-    CHECK(fg_arch_sm90_smem_bytes(128, 128, 3, true, 100) ==
+    CHECK(fg_arch_sm90_smem_bytes(128, 256, 3, false, false, 0) == 3u * (384 * 128 + 16) + 16 + 512 + 1024);
+    CHECK(fg_arch_sm90_smem_bytes(128, 128, 3, false, true, 100) ==
           3u * (256 * 128 + 16) + 16 + 512 + 16 + 8192 + 100 + 1024);
     /* the tile buffer (m rows of n * out_bytes, no padding: TMA boxes), then one bias row */
-    CHECK(fg_arch_sm90_staged_inputs_bytes(128, 256, 2, true, true) == 128u * 512 + 512);
-    CHECK(fg_arch_sm90_staged_inputs_bytes(128, 128, 4, false, true) == 512u);
-    CHECK(fg_arch_sm90_staged_inputs_bytes(128, 128, 2, false, false) == 0u);
-    /* ping-pong (tile m 64): two epilogue buffers (barriers, scratch, staged inputs), and an
-     * order barrier a consumer warpgroup; 4 stages of 64x256 with bf16 staging fit sm_90a */
-    CHECK(fg_arch_sm90_epilogue_buffers(64) == 2 && fg_arch_sm90_epilogue_buffers(128) == 1);
-    CHECK(fg_arch_sm90_tile_ok(64, 256, 64) && !fg_arch_sm90_tile_ok(32, 256, 64) && !fg_arch_sm90_tile_ok(64, 256, 32));
-    CHECK(fg_arch_sm90_staged_inputs_bytes(64, 256, 2, true, true) == 2u * (64 * 512 + 512));
-    CHECK(fg_arch_sm90_smem_bytes(64, 256, 4, false, 66560) == 4u * (320 * 128 + 16) + 32 + 16 + 512 + 66560 + 1024);
-    CHECK(fg_arch_sm90_smem_bytes(64, 256, 4, false, 66560) <= fg_arch_smem_limit(FG_ARCH_SM90A));
+    CHECK(fg_arch_sm90_staged_inputs_bytes(128, 256, 2, true, true, false) == 128u * 512 + 512);
+    CHECK(fg_arch_sm90_staged_inputs_bytes(128, 128, 4, false, true, false) == 512u);
+    CHECK(fg_arch_sm90_staged_inputs_bytes(128, 128, 2, false, false, false) == 0u);
+    /* ping-pong: two epilogue buffers (barriers, scratch, staged inputs), and an order barrier
+     * a consumer warpgroup; 4 stages of 64x256 with bf16 staging fit sm_90a */
+    CHECK(fg_arch_sm90_epilogue_buffers(true) == 2 && fg_arch_sm90_epilogue_buffers(false) == 1);
+    CHECK(fg_arch_sm90_tile_ok(64, 256, 64, true) && !fg_arch_sm90_tile_ok(32, 256, 64, true) &&
+          !fg_arch_sm90_tile_ok(64, 256, 32, true));
+    CHECK(fg_arch_sm90_staged_inputs_bytes(64, 256, 2, true, true, true) == 2u * (64 * 512 + 512));
+    CHECK(fg_arch_sm90_smem_bytes(64, 256, 4, true, false, 66560) == 4u * (320 * 128 + 16) + 32 + 16 + 512 + 66560 + 1024);
+    CHECK(fg_arch_sm90_smem_bytes(64, 256, 4, true, false, 66560) <= fg_arch_smem_limit(FG_ARCH_SM90A));
+    /* the schedule: by m unless named; m 64 is ping-pong only; a ping-pong warpgroup keeps at
+     * most 64x256 accumulators, so 128-row ping-pong tiles are at most 128 wide */
+    CHECK(fg_arch_sm90_pingpong(64, FG_SCHEDULE_AUTO) && !fg_arch_sm90_pingpong(128, FG_SCHEDULE_AUTO));
+    CHECK(fg_arch_sm90_pingpong(128, FG_SCHEDULE_PINGPONG) && !fg_arch_sm90_pingpong(64, FG_SCHEDULE_COOPERATIVE));
+    CHECK(!fg_arch_sm90_tile_ok(64, 256, 64, false) && fg_arch_sm90_tile_ok(128, 256, 64, false));
+    CHECK(fg_arch_sm90_tile_ok(128, 128, 64, true) && !fg_arch_sm90_tile_ok(128, 256, 64, true));
+    /* 128x128 ping-pong with 5 stages and bf16 staging (two 32 KB tile buffers) just fits */
+    CHECK(fg_arch_sm90_smem_bytes(128, 128, 5, true, false, fg_arch_sm90_staged_inputs_bytes(128, 128, 2, true, true, true)) ==
+          5u * (256 * 128 + 16) + 32 + 16 + 1024 + 2u * (128 * 256 + 256) + 1024);
+    CHECK(fg_arch_sm90_smem_bytes(128, 128, 5, true, false, fg_arch_sm90_staged_inputs_bytes(128, 128, 2, true, true, true)) <=
+          fg_arch_smem_limit(FG_ARCH_SM90A));
     /* what the Hopper family builds: shape, and shared memory without the staged inputs */
-    CHECK(fg_arch_sm90_builds(64, 256, 64, 4) && fg_arch_sm90_builds(128, 256, 64, 4));
-    CHECK(!fg_arch_sm90_builds(128, 256, 64, 5) && !fg_arch_sm90_builds(128, 256, 32, 3));
+    CHECK(fg_arch_sm90_builds(64, 256, 64, 4, true) && fg_arch_sm90_builds(128, 256, 64, 4, false));
+    CHECK(!fg_arch_sm90_builds(128, 256, 64, 5, false) && !fg_arch_sm90_builds(128, 256, 32, 3, false));
+    CHECK(fg_arch_sm90_builds(128, 128, 64, 5, true) && !fg_arch_sm90_builds(128, 256, 64, 3, true));
 }
 
 int main(void)

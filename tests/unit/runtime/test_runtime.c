@@ -244,7 +244,7 @@ static void test_query_column_cost(void)
     CHECK(out[0] == &with_row[1] && out[1] == &with_row[0]);
 }
 
-/* A Hopper split kernel with tile m 64 (ping-pong) goes first at K <= 1024 when it wastes no
+/* A Hopper split kernel with the ping-pong schedule goes first at K <= 1024 when it wastes no
  * more columns than the others; above, and where it wastes columns, it does not. */
 static void test_query_pingpong_short_k(void)
 {
@@ -258,6 +258,7 @@ static void test_query_pingpong_short_k(void)
     pingpong.tile_m = 64;
     pingpong.tile_n = 256;
     pingpong.priority = 1016388;
+    pingpong.pingpong = 1;
     wide.sm = narrow.sm = pingpong.sm = 90;
     wide.arch_specific = narrow.arch_specific = pingpong.arch_specific = 1;
     const fusegen_kernel table[] = {wide, narrow, pingpong};
@@ -280,6 +281,7 @@ static void test_query_pingpong_short_k(void)
     /* the portable family's 64-row tiles are not the ping-pong schedule: no exception */
     fusegen_kernel portable[] = {wide, pingpong};
     portable[0].arch_specific = portable[1].arch_specific = 0;
+    portable[1].pingpong = 0;
     portable[0].sm = portable[1].sm = 80;
     const fusegen_library lib2 = {.name = "pp", .generator_version = "0.1.0", .spec_sha256 = "0",
                                   .kernels = portable, .n_kernels = 2};

@@ -109,12 +109,12 @@ struct TileInputs {
     unsigned residual_bits, bias_bits;
 
     // The tile-buffer address of this thread's pair (mi, ni, h) in the accumulator fragment
-    // layout: row row_t + 16 mi + 8 h, columns col_t + 8 ni (and + 1). Written from the
+    // layout: row row_t + FRAG_STEP mi + 8 h (the epilogue's kFragStep), columns col_t + 8 ni (and + 1). Written from the
     // thread's row and column, not from m - m0, so that the compiler sees every term but
     // row_t and col_t as a constant (and row % 8 as row_t % 8).
-    template <int BYTES> __device__ unsigned at_frag(int mi, int ni, int h) const
+    template <int BYTES, int FRAG_STEP> __device__ unsigned at_frag(int mi, int ni, int h) const
     {
-        const unsigned r = static_cast<unsigned>(row_t + mi * 16 + h * 8);
+        const unsigned r = static_cast<unsigned>(row_t + mi * FRAG_STEP + h * 8);
         const unsigned off = static_cast<unsigned>(col_t + ni * 8) * BYTES;
         return tile + (off >> 7) * static_cast<unsigned>(block_bytes) + r * 128u + ((((off >> 4) ^ r) & 7u) << 4) +
                (off & 15u);
@@ -414,10 +414,19 @@ __device__ __forceinline__ TileCoord grouped_tile(int id, int tiles_m, int tiles
 // __syncthreads), else the number of threads that do, as in the Hopper family, whose producer
 // warpgroup does not: 256 (both consumer warpgroups on one tile, named barrier 1) or 128 (each
 // consumer warpgroup on its own tile, named barrier 1 or 2: its warpgroup index).
-template <int DT_OUT, int BM, int BN, int WARPS_M, int WARPS_N, int NORM, int STRATEGY, class Epi, int SYNC_THREADS = 0>
+template <int DT_OUT, int BM, int BN, int WARPS_M, int WARPS_N, int NORM, int STRATEGY, class Epi, int SYNC_THREADS = 0,
+          int FRAG_STEP = 16>
 struct Epilogue {
     static constexpr int WM = BM / WARPS_M, WN = BN / WARPS_N;
     static constexpr int MI = WM / 16, NI = WN / 8;
+    // Row i of a thread's fragments is row_t + kFragStep * mi (+ 8 h) and warp_m's first row is
+    // warp_m * kWarpStep: 16 and WM when a warp's rows are one block (mma, one wgmma row block a
+    // warp), or 64 and 16 when a warpgroup's wgmmas cover two 64-row blocks (warp w then owns
+    // rows 16w.. of each).
+    static constexpr int kFragStep = FRAG_STEP;
+    static constexpr int kWarpStep = FRAG_STEP == 16 ? WM : 16;
+    static_assert(FRAG_STEP == 16 || (WARPS_N == 1 && FRAG_STEP == WARPS_M * 16 && FRAG_STEP * MI == BM),
+                  "fragments are either stacked in a warp or interleaved across a warpgroup's row blocks");
     // Cluster strategy: each CTA pushes its row partials into every peer's exchange slot
     // (st.shared::cluster) and arrives on the peer's mbarrier of that slot; each CTA waits on
     // its own, then adds the partials in rank order, so all get the same bits. The slots serve a
@@ -476,7 +485,7 @@ struct Epilogue {
                 if (WARPS_N == 1)
                     part[mi][h] = s;
                 else if ((lane & 3) == 0)
-                    red[warp_n * BM + warp_m * WM + mi * 16 + (lane >> 2) + h * 8] = s;
+                    red[warp_n * BM + warp_m * kWarpStep + mi * kFragStep + (lane >> 2) + h * 8] = s;
             }
         if constexpr (WARPS_N == 1) return;   // each warp holds whole rows of the tile: nothing to exchange
         sync();
@@ -484,7 +493,7 @@ struct Epilogue {
         for (int mi = 0; mi < MI; ++mi)
 #pragma unroll
             for (int h = 0; h < 2; ++h) {
-                int r = warp_m * WM + mi * 16 + (lane >> 2) + h * 8;
+                int r = warp_m * kWarpStep + mi * kFragStep + (lane >> 2) + h * 8;
                 float s = 0.0f;
 #pragma unroll
                 for (int w = 0; w < WARPS_N; ++w) s += red[w * BM + r];
@@ -503,7 +512,7 @@ struct Epilogue {
     __device__ static unsigned quad_addr(const TileInputs &in, int mi, int ni, int lane)
     {
         const unsigned rr = lane & 7, hh = (lane >> 3) & 1, nsub = lane >> 4;
-        const unsigned row = static_cast<unsigned>(in.row_t - (lane >> 2) + mi * 16) + hh * 8 + rr;
+        const unsigned row = static_cast<unsigned>(in.row_t - (lane >> 2) + mi * kFragStep) + hh * 8 + rr;
         const unsigned chunk = static_cast<unsigned>(in.col_t - (lane & 3) * 2 + ni * 8) / 8;   // even
         return in.tile + (chunk >> 3) * static_cast<unsigned>(in.block_bytes) + row * 128u +
                ((((chunk & 7u) | nsub) ^ rr) << 4);
@@ -540,12 +549,12 @@ struct Epilogue {
             for (int ni = 0; ni < NI; ++ni)
 #pragma unroll
                 for (int h = 0; h < 2; ++h) {
-                    const int m = row_base + mi * 16 + h * 8, n = col_base + ni * 8;
+                    const int m = row_base + mi * kFragStep + h * 8, n = col_base + ni * 8;
                     // N is a multiple of 8, so a pair is either wholly inside or wholly outside.
                     float2 v = make_float2(0.0f, 0.0f);
                     if (!CHECK || (m < p.m && n < p.n)) {
                         TileInputs here = in;   // with the address of this pair
-                        here.pair = in.at_frag<kOutBytes>(mi, ni, h);
+                        here.pair = in.at_frag<kOutBytes, kFragStep>(mi, ni, h);
                         v = Epi::pre(make_float2(acc[mi][ni][h * 2], acc[mi][ni][h * 2 + 1]), m, n, p, here);
                     }
                     acc[mi][ni][h * 2] = v.x;
@@ -575,11 +584,11 @@ struct Epilogue {
 #pragma unroll
                 for (int j = 0; j < 4; ++j) {
                     const int nj = ni + j / 2, h = j % 2;
-                    const int m = row_base + mi * 16 + h * 8, n = col_base + nj * 8;
+                    const int m = row_base + mi * kFragStep + h * 8, n = col_base + nj * 8;
                     float2 v = make_float2(0.0f, 0.0f);
                     if (!CHECK || (m < p.m && n < p.n)) {
                         TileInputs here = in;
-                        here.pair = in.at_frag<2>(mi, nj, h);
+                        here.pair = in.at_frag<2, kFragStep>(mi, nj, h);
                         here.staged_in_regs = true;
                         here.residual_bits = residual[j];
                         here.bias_bits = bias[j / 2];
@@ -601,12 +610,12 @@ struct Epilogue {
     {
         const int m0 = tile.m * BM, n0 = tile.n * BN;
         TileInputs in = tile_inputs;
-        in.row_t = warp_m * WM + (lane >> 2);
+        in.row_t = warp_m * kWarpStep + (lane >> 2);
         in.col_t = warp_n * WN + (lane & 3) * 2;
 
         // The ops before the norm, per element, in registers; a tile wholly inside the matrix
         // skips the bounds checks.
-        const int row_base = m0 + warp_m * WM + (lane >> 2);
+        const int row_base = m0 + warp_m * kWarpStep + (lane >> 2);
         const int col_base = n0 + warp_n * WN + (lane & 3) * 2;
         if (m0 + BM <= p.m && n0 + BN <= p.n)
             pre_ops<false>(p, in, acc, row_base, col_base, lane);
@@ -672,7 +681,7 @@ struct Epilogue {
                 for (int mi = 0; mi < MI; ++mi)
 #pragma unroll
                     for (int h = 0; h < 2; ++h)
-                        store_peer(xs + me * BM + warp_m * WM + mi * 16 + (lane >> 2) + h * 8, r, part[mi][h]);
+                        store_peer(xs + me * BM + warp_m * kWarpStep + mi * kFragStep + (lane >> 2) + h * 8, r, part[mi][h]);
                 arrive_peer(bar, r);
             }
         }
@@ -681,7 +690,7 @@ struct Epilogue {
         for (int mi = 0; mi < MI; ++mi)
 #pragma unroll
             for (int h = 0; h < 2; ++h) {
-                const float *at = xs + warp_m * WM + mi * 16 + (lane >> 2) + h * 8;
+                const float *at = xs + warp_m * kWarpStep + mi * kFragStep + (lane >> 2) + h * 8;
                 float t = 0.0f;
                 for (unsigned r = 0; r < ranks; ++r) t += at[r * BM];
                 part[mi][h] = t;
@@ -789,7 +798,7 @@ struct Epilogue {
                 for (int ni = 0; ni < NI; ++ni)
 #pragma unroll
                     for (int h = 0; h < 2; ++h) {
-                        const int m = row_base + mi * 16 + h * 8, n = col_base + ni * 8;
+                        const int m = row_base + mi * kFragStep + h * 8, n = col_base + ni * 8;
                         // The tile buffer holds the whole tile; its copies out skip what is outside.
                         if (!in.staged_out && (m >= p.m || n >= p.n)) continue;
                         const long long i = static_cast<long long>(m) * p.n + n;
@@ -797,14 +806,14 @@ struct Epilogue {
                             const float c = NORM == NORM_LAYERNORM ? mean[mi][h] : 0.0f;
                             const float2 d = make_float2(acc[mi][ni][h * 2] - c, acc[mi][ni][h * 2 + 1] - c);
                             if (in.staged_out)
-                                st_shared2<DT_BF16>(in.at_frag<2>(mi, ni, h), d);
+                                st_shared2<DT_BF16>(in.at_frag<2, kFragStep>(mi, ni, h), d);
                             else
                                 *reinterpret_cast<unsigned *>(reinterpret_cast<unsigned short *>(p.prenorm) + i) =
                                     pack2<DT_BF16>(d.x, d.y);
                         } else {
                             const float2 v = make_float2(acc[mi][ni][h * 2], acc[mi][ni][h * 2 + 1]);
                             if (in.staged_out)
-                                st_shared2<DT_F32>(in.at_frag<4>(mi, ni, h), v);   // f32 out: the buffer holds f32
+                                st_shared2<DT_F32>(in.at_frag<4, kFragStep>(mi, ni, h), v);   // f32 out: the buffer holds f32
                             else
                                 *reinterpret_cast<float2 *>(p.prenorm + i) = v;
                         }
@@ -814,7 +823,7 @@ struct Epilogue {
                 for (int mi = 0; mi < MI; ++mi)
 #pragma unroll
                     for (int h = 0; h < 2; ++h) {
-                        int m = row_base + mi * 16 + h * 8;
+                        int m = row_base + mi * kFragStep + h * 8;
                         if (m < p.m) {
                             float *st = p.stats + (static_cast<long long>(m) * p.stats_ld + tile.n) * 2;
                             st[0] = mean[mi][h];
@@ -868,14 +877,14 @@ struct Epilogue {
                 for (int mi = 0; mi < MI; ++mi)
 #pragma unroll
                     for (int h = 0; h < 2; ++h) {
-                        const int m = row_base + mi * 16 + h * 8;
+                        const int m = row_base + mi * kFragStep + h * 8;
                         if (m >= p.m) continue;
                         float2 v = make_float2((acc[mi][ni][h * 2] - shift[mi][h]) * rstd[mi][h],
                                                (acc[mi][ni][h * 2 + 1] - shift[mi][h]) * rstd[mi][h]);
                         if (Epi::kAffine)
                             v = make_float2(v.x * gamma[c].x + beta[c].x, v.y * gamma[c].y + beta[c].y);
                         v = Epi::post(v, m, n, p, in);
-                        put_out(p, in, m, n, in.at_frag<kOutBytes>(mi, ni, h), v);
+                        put_out(p, in, m, n, in.at_frag<kOutBytes, kFragStep>(mi, ni, h), v);
                     }
             }
         }
@@ -912,11 +921,11 @@ struct Epilogue {
             for (int ni = 0; ni < NI; ++ni)
 #pragma unroll
                 for (int h = 0; h < 2; ++h) {
-                    int m = row_base + mi * 16 + h * 8;
+                    int m = row_base + mi * kFragStep + h * 8;
                     int n = col_base + ni * 8;
                     // N is a multiple of 8, so a pair is either wholly inside or wholly outside.
                     if (m < p.m && n < p.n)
-                        put_out(p, in, m, n, in.at_frag<kOutBytes>(mi, ni, h),
+                        put_out(p, in, m, n, in.at_frag<kOutBytes, kFragStep>(mi, ni, h),
                                 make_float2(acc[mi][ni][h * 2], acc[mi][ni][h * 2 + 1]));
                 }
     }

@@ -239,10 +239,11 @@ __device__ __forceinline__ void tma_load_2d(void *dst, const TensorMap &map, int
 // says so), warpgroups 1 and 2 consume (wgmma) and run the epilogue, whose outputs go out
 // through the tile buffer by TMA stores when Staging says so (fusegen_sm80::Epilogue::flush).
 //
-// Two schedules of the consumers, by BM:
-// - BM = 128, cooperative: both consumer warpgroups work on every tile (64 rows each) and run
+// Two schedules of the consumers (PINGPONG_, the plan's choice):
+// - cooperative (BM = 128): both consumer warpgroups work on every tile (64 rows each) and run
 //   its epilogue together, while the tensor cores idle.
-// - BM = 64, ping-pong: each consumer warpgroup owns whole tiles, taking turns (the CTA's tiles
+// - ping-pong (BM = 64, or 128 with BN <= 128: a warpgroup's accumulators are at most 64x256;
+//   a 128-row tile is two wgmma row blocks): each consumer warpgroup owns whole tiles, taking turns (the CTA's tiles
 //   0, 2, 4, ... to the first, 1, 3, 5, ... to the second), so one runs its epilogue while the
 //   other runs its mainloop. Each has its own tile buffer, bias and scratch. A warpgroup starts
 //   a tile's mainloop once the other has seen its own tile's last k tile arrive (order[]): the
@@ -258,17 +259,24 @@ __device__ __forceinline__ void tma_load_2d(void *dst, const TensorMap &map, int
 // the buffers are this tile's) and inputs_empty (the epilogue, and the bulk copies out of the
 // tile buffer, are done with them). The CTA's j-th tile uses k tiles j * KT ... (stage and
 // phase count on across tiles) and buffer j % BUFFERS.
-template <int DT_AB, int DT_OUT, int BM, int BN, int STAGES, int NORM, int STRATEGY, class Epi, class Staging>
+template <int DT_AB, int DT_OUT, int BM, int BN, int STAGES, bool PINGPONG_, int NORM, int STRATEGY, class Epi,
+          class Staging>
 struct GemmSm90 {
     static constexpr int BK = 64;
-    static constexpr bool PINGPONG = BM == 64;
+    static constexpr bool PINGPONG = PINGPONG_;
     static constexpr int CONSUMERS = 2;                        // consumer warpgroups
     static constexpr int TILE_THREADS = PINGPONG ? 128 : 256;  // the consumer threads on one tile
     static constexpr int TILE_CONSUMERS = TILE_THREADS / 128;  // ... as warpgroups (empty[]'s count)
     static constexpr int BUFFERS = PINGPONG ? 2 : 1;           // tiles in their epilogue at once
     static constexpr int THREADS = (CONSUMERS + 1) * 128;
-    static constexpr int WARPS_M = BM / 16;   // a tile's warp w owns rows 16w..16w+15, all BN columns
-    using Ep = fusegen_sm80::Epilogue<DT_OUT, BM, BN, WARPS_M, 1, NORM, STRATEGY, Epi, TILE_THREADS>;
+    // The rows a consumer warpgroup multiplies on a tile, as 64-row wgmma blocks: one (the
+    // cooperative half tile, a 64-row ping-pong tile) or two (a 128-row ping-pong tile).
+    static constexpr int WG_ROWS = PINGPONG ? BM : BM / 2, WG_BLOCKS = WG_ROWS / 64;
+    // A tile's warps: warp w owns rows 16w..16w+15 of each of its warpgroup's row blocks, all
+    // BN columns (the epilogue's fragment step: 16, or 64 across two row blocks).
+    static constexpr int WARPS_M = TILE_THREADS / 32;
+    static constexpr int FRAG_STEP = WG_BLOCKS == 1 ? 16 : 64;
+    using Ep = fusegen_sm80::Epilogue<DT_OUT, BM, BN, WARPS_M, 1, NORM, STRATEGY, Epi, TILE_THREADS, FRAG_STEP>;
     static constexpr int A_STAGE_BYTES = BM * 128, B_STAGE_BYTES = BN * 128;
     static constexpr int STAGE_BYTES = A_STAGE_BYTES + B_STAGE_BYTES;
     // full, empty; inputs_full, inputs_empty a buffer; ping-pong: order, a consumer
@@ -303,6 +311,8 @@ struct GemmSm90 {
     static constexpr int kDtOut = DT_OUT;
     static constexpr int kTmaBoxEpi = BM;
     static_assert(BM == 64 || BM == 128, "tile m must be 64 or 128");
+    static_assert(PINGPONG || BM == 128, "the cooperative schedule splits a 128-row tile between the consumers");
+    static_assert(WG_ROWS * BN <= 64 * 256, "a consumer thread keeps at most 128 accumulators");
     static_assert(!(PINGPONG && CLUSTER), "the cluster strategy's exchange serves one tile at a time (tile m 128)");
     static_assert(BN == 64 || BN == 128 || BN == 256, "tile n must be 64, 128 or 256");
     static_assert(BN % BLOCK_COLS == 0, "the tile is whole 128-byte blocks wide");
@@ -474,11 +484,13 @@ struct GemmSm90 {
         for (int j = j_first, id = tiles.first + j_first * tiles.step; id < tiles.count;
              j += j_step, id += j_step * tiles.step) {
             const fusegen_sm80::TileCoord tile = tiles.coord(id);
-            float acc[1][BN / 8][4];
+            float acc[WG_BLOCKS][BN / 8][4];
 #pragma unroll
-            for (int ni = 0; ni < BN / 8; ++ni)
+            for (int mb = 0; mb < WG_BLOCKS; ++mb)
 #pragma unroll
-                for (int e = 0; e < 4; ++e) acc[0][ni][e] = 0.0f;
+                for (int ni = 0; ni < BN / 8; ++ni)
+#pragma unroll
+                    for (int e = 0; e < 4; ++e) acc[mb][ni][e] = 0.0f;
             // Ping-pong: wait for the other warpgroup's turn on the previous tile.
             if (PINGPONG && j > 0) mbar_wait(&order[consumer], ((j - 1) / CONSUMERS) & 1);
 
@@ -494,7 +506,9 @@ struct GemmSm90 {
                 wgmma_fence();
 #pragma unroll
                 for (int kk = 0; kk < BK / 16; ++kk)   // 16 elements = 32 bytes = 2 in descriptor units
-                    wgmma_tile<DT_AB, BN>(acc[0], desc_a + 2 * kk, desc_b + 2 * kk);
+#pragma unroll
+                    for (int mb = 0; mb < WG_BLOCKS; ++mb)   // a row block: 64 rows of 128 bytes = 512 units
+                        wgmma_tile<DT_AB, BN>(acc[mb], desc_a + 512 * mb + 2 * kk, desc_b + 2 * kk);
                 wgmma_commit();
                 wgmma_wait_one();
                 if (kt > 0 && (ttid & 127) == 0) mbar_arrive(&empty[(it - 1) % STAGES]);

@@ -127,7 +127,8 @@ static bool some_tile_fits(const fg_gemm *g, size_t limit)
     for (size_t i = 0; i < g->n_tiles; i++) {
         const fg_tile *t = &g->tiles[i];
         if (!fg_arch_sm80_tile_m_ok(t->m) || !fg_arch_sm80_tile_n_ok(t->n) || !fg_arch_sm80_tile_k_ok(t->k) ||
-            !fg_arch_stages_ok(t->stages) || t->m * t->n > FG_ARCH_SM80_MAX_TILE_ELEMS)
+            !fg_arch_stages_ok(t->stages) || t->m * t->n > FG_ARCH_SM80_MAX_TILE_ELEMS ||
+            t->schedule != FG_SCHEDULE_AUTO)   /* a scheduled tile is the Hopper family's alone */
             continue;
         if (fg_arch_sm80_smem_bytes(t->m, t->n, t->k, t->stages) <= limit) return true;
     }

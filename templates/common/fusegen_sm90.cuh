@@ -345,12 +345,27 @@ struct GemmSm90 {
 
     // Warps 1-3 of the producer warpgroup: bring one tile's residual (one thread issues its
     // TMA copies, counted on inputs_full) and bias (16 bytes a thread, zeros past the edge).
+    // Cooperative schedule: the residual is read late in the tile's mainloop, when k tile
+    // KT - RESIDUAL_LEAD has arrived, not at its start, where the operand loads of the tile's
+    // first k tiles and the previous tile's bulk stores already compete (v31). The wait is on
+    // that k tile's stage barrier by parity: while the mainloop is ahead of it, it may return
+    // early (harmless: an earlier read); it cannot wait for a phase that never completes, as
+    // the producer runs at most STAGES k tiles ahead of the consumers, who wait for this
+    // residual at the end of the tile: with a lead of STAGES + 1 the phase after the target's
+    // next one is still loadable. (Ping-pong keeps the early read: the other warpgroup's tiles
+    // interleave the stage phases.)
+    static constexpr int RESIDUAL_LEAD = STAGES + 1;
     __device__ static void copy_inputs(const Params &p, const EpilogueMaps &maps, unsigned char *tile_buf,
-                                       unsigned char *bias, unsigned long long *inputs_full, int m0, int n0)
+                                       unsigned char *bias, unsigned long long *inputs_full, int m0, int n0,
+                                       unsigned long long *full, int j, int KT)
     {
         const int t = threadIdx.x - 32;
         if constexpr (Staging::kResidual) {
             if (t == 0) {
+                if (!PINGPONG && KT > RESIDUAL_LEAD) {
+                    const int it = j * KT + KT - RESIDUAL_LEAD;
+                    mbar_wait(&full[it % STAGES], (it / STAGES) & 1);
+                }
                 mbar_expect_tx(inputs_full, TILE_BYTES);
                 for (int b = 0; b < BLOCKS; ++b)
                     tma_load_2d(tile_buf + b * BLOCK_BYTES, maps.residual, n0 + b * BLOCK_COLS, m0, inputs_full);
@@ -448,7 +463,7 @@ struct GemmSm90 {
                     // the epilogue of the buffer's previous tile is done with it
                     mbar_wait(&inputs_empty[b], ((j / BUFFERS) & 1) ^ 1);
                     copy_inputs(p, maps, staged_tiles + b * TILE_BYTES, staged_biases + b * BIAS_BYTES,
-                                &inputs_full[b], tile.m * BM, tile.n * BN);
+                                &inputs_full[b], tile.m * BM, tile.n * BN, full, j, KT);
                     mbar_arrive(&inputs_full[b]);   // release: the copies this thread waited for are visible
                 }
             }

@@ -250,7 +250,8 @@ static int plan__add(fg_arena *a, fg_plan *plan, size_t cap, fg_family family, c
                                                            : "";
     const char *second = "";
     if (pk->chain && k->then.n_tiles > 0)
-        second = fg_arena_printf(a, "_g2_%ldx%ldx%ld_s%ld%s", t2->m, t2->n, t2->k, t2->stages, plan__schedule_suffix(&pk->g2));
+        second = fg_arena_printf(a, "_g2_%ldx%ldx%ld_s%ld%s", t2->m, t2->n, t2->k, t2->stages,
+                                 plan__schedule_suffix(&pk->g2));
     pk->name = fg_arena_printf(a, "%s_%s_%ldx%ldx%ld_s%ld%s%s%s", k->name, family == FG_FAMILY_SM90 ? "sm90a" : "sm80",
                                t1->m, t1->n, t1->k, t1->stages, plan__schedule_suffix(&pk->g1), suffix,
                                second ? second : "");

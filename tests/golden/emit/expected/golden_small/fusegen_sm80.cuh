@@ -109,9 +109,9 @@ struct TileInputs {
     unsigned residual_bits, bias_bits;
 
     // The tile-buffer address of this thread's pair (mi, ni, h) in the accumulator fragment
-    // layout: row row_t + FRAG_STEP mi + 8 h (the epilogue's kFragStep), columns col_t + 8 ni (and + 1). Written from the
-    // thread's row and column, not from m - m0, so that the compiler sees every term but
-    // row_t and col_t as a constant (and row % 8 as row_t % 8).
+    // layout: row row_t + FRAG_STEP mi + 8 h (the epilogue's kFragStep), columns col_t + 8 ni
+    // (and + 1). Written from the thread's row and column, not from m - m0, so that the
+    // compiler sees every term but row_t and col_t as a constant (and row % 8 as row_t % 8).
     template <int BYTES, int FRAG_STEP> __device__ unsigned at_frag(int mi, int ni, int h) const
     {
         const unsigned r = static_cast<unsigned>(row_t + mi * FRAG_STEP + h * 8);

@@ -243,11 +243,12 @@ __device__ __forceinline__ void tma_load_2d(void *dst, const TensorMap &map, int
 // - cooperative (BM = 128): both consumer warpgroups work on every tile (64 rows each) and run
 //   its epilogue together, while the tensor cores idle.
 // - ping-pong (BM = 64, or 128 with BN <= 128: a warpgroup's accumulators are at most 64x256;
-//   a 128-row tile is two wgmma row blocks): each consumer warpgroup owns whole tiles, taking turns (the CTA's tiles
-//   0, 2, 4, ... to the first, 1, 3, 5, ... to the second), so one runs its epilogue while the
-//   other runs its mainloop. Each has its own tile buffer, bias and scratch. A warpgroup starts
-//   a tile's mainloop once the other has seen its own tile's last k tile arrive (order[]): the
-//   stage barriers are then at most one phase behind the k tiles it waits for.
+//   a 128-row tile is two wgmma row blocks): each consumer warpgroup owns whole tiles, taking
+//   turns (the CTA's tiles 0, 2, 4, ... to the first, 1, 3, 5, ... to the second), so one
+//   runs its epilogue while the other runs its mainloop. Each has its own tile buffer, bias
+//   and scratch. A warpgroup starts a tile's mainloop once the other has seen its own tile's
+//   last k tile arrive (order[]): the stage barriers are then at most one phase behind the k
+//   tiles it waits for.
 //
 // Persistent: a CTA works through tiles first, first + step, ... (step = the number of CTAs)
 // in grouped order, so the producer fills the stages with the next tile's operands while the

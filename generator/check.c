@@ -179,9 +179,25 @@ static void check_scheduled_tile(checker *c, const fg_kernel_spec *k, const fg_g
             fg_arch_smem_limit(FG_ARCH_SM90A));
 }
 
+/* Every listed arch other than sm_90a needs a portable variant: some tile without a schedule.
+ * (Without sm_90a in the list, each scheduled tile is an error of its own.) */
+static void check_portable_tile_left(checker *c, const fg_kernel_spec *k, const fg_gemm *g)
+{
+    if (!lists_arch(k, FG_ARCH_SM90A)) return;
+    const fg_arch *older = NULL;
+    for (size_t a = 0; a < k->n_archs && !older; a++)
+        if (k->archs[a] != FG_ARCH_SM90A && k->archs[a] != FG_ARCH_NONE) older = &k->archs[a];
+    if (!older || g->n_tiles == 0) return;
+    for (size_t i = 0; i < g->n_tiles; i++)
+        if (g->tiles[i].schedule == FG_SCHEDULE_AUTO) return;
+    err(c, g->tiles[0].ptr, "every tile names a schedule (the Hopper family's alone), so none serves %s: add a tile "
+        "without \"schedule\" or drop %s from the arch list", fg_spec_arch_name(*older), fg_spec_arch_name(*older));
+}
+
 static void check_tiles(checker *c, const fg_kernel_spec *k, const fg_gemm *g)
 {
     ptrbuf pb;
+    check_portable_tile_left(c, k, g);
     for (size_t i = 0; i < g->n_tiles; i++) {
         const fg_tile *t = &g->tiles[i];
         bool ok = true;

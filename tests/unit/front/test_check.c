@@ -104,6 +104,7 @@ static void test_tiles(void)
                 "/kernels/0/tiles/2: duplicate tile 64x64x64 with 3 stages", 1));
     /* "schedule": the Hopper family's; ping-pong takes m 64, or m 128 with n <= 128 */
 #define H90 "\"name\": \"k\", \"arch\": [\"sm_90a\", \"sm_80\"], \"a\": \"bf16\", \"b\": \"bf16\", \"out\": \"bf16\""
+#define H90A "\"name\": \"k\", \"arch\": [\"sm_90a\"], \"a\": \"bf16\", \"b\": \"bf16\", \"out\": \"bf16\""
     CHECK(passes("l", H90, "\"tiles\": [{\"m\": 128, \"n\": 128, \"k\": 64, \"stages\": 5, \"schedule\": \"pingpong\"},"
                  " {\"m\": 128, \"n\": 128, \"k\": 64, \"stages\": 3}], " NOOPS));
     /* ... and is not a portable tile: it does not make a too-large portable tile acceptable */
@@ -111,9 +112,9 @@ static void test_tiles(void)
                 " {\"m\": 128, \"n\": 128, \"k\": 64, \"stages\": 5}], " NOOPS,
                 "/kernels/0/tiles/1: tile 128x128x64 with 5 stages needs 184320 bytes of shared memory, more than "
                 "the 166912 bytes sm_80 allows", 1));
-    CHECK(fires("l", H90, "\"tiles\": [{\"m\": 128, \"n\": 256, \"k\": 64, \"stages\": 3, \"schedule\": \"pingpong\"}], " NOOPS,
+    CHECK(fires("l", H90A, "\"tiles\": [{\"m\": 128, \"n\": 256, \"k\": 64, \"stages\": 3, \"schedule\": \"pingpong\"}], " NOOPS,
                 "/kernels/0/tiles/0/schedule: tile 128x256x64 cannot take schedule 'pingpong'", 1));
-    CHECK(fires("l", H90, "\"tiles\": [{\"m\": 64, \"n\": 128, \"k\": 64, \"stages\": 3, \"schedule\": \"cooperative\"}], " NOOPS,
+    CHECK(fires("l", H90A, "\"tiles\": [{\"m\": 64, \"n\": 128, \"k\": 64, \"stages\": 3, \"schedule\": \"cooperative\"}], " NOOPS,
                 "/kernels/0/tiles/0/schedule: tile 64x128x64 cannot take schedule 'cooperative'", 1));
     CHECK(fires("l", HEAD, "\"tiles\": [{\"m\": 128, \"n\": 128, \"k\": 64, \"stages\": 3, \"schedule\": \"pingpong\"}], " NOOPS,
                 "schedule 'pingpong' is the Hopper family's, which needs \"sm_90a\"", 1));
@@ -121,7 +122,10 @@ static void test_tiles(void)
     CHECK(fires("l", H90, "\"tiles\": [{\"m\": 128, \"n\": 128, \"k\": 64, \"stages\": 3},"
                 " {\"m\": 128, \"n\": 128, \"k\": 64, \"stages\": 3, \"schedule\": \"cooperative\"}], " NOOPS,
                 "/kernels/0/tiles/1: duplicate tile 128x128x64 with 3 stages", 1));
+    CHECK(fires("l", H90, "\"tiles\": [{\"m\": 128, \"n\": 128, \"k\": 64, \"stages\": 4, \"schedule\": \"pingpong\"}], " NOOPS,
+                "/kernels/0/tiles/0: every tile names a schedule (the Hopper family's alone), so none serves sm_80", 1));
 #undef H90
+#undef H90A
     /* the chain's tiles are checked as well */
     CHECK(fires("l", HEAD, TILE ", " NOOPS ", \"then\": {\"tiles\": [{\"m\": 128, \"n\": 128, \"k\": 48, \"stages\": 3}],"
                 " \"epilogue\": []}", "/kernels/0/then/tiles/0/k: tile k 48 is not supported", 1));

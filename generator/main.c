@@ -314,8 +314,11 @@ static void print_list(const job *jobs, size_t n_jobs)
             const char *arch = fg_spec_arch_name(pk->arch);
             printf("%s  arch=%s  tile=%ldx%ldx%ld  stages=%ld", pk->name ? pk->name : "?", arch ? arch : "?",
                    pk->g1.bm, pk->g1.bn, pk->g1.bk, pk->g1.stages);
-            if (pk->chain)
+            if (pk->family == FG_FAMILY_SM90) printf("  schedule=%s", pk->g1.pingpong ? "pingpong" : "cooperative");
+            if (pk->chain) {
                 printf("  tile2=%ldx%ldx%ld  stages2=%ld", pk->g2.bm, pk->g2.bn, pk->g2.bk, pk->g2.stages);
+                if (pk->family == FG_FAMILY_SM90) printf("  schedule2=%s", pk->g2.pingpong ? "pingpong" : "cooperative");
+            }
             if (pk->constraints && *pk->constraints) printf("  %s", pk->constraints);
             putchar('\n');
         }

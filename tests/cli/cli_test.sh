@@ -148,6 +148,7 @@ lines=$(wc -l <"$TMP/out")
 if [ "$lines" -eq 6 ]; then ok; else fail "list of two specs printed $lines lines, expected 6"; fi
 run 0 "list default" list specs/default.json
 expect_grep "list default" "$TMP/out" "^block_tail_.*tile2="
+expect_grep "list schedule" "$TMP/out" "^proj_bias_residual_layernorm_sm90a_128x128x64_s5_pingpong_split  arch=sm_90a  tile=128x128x64  stages=5  schedule=pingpong  "
 run 1 "list bad" list "$TMP/bad.json"
 
 # ---- two specs, one library --------------------------------------------------------------------

@@ -63,7 +63,17 @@ bool fg_arch_sm90_tile_ok(long m, long n, long k, bool pingpong)
      * of a 64- or 128-row tile. A warpgroup's accumulators: at most 64 x 256. */
     bool m_ok = pingpong ? (m == 64 || m == 128) : m == 128;
     long wg_rows = pingpong ? m : m / 2;
-    return m_ok && (n == 64 || n == 128 || n == 256) && k == 64 && wg_rows * n <= 64 * 256;
+    return m_ok && (n == 64 || n == 128 || n == 160 || n == 256) && k == 64 && wg_rows * n <= 64 * 256;
+}
+
+bool fg_arch_sm90_only(long n, fg_schedule s)
+{
+    return s != FG_SCHEDULE_AUTO || n == 160;
+}
+
+int fg_arch_sm90_epilogue_row_bytes(long n, int out_bytes)
+{
+    return (n * out_bytes) % 128 == 0 ? 128 : 64;
 }
 
 int fg_arch_sm90_epilogue_buffers(bool pingpong)

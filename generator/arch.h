@@ -26,10 +26,17 @@ size_t fg_arch_sm80_layout_smem_bytes(long m, long n, long k, long stages, bool 
 /* The Hopper family (TMA + wgmma, a producer and two consumer warpgroups; sm_90a only) has two
  * schedules: cooperative (tile m 128, one consumer warpgroup per 64 rows of every tile) and
  * ping-pong (each consumer warpgroup owns every other tile: tile m 64, or m 128 with n <= 128,
- * so that a warpgroup keeps at most 64x256 accumulators); n 64, 128 or 256, k 64 (one
+ * so that a warpgroup keeps at most 64x256 accumulators); n 64, 128, 160 or 256, k 64 (one
  * 128-byte swizzle row); B "nk" only. A tile's schedule: "schedule", or by m when "auto". */
 bool fg_arch_sm90_pingpong(long m, fg_schedule s);
 bool fg_arch_sm90_tile_ok(long m, long n, long k, bool pingpong);
+/* Whether only the Hopper family builds a tile: it names a schedule, or its n (160) has no
+ * portable kernel. */
+bool fg_arch_sm90_only(long n, fg_schedule s);
+/* Bytes a row of one block of a Hopper tile buffer (one TMA box of the epilogue) spans: 128,
+ * or 64 where a tile row of n elements of out_bytes is not whole 128-byte blocks (n 160 of a
+ * 16-bit type). The box's swizzle is of that width. Mirrors Epilogue::kTileRowBytes. */
+int fg_arch_sm90_epilogue_row_bytes(long n, int out_bytes);
 /* Tiles a Hopper CTA holds in their epilogue at once: 2 for ping-pong, else 1; each has its
  * own tile buffer, bias and scratch. */
 int fg_arch_sm90_epilogue_buffers(bool pingpong);

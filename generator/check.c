@@ -128,7 +128,7 @@ static bool some_tile_fits(const fg_gemm *g, size_t limit)
         const fg_tile *t = &g->tiles[i];
         if (!fg_arch_sm80_tile_m_ok(t->m) || !fg_arch_sm80_tile_n_ok(t->n) || !fg_arch_sm80_tile_k_ok(t->k) ||
             !fg_arch_stages_ok(t->stages) || t->m * t->n > FG_ARCH_SM80_MAX_TILE_ELEMS ||
-            t->schedule != FG_SCHEDULE_AUTO)   /* a scheduled tile is the Hopper family's alone */
+            fg_arch_sm90_only(t->n, t->schedule))   /* the Hopper family's alone */
             continue;
         if (fg_arch_sm80_smem_bytes(t->m, t->n, t->k, t->stages) <= limit) return true;
     }
@@ -151,25 +151,32 @@ static void check_duplicate_tile(checker *c, const fg_gemm *g, size_t i)
     }
 }
 
-/* A tile that names a schedule is built by the Hopper family alone: the kernel must list
- * sm_90a with B "nk", and the tile must suit the schedule and fit sm_90a's shared memory. */
-static void check_scheduled_tile(checker *c, const fg_kernel_spec *k, const fg_gemm *g, const fg_tile *t)
+/* A tile that names a schedule, or has n 160, is built by the Hopper family alone: the kernel
+ * must list sm_90a with B "nk", and the tile must suit its schedule and fit sm_90a's shared
+ * memory. */
+static void check_hopper_tile(checker *c, const fg_kernel_spec *k, const fg_gemm *g, const fg_tile *t)
 {
     ptrbuf pb;
-    const char *sptr = ptr_cat(&pb, t->ptr, "/schedule");
-    const char *name = fg_spec_schedule_name(t->schedule);
+    char why[64];
+    const bool named = t->schedule != FG_SCHEDULE_AUTO;
+    const char *sptr = ptr_cat(&pb, t->ptr, named ? "/schedule" : "/n");
     const bool pingpong = fg_arch_sm90_pingpong(t->m, t->schedule);
+    const char *name = named ? fg_spec_schedule_name(t->schedule) : pingpong ? "pingpong" : "cooperative";
+    if (named)
+        snprintf(why, sizeof why, "schedule '%s'", name);
+    else
+        snprintf(why, sizeof why, "tile n %ld", t->n);
     if (!lists_arch(k, FG_ARCH_SM90A)) {
-        err(c, sptr, "schedule '%s' is the Hopper family's, which needs \"sm_90a\" in the kernel's arch list", name);
+        err(c, sptr, "%s is the Hopper family's, which needs \"sm_90a\" in the kernel's arch list", why);
         return;
     }
     if (g->b_layout != FG_LAYOUT_NK) {
-        err(c, sptr, "schedule '%s' is the Hopper family's, which needs b_layout \"nk\"", name);
+        err(c, sptr, "%s is the Hopper family's, which needs b_layout \"nk\"", why);
         return;
     }
     if (!fg_arch_sm90_tile_ok(t->m, t->n, t->k, pingpong)) {
         err(c, sptr, "tile %ldx%ldx%ld cannot take schedule '%s' (cooperative: m 128; pingpong: m 64, or m 128 "
-            "with n <= 128; n 64, 128 or 256; k 64)", t->m, t->n, t->k, name);
+            "with n <= 128; n 64, 128, 160 or 256; k 64)", t->m, t->n, t->k, name);
         return;
     }
     size_t smem = fg_arch_sm90_smem_bytes(t->m, t->n, t->stages, pingpong, false, 0);
@@ -179,8 +186,8 @@ static void check_scheduled_tile(checker *c, const fg_kernel_spec *k, const fg_g
             fg_arch_smem_limit(FG_ARCH_SM90A));
 }
 
-/* Every listed arch other than sm_90a needs a portable variant: some tile without a schedule.
- * (Without sm_90a in the list, each scheduled tile is an error of its own.) */
+/* Every listed arch other than sm_90a needs a portable variant: some tile that is not the
+ * Hopper family's alone. (Without sm_90a in the list, each such tile is an error of its own.) */
 static void check_portable_tile_left(checker *c, const fg_kernel_spec *k, const fg_gemm *g)
 {
     if (!lists_arch(k, FG_ARCH_SM90A)) return;
@@ -189,9 +196,10 @@ static void check_portable_tile_left(checker *c, const fg_kernel_spec *k, const 
         if (k->archs[a] != FG_ARCH_SM90A && k->archs[a] != FG_ARCH_NONE) older = &k->archs[a];
     if (!older || g->n_tiles == 0) return;
     for (size_t i = 0; i < g->n_tiles; i++)
-        if (g->tiles[i].schedule == FG_SCHEDULE_AUTO) return;
-    err(c, g->tiles[0].ptr, "every tile names a schedule (the Hopper family's alone), so none serves %s: add a tile "
-        "without \"schedule\" or drop %s from the arch list", fg_spec_arch_name(*older), fg_spec_arch_name(*older));
+        if (!fg_arch_sm90_only(g->tiles[i].n, g->tiles[i].schedule)) return;
+    err(c, g->tiles[0].ptr, "every tile names a schedule or has n 160 (the Hopper family's alone), so none serves %s: "
+        "add a tile without \"schedule\" (n 32, 64, 128 or 256) or drop %s from the arch list",
+        fg_spec_arch_name(*older), fg_spec_arch_name(*older));
 }
 
 static void check_tiles(checker *c, const fg_kernel_spec *k, const fg_gemm *g)
@@ -205,8 +213,9 @@ static void check_tiles(checker *c, const fg_kernel_spec *k, const fg_gemm *g)
             err(c, ptr_cat(&pb, t->ptr, "/m"), "tile m %ld is not supported (expected: 32, 64, 128, 256)", t->m);
             ok = false;
         }
-        if (!fg_arch_sm80_tile_n_ok(t->n)) {
-            err(c, ptr_cat(&pb, t->ptr, "/n"), "tile n %ld is not supported (expected: 32, 64, 128, 256)", t->n);
+        if (!fg_arch_sm80_tile_n_ok(t->n) && !fg_arch_sm90_only(t->n, FG_SCHEDULE_AUTO)) {
+            err(c, ptr_cat(&pb, t->ptr, "/n"), "tile n %ld is not supported (expected: 32, 64, 128, 256; 160 on "
+                "sm_90a)", t->n);
             ok = false;
         }
         if (!fg_arch_sm80_tile_k_ok(t->k)) {
@@ -218,8 +227,8 @@ static void check_tiles(checker *c, const fg_kernel_spec *k, const fg_gemm *g)
             ok = false;
         }
         if (!ok) continue;
-        if (t->schedule != FG_SCHEDULE_AUTO) {
-            check_scheduled_tile(c, k, g, t);
+        if (fg_arch_sm90_only(t->n, t->schedule)) {
+            check_hopper_tile(c, k, g, t);
             check_duplicate_tile(c, g, i);
             continue;
         }

@@ -2,6 +2,8 @@
  * arch.c after the family templates); the appended static_asserts keep them honest. */
 #include "launch.h"
 
+#include "arch.h"
+
 static const char *launch__strategy_name(const fg_plan_gemm *g)
 {
     if (g->norm == FG_NORM_NONE) return "STRATEGY_NONE";
@@ -34,6 +36,7 @@ void fg_launch_record(const fg_plan_kernel *pk, int index, fg_launch_gemm *out)
     out->smem_bytes = (int)g->smem_bytes;
     out->tma_box_a = pk->family == FG_FAMILY_SM90 ? (int)g->bm : 0;
     out->tma_box_b = pk->family == FG_FAMILY_SM90 ? (int)g->bn : 0;
+    out->epi_box_bytes = pk->family == FG_FAMILY_SM90 ? fg_arch_sm90_epilogue_row_bytes(g->bn, out->out_bytes) : 0;
 }
 
 static void launch__checks(fg_buf *b, const fg_plan_kernel *pk, int index)
@@ -66,10 +69,10 @@ static void launch__checks(fg_buf *b, const fg_plan_kernel *pk, int index)
                       n, index, r.persistent ? "true" : "false", n, index);
         fg_buf_printf(b, "static_assert(%s::Gemm%d::kMapResidual == %s && %s::Gemm%d::kMapStoreSlot == %d && "
                          "%s::Gemm%d::kMapOut == %d && %s::Gemm%d::kDtOut == fusegen_sm80::%s && "
-                         "%s::Gemm%d::kTmaBoxEpi == %d, "
+                         "%s::Gemm%d::kTmaBoxEpi == %d && %s::Gemm%d::kTmaBoxEpiBytes == %d, "
                          "\"fusegen JIT: the epilogue maps of %s GEMM%d differ from its launch record\");\n",
                       n, index, r.map_residual ? "true" : "false", n, index, r.map_store_slot, n, index, r.map_out,
-                      n, index, launch__dt_name(r.dt_out), n, index, r.tile_m, n, index);
+                      n, index, launch__dt_name(r.dt_out), n, index, r.tile_m, n, index, r.epi_box_bytes, n, index);
     }
 }
 

@@ -33,6 +33,7 @@ typedef struct fg_launch_gemm {
      * the residual's, store op map_store_slot's (-1: none), and map_out (0 none, 1 out,
      * 2 the split strategy's pre-norm values, packed, of type dt_out) */
     int map_residual, map_store_slot, map_out;
+    int epi_box_bytes;        /* Hopper: the epilogue boxes' row bytes and swizzle width, 128 or 64 */
 } fg_launch_gemm;
 
 /* The launch record of GEMM `index` (1 or 2) of planned kernel pk. */

@@ -323,8 +323,9 @@ int fg_plan_build(fg_arena *arena, const fg_spec *spec, fg_plan *out, fg_diag *d
                         if (!sm90) continue;
                         family = FG_FAMILY_SM90;
                     } else {
-                        /* a tile that names a schedule is the Hopper family's alone */
-                        if (t1->schedule != FG_SCHEDULE_AUTO || (k->has_then && t2->schedule != FG_SCHEDULE_AUTO))
+                        /* a tile that names a schedule, or has n 160, is the Hopper family's alone */
+                        if (fg_arch_sm90_only(t1->n, t1->schedule) ||
+                            (k->has_then && fg_arch_sm90_only(t2->n, t2->schedule)))
                             continue;
                         if (!plan__sm80_fits(k, t1, t2)) continue;
                         family = FG_FAMILY_SM80;

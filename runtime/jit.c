@@ -991,20 +991,22 @@ static jit__params jit__gemm1_params(const fusegen_problem *pr, const fusegen_ar
 }
 
 /* A row-major [rows, cols] matrix of dt elements, row stride ld, copied in boxes of box_rows x
- * 128 bytes, 128-byte swizzle, zeros past the edges (fusegen_sm90::make_tensor_map). */
+ * box_bytes (128 or 64) with the swizzle of that width, zeros past the edges
+ * (fusegen_sm90::make_tensor_map). */
 static int jit__tensor_map(CUtensorMap *map, const void *base, fg_dtype dt, long long rows, long long cols,
-                           long long ld, int box_rows, const char *what, char *why, size_t len)
+                           long long ld, int box_rows, int box_bytes, const char *what, char *why, size_t len)
 {
     const unsigned bytes = dt == FG_DTYPE_F32 ? 4u : 2u;
     const cuuint64_t dims[2] = {(cuuint64_t)cols, (cuuint64_t)rows};
     const cuuint64_t strides[1] = {(cuuint64_t)ld * bytes};
-    const cuuint32_t box[2] = {128u / bytes, (cuuint32_t)box_rows};
+    const cuuint32_t box[2] = {(cuuint32_t)box_bytes / bytes, (cuuint32_t)box_rows};
     const cuuint32_t element_strides[2] = {1u, 1u};
     const CUtensorMapDataType type = dt == FG_DTYPE_BF16  ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
                                      : dt == FG_DTYPE_F16 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16
                                                           : CU_TENSOR_MAP_DATA_TYPE_FLOAT32;
+    const CUtensorMapSwizzle swizzle = box_bytes == 64 ? CU_TENSOR_MAP_SWIZZLE_64B : CU_TENSOR_MAP_SWIZZLE_128B;
     CUresult r = jit__cu.tensor_map_encode_tiled(map, type, 2, (void *)base, dims, strides, box, element_strides,
-                                                 CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+                                                 CU_TENSOR_MAP_INTERLEAVE_NONE, swizzle,
                                                  CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
     return r == CUDA_SUCCESS ? 0 : jit__cu_fail(r, why, len, "cuTensorMapEncodeTiled (%s)", what);
 }
@@ -1014,18 +1016,18 @@ static int jit__epilogue_tensor_maps(jit__epilogue_maps *maps, const fg_launch_g
                                      char *why, size_t len)
 {
     memset(maps, 0, sizeof *maps);
-    const int slot = rec->map_store_slot;
-    if (rec->map_residual &&
-        jit__tensor_map(&maps->residual, g->residual, rec->dt_out, g->m, g->n, g->ldr, rec->tile_m, "residual", why, len))
+    const int slot = rec->map_store_slot, rows = rec->tile_m, bytes = rec->epi_box_bytes;
+    if (rec->map_residual && jit__tensor_map(&maps->residual, g->residual, rec->dt_out, g->m, g->n, g->ldr, rows,
+                                             bytes, "residual", why, len))
         return 1;
-    if (slot >= 0 && jit__tensor_map(&maps->store, g->store[slot], rec->dt_out, g->m, g->n, g->ld_store[slot],
-                                     rec->tile_m, "store", why, len))
+    if (slot >= 0 && jit__tensor_map(&maps->store, g->store[slot], rec->dt_out, g->m, g->n, g->ld_store[slot], rows,
+                                     bytes, "store", why, len))
         return 1;
     if (rec->map_out == 1 &&
-        jit__tensor_map(&maps->out, g->out, rec->dt_out, g->m, g->n, g->ldo, rec->tile_m, "out", why, len))
+        jit__tensor_map(&maps->out, g->out, rec->dt_out, g->m, g->n, g->ldo, rows, bytes, "out", why, len))
         return 1;
     if (rec->map_out == 2 &&
-        jit__tensor_map(&maps->out, g->prenorm, rec->dt_out, g->m, g->n, g->n, rec->tile_m, "pre-norm", why, len))
+        jit__tensor_map(&maps->out, g->prenorm, rec->dt_out, g->m, g->n, g->n, rows, bytes, "pre-norm", why, len))
         return 1;
     return 0;
 }
@@ -1046,8 +1048,8 @@ static int jit__launch_gemm(const fg_launch_gemm *rec, jit__params g, CUfunction
     if (rec->family == FG_FAMILY_SM90) {
         CUtensorMap map_a, map_b;
         jit__epilogue_maps maps;
-        if (jit__tensor_map(&map_a, g.a, rec->dt_ab, g.m, g.k, g.lda, rec->tma_box_a, "A", why, len) ||
-            jit__tensor_map(&map_b, g.b, rec->dt_ab, g.n, g.k, g.ldb, rec->tma_box_b, "B", why, len) ||
+        if (jit__tensor_map(&map_a, g.a, rec->dt_ab, g.m, g.k, g.lda, rec->tma_box_a, 128, "A", why, len) ||
+            jit__tensor_map(&map_b, g.b, rec->dt_ab, g.n, g.k, g.ldb, rec->tma_box_b, 128, "B", why, len) ||
             jit__epilogue_tensor_maps(&maps, rec, &g, why, len))
             return 1;
         void *params[4] = {&g, &map_a, &map_b, &maps};

@@ -95,9 +95,10 @@ struct TileInputs {
     unsigned tile, bias;   // shared-memory addresses: the tile buffer (rows m0.., columns n0..)
                            // and the bias elements n0..
     int m0, n0;
-    // The tile buffer is blocks of block_cols columns (128 bytes) by the tile's rows, each
-    // block_bytes long, with the 128-byte swizzle of a TMA box: the 16-byte chunk c of row r
-    // is stored as chunk c ^ (r % 8).
+    // The tile buffer is blocks of block_cols columns (rows of ROW_BYTES, 128 or 64: the
+    // Epilogue's kTileRowBytes) by the tile's rows, each block_bytes long, with the swizzle of a
+    // TMA box that wide: the 16-byte chunk c of row r is stored as chunk c ^ (r % 8) (128
+    // bytes), or c ^ ((r / 2) % 4) (64 bytes).
     int block_bytes, block_cols;
     const void *store_map, *out_map;   // the TMA maps the buffer is written out with (flush)
     int row_t, col_t;   // this thread's first row and column in the tile (set by the epilogue)
@@ -112,12 +113,15 @@ struct TileInputs {
     // layout: row row_t + FRAG_STEP mi + 8 h (the epilogue's kFragStep), columns col_t + 8 ni
     // (and + 1). Written from the thread's row and column, not from m - m0, so that the
     // compiler sees every term but row_t and col_t as a constant (and row % 8 as row_t % 8).
-    template <int BYTES, int FRAG_STEP> __device__ unsigned at_frag(int mi, int ni, int h) const
+    template <int BYTES, int FRAG_STEP, int ROW_BYTES> __device__ unsigned at_frag(int mi, int ni, int h) const
     {
+        static_assert(ROW_BYTES == 128 || ROW_BYTES == 64, "tile-buffer rows are 128 or 64 bytes");
+        constexpr unsigned kShift = ROW_BYTES == 128 ? 7 : 6, kChunkMask = ROW_BYTES / 16 - 1;
         const unsigned r = static_cast<unsigned>(row_t + mi * FRAG_STEP + h * 8);
         const unsigned off = static_cast<unsigned>(col_t + ni * 8) * BYTES;
-        return tile + (off >> 7) * static_cast<unsigned>(block_bytes) + r * 128u + ((((off >> 4) ^ r) & 7u) << 4) +
-               (off & 15u);
+        const unsigned swz = ROW_BYTES == 128 ? r : r >> 1;
+        return tile + (off >> kShift) * static_cast<unsigned>(block_bytes) + r * ROW_BYTES +
+               ((((off >> 4) ^ swz) & kChunkMask) << 4) + (off & 15u);
     }
     template <int BYTES> __device__ unsigned bias_at(int n) const
     {
@@ -444,6 +448,9 @@ struct Epilogue {
     // LayerNorm) when the output is bf16, else as f32.
     static constexpr bool kPrenormBf16 = DT_OUT == DT_BF16;
     static constexpr int kOutBytes = DT_OUT == DT_F32 ? 4 : 2;
+    // The Hopper tile buffer's row width in a block (TileInputs): 128 bytes, or 64 where a tile
+    // row is not whole 128-byte blocks (160 16-bit columns).
+    static constexpr int kTileRowBytes = (BN * kOutBytes) % 128 == 0 ? 128 : 64;
     __device__ static unsigned long long *exchange_bars(void *scratch)
     {
         return reinterpret_cast<unsigned long long *>(static_cast<unsigned char *>(scratch) + RED_BYTES);
@@ -508,14 +515,17 @@ struct Epilogue {
     // of one access per pair.
     static constexpr bool kQuads = kOutBytes == 2 && NI % 2 == 0 && WN % 16 == 0;
     // The shared address lane gives for its row (lane % 8) of block lane / 8 of quad (mi, ni).
-    // The tile buffer's 128-byte swizzle puts 16-byte chunk c of row r at c ^ (r % 8).
+    // The tile buffer's swizzle puts 16-byte chunk c of row r at c ^ (r % 8) (128-byte rows) or
+    // c ^ ((r / 2) % 4) (64-byte rows); r % 8 is the lane's rr.
     __device__ static unsigned quad_addr(const TileInputs &in, int mi, int ni, int lane)
     {
+        constexpr unsigned kChunks = kTileRowBytes / 16, kShift = kTileRowBytes == 128 ? 3 : 2;
         const unsigned rr = lane & 7, hh = (lane >> 3) & 1, nsub = lane >> 4;
         const unsigned row = static_cast<unsigned>(in.row_t - (lane >> 2) + mi * kFragStep) + hh * 8 + rr;
         const unsigned chunk = static_cast<unsigned>(in.col_t - (lane & 3) * 2 + ni * 8) / 8;   // even
-        return in.tile + (chunk >> 3) * static_cast<unsigned>(in.block_bytes) + row * 128u +
-               ((((chunk & 7u) | nsub) ^ rr) << 4);
+        const unsigned swz = kTileRowBytes == 128 ? rr : (rr >> 1);
+        return in.tile + (chunk >> kShift) * static_cast<unsigned>(in.block_bytes) + row * kTileRowBytes +
+               ((((chunk & (kChunks - 1)) | nsub) ^ swz) << 4);
     }
     // Writes quad by quad into the tile buffer the 16-bit pairs value(mi, ni, h) returns.
     template <class Value> __device__ static void store_quads(const TileInputs &in, int lane, Value value)
@@ -554,7 +564,7 @@ struct Epilogue {
                     float2 v = make_float2(0.0f, 0.0f);
                     if (!CHECK || (m < p.m && n < p.n)) {
                         TileInputs here = in;   // with the address of this pair
-                        here.pair = in.at_frag<kOutBytes, kFragStep>(mi, ni, h);
+                        here.pair = in.at_frag<kOutBytes, kFragStep, kTileRowBytes>(mi, ni, h);
                         v = Epi::pre(make_float2(acc[mi][ni][h * 2], acc[mi][ni][h * 2 + 1]), m, n, p, here);
                     }
                     acc[mi][ni][h * 2] = v.x;
@@ -588,7 +598,7 @@ struct Epilogue {
                     float2 v = make_float2(0.0f, 0.0f);
                     if (!CHECK || (m < p.m && n < p.n)) {
                         TileInputs here = in;
-                        here.pair = in.at_frag<2, kFragStep>(mi, nj, h);
+                        here.pair = in.at_frag<2, kFragStep, kTileRowBytes>(mi, nj, h);
                         here.staged_in_regs = true;
                         here.residual_bits = residual[j];
                         here.bias_bits = bias[j / 2];
@@ -806,14 +816,14 @@ struct Epilogue {
                             const float c = NORM == NORM_LAYERNORM ? mean[mi][h] : 0.0f;
                             const float2 d = make_float2(acc[mi][ni][h * 2] - c, acc[mi][ni][h * 2 + 1] - c);
                             if (in.staged_out)
-                                st_shared2<DT_BF16>(in.at_frag<2, kFragStep>(mi, ni, h), d);
+                                st_shared2<DT_BF16>(in.at_frag<2, kFragStep, kTileRowBytes>(mi, ni, h), d);
                             else
                                 *reinterpret_cast<unsigned *>(reinterpret_cast<unsigned short *>(p.prenorm) + i) =
                                     pack2<DT_BF16>(d.x, d.y);
                         } else {
                             const float2 v = make_float2(acc[mi][ni][h * 2], acc[mi][ni][h * 2 + 1]);
                             if (in.staged_out)
-                                st_shared2<DT_F32>(in.at_frag<4, kFragStep>(mi, ni, h), v);   // f32 out: the buffer holds f32
+                                st_shared2<DT_F32>(in.at_frag<4, kFragStep, kTileRowBytes>(mi, ni, h), v);   // f32 out: the buffer holds f32
                             else
                                 *reinterpret_cast<float2 *>(p.prenorm + i) = v;
                         }
@@ -884,7 +894,7 @@ struct Epilogue {
                         if (Epi::kAffine)
                             v = make_float2(v.x * gamma[c].x + beta[c].x, v.y * gamma[c].y + beta[c].y);
                         v = Epi::post(v, m, n, p, in);
-                        put_out(p, in, m, n, in.at_frag<kOutBytes, kFragStep>(mi, ni, h), v);
+                        put_out(p, in, m, n, in.at_frag<kOutBytes, kFragStep, kTileRowBytes>(mi, ni, h), v);
                     }
             }
         }
@@ -925,7 +935,7 @@ struct Epilogue {
                     int n = col_base + ni * 8;
                     // N is a multiple of 8, so a pair is either wholly inside or wholly outside.
                     if (m < p.m && n < p.n)
-                        put_out(p, in, m, n, in.at_frag<kOutBytes, kFragStep>(mi, ni, h),
+                        put_out(p, in, m, n, in.at_frag<kOutBytes, kFragStep, kTileRowBytes>(mi, ni, h),
                                 make_float2(acc[mi][ni][h * 2], acc[mi][ni][h * 2 + 1]));
                 }
     }

@@ -85,10 +85,12 @@ def main():
     sel = lib.select(_capi.make_problem(1003, 1024, 1024, FUSED, sm=80))
     info = _capi.kernel_info(sel)
     expect(info.sm == 80, f"select N=1024 on sm 80: {info.name} (a portable kernel)")
+    # best first: by priority class (strategy, family), then padded columns, then priority
     q = lib.query(_capi.make_problem(64, 768, 3072, FUSED, sm=90))
-    prios = [_capi.kernel_info(x).priority for x in q]
-    expect(len(q) >= 2 and prios == sorted(prios, reverse=True),
-           f"query 64x768x3072: {len(q)} eligible, best first")
+    infos = [_capi.kernel_info(x) for x in q]
+    classes = [i.priority // 1000000 for i in infos]
+    expect(len(q) >= 2 and classes == sorted(classes, reverse=True) and infos[0].tile == (128, 256, 64),
+           f"query 64x768x3072: {len(q)} eligible, best first ({infos[0].name if infos else None})")
 
     # the chain
     pc = _capi.make_problem(517, 320, 320, CHAIN1, n2=520, epilogue2=CHAIN2, sm=90)

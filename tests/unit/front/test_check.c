@@ -123,7 +123,22 @@ static void test_tiles(void)
                 " {\"m\": 128, \"n\": 128, \"k\": 64, \"stages\": 3, \"schedule\": \"cooperative\"}], " NOOPS,
                 "/kernels/0/tiles/1: duplicate tile 128x128x64 with 3 stages", 1));
     CHECK(fires("l", H90, "\"tiles\": [{\"m\": 128, \"n\": 128, \"k\": 64, \"stages\": 4, \"schedule\": \"pingpong\"}], " NOOPS,
-                "/kernels/0/tiles/0: every tile names a schedule (the Hopper family's alone), so none serves sm_80", 1));
+                "/kernels/0/tiles/0: every tile names a schedule or has n 160 (the Hopper family's alone), so none "
+                "serves sm_80", 1));
+    /* n 160: the Hopper family's alone (no portable kernel), cooperative at m 128, ping-pong at m 64 */
+    CHECK(passes("l", H90, "\"tiles\": [{\"m\": 128, \"n\": 160, \"k\": 64, \"stages\": 5},"
+                 " {\"m\": 64, \"n\": 160, \"k\": 64, \"stages\": 4}, {\"m\": 128, \"n\": 128, \"k\": 64,"
+                 " \"stages\": 3}], " NOOPS));
+    CHECK(fires("l", H90, "\"tiles\": [{\"m\": 128, \"n\": 160, \"k\": 64, \"stages\": 4}], " NOOPS,
+                "/kernels/0/tiles/0: every tile names a schedule or has n 160", 1));
+    CHECK(fires("l", HEAD, "\"tiles\": [{\"m\": 128, \"n\": 160, \"k\": 64, \"stages\": 3}], " NOOPS,
+                "/kernels/0/tiles/0/n: tile n 160 is the Hopper family's, which needs \"sm_90a\"", 1));
+    CHECK(fires("l", H90A, "\"tiles\": [{\"m\": 128, \"n\": 160, \"k\": 64, \"stages\": 3, \"schedule\": \"pingpong\"}], "
+                NOOPS, "/kernels/0/tiles/0/schedule: tile 128x160x64 cannot take schedule 'pingpong'", 1));
+    CHECK(fires("l", H90A, "\"tiles\": [{\"m\": 256, \"n\": 160, \"k\": 64, \"stages\": 3}], " NOOPS,
+                "/kernels/0/tiles/0/n: tile 256x160x64 cannot take schedule 'cooperative'", 1));
+    CHECK(fires("l", H90A, "\"tiles\": [{\"m\": 128, \"n\": 96, \"k\": 64, \"stages\": 3}], " NOOPS,
+                "/kernels/0/tiles/0/n: tile n 96 is not supported (expected: 32, 64, 128, 256; 160 on sm_90a)", 1));
 #undef H90
 #undef H90A
     /* the chain's tiles are checked as well */

@@ -111,6 +111,48 @@ template <int DT> __device__ __forceinline__ void wgmma_m64n128k16(float (&d)[16
 }
 #undef FUSEGEN_WGMMA_M64N128K16
 
+// m64n160k16: D[64 x 160] (f32, 80 registers a thread) += A[64 x 16] . B[16 x 160], both from shared memory.
+#define FUSEGEN_WGMMA_M64N160K16(TY)                                                                     \
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %82, 0;\n"                                          \
+                 "wgmma.mma_async.sync.aligned.m64n160k16.f32." TY "." TY " "                            \
+                 "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79}, "  \
+                 "%80, %81, p, 1, 1, 0, 0;\n}\n"                                                        \
+                 : "+f"(d[0][0]), "+f"(d[0][1]), "+f"(d[0][2]), "+f"(d[0][3]), \
+                     "+f"(d[1][0]), "+f"(d[1][1]), "+f"(d[1][2]), "+f"(d[1][3]), \
+                     "+f"(d[2][0]), "+f"(d[2][1]), "+f"(d[2][2]), "+f"(d[2][3]), \
+                     "+f"(d[3][0]), "+f"(d[3][1]), "+f"(d[3][2]), "+f"(d[3][3]), \
+                     "+f"(d[4][0]), "+f"(d[4][1]), "+f"(d[4][2]), "+f"(d[4][3]), \
+                     "+f"(d[5][0]), "+f"(d[5][1]), "+f"(d[5][2]), "+f"(d[5][3]), \
+                     "+f"(d[6][0]), "+f"(d[6][1]), "+f"(d[6][2]), "+f"(d[6][3]), \
+                     "+f"(d[7][0]), "+f"(d[7][1]), "+f"(d[7][2]), "+f"(d[7][3]), \
+                     "+f"(d[8][0]), "+f"(d[8][1]), "+f"(d[8][2]), "+f"(d[8][3]), \
+                     "+f"(d[9][0]), "+f"(d[9][1]), "+f"(d[9][2]), "+f"(d[9][3]), \
+                     "+f"(d[10][0]), "+f"(d[10][1]), "+f"(d[10][2]), "+f"(d[10][3]), \
+                     "+f"(d[11][0]), "+f"(d[11][1]), "+f"(d[11][2]), "+f"(d[11][3]), \
+                     "+f"(d[12][0]), "+f"(d[12][1]), "+f"(d[12][2]), "+f"(d[12][3]), \
+                     "+f"(d[13][0]), "+f"(d[13][1]), "+f"(d[13][2]), "+f"(d[13][3]), \
+                     "+f"(d[14][0]), "+f"(d[14][1]), "+f"(d[14][2]), "+f"(d[14][3]), \
+                     "+f"(d[15][0]), "+f"(d[15][1]), "+f"(d[15][2]), "+f"(d[15][3]), \
+                     "+f"(d[16][0]), "+f"(d[16][1]), "+f"(d[16][2]), "+f"(d[16][3]), \
+                     "+f"(d[17][0]), "+f"(d[17][1]), "+f"(d[17][2]), "+f"(d[17][3]), \
+                     "+f"(d[18][0]), "+f"(d[18][1]), "+f"(d[18][2]), "+f"(d[18][3]), \
+                     "+f"(d[19][0]), "+f"(d[19][1]), "+f"(d[19][2]), "+f"(d[19][3]) \
+                 : "l"(desc_a), "l"(desc_b), "r"(1))
+template <int DT> __device__ __forceinline__ void wgmma_m64n160k16(float (&d)[20][4], unsigned long long desc_a,
+                                                             unsigned long long desc_b)
+{
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+    if (DT == DT_BF16)
+        FUSEGEN_WGMMA_M64N160K16("bf16");
+    else
+        FUSEGEN_WGMMA_M64N160K16("f16");
+#else
+    (void)d, (void)desc_a, (void)desc_b;
+    __trap();
+#endif
+}
+#undef FUSEGEN_WGMMA_M64N160K16
+
 // m64n256k16: D[64 x 256] (f32, 128 registers a thread) += A[64 x 16] . B[16 x 256], both from shared memory.
 #define FUSEGEN_WGMMA_M64N256K16(TY)                                                                     \
     asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %130, 0;\n"                                          \
@@ -172,6 +214,8 @@ template <int DT, int BN> __device__ __forceinline__ void wgmma_tile(float (&d)[
         wgmma_m64n64k16<DT>(d, a, b);
     else if constexpr (BN == 128)
         wgmma_m64n128k16<DT>(d, a, b);
+    else if constexpr (BN == 160)
+        wgmma_m64n160k16<DT>(d, a, b);
     else
         wgmma_m64n256k16<DT>(d, a, b);
 }
@@ -184,8 +228,8 @@ struct alignas(128) TensorMap {
 
 // The epilogue's tensor maps (a kernel parameter of every Hopper GEMM; the ones its Staging
 // does not use are left zero): the residual read into the tile buffer, the store op and the
-// output (split: the pre-norm values) written out of it. Boxes of 128 bytes x BM rows with
-// the 128-byte swizzle, the tile buffer's layout (fusegen_sm80::TileInputs::at_frag).
+// output (split: the pre-norm values) written out of it. Boxes of 128 (or 64) bytes x BM rows
+// with the swizzle of that width, the tile buffer's layout (fusegen_sm80::TileInputs::at_frag).
 struct EpilogueMaps {
     TensorMap residual, store, out;
 };
@@ -233,7 +277,7 @@ __device__ __forceinline__ void tma_load_2d(void *dst, const TensorMap &map, int
 #endif
 }
 
-// BM in {64, 128}; BN in {64, 128, 256}; BK = 64, one 128-byte swizzle row. B is [N, K] (K-major, the "nk" layout). Three warpgroups: warpgroup 0 produces
+// BM in {64, 128}; BN in {64, 128, 160, 256}; BK = 64, one 128-byte swizzle row. B is [N, K] (K-major, the "nk" layout). Three warpgroups: warpgroup 0 produces
 // (one thread issues the TMA copies of each stage; its other three warps bring each tile's
 // residual (TMA, into the tile buffer) and bias (cp.async) into shared memory when Staging
 // says so), warpgroups 1 and 2 consume (wgmma) and run the epilogue, whose outputs go out
@@ -282,11 +326,14 @@ struct GemmSm90 {
     static constexpr int STAGE_BYTES = A_STAGE_BYTES + B_STAGE_BYTES;
     // full, empty; inputs_full, inputs_empty a buffer; ping-pong: order, a consumer
     static constexpr int BARRIER_BYTES = (2 * STAGES + 2 * BUFFERS + (PINGPONG ? CONSUMERS : 0)) * 8;
-    // The tile buffer: BN * OUT_BYTES / 128 blocks of BM rows of 128 bytes, each the box of one
-    // TMA copy with the 128-byte swizzle (which also keeps the 8 rows a warp touches at once on
-    // different banks); then the bias.
+    // The tile buffer: blocks of BM rows of EPI_ROW_BYTES (128, or 64 where a tile row is not
+    // whole 128-byte blocks: 160 16-bit columns), each the box of one TMA copy with the swizzle
+    // of its width (which also keeps the 8 rows a warp touches at once on different banks);
+    // then the bias.
     static constexpr int OUT_BYTES = DT_OUT == fusegen_sm80::DT_F32 ? 4 : 2;
-    static constexpr int BLOCK_BYTES = BM * 128, BLOCK_COLS = 128 / OUT_BYTES, BLOCKS = BN / BLOCK_COLS;
+    static constexpr int EPI_ROW_BYTES = Ep::kTileRowBytes;
+    static constexpr int BLOCK_BYTES = BM * EPI_ROW_BYTES, BLOCK_COLS = EPI_ROW_BYTES / OUT_BYTES,
+                         BLOCKS = BN / BLOCK_COLS;
     static constexpr int TILE_BYTES = Staging::kTile ? BLOCKS * BLOCK_BYTES : 0;
     static constexpr int BIAS_BYTES = Staging::kBias ? BN * OUT_BYTES : 0;
     static constexpr int COPY_THREADS = 96;   // warps 1-3 of the producer warpgroup
@@ -310,13 +357,13 @@ struct GemmSm90 {
     static constexpr int kMapOut = !Staging::kOut ? OUT_MAP_NONE
                                    : STRATEGY == fusegen_sm80::STRATEGY_SPLIT ? OUT_MAP_PRENORM : OUT_MAP_OUT;
     static constexpr int kDtOut = DT_OUT;
-    static constexpr int kTmaBoxEpi = BM;
+    static constexpr int kTmaBoxEpi = BM, kTmaBoxEpiBytes = EPI_ROW_BYTES;
     static_assert(BM == 64 || BM == 128, "tile m must be 64 or 128");
     static_assert(PINGPONG || BM == 128, "the cooperative schedule splits a 128-row tile between the consumers");
     static_assert(WG_ROWS * BN <= 64 * 256, "a consumer thread keeps at most 128 accumulators");
     static_assert(!(PINGPONG && CLUSTER), "the cluster strategy's exchange serves one tile at a time (tile m 128)");
-    static_assert(BN == 64 || BN == 128 || BN == 256, "tile n must be 64, 128 or 256");
-    static_assert(BN % BLOCK_COLS == 0, "the tile is whole 128-byte blocks wide");
+    static_assert(BN == 64 || BN == 128 || BN == 160 || BN == 256, "tile n must be 64, 128, 160 or 256");
+    static_assert(BN % BLOCK_COLS == 0, "the tile is whole blocks wide");
     static_assert((STAGES * STAGE_BYTES) % 1024 == 0 && TILE_BYTES % 1024 == 0,
                   "the tile buffers start 1024-byte aligned (TMA swizzle)");
     static_assert(Staging::kTile || !(Staging::kResidual || Staging::kBias || Staging::kOut || Staging::kStoreSlot >= 0),
@@ -595,23 +642,24 @@ inline PFN_cuTensorMapEncodeTiled_v12000 tensor_map_encoder()
 }
 
 // A row-major [rows, cols] matrix of dt elements, row stride ld elements, copied in boxes of
-// box_rows x 128 bytes with the 128-byte swizzle; reads past the edges give zeros, writes past
-// them are dropped. (The operands: K-major, 64 16-bit elements a box row.)
+// box_rows x box_bytes (128 or 64) with the swizzle of that width; reads past the edges give
+// zeros, writes past them are dropped. (The operands: K-major, 64 16-bit elements a box row.)
 inline cudaError_t make_tensor_map(TensorMap *map, const void *base, int dt, long long rows, long long cols,
-                                   long long ld, int box_rows)
+                                   long long ld, int box_rows, int box_bytes = 128)
 {
     PFN_cuTensorMapEncodeTiled_v12000 encode = tensor_map_encoder();
     if (!encode) return cudaErrorNotSupported;
     const unsigned bytes = dt == fusegen_sm80::DT_F32 ? 4u : 2u;
     const cuuint64_t dims[2] = {static_cast<cuuint64_t>(cols), static_cast<cuuint64_t>(rows)};
     const cuuint64_t strides[1] = {static_cast<cuuint64_t>(ld) * bytes};
-    const cuuint32_t box[2] = {128u / bytes, static_cast<cuuint32_t>(box_rows)};
+    const cuuint32_t box[2] = {static_cast<cuuint32_t>(box_bytes) / bytes, static_cast<cuuint32_t>(box_rows)};
     const cuuint32_t element_strides[2] = {1u, 1u};
     const CUtensorMapDataType type = dt == fusegen_sm80::DT_BF16  ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
                                      : dt == fusegen_sm80::DT_F16 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16
                                                                   : CU_TENSOR_MAP_DATA_TYPE_FLOAT32;
+    const CUtensorMapSwizzle swizzle = box_bytes == 64 ? CU_TENSOR_MAP_SWIZZLE_64B : CU_TENSOR_MAP_SWIZZLE_128B;
     CUresult r = encode(reinterpret_cast<CUtensorMap *>(map), type, 2, const_cast<void *>(base), dims, strides, box,
-                        element_strides, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+                        element_strides, CU_TENSOR_MAP_INTERLEAVE_NONE, swizzle,
                         CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
     return r == CUDA_SUCCESS ? cudaSuccess : cudaErrorInvalidValue;
 }
@@ -621,14 +669,15 @@ template <class G> cudaError_t make_epilogue_maps(EpilogueMaps *maps, const Para
 {
     *maps = EpilogueMaps{};
     cudaError_t err = cudaSuccess;
-    if (G::kMapResidual) err = make_tensor_map(&maps->residual, g.residual, G::kDtOut, g.m, g.n, g.ldr, G::kTmaBoxEpi);
+    const int rows = G::kTmaBoxEpi, bytes = G::kTmaBoxEpiBytes;
+    if (G::kMapResidual) err = make_tensor_map(&maps->residual, g.residual, G::kDtOut, g.m, g.n, g.ldr, rows, bytes);
     if (err == cudaSuccess && G::kMapStoreSlot >= 0)
         err = make_tensor_map(&maps->store, g.store[G::kMapStoreSlot], G::kDtOut, g.m, g.n, g.ld_store[G::kMapStoreSlot],
-                              G::kTmaBoxEpi);
+                              rows, bytes);
     if (err == cudaSuccess && G::kMapOut == OUT_MAP_OUT)
-        err = make_tensor_map(&maps->out, g.out, G::kDtOut, g.m, g.n, g.ldo, G::kTmaBoxEpi);
+        err = make_tensor_map(&maps->out, g.out, G::kDtOut, g.m, g.n, g.ldo, rows, bytes);
     if (err == cudaSuccess && G::kMapOut == OUT_MAP_PRENORM)   // packed [m, n], the output's type
-        err = make_tensor_map(&maps->out, g.prenorm, G::kDtOut, g.m, g.n, g.n, G::kTmaBoxEpi);
+        err = make_tensor_map(&maps->out, g.prenorm, G::kDtOut, g.m, g.n, g.n, rows, bytes);
     return err;
 }
 

@@ -865,7 +865,7 @@ struct Epilogue {
         // Column pairs outermost: gamma and beta are read once per pair and used for every row,
         // the reads of kAffineBatch column blocks in flight together (one at a time, each
         // global read's latency was exposed: ~40% of a cluster tile's epilogue, v24).
-        constexpr int BATCH = NI < kAffineBatch ? NI : kAffineBatch;
+        constexpr int BATCH = affine_batch();
 #pragma unroll
         for (int nb = 0; nb < NI; nb += BATCH) {
             float2 gamma[BATCH], beta[BATCH];
@@ -900,6 +900,14 @@ struct Epilogue {
         }
     }
     static constexpr int kAffineBatch = 8;
+    // The column blocks finish() reads together: the most, up to kAffineBatch, that divide NI
+    // (NI 20 for a 160-column tile: 5).
+    __host__ __device__ static constexpr int affine_batch()
+    {
+        int b = NI < kAffineBatch ? NI : kAffineBatch;
+        while (NI % b != 0) --b;
+        return b;
+    }
 
     // Elements n and n+1 of the row times gamma, plus beta (LayerNorm).
     __device__ static float2 affine(float2 v, const Params &p, int n)

@@ -290,6 +290,37 @@ static void test_query_pingpong_short_k(void)
     CHECK(out[0] == &portable[0]);
 }
 
+/* The Hopper 128x160 tile: first where N is a multiple of 160 and not of 256 (it pads nothing
+ * and, at equal column cost, is the larger tile), never where a 256-column tile pads nothing. */
+static void test_query_tile_n160(void)
+{
+    fusegen_kernel wide = g_kernels[K_SPLIT_A], narrow = g_kernels[K_SPLIT_A], n160 = g_kernels[K_SPLIT_A];
+    wide.name = "ln_sm90a_128x256x64_s3_split";
+    wide.tile_n = 256;
+    wide.priority = 1032771;
+    narrow.name = "ln_sm90a_128x128x64_s5_split";
+    narrow.priority = 1016389;
+    n160.name = "ln_sm90a_128x160x64_s5_split";
+    n160.tile_n = 160;
+    n160.priority = 1020485;
+    wide.sm = narrow.sm = n160.sm = 90;
+    wide.arch_specific = narrow.arch_specific = n160.arch_specific = 1;
+    const fusegen_kernel table[] = {wide, narrow, n160};
+    const fusegen_library lib = {.name = "n160", .generator_version = "0.1.0", .spec_sha256 = "0",
+                                 .kernels = table, .n_kernels = 3};
+    const fusegen_kernel *out[3];
+    size_t n = 0;
+    fusegen_problem p = ln_problem(256, 640, 2560);     /* 640 * 90 twice (160 the larger), < 768 * 80 */
+    CHECK(fusegen_query(&lib, &p, out, 3, &n) == FUSEGEN_OK && n == 3);
+    CHECK(out[0] == &table[2] && out[1] == &table[1] && out[2] == &table[0]);
+    p = ln_problem(256, 320, 320);                      /* 320 * 90 < 384 * 90 < 512 * 80 */
+    CHECK(fusegen_query(&lib, &p, out, 3, &n) == FUSEGEN_OK && n == 3);
+    CHECK(out[0] == &table[2] && out[1] == &table[1] && out[2] == &table[0]);
+    p = ln_problem(256, 768, 3072);                     /* 768 * 80 < 768 * 90 < 800 * 90 */
+    CHECK(fusegen_query(&lib, &p, out, 3, &n) == FUSEGEN_OK && n == 3);
+    CHECK(out[0] == &table[0] && out[1] == &table[1] && out[2] == &table[2]);
+}
+
 static void test_query_order(void)
 {
     const fusegen_kernel *out[8];
@@ -765,6 +796,7 @@ int main(void)
     test_query_order();
     test_query_column_cost();
     test_query_pingpong_short_k();
+    test_query_tile_n160();
     test_query_truncates();
     test_why_not();
     test_select_find();

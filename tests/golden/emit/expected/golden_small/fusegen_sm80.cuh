@@ -685,6 +685,10 @@ struct Epilogue {
         const unsigned long long *bar = exchange_bars(scratch) + slot;
         const float *xs = exchange_slot(scratch, slot);
         const unsigned ranks = cluster_size(), me = cluster_rank();
+        // The quad leaders push for their quads, whose other lanes read slot `exchange & 1` two
+        // exchanges ago: a peer may overwrite it once this push has landed, so those reads
+        // are ordered before it.
+        __syncwarp();
         if (warp_n == 0 && (lane & 3) == 0) {
             for (unsigned r = 0; r < ranks; ++r) {
 #pragma unroll

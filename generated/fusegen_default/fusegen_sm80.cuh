@@ -664,7 +664,7 @@ struct Epilogue {
         } else {
             const bool wrote = norm_epilogue(p, in, acc, static_cast<float *>(scratch), tile, row_base, col_base,
                                              warp_m, warp_n, lane, free_before_out ? tid : -1);
-            if (in.staged_out && wrote) flush(in, in.out_map, tid);   // split: the map is of the pre-norm values
+            if (in.staged_out) flush(in, in.out_map, tid, wrote);   // split: the map is of the pre-norm values
         }
         // The tile buffer may be refilled once the copies have read it: the caller waits for
         // that (release_tile) when it needs the buffer again, not here, so the copies of the
@@ -679,11 +679,14 @@ struct Epilogue {
 
     // The tile buffer -> the tensor of map, one TMA copy per block by thread 0, after every
     // thread's writes into the buffer (made visible to the copy engine first).
-    __device__ static void flush(const TileInputs &in, const void *map, int tid)
+    // issue false: the barrier alone (nothing was written). The barrier is not skipped: a
+    // barrier under a branch the compiler cannot prove warp-uniform made it rebuild the
+    // consumers' mainloop with warp syncs and per-thread addresses (+8k cycles a tile, v33).
+    __device__ static void flush(const TileInputs &in, const void *map, int tid, bool issue = true)
     {
         fence_proxy_async_shared();
         sync();
-        if (tid == 0) {
+        if (tid == 0 && issue) {
             for (int b = 0; b < BN / in.block_cols; ++b)
                 tma_store_2d(map, in.tile + static_cast<unsigned>(b * in.block_bytes), in.n0 + b * in.block_cols, in.m0);
             bulk_commit();

@@ -90,6 +90,7 @@ static void plan__gemm(fg_plan_gemm *pg, fg_family family, const fg_gemm *g, fg_
     pg->spec = g;
     pg->bm = t->m; pg->bn = t->n; pg->bk = t->k; pg->stages = t->stages;
     pg->staged_store_slot = -1;
+    pg->prenorm_store_slot = -1;
     pg->b_layout = g->b_layout;
     pg->signature = sig;
     pg->pre = g->ops;
@@ -209,6 +210,20 @@ static const char *plan__constraints(fg_arena *a, const fg_plan_kernel *pk)
                            pk->align_elems, chain, row ? row : "");
 }
 
+/* A split GEMM whose last op before the norm is a store keeps the norm's input in that
+ * store's output (bf16, rounded like the split's own pre-norm copy). The normalize kernel then
+ * reads it there, and a tile writes its deviations from the tile mean (the precise copy) only
+ * where some row's mean is larger than its spread (Epilogue::norm_epilogue). A chain's GEMM2
+ * reads GEMM1's pre-norm values itself: chains keep the copy. */
+static void plan__prenorm_store(fg_plan_gemm *pg)
+{
+    if (pg->norm == FG_NORM_NONE || pg->strategy != FG_STRATEGY_SPLIT || pg->n_pre == 0) return;
+    if (pg->pre[pg->n_pre - 1].kind != FG_OP_STORE) return;
+    int slot = 0;
+    for (size_t i = 0; i + 1 < pg->n_pre; ++i) slot += pg->pre[i].kind == FG_OP_STORE;
+    pg->prenorm_store_slot = slot;
+}
+
 /* Names mark a schedule only where it is not the one tile m implies (ping-pong for 64,
  * cooperative for 128). */
 static const char *plan__schedule_suffix(const fg_plan_gemm *g)
@@ -237,6 +252,7 @@ static int plan__add(fg_arena *a, fg_plan *plan, size_t cap, fg_family family, c
     }
     pk->sm = fg_spec_arch_sm(pk->arch);
     plan__gemm(&pk->g1, family, &k->gemm, k->out, t1, strategy, sig1);
+    if (!k->has_then && k->out == FG_DTYPE_BF16) plan__prenorm_store(&pk->g1);
     pk->chain = k->has_then;
     if (pk->chain) plan__gemm(&pk->g2, family, &k->then, k->out, t2, FG_STRATEGY_AUTO, sig2);
     pk->align_elems = PLAN_ALIGN_ELEMS;

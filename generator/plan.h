@@ -34,6 +34,10 @@ typedef struct fg_plan_gemm {
     bool stage_tile, stage_residual, stage_bias;
     int staged_store_slot;              /* the store op written through the tile buffer, or -1 */
     bool stage_out;                     /* out (split: the pre-norm values) through the tile buffer */
+    int prenorm_store_slot;             /* split, bf16 out, not a chain: the store op that is the last
+                                           op before the norm (it holds the norm's input), whose
+                                           output the normalize kernel reads where its precision
+                                           suffices (tiles keep their deviations otherwise); -1 */
     fg_layout b_layout;
     const fg_op *pre; size_t n_pre;     /* ops before the norm (all ops when no norm) */
     fg_norm norm;                       /* FG_NORM_NONE: no norm */

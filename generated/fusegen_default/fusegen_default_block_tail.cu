@@ -12,6 +12,8 @@ namespace block_tail_sm90a_128x128x64_s3_row_g2_128x256x64_s3 {
 struct Epilogue1 {
     static constexpr float kEps = 1e-05f;
     static constexpr bool kAffine = true;
+    // Split: the store op holding the norm's input, which the normalize kernel reads (-1: none).
+    static constexpr int kPrenormStoreSlot = -1;
     // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
     // (m, n) and (m, n+1); n is even.
     __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p,
@@ -46,6 +48,8 @@ static_assert(Gemm1::kSmemBytes == 132928, "the plan and the family agree on sha
 struct Epilogue2 {
     static constexpr float kEps = 0.0f;
     static constexpr bool kAffine = false;
+    // Split: the store op holding the norm's input, which the normalize kernel reads (-1: none).
+    static constexpr int kPrenormStoreSlot = -1;
     // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
     // (m, n) and (m, n+1); n is even.
     __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p,
@@ -100,6 +104,8 @@ namespace block_tail_sm90a_128x128x64_s3_cluster_g2_128x256x64_s3 {
 struct Epilogue1 {
     static constexpr float kEps = 1e-05f;
     static constexpr bool kAffine = true;
+    // Split: the store op holding the norm's input, which the normalize kernel reads (-1: none).
+    static constexpr int kPrenormStoreSlot = -1;
     // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
     // (m, n) and (m, n+1); n is even.
     __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p,
@@ -134,6 +140,8 @@ static_assert(Gemm1::kSmemBytes == 141136, "the plan and the family agree on sha
 struct Epilogue2 {
     static constexpr float kEps = 0.0f;
     static constexpr bool kAffine = false;
+    // Split: the store op holding the norm's input, which the normalize kernel reads (-1: none).
+    static constexpr int kPrenormStoreSlot = -1;
     // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
     // (m, n) and (m, n+1); n is even.
     __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p,
@@ -188,6 +196,8 @@ namespace block_tail_sm90a_128x128x64_s3_split_g2_128x256x64_s3 {
 struct Epilogue1 {
     static constexpr float kEps = 1e-05f;
     static constexpr bool kAffine = true;
+    // Split: the store op holding the norm's input, which the normalize kernel reads (-1: none).
+    static constexpr int kPrenormStoreSlot = -1;
     // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
     // (m, n) and (m, n+1); n is even.
     __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p,
@@ -222,6 +232,8 @@ static_assert(Gemm1::kSmemBytes == 132928, "the plan and the family agree on sha
 struct Epilogue2 {
     static constexpr float kEps = 0.0f;
     static constexpr bool kAffine = false;
+    // Split: the store op holding the norm's input, which the normalize kernel reads (-1: none).
+    static constexpr int kPrenormStoreSlot = -1;
     // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
     // (m, n) and (m, n+1); n is even.
     __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p,
@@ -281,6 +293,8 @@ namespace block_tail_sm90a_64x256x64_s4_row_g2_128x256x64_s3 {
 struct Epilogue1 {
     static constexpr float kEps = 1e-05f;
     static constexpr bool kAffine = true;
+    // Split: the store op holding the norm's input, which the normalize kernel reads (-1: none).
+    static constexpr int kPrenormStoreSlot = -1;
     // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
     // (m, n) and (m, n+1); n is even.
     __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p,
@@ -315,6 +329,8 @@ static_assert(Gemm1::kSmemBytes == 232048, "the plan and the family agree on sha
 struct Epilogue2 {
     static constexpr float kEps = 0.0f;
     static constexpr bool kAffine = false;
+    // Split: the store op holding the norm's input, which the normalize kernel reads (-1: none).
+    static constexpr int kPrenormStoreSlot = -1;
     // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
     // (m, n) and (m, n+1); n is even.
     __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p,
@@ -369,6 +385,8 @@ namespace block_tail_sm90a_64x256x64_s4_split_g2_128x256x64_s3 {
 struct Epilogue1 {
     static constexpr float kEps = 1e-05f;
     static constexpr bool kAffine = true;
+    // Split: the store op holding the norm's input, which the normalize kernel reads (-1: none).
+    static constexpr int kPrenormStoreSlot = -1;
     // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
     // (m, n) and (m, n+1); n is even.
     __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p,
@@ -403,6 +421,8 @@ static_assert(Gemm1::kSmemBytes == 232048, "the plan and the family agree on sha
 struct Epilogue2 {
     static constexpr float kEps = 0.0f;
     static constexpr bool kAffine = false;
+    // Split: the store op holding the norm's input, which the normalize kernel reads (-1: none).
+    static constexpr int kPrenormStoreSlot = -1;
     // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
     // (m, n) and (m, n+1); n is even.
     __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p,
@@ -462,6 +482,8 @@ namespace block_tail_sm80_128x128x64_s3_row_g2_128x256x64_s3 {
 struct Epilogue1 {
     static constexpr float kEps = 1e-05f;
     static constexpr bool kAffine = true;
+    // Split: the store op holding the norm's input, which the normalize kernel reads (-1: none).
+    static constexpr int kPrenormStoreSlot = -1;
     // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
     // (m, n) and (m, n+1); n is even.
     __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p,
@@ -488,6 +510,8 @@ static_assert(Gemm1::kSmemBytes == 110592, "the plan and the family agree on sha
 struct Epilogue2 {
     static constexpr float kEps = 0.0f;
     static constexpr bool kAffine = false;
+    // Split: the store op holding the norm's input, which the normalize kernel reads (-1: none).
+    static constexpr int kPrenormStoreSlot = -1;
     // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
     // (m, n) and (m, n+1); n is even.
     __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p,
@@ -530,6 +554,8 @@ namespace block_tail_sm80_128x128x64_s3_split_g2_128x256x64_s3 {
 struct Epilogue1 {
     static constexpr float kEps = 1e-05f;
     static constexpr bool kAffine = true;
+    // Split: the store op holding the norm's input, which the normalize kernel reads (-1: none).
+    static constexpr int kPrenormStoreSlot = -1;
     // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
     // (m, n) and (m, n+1); n is even.
     __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p,
@@ -556,6 +582,8 @@ static_assert(Gemm1::kSmemBytes == 110592, "the plan and the family agree on sha
 struct Epilogue2 {
     static constexpr float kEps = 0.0f;
     static constexpr bool kAffine = false;
+    // Split: the store op holding the norm's input, which the normalize kernel reads (-1: none).
+    static constexpr int kPrenormStoreSlot = -1;
     // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
     // (m, n) and (m, n+1); n is even.
     __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p,

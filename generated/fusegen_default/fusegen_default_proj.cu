@@ -12,6 +12,8 @@ namespace proj_sm90a_128x256x64_s3 {
 struct Epilogue1 {
     static constexpr float kEps = 0.0f;
     static constexpr bool kAffine = false;
+    // Split: the store op holding the norm's input, which the normalize kernel reads (-1: none).
+    static constexpr int kPrenormStoreSlot = -1;
     // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
     // (m, n) and (m, n+1); n is even.
     __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p,
@@ -57,6 +59,8 @@ namespace proj_sm90a_64x256x64_s4 {
 struct Epilogue1 {
     static constexpr float kEps = 0.0f;
     static constexpr bool kAffine = false;
+    // Split: the store op holding the norm's input, which the normalize kernel reads (-1: none).
+    static constexpr int kPrenormStoreSlot = -1;
     // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
     // (m, n) and (m, n+1); n is even.
     __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p,
@@ -102,6 +106,8 @@ namespace proj_sm90a_128x128x64_s4_pingpong {
 struct Epilogue1 {
     static constexpr float kEps = 0.0f;
     static constexpr bool kAffine = false;
+    // Split: the store op holding the norm's input, which the normalize kernel reads (-1: none).
+    static constexpr int kPrenormStoreSlot = -1;
     // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
     // (m, n) and (m, n+1); n is even.
     __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p,
@@ -147,6 +153,8 @@ namespace proj_sm90a_128x160x64_s5 {
 struct Epilogue1 {
     static constexpr float kEps = 0.0f;
     static constexpr bool kAffine = false;
+    // Split: the store op holding the norm's input, which the normalize kernel reads (-1: none).
+    static constexpr int kPrenormStoreSlot = -1;
     // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
     // (m, n) and (m, n+1); n is even.
     __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p,
@@ -192,6 +200,8 @@ namespace proj_sm80_128x256x64_s3 {
 struct Epilogue1 {
     static constexpr float kEps = 0.0f;
     static constexpr bool kAffine = false;
+    // Split: the store op holding the norm's input, which the normalize kernel reads (-1: none).
+    static constexpr int kPrenormStoreSlot = -1;
     // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
     // (m, n) and (m, n+1); n is even.
     __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p,

@@ -12,6 +12,8 @@ namespace proj_bias_residual_layernorm_sm90a_128x128x64_s5_row {
 struct Epilogue1 {
     static constexpr float kEps = 1e-05f;
     static constexpr bool kAffine = true;
+    // Split: the store op holding the norm's input, which the normalize kernel reads (-1: none).
+    static constexpr int kPrenormStoreSlot = -1;
     // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
     // (m, n) and (m, n+1); n is even.
     __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p,
@@ -61,6 +63,8 @@ namespace proj_bias_residual_layernorm_sm90a_128x128x64_s5_cluster {
 struct Epilogue1 {
     static constexpr float kEps = 1e-05f;
     static constexpr bool kAffine = true;
+    // Split: the store op holding the norm's input, which the normalize kernel reads (-1: none).
+    static constexpr int kPrenormStoreSlot = -1;
     // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
     // (m, n) and (m, n+1); n is even.
     __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p,
@@ -110,6 +114,8 @@ namespace proj_bias_residual_layernorm_sm90a_128x128x64_s5_split {
 struct Epilogue1 {
     static constexpr float kEps = 1e-05f;
     static constexpr bool kAffine = true;
+    // Split: the store op holding the norm's input, which the normalize kernel reads (-1: none).
+    static constexpr int kPrenormStoreSlot = 0;
     // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
     // (m, n) and (m, n+1); n is even.
     __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p,
@@ -164,6 +170,8 @@ namespace proj_bias_residual_layernorm_sm90a_128x128x64_s5_pingpong_row {
 struct Epilogue1 {
     static constexpr float kEps = 1e-05f;
     static constexpr bool kAffine = true;
+    // Split: the store op holding the norm's input, which the normalize kernel reads (-1: none).
+    static constexpr int kPrenormStoreSlot = -1;
     // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
     // (m, n) and (m, n+1); n is even.
     __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p,
@@ -213,6 +221,8 @@ namespace proj_bias_residual_layernorm_sm90a_128x128x64_s5_pingpong_split {
 struct Epilogue1 {
     static constexpr float kEps = 1e-05f;
     static constexpr bool kAffine = true;
+    // Split: the store op holding the norm's input, which the normalize kernel reads (-1: none).
+    static constexpr int kPrenormStoreSlot = 0;
     // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
     // (m, n) and (m, n+1); n is even.
     __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p,
@@ -267,6 +277,8 @@ namespace proj_bias_residual_layernorm_sm90a_128x256x64_s3_row {
 struct Epilogue1 {
     static constexpr float kEps = 1e-05f;
     static constexpr bool kAffine = true;
+    // Split: the store op holding the norm's input, which the normalize kernel reads (-1: none).
+    static constexpr int kPrenormStoreSlot = -1;
     // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
     // (m, n) and (m, n+1); n is even.
     __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p,
@@ -316,6 +328,8 @@ namespace proj_bias_residual_layernorm_sm90a_128x256x64_s3_cluster {
 struct Epilogue1 {
     static constexpr float kEps = 1e-05f;
     static constexpr bool kAffine = true;
+    // Split: the store op holding the norm's input, which the normalize kernel reads (-1: none).
+    static constexpr int kPrenormStoreSlot = -1;
     // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
     // (m, n) and (m, n+1); n is even.
     __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p,
@@ -365,6 +379,8 @@ namespace proj_bias_residual_layernorm_sm90a_128x256x64_s3_split {
 struct Epilogue1 {
     static constexpr float kEps = 1e-05f;
     static constexpr bool kAffine = true;
+    // Split: the store op holding the norm's input, which the normalize kernel reads (-1: none).
+    static constexpr int kPrenormStoreSlot = 0;
     // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
     // (m, n) and (m, n+1); n is even.
     __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p,
@@ -419,6 +435,8 @@ namespace proj_bias_residual_layernorm_sm90a_128x160x64_s5_row {
 struct Epilogue1 {
     static constexpr float kEps = 1e-05f;
     static constexpr bool kAffine = true;
+    // Split: the store op holding the norm's input, which the normalize kernel reads (-1: none).
+    static constexpr int kPrenormStoreSlot = -1;
     // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
     // (m, n) and (m, n+1); n is even.
     __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p,
@@ -468,6 +486,8 @@ namespace proj_bias_residual_layernorm_sm90a_128x160x64_s5_cluster {
 struct Epilogue1 {
     static constexpr float kEps = 1e-05f;
     static constexpr bool kAffine = true;
+    // Split: the store op holding the norm's input, which the normalize kernel reads (-1: none).
+    static constexpr int kPrenormStoreSlot = -1;
     // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
     // (m, n) and (m, n+1); n is even.
     __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p,
@@ -517,6 +537,8 @@ namespace proj_bias_residual_layernorm_sm90a_128x160x64_s5_split {
 struct Epilogue1 {
     static constexpr float kEps = 1e-05f;
     static constexpr bool kAffine = true;
+    // Split: the store op holding the norm's input, which the normalize kernel reads (-1: none).
+    static constexpr int kPrenormStoreSlot = 0;
     // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
     // (m, n) and (m, n+1); n is even.
     __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p,
@@ -571,6 +593,8 @@ namespace proj_bias_residual_layernorm_sm90a_64x256x64_s4_row {
 struct Epilogue1 {
     static constexpr float kEps = 1e-05f;
     static constexpr bool kAffine = true;
+    // Split: the store op holding the norm's input, which the normalize kernel reads (-1: none).
+    static constexpr int kPrenormStoreSlot = -1;
     // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
     // (m, n) and (m, n+1); n is even.
     __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p,
@@ -620,6 +644,8 @@ namespace proj_bias_residual_layernorm_sm90a_64x256x64_s4_split {
 struct Epilogue1 {
     static constexpr float kEps = 1e-05f;
     static constexpr bool kAffine = true;
+    // Split: the store op holding the norm's input, which the normalize kernel reads (-1: none).
+    static constexpr int kPrenormStoreSlot = 0;
     // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
     // (m, n) and (m, n+1); n is even.
     __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p,
@@ -674,6 +700,8 @@ namespace proj_bias_residual_layernorm_sm80_128x256x64_s3_row {
 struct Epilogue1 {
     static constexpr float kEps = 1e-05f;
     static constexpr bool kAffine = true;
+    // Split: the store op holding the norm's input, which the normalize kernel reads (-1: none).
+    static constexpr int kPrenormStoreSlot = -1;
     // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
     // (m, n) and (m, n+1); n is even.
     __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p,
@@ -713,6 +741,8 @@ namespace proj_bias_residual_layernorm_sm80_128x256x64_s3_split {
 struct Epilogue1 {
     static constexpr float kEps = 1e-05f;
     static constexpr bool kAffine = true;
+    // Split: the store op holding the norm's input, which the normalize kernel reads (-1: none).
+    static constexpr int kPrenormStoreSlot = 0;
     // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
     // (m, n) and (m, n+1); n is even.
     __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p,
@@ -757,6 +787,8 @@ namespace proj_bias_residual_layernorm_sm80_64x256x32_s4_row {
 struct Epilogue1 {
     static constexpr float kEps = 1e-05f;
     static constexpr bool kAffine = true;
+    // Split: the store op holding the norm's input, which the normalize kernel reads (-1: none).
+    static constexpr int kPrenormStoreSlot = -1;
     // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
     // (m, n) and (m, n+1); n is even.
     __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p,
@@ -796,6 +828,8 @@ namespace proj_bias_residual_layernorm_sm80_64x256x32_s4_split {
 struct Epilogue1 {
     static constexpr float kEps = 1e-05f;
     static constexpr bool kAffine = true;
+    // Split: the store op holding the norm's input, which the normalize kernel reads (-1: none).
+    static constexpr int kPrenormStoreSlot = 0;
     // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
     // (m, n) and (m, n+1); n is even.
     __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p,

@@ -12,6 +12,8 @@ namespace proj_residual_gelu_tanh_f32_sm80_64x128x64_s3 {
 struct Epilogue1 {
     static constexpr float kEps = 0.0f;
     static constexpr bool kAffine = false;
+    // Split: the store op holding the norm's input, which the normalize kernel reads (-1: none).
+    static constexpr int kPrenormStoreSlot = -1;
     // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
     // (m, n) and (m, n+1); n is even.
     __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p,

@@ -447,6 +447,10 @@ struct Epilogue {
     // Split strategy: the pre-norm values travel as bf16 (deviations from the tile mean for
     // LayerNorm) when the output is bf16, else as f32.
     static constexpr bool kPrenormBf16 = DT_OUT == DT_BF16;
+    // ... and where a store op holds the norm's input (the plan's prenorm_store_slot), the
+    // normalize kernel reads that output instead, tile by tile (norm_epilogue).
+    static constexpr bool kPrenormFromStore =
+        STRATEGY == STRATEGY_SPLIT && kPrenormBf16 && Epi::kPrenormStoreSlot >= 0;
     static constexpr int kOutBytes = DT_OUT == DT_F32 ? 4 : 2;
     // The Hopper tile buffer's row width in a block (TileInputs): 128 bytes, or 64 where a tile
     // row is not whole 128-byte blocks (160 16-bit columns).
@@ -465,6 +469,22 @@ struct Epilogue {
     {
         if constexpr (STRATEGY == STRATEGY_CLUSTER)
             for (int slot = 0; slot < 2; ++slot) exchange_bar_init(exchange_bars(scratch) + slot, cluster_size() * kPushers);
+    }
+
+    // sync() that also returns whether v was true in any of the threads.
+    __device__ static bool sync_or(bool v)
+    {
+        if constexpr (SYNC_THREADS == 0) return __syncthreads_or(v) != 0;
+        unsigned any = 0;
+        if constexpr (SYNC_THREADS == 128)
+            asm volatile("{\n .reg .pred p, q;\n setp.ne.u32 p, %1, 0;\n barrier.red.or.pred q, %2, 128, p;\n"
+                         " selp.u32 %0, 1, 0, q;\n}\n"
+                         : "=r"(any) : "r"(static_cast<unsigned>(v)), "r"(threadIdx.x >> 7) : "memory");
+        else
+            asm volatile("{\n .reg .pred p, q;\n setp.ne.u32 p, %1, 0;\n barrier.red.or.pred q, 1, %2, p;\n"
+                         " selp.u32 %0, 1, 0, q;\n}\n"
+                         : "=r"(any) : "r"(static_cast<unsigned>(v)), "n"(SYNC_THREADS) : "memory");
+        return any != 0;
     }
 
     __device__ static void sync()
@@ -642,9 +662,9 @@ struct Epilogue {
             store_tile(p, in, acc, row_base, col_base, lane);
             if (in.staged_out) flush(in, in.out_map, tid);
         } else {
-            norm_epilogue(p, in, acc, static_cast<float *>(scratch), tile, row_base, col_base, warp_m, warp_n, lane,
-                          free_before_out ? tid : -1);
-            if (in.staged_out) flush(in, in.out_map, tid);   // split: the map is of the pre-norm values
+            const bool wrote = norm_epilogue(p, in, acc, static_cast<float *>(scratch), tile, row_base, col_base,
+                                             warp_m, warp_n, lane, free_before_out ? tid : -1);
+            if (in.staged_out) flush(in, in.out_map, tid, wrote);   // split: the map is of the pre-norm values
         }
         // The tile buffer may be refilled once the copies have read it: the caller waits for
         // that (release_tile) when it needs the buffer again, not here, so the copies of the
@@ -659,11 +679,14 @@ struct Epilogue {
 
     // The tile buffer -> the tensor of map, one TMA copy per block by thread 0, after every
     // thread's writes into the buffer (made visible to the copy engine first).
-    __device__ static void flush(const TileInputs &in, const void *map, int tid)
+    // issue false: the barrier alone (nothing was written). The barrier is not skipped: a
+    // barrier under a branch the compiler cannot prove warp-uniform made it rebuild the
+    // consumers' mainloop with warp syncs and per-thread addresses (+8k cycles a tile, v33).
+    __device__ static void flush(const TileInputs &in, const void *map, int tid, bool issue = true)
     {
         fence_proxy_async_shared();
         sync();
-        if (tid == 0) {
+        if (tid == 0 && issue) {
             for (int b = 0; b < BN / in.block_cols; ++b)
                 tma_store_2d(map, in.tile + static_cast<unsigned>(b * in.block_bytes), in.n0 + b * in.block_cols, in.m0);
             bulk_commit();
@@ -738,8 +761,8 @@ struct Epilogue {
     // squares for RMSNorm), then the split hand-off, or the normalization in registers (row:
     // this CTA holds whole rows; cluster: the cluster does, and the CTAs add their partials).
     // free_tid >= 0: the tile buffer is still being copied out; free it (tile_free(free_tid))
-    // before writing into it.
-    __device__ static void norm_epilogue(const Params &p, const TileInputs &in, float (&acc)[MI][NI][4], float *scratch,
+    // before writing into it. Returns whether out (split: the pre-norm copy) was written.
+    __device__ static bool norm_epilogue(const Params &p, const TileInputs &in, float (&acc)[MI][NI][4], float *scratch,
                                          TileCoord tile, int row_base, int col_base, int warp_m, int warp_n, int lane,
                                          int free_tid)
     {
@@ -792,7 +815,27 @@ struct Epilogue {
                 cluster_total(second, scratch, in.ordinal * kExchanges + 1, warp_m, warp_n, lane);
         }
 
-        if (free_tid >= 0) tile_free(free_tid);
+        // Split, the norm's input already stored as bf16 (kPrenormFromStore): the normalize
+        // kernel reads that output, so the tile writes its own copy (deviations from the tile
+        // mean) only where plain bf16 values would lose precision: some row's tile mean larger
+        // than its spread (mean^2 * count > M2). One decision a tile (a barrier with an OR).
+        // RMSNorm's copy holds the plain values: never needed.
+        bool keep_copy = true;
+        if constexpr (kPrenormFromStore) {
+            if constexpr (NORM == NORM_LAYERNORM) {
+                bool need = false;
+#pragma unroll
+                for (int mi = 0; mi < MI; ++mi)
+#pragma unroll
+                    for (int h = 0; h < 2; ++h)
+                        need |= row_base + mi * kFragStep + h * 8 < p.m &&
+                                mean[mi][h] * mean[mi][h] * count > second[mi][h];
+                keep_copy = sync_or(need);
+            } else {
+                keep_copy = false;
+            }
+        }
+        if (free_tid >= 0 && keep_copy) tile_free(free_tid);
         if constexpr (STRATEGY == STRATEGY_SPLIT) {
             // Keep the values and this tile's partial statistics; the normalize kernel merges.
             // For a bf16 output the values travel as bf16, less the tile's mean for LayerNorm:
@@ -800,7 +843,9 @@ struct Epilogue {
             // tile mean rather than with the value, so rows whose mean dwarfs their spread stay
             // precise (plain bf16 values would not). The output is then rounded twice; where the
             // tile means differ by several row spreads the error grows with that difference.
-            if (kPrenormBf16 && kQuads && in.staged_out) {   // the whole tile; its copies out skip what is outside
+            if (!keep_copy) {
+                // nothing to write: the normalize kernel reads the stored output
+            } else if (kPrenormBf16 && kQuads && in.staged_out) {   // the whole tile; its copies out skip what is outside
                 store_quads(in, lane, [&](int mi, int ni, int h) {
                     const float c = NORM == NORM_LAYERNORM ? mean[mi][h] : 0.0f;
                     return pack2<DT_BF16>(acc[mi][ni][h * 2] - c, acc[mi][ni][h * 2 + 1] - c);
@@ -841,13 +886,16 @@ struct Epilogue {
                         if (m < p.m) {
                             float *st = p.stats + (static_cast<long long>(m) * p.stats_ld + tile.n) * 2;
                             st[0] = mean[mi][h];
-                            st[1] = (NORM == NORM_LAYERNORM) ? second[mi][h] : 0.0f;
+                            // M2 >= 0: its sign bit marks a tile without its own copy
+                            const float m2 = (NORM == NORM_LAYERNORM) ? second[mi][h] : 0.0f;
+                            st[1] = keep_copy ? m2 : __int_as_float(__float_as_int(m2) | 0x80000000);
                         }
                     }
             }
         } else {
             finish(p, in, acc, mean, second, row_base, col_base);
         }
+        return keep_copy;
     }
 
     // Row and cluster strategies: normalize in registers, apply the ops after the norm, and
@@ -1000,13 +1048,18 @@ struct Epilogue {
         // bf16 rows: the first columns' loads are issued before the statistics are merged, so
         // both are in flight at once.
         const unsigned short *row16 = reinterpret_cast<const unsigned short *>(p.prenorm) + static_cast<long long>(m) * p.n;
+        // kPrenormFromStore: the row as the store op wrote it, the copy only for tiles that kept one
+        const unsigned short *src16 = row16;
+        if constexpr (kPrenormFromStore)
+            src16 = static_cast<const unsigned short *>(p.store[Epi::kPrenormStoreSlot]) +
+                    static_cast<long long>(m) * p.ld_store[Epi::kPrenormStoreSlot];
         uint4 chunk[kNormLoads] = {};
-        if constexpr (kPrenormBf16) load_chunk(chunk, row16, 0, lane, p.n);
+        if constexpr (kPrenormBf16) load_chunk(chunk, src16, 0, lane, p.n);
         float cnt = 0.0f, mean = 0.0f, m2 = 0.0f;
         for (int t = lane; t < p.stats_ld; t += 32) {
             float c = static_cast<float>(min(BN, p.n - t * BN));
             if (NORM == NORM_LAYERNORM) {
-                chan_merge(cnt, mean, m2, c, st[2 * t], st[2 * t + 1]);
+                chan_merge(cnt, mean, m2, c, st[2 * t], kPrenormFromStore ? fabsf(st[2 * t + 1]) : st[2 * t + 1]);
             } else {
                 mean += st[2 * t] * c;   // sum of squares
                 cnt += c;
@@ -1039,8 +1092,18 @@ struct Epilogue {
                 for (int i = 0; i < kNormLoads; ++i) {
                     const int n = c0 + (i * 32 + lane) * 8;
                     if (n >= p.n) break;
-                    // LayerNorm: the stored deviation plus its tile's mean, less the row's mean.
-                    const float back = NORM == NORM_LAYERNORM ? st[2 * (n / BN)] - shift : 0.0f;
+                    // LayerNorm: the stored deviation plus its tile's mean, less the row's mean
+                    // (or, read from the store op's output, the value less the row's mean).
+                    float back = NORM == NORM_LAYERNORM ? st[2 * (n / BN)] - shift : 0.0f;
+                    if constexpr (kPrenormFromStore && NORM == NORM_LAYERNORM) {
+                        if (!signbit(st[2 * (n / BN) + 1])) {   // this tile kept its copy
+                            chunk[i] = __ldg(reinterpret_cast<const uint4 *>(row16 + n));
+                        } else {
+                            back = -shift;
+                        }
+                    } else if constexpr (kPrenormFromStore) {
+                        back = 0.0f;
+                    }
                     const unsigned w[4] = {chunk[i].x, chunk[i].y, chunk[i].z, chunk[i].w};
                     // gamma and beta for the 8 columns, one 16-byte load each (the runtime
                     // checked both pointers 16-byte aligned; N % 8 == 0)
@@ -1067,7 +1130,7 @@ struct Epilogue {
                 }
                 c0 += kNormLoads * 32 * 8;
                 if (c0 >= p.n) break;
-                load_chunk(chunk, row16, c0, lane, p.n);
+                load_chunk(chunk, src16, c0, lane, p.n);
             }
         } else {
             const float *row = p.prenorm + static_cast<long long>(m) * p.n;

@@ -670,13 +670,17 @@ static void sync_or_die(cudaStream_t stream)
  *     pre-norm row is one value (variance 0): layernorm gives beta, rmsnorm gamma * sign.
  * With a residual the bias is the constant 0.25 (exact in every dtype). Returns 0 when the
  * kernel has neither bias nor residual (no large mean can be made; constant rows are zero). */
-static int make_special_rows(gpu_case *c, gpu_rng *rng, int64_t large[3], int64_t cons[3])
+/* Rows with a large mean (large[0..2]; large[3]: offset only in its first half of columns, the
+ * rest random, so a split kernel's tiles of one row differ in whether they keep their own
+ * pre-norm copy) and constant rows (cons). */
+static int make_special_rows(gpu_case *c, gpu_rng *rng, int64_t large[4], int64_t cons[3])
 {
     const fusegen_kernel *k = c->kern;
     const int64_t M = c->p.m, N = c->p.n, K = c->p.k;
     large[0] = 1;
     large[1] = M / 2;
     large[2] = M - 1;
+    large[3] = M / 4;
     cons[0] = 2;
     cons[1] = M / 2 + 1;
     cons[2] = M - 2;
@@ -694,6 +698,9 @@ static int make_special_rows(gpu_case *c, gpu_rng *rng, int64_t large[3], int64_
                 gpu_tensor_set(&c->res, cons[i], j, 100.0);
             }
     }
+    for (int64_t kk = 0; kk < K; kk++) gpu_tensor_set(&c->a, large[3], kk, gpu_rng_uniform(rng, -0.17, 0.17));
+    if (k->uses_residual)
+        for (int64_t j = 0; j < N / 2; j++) gpu_tensor_set(&c->res, large[3], j, 100.0);   /* the rest: random */
     return k->uses_bias || k->uses_residual;
 }
 
@@ -714,7 +721,7 @@ static void run_case(const fusegen_kernel *k, const test_shape *ts, int determin
 
     gpu_case c;
     gpu_case_init(&c, k, s, rng);
-    int64_t large[3] = {0, 0, 0}, cons[3] = {0, 0, 0};
+    int64_t large[4] = {0, 0, 0, 0}, cons[3] = {0, 0, 0};
     int special = ts->special && s->m >= 8 && has_norm(k->ops, k->n_ops);
     int have_large = special ? make_special_rows(&c, rng, large, cons) : 0;
 
@@ -771,13 +778,13 @@ static void run_case(const fusegen_kernel *k, const test_shape *ts, int determin
         const gpu_tensor *t = k->chain ? &c.out2 : &c.out;
         const double *ref = k->chain ? rr.out2 : rr.out;
         if (have_large)
-            check_rows_rel(k->name, where, "large-mean rows", t, ref, large, 3);
+            check_rows_rel(k->name, where, "large-mean rows", t, ref, large, 4);
         else
             printf("INFO  %-44s %-40s no bias or residual: no large-mean rows\n", k->name, where);
         check_rows_abs(k->name, where, "constant rows", t, ref, cons, 3);
         if (k->chain && !gpu_tensor_all_poison(&c.out)) {
             if (have_large)
-                check_rows_rel(k->name, where, "large-mean rows out", &c.out, rr.out, large, 3);
+                check_rows_rel(k->name, where, "large-mean rows out", &c.out, rr.out, large, 4);
             check_rows_abs(k->name, where, "constant rows out", &c.out, rr.out, cons, 3);
         }
     }

@@ -12,6 +12,8 @@ namespace proj_bias_residual_layernorm_sm80_64x128x32_s3_row {
 struct Epilogue1 {
     static constexpr float kEps = 1e-05f;
     static constexpr bool kAffine = true;
+    // Split: the store op holding the norm's input, which the normalize kernel reads (-1: none).
+    static constexpr int kPrenormStoreSlot = -1;
     // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
     // (m, n) and (m, n+1); n is even.
     __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p,
@@ -49,6 +51,8 @@ namespace proj_bias_residual_layernorm_sm80_64x128x32_s3_split {
 struct Epilogue1 {
     static constexpr float kEps = 1e-05f;
     static constexpr bool kAffine = true;
+    // Split: the store op holding the norm's input, which the normalize kernel reads (-1: none).
+    static constexpr int kPrenormStoreSlot = -1;
     // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
     // (m, n) and (m, n+1); n is even.
     __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p,

@@ -1036,9 +1036,39 @@ struct Epilogue {
         }
     }
 
+    // normalize(): eight bf16 values w of row m from column n on, plus back, times rstd, then
+    // gamma and beta (one 16-byte load each: the runtime checked both pointers 16-byte aligned;
+    // N % 8 == 0) and the ops after the norm; one 16-byte store (or two for f32).
+    __device__ static __forceinline__ void normalize8(const Params &p, int m, int n, const uint4 &w8, float back,
+                                                      float rstd)
+    {
+        const TileInputs no_inputs = {};
+        const unsigned w[4] = {w8.x, w8.y, w8.z, w8.w};
+        uint4 g8 = {}, b8 = {};
+        if constexpr (Epi::kAffine) {
+            g8 = __ldg(reinterpret_cast<const uint4 *>(static_cast<const unsigned short *>(p.gamma) + n));
+            if constexpr (NORM == NORM_LAYERNORM)
+                b8 = __ldg(reinterpret_cast<const uint4 *>(static_cast<const unsigned short *>(p.beta) + n));
+        }
+        const unsigned gw[4] = {g8.x, g8.y, g8.z, g8.w}, bw[4] = {b8.x, b8.y, b8.z, b8.w};
+        float2 v[4];
+#pragma unroll
+        for (int j = 0; j < 4; ++j) {
+            v[j] = unpack2<DT_BF16>(w[j]);
+            v[j] = make_float2((v[j].x + back) * rstd, (v[j].y + back) * rstd);
+            if constexpr (Epi::kAffine) {
+                const float2 g = unpack2<DT_BF16>(gw[j]), b = unpack2<DT_BF16>(bw[j]);
+                v[j] = NORM == NORM_LAYERNORM ? make_float2(v[j].x * g.x + b.x, v[j].y * g.y + b.y)
+                                              : make_float2(v[j].x * g.x, v[j].y * g.y);
+            }
+            v[j] = Epi::post(v[j], m, n + 2 * j, p, no_inputs);
+        }
+        store8(p.out, static_cast<long long>(m) * p.ldo + n, v);
+    }
+
     // Split strategy, second kernel: one warp per row merges the tiles' statistics (Chan),
-    // then normalizes the row (f32, or bf16 as the GEMM kernel left it), applies the ops after
-    // the norm, and writes the output.
+    // then normalizes the row (f32, or bf16 as the GEMM kernel left it, or as the store op
+    // wrote it: kPrenormFromStore), applies the ops after the norm, and writes the output.
     __device__ static void normalize(const Params &p)
     {
         const int lane = threadIdx.x & 31;
@@ -1046,9 +1076,8 @@ struct Epilogue {
         if (m >= p.m) return;
         const float *st = p.stats + static_cast<long long>(m) * p.stats_ld * 2;
         // bf16 rows: the first columns' loads are issued before the statistics are merged, so
-        // both are in flight at once.
+        // both are in flight at once. kPrenormFromStore: the row as the store op wrote it.
         const unsigned short *row16 = reinterpret_cast<const unsigned short *>(p.prenorm) + static_cast<long long>(m) * p.n;
-        // kPrenormFromStore: the row as the store op wrote it, the copy only for tiles that kept one
         const unsigned short *src16 = row16;
         if constexpr (kPrenormFromStore)
             src16 = static_cast<const unsigned short *>(p.store[Epi::kPrenormStoreSlot]) +
@@ -1056,10 +1085,14 @@ struct Epilogue {
         uint4 chunk[kNormLoads] = {};
         if constexpr (kPrenormBf16) load_chunk(chunk, src16, 0, lane, p.n);
         float cnt = 0.0f, mean = 0.0f, m2 = 0.0f;
+        bool copies = false;   // kPrenormFromStore: some tile of this lane kept its own copy
         for (int t = lane; t < p.stats_ld; t += 32) {
             float c = static_cast<float>(min(BN, p.n - t * BN));
             if (NORM == NORM_LAYERNORM) {
-                chan_merge(cnt, mean, m2, c, st[2 * t], kPrenormFromStore ? fabsf(st[2 * t + 1]) : st[2 * t + 1]);
+                // kPrenormFromStore: M2's sign bit set marks a tile without its own copy
+                const float t_m2 = st[2 * t + 1];
+                if (kPrenormFromStore) copies |= !signbit(t_m2);
+                chan_merge(cnt, mean, m2, c, st[2 * t], kPrenormFromStore ? fabsf(t_m2) : t_m2);
             } else {
                 mean += st[2 * t] * c;   // sum of squares
                 cnt += c;
@@ -1084,9 +1117,20 @@ struct Epilogue {
         const float var = (NORM == NORM_LAYERNORM) ? m2 / static_cast<float>(p.n) : mean / static_cast<float>(p.n);
         const float rstd = 1.0f / sqrtf(var + Epi::kEps);
         const float shift = (NORM == NORM_LAYERNORM) ? mean : 0.0f;
-        const TileInputs no_inputs = {};
         // The pre-norm row was written by the GEMM kernel; in this kernel it is read-only.
         if constexpr (kPrenormBf16) {
+            if (kPrenormFromStore && NORM == NORM_LAYERNORM && __any_sync(0xffffffffu, copies)) {
+                // Some tile of the row kept its deviations (its tile mean exceeds its spread):
+                // each 8 columns from the tile's own source. Rare, so kept apart from the
+                // loop below, which then needs no second row pointer (its registers set the
+                // kernel's occupancy).
+                for (int n = lane * 8; n < p.n; n += 32 * 8) {
+                    const bool kept = !signbit(st[2 * (n / BN) + 1]);
+                    const uint4 w8 = __ldg(reinterpret_cast<const uint4 *>((kept ? row16 : src16) + n));
+                    normalize8(p, m, n, w8, kept ? st[2 * (n / BN)] - shift : -shift, rstd);
+                }
+                return;
+            }
             for (int c0 = 0;;) {
 #pragma unroll
                 for (int i = 0; i < kNormLoads; ++i) {
@@ -1094,45 +1138,16 @@ struct Epilogue {
                     if (n >= p.n) break;
                     // LayerNorm: the stored deviation plus its tile's mean, less the row's mean
                     // (or, read from the store op's output, the value less the row's mean).
-                    float back = NORM == NORM_LAYERNORM ? st[2 * (n / BN)] - shift : 0.0f;
-                    if constexpr (kPrenormFromStore && NORM == NORM_LAYERNORM) {
-                        if (!signbit(st[2 * (n / BN) + 1])) {   // this tile kept its copy
-                            chunk[i] = __ldg(reinterpret_cast<const uint4 *>(row16 + n));
-                        } else {
-                            back = -shift;
-                        }
-                    } else if constexpr (kPrenormFromStore) {
-                        back = 0.0f;
-                    }
-                    const unsigned w[4] = {chunk[i].x, chunk[i].y, chunk[i].z, chunk[i].w};
-                    // gamma and beta for the 8 columns, one 16-byte load each (the runtime
-                    // checked both pointers 16-byte aligned; N % 8 == 0)
-                    uint4 g8 = {}, b8 = {};
-                    if constexpr (Epi::kAffine) {
-                        g8 = __ldg(reinterpret_cast<const uint4 *>(static_cast<const unsigned short *>(p.gamma) + n));
-                        if constexpr (NORM == NORM_LAYERNORM)
-                            b8 = __ldg(reinterpret_cast<const uint4 *>(static_cast<const unsigned short *>(p.beta) + n));
-                    }
-                    const unsigned gw[4] = {g8.x, g8.y, g8.z, g8.w}, bw[4] = {b8.x, b8.y, b8.z, b8.w};
-                    float2 v[4];
-#pragma unroll
-                    for (int j = 0; j < 4; ++j) {
-                        v[j] = unpack2<DT_BF16>(w[j]);
-                        v[j] = make_float2((v[j].x + back) * rstd, (v[j].y + back) * rstd);
-                        if constexpr (Epi::kAffine) {
-                            const float2 g = unpack2<DT_BF16>(gw[j]), b = unpack2<DT_BF16>(bw[j]);
-                            v[j] = NORM == NORM_LAYERNORM ? make_float2(v[j].x * g.x + b.x, v[j].y * g.y + b.y)
-                                                          : make_float2(v[j].x * g.x, v[j].y * g.y);
-                        }
-                        v[j] = Epi::post(v[j], m, n + 2 * j, p, no_inputs);
-                    }
-                    store8(p.out, static_cast<long long>(m) * p.ldo + n, v);
+                    const float back = NORM != NORM_LAYERNORM ? 0.0f : kPrenormFromStore ? -shift
+                                                                                          : st[2 * (n / BN)] - shift;
+                    normalize8(p, m, n, chunk[i], back, rstd);
                 }
                 c0 += kNormLoads * 32 * 8;
                 if (c0 >= p.n) break;
                 load_chunk(chunk, src16, c0, lane, p.n);
             }
         } else {
+            const TileInputs no_inputs = {};
             const float *row = p.prenorm + static_cast<long long>(m) * p.n;
 #pragma unroll 4
             for (int n = lane * 4; n < p.n; n += 128) {

@@ -69,8 +69,9 @@ static const char spec_portable[] =
 
 /* Added on a 9.0 device: Hopper row, cluster and split variants (bf16 out), a split variant
  * with f16 out (its store goes through the shared-memory tile buffer, its f32 pre-norm values
- * do not), and f32 out (f32 rows in the tile buffer) with row, cluster and split variants. */
-#define FG_HOPPER_VARIANTS 7
+ * do not), f32 out (f32 rows in the tile buffer) with row, cluster and split variants, and a
+ * 160-column split variant (64-byte tile-buffer boxes; its normalize kernel reads the store). */
+#define FG_HOPPER_VARIANTS 8
 static const char spec_hopper[] =
     ",\n"
     "    {\n"
@@ -92,6 +93,13 @@ static const char spec_hopper[] =
     "      \"tiles\": [ {\"m\": 128, \"n\": 128, \"k\": 64, \"stages\": 3} ],\n"
     "      \"epilogue\": [ {\"op\": \"residual\", \"beta\": 0.5}, {\"op\": \"store\", \"as\": \"pre\"},\n"
     "                    {\"op\": \"rmsnorm\"}, {\"op\": \"gelu\"} ]\n"
+    "    },\n"
+    "    {\n"
+    "      \"name\": \"bf16_hopper_n160_store_layernorm\", \"arch\": [\"sm_90a\"],\n"
+    "      \"a\": \"bf16\", \"b\": \"bf16\", \"out\": \"bf16\",\n"
+    "      \"tiles\": [ {\"m\": 128, \"n\": 160, \"k\": 64, \"stages\": 4} ],\n"
+    "      \"epilogue\": [ {\"op\": \"bias\"}, {\"op\": \"residual\"}, {\"op\": \"store\", \"as\": \"pre\"},\n"
+    "                    {\"op\": \"layernorm\", \"strategy\": \"split\"} ]\n"
     "    }";
 
 /* ---- float64 reference ------------------------------------------------------------------------ */

@@ -293,6 +293,19 @@ static void test_arch(void)
     CHECK(fg_arch_sm90_builds(64, 256, 64, 4, true) && fg_arch_sm90_builds(128, 256, 64, 4, false));
     CHECK(!fg_arch_sm90_builds(128, 256, 64, 5, false) && !fg_arch_sm90_builds(128, 256, 32, 3, false));
     CHECK(fg_arch_sm90_builds(128, 128, 64, 5, true) && !fg_arch_sm90_builds(128, 256, 64, 3, true));
+    /* n 160: Hopper only; cooperative at m 128, ping-pong at m 64 (not m 128: 128x160
+     * accumulators a warpgroup); 5 stages with bf16 staging just fit (227232 bytes) */
+    CHECK(fg_arch_sm90_tile_ok(128, 160, 64, false) && fg_arch_sm90_tile_ok(64, 160, 64, true) &&
+          !fg_arch_sm90_tile_ok(128, 160, 64, true) && !fg_arch_sm90_tile_ok(128, 96, 64, false));
+    CHECK(fg_arch_sm90_only(160, FG_SCHEDULE_AUTO) && fg_arch_sm90_only(128, FG_SCHEDULE_PINGPONG) &&
+          !fg_arch_sm90_only(128, FG_SCHEDULE_AUTO) && !fg_arch_sm90_only(256, FG_SCHEDULE_AUTO));
+    CHECK(fg_arch_sm90_smem_bytes(128, 160, 5, false, false, fg_arch_sm90_staged_inputs_bytes(128, 160, 2, true, true, false)) ==
+          227232u);
+    CHECK(fg_arch_sm90_smem_bytes(128, 160, 5, false, false, fg_arch_sm90_staged_inputs_bytes(128, 160, 2, true, true, false)) <=
+          fg_arch_smem_limit(FG_ARCH_SM90A));
+    /* the tile buffer's row width: 64 bytes only where a row is not whole 128-byte blocks */
+    CHECK(fg_arch_sm90_epilogue_row_bytes(160, 2) == 64 && fg_arch_sm90_epilogue_row_bytes(160, 4) == 128 &&
+          fg_arch_sm90_epilogue_row_bytes(256, 2) == 128 && fg_arch_sm90_epilogue_row_bytes(64, 2) == 128);
 }
 
 int main(void)

@@ -204,20 +204,27 @@ static void test_status_strings(void)
     CHECK(fusegen_last_detail() != NULL);
 }
 
+/* A split LayerNorm kernel of the test table with another tile and priority; sm 90 makes it an
+ * sm_90a (arch-specific) kernel. */
+static fusegen_kernel split_variant(const char *name, int tile_m, int tile_n, int priority, int sm)
+{
+    fusegen_kernel k = g_kernels[K_SPLIT_A];
+    k.name = name;
+    k.tile_m = tile_m;
+    k.tile_n = tile_n;
+    k.priority = priority;
+    k.sm = sm;
+    k.arch_specific = sm == 90;
+    return k;
+}
+
 /* Between kernels of one strategy and family, fewer padded columns (over the tile's rate) beat
  * a larger tile: N = 320 goes to the 128-column tile, N = 1024 to the 256-column one. */
 static void test_query_column_cost(void)
 {
-    fusegen_kernel wide = g_kernels[K_SPLIT_A], narrow = g_kernels[K_SPLIT_A], pingpong = g_kernels[K_SPLIT_A];
-    wide.name = "ln_sm80_128x256x64_s3_split";
-    wide.tile_n = 256;
-    wide.priority = 1032771;
-    narrow.name = "ln_sm80_128x128x64_s5_split";
-    narrow.priority = 1016389;
-    pingpong.name = "ln_sm80_64x256x64_s4_split";
-    pingpong.tile_m = 64;
-    pingpong.tile_n = 256;
-    pingpong.priority = 1016388;
+    const fusegen_kernel wide = split_variant("ln_sm80_128x256x64_s3_split", 128, 256, 1032771, 80);
+    const fusegen_kernel narrow = split_variant("ln_sm80_128x128x64_s5_split", 128, 128, 1016389, 80);
+    const fusegen_kernel pingpong = split_variant("ln_sm80_64x256x64_s4_split", 64, 256, 1016388, 80);
     const fusegen_kernel table[] = {wide, pingpong, narrow};
     const fusegen_library lib = {.name = "cost", .generator_version = "0.1.0", .spec_sha256 = "0",
                                  .kernels = table, .n_kernels = 3};
@@ -248,19 +255,10 @@ static void test_query_column_cost(void)
  * more columns than the others; above, and where it wastes columns, it does not. */
 static void test_query_pingpong_short_k(void)
 {
-    fusegen_kernel wide = g_kernels[K_SPLIT_A], narrow = g_kernels[K_SPLIT_A], pingpong = g_kernels[K_SPLIT_A];
-    wide.name = "ln_sm90a_128x256x64_s3_split";
-    wide.tile_n = 256;
-    wide.priority = 1032771;
-    narrow.name = "ln_sm90a_128x128x64_s5_split";
-    narrow.priority = 1016389;
-    pingpong.name = "ln_sm90a_64x256x64_s4_split";
-    pingpong.tile_m = 64;
-    pingpong.tile_n = 256;
-    pingpong.priority = 1016388;
+    const fusegen_kernel wide = split_variant("ln_sm90a_128x256x64_s3_split", 128, 256, 1032771, 90);
+    const fusegen_kernel narrow = split_variant("ln_sm90a_128x128x64_s5_split", 128, 128, 1016389, 90);
+    fusegen_kernel pingpong = split_variant("ln_sm90a_64x256x64_s4_split", 64, 256, 1016388, 90);
     pingpong.pingpong = 1;
-    wide.sm = narrow.sm = pingpong.sm = 90;
-    wide.arch_specific = narrow.arch_specific = pingpong.arch_specific = 1;
     const fusegen_kernel table[] = {wide, narrow, pingpong};
     const fusegen_library lib = {.name = "pp", .generator_version = "0.1.0", .spec_sha256 = "0",
                                  .kernels = table, .n_kernels = 3};
@@ -294,17 +292,9 @@ static void test_query_pingpong_short_k(void)
  * and, at equal column cost, is the larger tile), never where a 256-column tile pads nothing. */
 static void test_query_tile_n160(void)
 {
-    fusegen_kernel wide = g_kernels[K_SPLIT_A], narrow = g_kernels[K_SPLIT_A], n160 = g_kernels[K_SPLIT_A];
-    wide.name = "ln_sm90a_128x256x64_s3_split";
-    wide.tile_n = 256;
-    wide.priority = 1032771;
-    narrow.name = "ln_sm90a_128x128x64_s5_split";
-    narrow.priority = 1016389;
-    n160.name = "ln_sm90a_128x160x64_s5_split";
-    n160.tile_n = 160;
-    n160.priority = 1020485;
-    wide.sm = narrow.sm = n160.sm = 90;
-    wide.arch_specific = narrow.arch_specific = n160.arch_specific = 1;
+    const fusegen_kernel wide = split_variant("ln_sm90a_128x256x64_s3_split", 128, 256, 1032771, 90);
+    const fusegen_kernel narrow = split_variant("ln_sm90a_128x128x64_s5_split", 128, 128, 1016389, 90);
+    const fusegen_kernel n160 = split_variant("ln_sm90a_128x160x64_s5_split", 128, 160, 1020485, 90);
     const fusegen_kernel table[] = {wide, narrow, n160};
     const fusegen_library lib = {.name = "n160", .generator_version = "0.1.0", .spec_sha256 = "0",
                                  .kernels = table, .n_kernels = 3};

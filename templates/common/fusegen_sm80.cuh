@@ -757,6 +757,14 @@ struct Epilogue {
             }
     }
 
+    // kPrenormFromStore: whether a row's tile values need the tile's own copy (deviations from
+    // the tile mean) because plain bf16 values would lose precision: the tile mean larger than
+    // the spread. False for non-finite statistics.
+    __device__ static bool copy_needed(float mean, float m2, float count)
+    {
+        return mean * mean * count > m2;
+    }
+
     // The norm over each row: statistics (mean first, then centered squares; or the mean of
     // squares for RMSNorm), then the split hand-off, or the normalization in registers (row:
     // this CTA holds whole rows; cluster: the cluster does, and the CTAs add their partials).
@@ -818,7 +826,9 @@ struct Epilogue {
         // Split, the norm's input already stored as bf16 (kPrenormFromStore): the normalize
         // kernel reads that output, so the tile writes its own copy (deviations from the tile
         // mean) only where plain bf16 values would lose precision: some row's tile mean larger
-        // than its spread (mean^2 * count > M2). One decision a tile (a barrier with an OR).
+        // than its spread (copy_needed). One decision a tile (a barrier with an OR); each row's
+        // statistics still say whether that row itself needs the copy, so the normalize kernel
+        // reads it for those rows only and a row's output never depends on its neighbours.
         // RMSNorm's copy holds the plain values: never needed.
         bool keep_copy = true;
         if constexpr (kPrenormFromStore) {
@@ -828,8 +838,7 @@ struct Epilogue {
                 for (int mi = 0; mi < MI; ++mi)
 #pragma unroll
                     for (int h = 0; h < 2; ++h)
-                        need |= row_base + mi * kFragStep + h * 8 < p.m &&
-                                mean[mi][h] * mean[mi][h] * count > second[mi][h];
+                        need |= row_base + mi * kFragStep + h * 8 < p.m && copy_needed(mean[mi][h], second[mi][h], count);
                 keep_copy = sync_or(need);
             } else {
                 keep_copy = false;
@@ -886,9 +895,11 @@ struct Epilogue {
                         if (m < p.m) {
                             float *st = p.stats + (static_cast<long long>(m) * p.stats_ld + tile.n) * 2;
                             st[0] = mean[mi][h];
-                            // M2 >= 0: its sign bit marks a tile without its own copy
+                            // M2 >= 0: its sign bit marks a row the normalize kernel reads from
+                            // the store op's output (this tile kept no copy, or the row needs none)
                             const float m2 = (NORM == NORM_LAYERNORM) ? second[mi][h] : 0.0f;
-                            st[1] = keep_copy ? m2 : __int_as_float(__float_as_int(m2) | 0x80000000);
+                            const bool read_copy = keep_copy && (!kPrenormFromStore || copy_needed(mean[mi][h], m2, count));
+                            st[1] = read_copy ? m2 : __int_as_float(__float_as_int(m2) | 0x80000000);
                         }
                     }
             }

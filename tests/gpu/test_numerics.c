@@ -35,6 +35,10 @@
  *                      values: the clean rows of every output must be bitwise identical to the
  *                      first run (each output row depends on its A row only, and the kernels are
  *                      deterministic), so nothing leaked across rows, not even below tolerance.
+ *                      Where the kernel takes a residual, the poisoned rows' residual is offset
+ *                      by +16: finite, their mean then dwarfs their spread, which changes how
+ *                      a split kernel's tile hands its rows over (its own deviations copy);
+ *                      the clean rows of that tile must not notice.
  *   huge-k             Non-chain kernels: M = 64, N = min(256, max_n or 256), K = 65536 (A ~
  *                      U(-1,1), B ~ U(-1,1) * sqrt(3/K), as gpu_case_init draws them), against the
  *                      float64 reference.
@@ -663,6 +667,12 @@ static int check_nan_inf(const fusegen_kernel *k, gpu_rng *rng, cudaStream_t str
         gpu_tensor_set(&c.a, at[i][0], at[i][1], i < 3 ? NAN : INFINITY);
         row_kind[at[i][0]] = i < 3 ? ROW_NAN : ROW_INF;
     }
+    /* A large residual mean on the poisoned rows (see the header): only the isolation run,
+       where those rows are finite, can see it. */
+    if (k->uses_residual)
+        for (int i = 0; i < 4; i++)
+            for (int64_t n = 0; n < c.res.cols; n++)
+                gpu_tensor_set(&c.res, at[i][0], n, c.res.val[at[i][0] * c.res.cols + n] + 16.0);
     if (!case_upload(&c, "nan-inf", where)) {
         gpu_case_free(&c);
         return 1;

@@ -59,16 +59,20 @@ bool fg_arch_sm90_pingpong(long m, fg_schedule s)
 
 bool fg_arch_sm90_tile_ok(long m, long n, long k, bool pingpong)
 {
-    /* cooperative: each consumer warpgroup multiplies 64 rows of a 128-row tile; ping-pong: all
+    /* cooperative: the consumer warpgroups split a 128-row tile's rows (64 each), or a 64-row
+     * tile's columns (n / 2 each, a wgmma n: n 128, 256 or 320); ping-pong: each multiplies all
      * of a 64- or 128-row tile. A warpgroup's accumulators: at most 64 x 256. */
-    bool m_ok = pingpong ? (m == 64 || m == 128) : m == 128;
-    long wg_rows = pingpong ? m : m / 2;
-    return m_ok && (n == 64 || n == 128 || n == 160 || n == 256) && k == 64 && wg_rows * n <= 64 * 256;
+    bool col_split = !pingpong && m == 64;
+    bool m_ok = m == 64 || m == 128;
+    long wg_rows = pingpong || col_split ? m : m / 2;
+    long wg_cols = col_split ? n / 2 : n;
+    bool n_ok = col_split ? (n == 128 || n == 256 || n == 320) : (n == 64 || n == 128 || n == 160 || n == 256);
+    return m_ok && n_ok && k == 64 && wg_rows * wg_cols <= 64 * 256;
 }
 
 bool fg_arch_sm90_only(long n, fg_schedule s)
 {
-    return s != FG_SCHEDULE_AUTO || n == 160;
+    return s != FG_SCHEDULE_AUTO || n == 160 || n == 320;
 }
 
 int fg_arch_sm90_epilogue_row_bytes(long n, int out_bytes)
@@ -92,15 +96,16 @@ size_t fg_arch_sm90_smem_bytes(long m, long n, long stages, bool pingpong, bool 
     /* Each stage: the A and B tiles as rows of 128 bytes (64 16-bit elements, swizzled) and
      * two 8-byte mbarriers; two mbarriers a buffer for the staged inputs (inputs_full/_empty)
      * and, for ping-pong, one a consumer warpgroup (order); then a buffer's epilogue row
-     * scratch (4 bytes a row; the cluster strategy adds two mbarriers and two exchange slots
+     * scratch (4 bytes a row, twice for a column-split tile; the cluster strategy adds two mbarriers and two exchange slots
      * of 8 ranks x 4 bytes a row), the staged inputs, and 1024 bytes of room to align the
      * first stage to the swizzle pattern. Mirrors GemmSm90::SMEM_BYTES (the generated code
      * asserts that they agree). */
     const size_t buffers = (size_t)fg_arch_sm90_epilogue_buffers(pingpong);
+    const size_t warps_n = !pingpong && m == 64 ? 2u : 1u;   /* column-split tiles: a row sum a half */
     const size_t order = buffers > 1 ? 16u : 0u;
     const size_t exchange = cluster ? 16u + 2u * 8u * 4u * (size_t)m : 0u;
     return (size_t)stages * ((size_t)(m + n) * 128u + 16u) + buffers * 16u + order +
-           buffers * ((size_t)m * 4u + exchange) + staged_inputs + 1024u;
+           buffers * ((size_t)m * 4u * warps_n + exchange) + staged_inputs + 1024u;
 }
 
 size_t fg_arch_sm90_staged_inputs_bytes(long m, long n, int out_bytes, bool tile, bool bias, bool pingpong)

@@ -151,7 +151,7 @@ static void check_duplicate_tile(checker *c, const fg_gemm *g, size_t i)
     }
 }
 
-/* A tile that names a schedule, or has n 160, is built by the Hopper family alone: the kernel
+/* A tile that names a schedule, or has n 160 or 320, is built by the Hopper family alone: the kernel
  * must list sm_90a with B "nk", and the tile must suit its schedule and fit sm_90a's shared
  * memory. */
 static void check_hopper_tile(checker *c, const fg_kernel_spec *k, const fg_gemm *g, const fg_tile *t)
@@ -175,8 +175,9 @@ static void check_hopper_tile(checker *c, const fg_kernel_spec *k, const fg_gemm
         return;
     }
     if (!fg_arch_sm90_tile_ok(t->m, t->n, t->k, pingpong)) {
-        err(c, sptr, "tile %ldx%ldx%ld cannot take schedule '%s' (cooperative: m 128; pingpong: m 64, or m 128 "
-            "with n <= 128; n 64, 128, 160 or 256; k 64)", t->m, t->n, t->k, name);
+        err(c, sptr, "tile %ldx%ldx%ld cannot take schedule '%s' (cooperative: m 128 with n 64, 128, 160 or 256, "
+            "or m 64 with n 128, 256 or 320, its warpgroups splitting the columns; pingpong: m 64 with n 64, 128, "
+            "160 or 256, or m 128 with n 64 or 128; k 64)", t->m, t->n, t->k, name);
         return;
     }
     size_t smem = fg_arch_sm90_smem_bytes(t->m, t->n, t->stages, pingpong, false, 0);
@@ -197,7 +198,7 @@ static void check_portable_tile_left(checker *c, const fg_kernel_spec *k, const 
     if (!older || g->n_tiles == 0) return;
     for (size_t i = 0; i < g->n_tiles; i++)
         if (!fg_arch_sm90_only(g->tiles[i].n, g->tiles[i].schedule)) return;
-    err(c, g->tiles[0].ptr, "every tile names a schedule or has n 160 (the Hopper family's alone), so none serves %s: "
+    err(c, g->tiles[0].ptr, "every tile names a schedule or has n 160 or 320 (the Hopper family's alone), so none serves %s: "
         "add a tile without \"schedule\" (n 32, 64, 128 or 256) or drop %s from the arch list",
         fg_spec_arch_name(*older), fg_spec_arch_name(*older));
 }
@@ -214,7 +215,7 @@ static void check_tiles(checker *c, const fg_kernel_spec *k, const fg_gemm *g)
             ok = false;
         }
         if (!fg_arch_sm80_tile_n_ok(t->n) && !fg_arch_sm90_only(t->n, FG_SCHEDULE_AUTO)) {
-            err(c, ptr_cat(&pb, t->ptr, "/n"), "tile n %ld is not supported (expected: 32, 64, 128, 256; 160 on "
+            err(c, ptr_cat(&pb, t->ptr, "/n"), "tile n %ld is not supported (expected: 32, 64, 128, 256; 160 or 320 on "
                 "sm_90a)", t->n);
             ok = false;
         }

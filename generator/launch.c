@@ -35,7 +35,8 @@ void fg_launch_record(const fg_plan_kernel *pk, int index, fg_launch_gemm *out)
     out->threads = g->threads;
     out->smem_bytes = (int)g->smem_bytes;
     out->tma_box_a = pk->family == FG_FAMILY_SM90 ? (int)g->bm : 0;
-    out->tma_box_b = pk->family == FG_FAMILY_SM90 ? (int)g->bn : 0;
+    /* a TMA box spans at most 256 rows: B of a 320-column tile comes in two boxes */
+    out->tma_box_b = pk->family == FG_FAMILY_SM90 ? (int)(g->bn > 256 ? g->bn / 2 : g->bn) : 0;
     out->epi_box_bytes = pk->family == FG_FAMILY_SM90 ? fg_arch_sm90_epilogue_row_bytes(g->bn, out->out_bytes) : 0;
 }
 

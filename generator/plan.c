@@ -180,6 +180,10 @@ static bool plan__sm90_ok(const fg_kernel_spec *k, const fg_tile *t1, const fg_t
  * 224 registers since setmaxnreg: no spills.) */
 static bool plan__sm90_strategy_ok(const fg_tile *t1, fg_strategy s)
 {
+    /* A 64-row cooperative tile (its consumers split the columns) exists to hold whole rows
+     * of up to 320 columns in one CTA: the row strategy (no normalize pass) alone. */
+    bool col_split = !fg_arch_sm90_pingpong(t1->m, t1->schedule) && t1->m == 64;
+    if (col_split && (s == FG_STRATEGY_SPLIT || s == FG_STRATEGY_CLUSTER)) return false;
     if (s != FG_STRATEGY_CLUSTER) return true;
     return !fg_arch_sm90_pingpong(t1->m, t1->schedule) &&
            fg_arch_sm90_smem_bytes(t1->m, t1->n, t1->stages, false, true, 0) <= fg_arch_smem_limit(FG_ARCH_SM90A);
@@ -339,7 +343,7 @@ int fg_plan_build(fg_arena *arena, const fg_spec *spec, fg_plan *out, fg_diag *d
                         if (!sm90) continue;
                         family = FG_FAMILY_SM90;
                     } else {
-                        /* a tile that names a schedule, or has n 160, is the Hopper family's alone */
+                        /* a tile that names a schedule, or has n 160 or 320, is the Hopper family's alone */
                         if (fg_arch_sm90_only(t1->n, t1->schedule) ||
                             (k->has_then && fg_arch_sm90_only(t2->n, t2->schedule)))
                             continue;

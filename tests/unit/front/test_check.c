@@ -114,8 +114,13 @@ static void test_tiles(void)
                 "the 166912 bytes sm_80 allows", 1));
     CHECK(fires("l", H90A, "\"tiles\": [{\"m\": 128, \"n\": 256, \"k\": 64, \"stages\": 3, \"schedule\": \"pingpong\"}], " NOOPS,
                 "/kernels/0/tiles/0/schedule: tile 128x256x64 cannot take schedule 'pingpong'", 1));
-    CHECK(fires("l", H90A, "\"tiles\": [{\"m\": 64, \"n\": 128, \"k\": 64, \"stages\": 3, \"schedule\": \"cooperative\"}], " NOOPS,
-                "/kernels/0/tiles/0/schedule: tile 64x128x64 cannot take schedule 'cooperative'", 1));
+    /* a 64-row cooperative tile splits the columns: each half a wgmma n (64, 128 or 160) */
+    CHECK(fires("l", H90A, "\"tiles\": [{\"m\": 64, \"n\": 160, \"k\": 64, \"stages\": 3, \"schedule\": \"cooperative\"}], " NOOPS,
+                "/kernels/0/tiles/0/schedule: tile 64x160x64 cannot take schedule 'cooperative'", 1));
+    CHECK(fires("l", H90A, "\"tiles\": [{\"m\": 64, \"n\": 320, \"k\": 64, \"stages\": 3, \"schedule\": \"pingpong\"}], " NOOPS,
+                "/kernels/0/tiles/0/schedule: tile 64x320x64 cannot take schedule 'pingpong'", 1));
+    CHECK(fires("l", H90A, "\"tiles\": [{\"m\": 64, \"n\": 320, \"k\": 64, \"stages\": 5, \"schedule\": \"cooperative\"}], " NOOPS,
+                "needs 247392 bytes of shared memory", 1));
     CHECK(fires("l", HEAD, "\"tiles\": [{\"m\": 128, \"n\": 128, \"k\": 64, \"stages\": 3, \"schedule\": \"pingpong\"}], " NOOPS,
                 "schedule 'pingpong' is the Hopper family's, which needs \"sm_90a\"", 1));
     /* the same shape with the schedule its m implies is the same tile */
@@ -123,7 +128,7 @@ static void test_tiles(void)
                 " {\"m\": 128, \"n\": 128, \"k\": 64, \"stages\": 3, \"schedule\": \"cooperative\"}], " NOOPS,
                 "/kernels/0/tiles/1: duplicate tile 128x128x64 with 3 stages", 1));
     CHECK(fires("l", H90, "\"tiles\": [{\"m\": 128, \"n\": 128, \"k\": 64, \"stages\": 4, \"schedule\": \"pingpong\"}], " NOOPS,
-                "/kernels/0/tiles/0: every tile names a schedule or has n 160 (the Hopper family's alone), so none "
+                "/kernels/0/tiles/0: every tile names a schedule or has n 160 or 320 (the Hopper family's alone), so none "
                 "serves sm_80", 1));
     /* n 160: the Hopper family's alone (no portable kernel), cooperative at m 128, ping-pong at m 64 */
     CHECK(passes("l", H90, "\"tiles\": [{\"m\": 128, \"n\": 160, \"k\": 64, \"stages\": 5},"
@@ -138,7 +143,7 @@ static void test_tiles(void)
     CHECK(fires("l", H90A, "\"tiles\": [{\"m\": 256, \"n\": 160, \"k\": 64, \"stages\": 3}], " NOOPS,
                 "/kernels/0/tiles/0/n: tile 256x160x64 cannot take schedule 'cooperative'", 1));
     CHECK(fires("l", H90A, "\"tiles\": [{\"m\": 128, \"n\": 96, \"k\": 64, \"stages\": 3}], " NOOPS,
-                "/kernels/0/tiles/0/n: tile n 96 is not supported (expected: 32, 64, 128, 256; 160 on sm_90a)", 1));
+                "/kernels/0/tiles/0/n: tile n 96 is not supported (expected: 32, 64, 128, 256; 160 or 320 on sm_90a)", 1));
 #undef H90
 #undef H90A
     /* the chain's tiles are checked as well */
@@ -282,7 +287,17 @@ static void test_arch(void)
      * most 64x256 accumulators, so 128-row ping-pong tiles are at most 128 wide */
     CHECK(fg_arch_sm90_pingpong(64, FG_SCHEDULE_AUTO) && !fg_arch_sm90_pingpong(128, FG_SCHEDULE_AUTO));
     CHECK(fg_arch_sm90_pingpong(128, FG_SCHEDULE_PINGPONG) && !fg_arch_sm90_pingpong(64, FG_SCHEDULE_COOPERATIVE));
-    CHECK(!fg_arch_sm90_tile_ok(64, 256, 64, false) && fg_arch_sm90_tile_ok(128, 256, 64, false));
+    CHECK(fg_arch_sm90_tile_ok(128, 256, 64, false) && !fg_arch_sm90_tile_ok(128, 320, 64, false));
+    /* cooperative at m 64: the warpgroups split the columns, each half a wgmma n; 64x320 takes
+     * 160-column halves (80 accumulators a thread; a 64x320 ping-pong warpgroup would hold 160) */
+    CHECK(fg_arch_sm90_tile_ok(64, 256, 64, false) && fg_arch_sm90_tile_ok(64, 320, 64, false) &&
+          fg_arch_sm90_tile_ok(64, 128, 64, false) && !fg_arch_sm90_tile_ok(64, 160, 64, false) &&
+          !fg_arch_sm90_tile_ok(64, 320, 64, true) && !fg_arch_sm90_tile_ok(64, 64, 64, false));
+    CHECK(fg_arch_sm90_only(320, FG_SCHEDULE_AUTO));
+    /* its row sums take two floats a row (a half each): 3 stages with bf16 staging fit */
+    CHECK(fg_arch_sm90_smem_bytes(64, 320, 3, false, false, fg_arch_sm90_staged_inputs_bytes(64, 320, 2, true, true, false)) ==
+          3u * (384 * 128 + 16) + 16 + 512 + (64 * 640 + 640) + 1024);
+    CHECK(fg_arch_sm90_builds(64, 320, 64, 3, false) && !fg_arch_sm90_builds(64, 320, 64, 5, false));
     CHECK(fg_arch_sm90_tile_ok(128, 128, 64, true) && !fg_arch_sm90_tile_ok(128, 256, 64, true));
     /* 128x128 ping-pong with 5 stages and bf16 staging (two 32 KB tile buffers) just fits */
     CHECK(fg_arch_sm90_smem_bytes(128, 128, 5, true, false, fg_arch_sm90_staged_inputs_bytes(128, 128, 2, true, true, true)) ==

@@ -310,18 +310,24 @@ struct GemmSm90 {
     static constexpr int BK = 64;
     static constexpr bool PINGPONG = PINGPONG_;
     static constexpr int CONSUMERS = 2;                        // consumer warpgroups
+    // Cooperative on a 64-row tile: the consumers split the columns (each multiplies all 64
+    // rows by its half of B), so a row's BN columns fit in accumulators (BN 320: 160 a half).
+    static constexpr bool COL_SPLIT = !PINGPONG && BM == 64;
     static constexpr int TILE_THREADS = PINGPONG ? 128 : 256;  // the consumer threads on one tile
     static constexpr int TILE_CONSUMERS = TILE_THREADS / 128;  // ... as warpgroups (empty[]'s count)
     static constexpr int BUFFERS = PINGPONG ? 2 : 1;           // tiles in their epilogue at once
     static constexpr int THREADS = (CONSUMERS + 1) * 128;
     // The rows a consumer warpgroup multiplies on a tile, as 64-row wgmma blocks: one (the
     // cooperative half tile, a 64-row ping-pong tile) or two (a 128-row ping-pong tile).
-    static constexpr int WG_ROWS = PINGPONG ? BM : BM / 2, WG_BLOCKS = WG_ROWS / 64;
-    // A tile's warps: warp w owns rows 16w..16w+15 of each of its warpgroup's row blocks, all
-    // BN columns (the epilogue's fragment step: 16, or 64 across two row blocks).
-    static constexpr int WARPS_M = TILE_THREADS / 32;
+    static constexpr int WG_ROWS = PINGPONG || COL_SPLIT ? BM : BM / 2, WG_BLOCKS = WG_ROWS / 64;
+    static constexpr int WG_COLS = COL_SPLIT ? BN / 2 : BN;   // ... and its columns
+    // A tile's warps: warp w of a warpgroup owns rows 16w..16w+15 of each of the warpgroup's
+    // row blocks, all of its columns (the epilogue's fragment step: 16, or 64 across two row
+    // blocks); with COL_SPLIT the second warpgroup's warps are the second column of warps.
+    static constexpr int WARPS_N = COL_SPLIT ? 2 : 1;
+    static constexpr int WARPS_M = TILE_THREADS / 32 / WARPS_N;
     static constexpr int FRAG_STEP = WG_BLOCKS == 1 ? 16 : 64;
-    using Ep = fusegen_sm80::Epilogue<DT_OUT, BM, BN, WARPS_M, 1, NORM, STRATEGY, Epi, TILE_THREADS, FRAG_STEP>;
+    using Ep = fusegen_sm80::Epilogue<DT_OUT, BM, BN, WARPS_M, WARPS_N, NORM, STRATEGY, Epi, TILE_THREADS, FRAG_STEP>;
     static constexpr int A_STAGE_BYTES = BM * 128, B_STAGE_BYTES = BN * 128;
     static constexpr int STAGE_BYTES = A_STAGE_BYTES + B_STAGE_BYTES;
     // full, empty; inputs_full, inputs_empty a buffer; ping-pong: order, a consumer
@@ -349,7 +355,9 @@ struct GemmSm90 {
     static constexpr int kStrategy = STRATEGY;
     static constexpr int kOutBytes = OUT_BYTES;
     static constexpr int kDtAB = DT_AB;
-    static constexpr int kTmaBoxA = BM, kTmaBoxB = BN;
+    // A TMA box spans at most 256 rows: a 320-column tile's B comes in two boxes of 160.
+    static constexpr int B_BOXES = BN > 256 ? 2 : 1;
+    static constexpr int kTmaBoxA = BM, kTmaBoxB = BN / B_BOXES;
     static constexpr bool kPersistent = !CLUSTER;   // one CTA an SM on a 1-D grid (else clusters)
     // The epilogue's tensor maps the launcher makes (EpilogueMaps); their element type is DT_OUT.
     static constexpr bool kMapResidual = Staging::kResidual;
@@ -359,10 +367,12 @@ struct GemmSm90 {
     static constexpr int kDtOut = DT_OUT;
     static constexpr int kTmaBoxEpi = BM, kTmaBoxEpiBytes = EPI_ROW_BYTES;
     static_assert(BM == 64 || BM == 128, "tile m must be 64 or 128");
-    static_assert(PINGPONG || BM == 128, "the cooperative schedule splits a 128-row tile between the consumers");
-    static_assert(WG_ROWS * BN <= 64 * 256, "a consumer thread keeps at most 128 accumulators");
+    static_assert(WG_ROWS * WG_COLS <= 64 * 256, "a consumer thread keeps at most 128 accumulators");
+    static_assert(!COL_SPLIT || WG_COLS == 64 || WG_COLS == 128 || WG_COLS == 160, "a column half is a wgmma n");
+    static_assert(!(COL_SPLIT && STRATEGY != fusegen_sm80::STRATEGY_ROW && NORM != fusegen_sm80::NORM_NONE),
+                  "a 64-row cooperative tile takes the row strategy (or no norm)");
     static_assert(!(PINGPONG && CLUSTER), "the cluster strategy's exchange serves one tile at a time (tile m 128)");
-    static_assert(BN == 64 || BN == 128 || BN == 160 || BN == 256, "tile n must be 64, 128, 160 or 256");
+    static_assert(BN == 64 || BN == 128 || BN == 160 || BN == 256 || BN == 320, "tile n must be 64, 128, 160, 256 or 320");
     static_assert(BN % BLOCK_COLS == 0, "the tile is whole blocks wide");
     static_assert((STAGES * STAGE_BYTES) % 1024 == 0 && TILE_BYTES % 1024 == 0,
                   "the tile buffers start 1024-byte aligned (TMA swizzle)");
@@ -500,7 +510,9 @@ struct GemmSm90 {
                         mbar_expect_tx(&full[s], STAGE_BYTES);
                         unsigned char *sa = base + s * STAGE_BYTES;
                         tma_load_2d(sa, map_a, kt * BK, tile.m * BM, &full[s]);
-                        tma_load_2d(sa + A_STAGE_BYTES, map_b, kt * BK, tile.n * BN, &full[s]);
+                        for (int b = 0; b < B_BOXES; ++b)
+                            tma_load_2d(sa + A_STAGE_BYTES + b * (B_STAGE_BYTES / B_BOXES), map_b, kt * BK,
+                                        tile.n * BN + b * kTmaBoxB, &full[s]);
                     }
                 }
             } else if (STAGED && threadIdx.x >= 32) {
@@ -528,8 +540,10 @@ struct GemmSm90 {
         unsigned char *staged_tile = staged_tiles + buf * TILE_BYTES;
         unsigned char *staged_bias = staged_biases + buf * BIAS_BYTES;
         unsigned char *my_scratch = scratch + buf * Ep::SCRATCH_BYTES;
-        // The A rows this warpgroup multiplies: the whole A tile, or its half of it.
-        const int a_offset = PINGPONG ? 0 : consumer * 64 * 128;
+        // The A rows this warpgroup multiplies: the whole A tile, or its half of it; and its B
+        // rows (COL_SPLIT: its half of the columns, WG_COLS rows of 128 bytes in 16-byte units).
+        const int a_offset = PINGPONG || COL_SPLIT ? 0 : consumer * 64 * 128;
+        const int b_offset = COL_SPLIT ? consumer * WG_COLS * 8 : 0;
         // The previous tile's epilogue still owns the tile buffer: its copies out may not have
         // read it yet. Released once the next tile's first wgmma is issued, so the copies
         // overlap the mainloop instead of ending the epilogue.
@@ -547,11 +561,11 @@ struct GemmSm90 {
         for (int j = j_first, id = tiles.first + j_first * tiles.step; id < tiles.count;
              j += j_step, id += j_step * tiles.step) {
             const fusegen_sm80::TileCoord tile = tiles.coord(id);
-            float acc[WG_BLOCKS][BN / 8][4];
+            float acc[WG_BLOCKS][WG_COLS / 8][4];
 #pragma unroll
             for (int mb = 0; mb < WG_BLOCKS; ++mb)
 #pragma unroll
-                for (int ni = 0; ni < BN / 8; ++ni)
+                for (int ni = 0; ni < WG_COLS / 8; ++ni)
 #pragma unroll
                     for (int e = 0; e < 4; ++e) acc[mb][ni][e] = 0.0f;
             // Ping-pong: wait for the other warpgroup's turn on the previous tile.
@@ -565,13 +579,13 @@ struct GemmSm90 {
                 if (kt == KT - 1) pass_turn();
                 const unsigned char *sa = base + s * STAGE_BYTES;
                 unsigned long long desc_a = wgmma_desc(sa + a_offset);
-                unsigned long long desc_b = wgmma_desc(sa + A_STAGE_BYTES);
+                unsigned long long desc_b = wgmma_desc(sa + A_STAGE_BYTES) + b_offset;
                 wgmma_fence();
 #pragma unroll
                 for (int kk = 0; kk < BK / 16; ++kk)   // 16 elements = 32 bytes = 2 in descriptor units
 #pragma unroll
                     for (int mb = 0; mb < WG_BLOCKS; ++mb)   // a row block: 64 rows of 128 bytes = 512 units
-                        wgmma_tile<DT_AB, BN>(acc[mb], desc_a + 512 * mb + 2 * kk, desc_b + 2 * kk);
+                        wgmma_tile<DT_AB, WG_COLS>(acc[mb], desc_a + 512 * mb + 2 * kk, desc_b + 2 * kk);
                 wgmma_commit();
                 wgmma_wait_one();
                 if (kt > 0 && (ttid & 127) == 0) mbar_arrive(&empty[(it - 1) % STAGES]);
@@ -600,7 +614,7 @@ struct GemmSm90 {
                 in.out_map = &maps.out;
             }
             in.ordinal = j;
-            Ep::apply(p, in, acc, my_scratch, tile, ttid >> 5, 0, ttid & 31);
+            Ep::apply(p, in, acc, my_scratch, tile, (ttid >> 5) % WARPS_M, (ttid >> 5) / WARPS_M, ttid & 31);
             release_pending = STAGED;
         }
         // The bulk copies out of the tile buffer finish before the CTA does.

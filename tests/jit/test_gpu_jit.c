@@ -69,9 +69,11 @@ static const char spec_portable[] =
 
 /* Added on a 9.0 device: Hopper row, cluster and split variants (bf16 out), a split variant
  * with f16 out (its store goes through the shared-memory tile buffer, its f32 pre-norm values
- * do not), f32 out (f32 rows in the tile buffer) with row, cluster and split variants, and a
- * 160-column split variant (64-byte tile-buffer boxes; its normalize kernel reads the store). */
-#define FG_HOPPER_VARIANTS 8
+ * do not), f32 out (f32 rows in the tile buffer) with row, cluster and split variants, a
+ * 160-column split variant (64-byte tile-buffer boxes; its normalize kernel reads the store),
+ * and a 64x320 row variant (cooperative, its warpgroups splitting the columns; B in two TMA
+ * boxes of 160 rows, as the JIT's launch record says). */
+#define FG_HOPPER_VARIANTS 9
 static const char spec_hopper[] =
     ",\n"
     "    {\n"
@@ -100,6 +102,13 @@ static const char spec_hopper[] =
     "      \"tiles\": [ {\"m\": 128, \"n\": 160, \"k\": 64, \"stages\": 4} ],\n"
     "      \"epilogue\": [ {\"op\": \"bias\"}, {\"op\": \"residual\"}, {\"op\": \"store\", \"as\": \"pre\"},\n"
     "                    {\"op\": \"layernorm\", \"strategy\": \"split\"} ]\n"
+    "    },\n"
+    "    {\n"
+    "      \"name\": \"bf16_hopper_n320_row_layernorm\", \"arch\": [\"sm_90a\"],\n"
+    "      \"a\": \"bf16\", \"b\": \"bf16\", \"out\": \"bf16\",\n"
+    "      \"tiles\": [ {\"m\": 64, \"n\": 320, \"k\": 64, \"stages\": 3, \"schedule\": \"cooperative\"} ],\n"
+    "      \"epilogue\": [ {\"op\": \"bias\"}, {\"op\": \"residual\"}, {\"op\": \"store\", \"as\": \"pre\"},\n"
+    "                    {\"op\": \"layernorm\"}, {\"op\": \"relu\"} ]\n"
     "    }";
 
 /* ---- float64 reference ------------------------------------------------------------------------ */

@@ -194,16 +194,22 @@ static bool plan__sm90_strategy_ok(const fg_tile *t1, fg_strategy s)
  * (2026-11-30, bench/NOTES.md v23-v24) the persistent cluster kernels took 1.07-1.30x the
  * split ones' time, their epilogue exposed while the tensor cores idle and their exchanges
  * holding the cluster in lockstep; then the arch-specific
- * family (it only runs where it is faster); then larger tiles; then deeper pipelines. */
-static int plan__priority(fg_family f, fg_strategy s, const fg_tile *t, bool pingpong)
+ * family (it only runs where it is faster); then larger tiles; then a staged epilogue, then
+ * deeper pipelines. */
+static int plan__priority(fg_family f, fg_strategy s, const fg_tile *t, const fg_plan_gemm *g)
 {
+    const bool pingpong = g->pingpong;
     int family_rank = f == FG_FAMILY_SM90 ? 1 : 0;
     int strategy_rank = s == FG_STRATEGY_CLUSTER ? 0 : s == FG_STRATEGY_SPLIT ? 1 : 2;
     /* a 128-row ping-pong tile after the other tiles of its area: it was slower than the
      * cooperative 128x128 one at K >= 2560 and no faster than 64x256 ping-pong at N = 1024 (the
      * dispatch's column cost still lets it win at K <= 1024 where it wastes fewer columns) */
     int schedule_penalty = pingpong && t->m == 128 ? 8 : 0;
-    return strategy_rank * 2000000 + family_rank * 1000000 + (int)(t->m * t->n) + (int)t->stages - schedule_penalty;
+    /* a Hopper epilogue staged in shared memory before a deeper pipeline without it: 64x320 with
+     * 3 stages (staged) took 0.0433 ms at N = 320, with 4 (no room for the staging) 0.0612 */
+    int staging_bonus = g->stage_tile ? 8 : 0;
+    return strategy_rank * 2000000 + family_rank * 1000000 + (int)(t->m * t->n) + (int)t->stages - schedule_penalty +
+           staging_bonus;
 }
 
 static const char *plan__constraints(fg_arena *a, const fg_plan_kernel *pk)
@@ -262,7 +268,7 @@ static int plan__add(fg_arena *a, fg_plan *plan, size_t cap, fg_family family, c
     pk->align_elems = PLAN_ALIGN_ELEMS;
     /* row: one CTA spans N; cluster: up to FG_PLAN_MAX_CLUSTER CTAs (portable cluster size) */
     pk->max_n = strategy == FG_STRATEGY_ROW ? t1->n : strategy == FG_STRATEGY_CLUSTER ? FG_PLAN_MAX_CLUSTER * t1->n : 0;
-    pk->priority = plan__priority(family, strategy, t1, pk->g1.pingpong);
+    pk->priority = plan__priority(family, strategy, t1, &pk->g1);
 
     const char *suffix = strategy == FG_STRATEGY_ROW       ? "_row"
                          : strategy == FG_STRATEGY_CLUSTER ? "_cluster"

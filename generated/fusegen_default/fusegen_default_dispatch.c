@@ -373,7 +373,7 @@ static const fusegen_kernel fusegen_default_kernels[] = {
         .n_stores = 1, .n_stores2 = 0,
         .uses_bias = 1, .uses_residual = 1, .uses_gamma = 1, .uses_beta = 1,
         .uses_bias2 = 0, .uses_residual2 = 0,
-        .priority = 5016389,
+        .priority = 5016397,
         .launch = fusegen_default_proj_bias_residual_layernorm_sm90a_128x128x64_s5_row_launch,
     },
     {
@@ -399,7 +399,7 @@ static const fusegen_kernel fusegen_default_kernels[] = {
         .n_stores = 1, .n_stores2 = 0,
         .uses_bias = 1, .uses_residual = 1, .uses_gamma = 1, .uses_beta = 1,
         .uses_bias2 = 0, .uses_residual2 = 0,
-        .priority = 1016389,
+        .priority = 1016397,
         .launch = fusegen_default_proj_bias_residual_layernorm_sm90a_128x128x64_s5_cluster_launch,
     },
     {
@@ -425,7 +425,7 @@ static const fusegen_kernel fusegen_default_kernels[] = {
         .n_stores = 1, .n_stores2 = 0,
         .uses_bias = 1, .uses_residual = 1, .uses_gamma = 1, .uses_beta = 1,
         .uses_bias2 = 0, .uses_residual2 = 0,
-        .priority = 3016389,
+        .priority = 3016397,
         .launch = fusegen_default_proj_bias_residual_layernorm_sm90a_128x128x64_s5_split_launch,
     },
     {
@@ -451,7 +451,7 @@ static const fusegen_kernel fusegen_default_kernels[] = {
         .n_stores = 1, .n_stores2 = 0,
         .uses_bias = 1, .uses_residual = 1, .uses_gamma = 1, .uses_beta = 1,
         .uses_bias2 = 0, .uses_residual2 = 0,
-        .priority = 5016381,
+        .priority = 5016389,
         .launch = fusegen_default_proj_bias_residual_layernorm_sm90a_128x128x64_s5_pingpong_row_launch,
     },
     {
@@ -477,7 +477,7 @@ static const fusegen_kernel fusegen_default_kernels[] = {
         .n_stores = 1, .n_stores2 = 0,
         .uses_bias = 1, .uses_residual = 1, .uses_gamma = 1, .uses_beta = 1,
         .uses_bias2 = 0, .uses_residual2 = 0,
-        .priority = 3016381,
+        .priority = 3016389,
         .launch = fusegen_default_proj_bias_residual_layernorm_sm90a_128x128x64_s5_pingpong_split_launch,
     },
     {
@@ -503,7 +503,7 @@ static const fusegen_kernel fusegen_default_kernels[] = {
         .n_stores = 1, .n_stores2 = 0,
         .uses_bias = 1, .uses_residual = 1, .uses_gamma = 1, .uses_beta = 1,
         .uses_bias2 = 0, .uses_residual2 = 0,
-        .priority = 5032771,
+        .priority = 5032779,
         .launch = fusegen_default_proj_bias_residual_layernorm_sm90a_128x256x64_s3_row_launch,
     },
     {
@@ -529,7 +529,7 @@ static const fusegen_kernel fusegen_default_kernels[] = {
         .n_stores = 1, .n_stores2 = 0,
         .uses_bias = 1, .uses_residual = 1, .uses_gamma = 1, .uses_beta = 1,
         .uses_bias2 = 0, .uses_residual2 = 0,
-        .priority = 1032771,
+        .priority = 1032779,
         .launch = fusegen_default_proj_bias_residual_layernorm_sm90a_128x256x64_s3_cluster_launch,
     },
     {
@@ -555,7 +555,7 @@ static const fusegen_kernel fusegen_default_kernels[] = {
         .n_stores = 1, .n_stores2 = 0,
         .uses_bias = 1, .uses_residual = 1, .uses_gamma = 1, .uses_beta = 1,
         .uses_bias2 = 0, .uses_residual2 = 0,
-        .priority = 3032771,
+        .priority = 3032779,
         .launch = fusegen_default_proj_bias_residual_layernorm_sm90a_128x256x64_s3_split_launch,
     },
     {
@@ -581,7 +581,7 @@ static const fusegen_kernel fusegen_default_kernels[] = {
         .n_stores = 1, .n_stores2 = 0,
         .uses_bias = 1, .uses_residual = 1, .uses_gamma = 1, .uses_beta = 1,
         .uses_bias2 = 0, .uses_residual2 = 0,
-        .priority = 5020485,
+        .priority = 5020493,
         .launch = fusegen_default_proj_bias_residual_layernorm_sm90a_128x160x64_s5_row_launch,
     },
     {
@@ -633,7 +633,7 @@ static const fusegen_kernel fusegen_default_kernels[] = {
         .n_stores = 1, .n_stores2 = 0,
         .uses_bias = 1, .uses_residual = 1, .uses_gamma = 1, .uses_beta = 1,
         .uses_bias2 = 0, .uses_residual2 = 0,
-        .priority = 3020485,
+        .priority = 3020493,
         .launch = fusegen_default_proj_bias_residual_layernorm_sm90a_128x160x64_s5_split_launch,
     },
     {
@@ -659,7 +659,7 @@ static const fusegen_kernel fusegen_default_kernels[] = {
         .n_stores = 1, .n_stores2 = 0,
         .uses_bias = 1, .uses_residual = 1, .uses_gamma = 1, .uses_beta = 1,
         .uses_bias2 = 0, .uses_residual2 = 0,
-        .priority = 5020483,
+        .priority = 5020491,
         .launch = fusegen_default_proj_bias_residual_layernorm_sm90a_64x320x64_s3_row_launch,
     },
     {
@@ -685,7 +685,7 @@ static const fusegen_kernel fusegen_default_kernels[] = {
         .n_stores = 1, .n_stores2 = 0,
         .uses_bias = 1, .uses_residual = 1, .uses_gamma = 1, .uses_beta = 1,
         .uses_bias2 = 0, .uses_residual2 = 0,
-        .priority = 5016388,
+        .priority = 5016396,
         .launch = fusegen_default_proj_bias_residual_layernorm_sm90a_64x256x64_s4_row_launch,
     },
     {
@@ -711,7 +711,7 @@ static const fusegen_kernel fusegen_default_kernels[] = {
         .n_stores = 1, .n_stores2 = 0,
         .uses_bias = 1, .uses_residual = 1, .uses_gamma = 1, .uses_beta = 1,
         .uses_bias2 = 0, .uses_residual2 = 0,
-        .priority = 3016388,
+        .priority = 3016396,
         .launch = fusegen_default_proj_bias_residual_layernorm_sm90a_64x256x64_s4_split_launch,
     },
     {
@@ -841,7 +841,7 @@ static const fusegen_kernel fusegen_default_kernels[] = {
         .n_stores = 0, .n_stores2 = 0,
         .uses_bias = 0, .uses_residual = 0, .uses_gamma = 0, .uses_beta = 0,
         .uses_bias2 = 0, .uses_residual2 = 0,
-        .priority = 5032771,
+        .priority = 5032779,
         .launch = fusegen_default_proj_sm90a_128x256x64_s3_launch,
     },
     {
@@ -867,7 +867,7 @@ static const fusegen_kernel fusegen_default_kernels[] = {
         .n_stores = 0, .n_stores2 = 0,
         .uses_bias = 0, .uses_residual = 0, .uses_gamma = 0, .uses_beta = 0,
         .uses_bias2 = 0, .uses_residual2 = 0,
-        .priority = 5016388,
+        .priority = 5016396,
         .launch = fusegen_default_proj_sm90a_64x256x64_s4_launch,
     },
     {
@@ -893,7 +893,7 @@ static const fusegen_kernel fusegen_default_kernels[] = {
         .n_stores = 0, .n_stores2 = 0,
         .uses_bias = 0, .uses_residual = 0, .uses_gamma = 0, .uses_beta = 0,
         .uses_bias2 = 0, .uses_residual2 = 0,
-        .priority = 5016380,
+        .priority = 5016388,
         .launch = fusegen_default_proj_sm90a_128x128x64_s4_pingpong_launch,
     },
     {
@@ -919,7 +919,7 @@ static const fusegen_kernel fusegen_default_kernels[] = {
         .n_stores = 0, .n_stores2 = 0,
         .uses_bias = 0, .uses_residual = 0, .uses_gamma = 0, .uses_beta = 0,
         .uses_bias2 = 0, .uses_residual2 = 0,
-        .priority = 5020485,
+        .priority = 5020493,
         .launch = fusegen_default_proj_sm90a_128x160x64_s5_launch,
     },
     {
@@ -1075,7 +1075,7 @@ static const fusegen_kernel fusegen_default_kernels[] = {
         .n_stores = 0, .n_stores2 = 0,
         .uses_bias = 1, .uses_residual = 1, .uses_gamma = 1, .uses_beta = 1,
         .uses_bias2 = 1, .uses_residual2 = 0,
-        .priority = 5016387,
+        .priority = 5016395,
         .launch = fusegen_default_block_tail_sm90a_128x128x64_s3_row_g2_128x256x64_s3_launch,
     },
     {
@@ -1101,7 +1101,7 @@ static const fusegen_kernel fusegen_default_kernels[] = {
         .n_stores = 0, .n_stores2 = 0,
         .uses_bias = 1, .uses_residual = 1, .uses_gamma = 1, .uses_beta = 1,
         .uses_bias2 = 1, .uses_residual2 = 0,
-        .priority = 1016387,
+        .priority = 1016395,
         .launch = fusegen_default_block_tail_sm90a_128x128x64_s3_cluster_g2_128x256x64_s3_launch,
     },
     {
@@ -1127,7 +1127,7 @@ static const fusegen_kernel fusegen_default_kernels[] = {
         .n_stores = 0, .n_stores2 = 0,
         .uses_bias = 1, .uses_residual = 1, .uses_gamma = 1, .uses_beta = 1,
         .uses_bias2 = 1, .uses_residual2 = 0,
-        .priority = 3016387,
+        .priority = 3016395,
         .launch = fusegen_default_block_tail_sm90a_128x128x64_s3_split_g2_128x256x64_s3_launch,
     },
     {
@@ -1153,7 +1153,7 @@ static const fusegen_kernel fusegen_default_kernels[] = {
         .n_stores = 0, .n_stores2 = 0,
         .uses_bias = 1, .uses_residual = 1, .uses_gamma = 1, .uses_beta = 1,
         .uses_bias2 = 1, .uses_residual2 = 0,
-        .priority = 5016388,
+        .priority = 5016396,
         .launch = fusegen_default_block_tail_sm90a_64x256x64_s4_row_g2_128x256x64_s3_launch,
     },
     {
@@ -1179,7 +1179,7 @@ static const fusegen_kernel fusegen_default_kernels[] = {
         .n_stores = 0, .n_stores2 = 0,
         .uses_bias = 1, .uses_residual = 1, .uses_gamma = 1, .uses_beta = 1,
         .uses_bias2 = 1, .uses_residual2 = 0,
-        .priority = 3016388,
+        .priority = 3016396,
         .launch = fusegen_default_block_tail_sm90a_64x256x64_s4_split_g2_128x256x64_s3_launch,
     },
     {

@@ -180,6 +180,19 @@ static void check_hopper_tile(checker *c, const fg_kernel_spec *k, const fg_gemm
             "160 or 256, or m 128 with n 64 or 128; k 64)", t->m, t->n, t->k, name);
         return;
     }
+    /* a 64-row cooperative tile splits the columns between the warpgroups: whole rows only */
+    if (!pingpong && t->m == 64) {
+        for (size_t i = 0; i < g->n_ops; i++) {
+            const fg_op *op = &g->ops[i];
+            if ((op->kind == FG_OP_LAYERNORM || op->kind == FG_OP_RMSNORM) &&
+                (op->strategy == FG_STRATEGY_SPLIT || op->strategy == FG_STRATEGY_CLUSTER)) {
+                err(c, sptr, "tile %ldx%ldx%ld with schedule 'cooperative' splits the columns between the "
+                    "warpgroups and takes the row strategy alone, but the norm asks for strategy '%s'",
+                    t->m, t->n, t->k, fg_spec_strategy_name(op->strategy));
+                return;
+            }
+        }
+    }
     size_t smem = fg_arch_sm90_smem_bytes(t->m, t->n, t->stages, pingpong, false, 0);
     if (smem > fg_arch_smem_limit(FG_ARCH_SM90A))
         err(c, t->ptr, "tile %ldx%ldx%ld with %ld stages and schedule '%s' needs %zu bytes of shared memory, more "

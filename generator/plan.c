@@ -370,11 +370,9 @@ int fg_plan_build(fg_arena *arena, const fg_spec *spec, fg_plan *out, fg_diag *d
         }
         if (out->n_kernels == first_variant)
             fg_diag_error(d, norm ? norm->ptr : k->ptr,
-                          "no kernel can be built: strategy '%s' needs the Hopper family, which takes tile m %s, "
-                          "n %s, k 64, and b_layout \"nk\"",
-                          norm ? fg_spec_strategy_name(norm->strategy) : "auto",
-                          norm && norm->strategy == FG_STRATEGY_CLUSTER ? "128" : "64 or 128",
-                          norm && norm->strategy == FG_STRATEGY_SPLIT ? "64, 128 or 256" : "64 or 128");
+                          "no kernel can be built: no tile takes strategy '%s' (cluster is the Hopper family's: "
+                          "sm_90a listed, b_layout \"nk\", a cooperative tile of m 128 whose exchange fits in "
+                          "shared memory)", norm ? fg_spec_strategy_name(norm->strategy) : "auto");
     }
 
     if (out->n_kernels > FG_PLAN_MAX_VARIANTS) {

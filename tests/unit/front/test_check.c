@@ -117,6 +117,13 @@ static void test_tiles(void)
     /* a 64-row cooperative tile splits the columns: each half a wgmma n (64, 128 or 160) */
     CHECK(fires("l", H90A, "\"tiles\": [{\"m\": 64, \"n\": 160, \"k\": 64, \"stages\": 3, \"schedule\": \"cooperative\"}], " NOOPS,
                 "/kernels/0/tiles/0/schedule: tile 64x160x64 cannot take schedule 'cooperative'", 1));
+    /* ... and takes the row strategy alone */
+    CHECK(passes("l", H90A, "\"tiles\": [{\"m\": 64, \"n\": 320, \"k\": 64, \"stages\": 3, \"schedule\": \"cooperative\"}], "
+                 "\"epilogue\": [{\"op\": \"layernorm\", \"strategy\": \"row\"}]"));
+    CHECK(fires("l", H90A, "\"tiles\": [{\"m\": 64, \"n\": 320, \"k\": 64, \"stages\": 3, \"schedule\": \"cooperative\"}], "
+                "\"epilogue\": [{\"op\": \"rmsnorm\", \"strategy\": \"split\"}]",
+                "/kernels/0/tiles/0/schedule: tile 64x320x64 with schedule 'cooperative' splits the columns between the "
+                "warpgroups and takes the row strategy alone, but the norm asks for strategy 'split'", 1));
     CHECK(fires("l", H90A, "\"tiles\": [{\"m\": 64, \"n\": 320, \"k\": 64, \"stages\": 3, \"schedule\": \"pingpong\"}], " NOOPS,
                 "/kernels/0/tiles/0/schedule: tile 64x320x64 cannot take schedule 'pingpong'", 1));
     CHECK(fires("l", H90A, "\"tiles\": [{\"m\": 64, \"n\": 320, \"k\": 64, \"stages\": 5, \"schedule\": \"cooperative\"}], " NOOPS,

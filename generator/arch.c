@@ -57,12 +57,17 @@ bool fg_arch_sm90_pingpong(long m, fg_schedule s)
     return s == FG_SCHEDULE_PINGPONG || (s == FG_SCHEDULE_AUTO && m == 64);
 }
 
+bool fg_arch_sm90_col_split(long m, bool pingpong)
+{
+    return !pingpong && m == 64;
+}
+
 bool fg_arch_sm90_tile_ok(long m, long n, long k, bool pingpong)
 {
     /* cooperative: the consumer warpgroups split a 128-row tile's rows (64 each), or a 64-row
      * tile's columns (n / 2 each, a wgmma n: n 128, 256 or 320); ping-pong: each multiplies all
      * of a 64- or 128-row tile. A warpgroup's accumulators: at most 64 x 256. */
-    bool col_split = !pingpong && m == 64;
+    bool col_split = fg_arch_sm90_col_split(m, pingpong);
     bool m_ok = m == 64 || m == 128;
     long wg_rows = pingpong || col_split ? m : m / 2;
     long wg_cols = col_split ? n / 2 : n;
@@ -101,7 +106,7 @@ size_t fg_arch_sm90_smem_bytes(long m, long n, long stages, bool pingpong, bool 
      * first stage to the swizzle pattern. Mirrors GemmSm90::SMEM_BYTES (the generated code
      * asserts that they agree). */
     const size_t buffers = (size_t)fg_arch_sm90_epilogue_buffers(pingpong);
-    const size_t warps_n = !pingpong && m == 64 ? 2u : 1u;   /* column-split tiles: a row sum a half */
+    const size_t warps_n = fg_arch_sm90_col_split(m, pingpong) ? 2u : 1u;   /* column-split tiles: a row sum a half */
     const size_t order = buffers > 1 ? 16u : 0u;
     const size_t exchange = cluster ? 16u + 2u * 8u * 4u * (size_t)m : 0u;
     return (size_t)stages * ((size_t)(m + n) * 128u + 16u) + buffers * 16u + order +

@@ -24,13 +24,16 @@ size_t fg_arch_sm80_smem_bytes(long m, long n, long k, long stages);   /* either
 size_t fg_arch_sm80_layout_smem_bytes(long m, long n, long k, long stages, bool b_kn);
 
 /* The Hopper family (TMA + wgmma, a producer and two consumer warpgroups; sm_90a only) has two
- * schedules: cooperative (tile m 128, one consumer warpgroup per 64 rows of every tile) and
- * ping-pong (each consumer warpgroup owns every other tile: tile m 64, or m 128 with n <= 128,
- * so that a warpgroup keeps at most 64x256 accumulators); n 64, 128, 160 or 256, k 64 (one
- * 128-byte swizzle row); B "nk" only. A tile's schedule: "schedule", or by m when "auto". */
+ * schedules: cooperative (tile m 128, one consumer warpgroup per 64 rows of every tile; or tile
+ * m 64, named, the warpgroups splitting the columns: n 128, 256 or 320) and ping-pong (each
+ * consumer warpgroup owns every other tile: tile m 64, or m 128 with n <= 128, so that a
+ * warpgroup keeps at most 64x256 accumulators); n 64, 128, 160 or 256, k 64 (one 128-byte
+ * swizzle row); B "nk" only. A tile's schedule: "schedule", or by m when "auto". */
 bool fg_arch_sm90_pingpong(long m, fg_schedule s);
+/* A cooperative 64-row tile: its two consumer warpgroups split the columns (GemmSm90's COL_SPLIT). */
+bool fg_arch_sm90_col_split(long m, bool pingpong);
 bool fg_arch_sm90_tile_ok(long m, long n, long k, bool pingpong);
-/* Whether only the Hopper family builds a tile: it names a schedule, or its n (160) has no
+/* Whether only the Hopper family builds a tile: it names a schedule, or its n (160, 320) has no
  * portable kernel. */
 bool fg_arch_sm90_only(long n, fg_schedule s);
 /* Bytes a row of one block of a Hopper tile buffer (one TMA box of the epilogue) spans: 128,

@@ -181,7 +181,7 @@ static void check_hopper_tile(checker *c, const fg_kernel_spec *k, const fg_gemm
         return;
     }
     /* a 64-row cooperative tile splits the columns between the warpgroups: whole rows only */
-    if (!pingpong && t->m == 64) {
+    if (fg_arch_sm90_col_split(t->m, pingpong)) {
         for (size_t i = 0; i < g->n_ops; i++) {
             const fg_op *op = &g->ops[i];
             if ((op->kind == FG_OP_LAYERNORM || op->kind == FG_OP_RMSNORM) &&

@@ -182,8 +182,7 @@ static bool plan__sm90_strategy_ok(const fg_tile *t1, fg_strategy s)
 {
     /* A 64-row cooperative tile (its consumers split the columns) exists to hold whole rows
      * of up to 320 columns in one CTA: the row strategy (no normalize pass) alone. */
-    bool col_split = !fg_arch_sm90_pingpong(t1->m, t1->schedule) && t1->m == 64;
-    if (col_split && (s == FG_STRATEGY_SPLIT || s == FG_STRATEGY_CLUSTER)) return false;
+    if (fg_arch_sm90_col_split(t1->m, fg_arch_sm90_pingpong(t1->m, t1->schedule)) && (s == FG_STRATEGY_SPLIT || s == FG_STRATEGY_CLUSTER)) return false;
     if (s != FG_STRATEGY_CLUSTER) return true;
     return !fg_arch_sm90_pingpong(t1->m, t1->schedule) &&
            fg_arch_sm90_smem_bytes(t1->m, t1->n, t1->stages, false, true, 0) <= fg_arch_smem_limit(FG_ARCH_SM90A);

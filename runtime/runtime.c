@@ -592,23 +592,45 @@ static void fg__listing_add(fg__listing *l, const char *name, const char *reason
  * consumer's epilogue under the other's mainloop) counts 78 when K <= 1024, where few k tiles
  * leave the cooperative kernel's epilogue exposed (bert-large attn-out, K = 1024: 64x256
  * 0.0931 ms against 128x256 0.0957, and 0.0956 against 0.0993 in another build; at K = 3072
- * and above it is 3-16% slower; bench/NOTES.md v23-v24). */
+ * and above it is 3-16% slower; bench/NOTES.md v23-v24). A Hopper row kernel with the ping-pong
+ * schedule counts 78 there too (N = 256, K = 1024: 64x256 ping-pong 0.0487 ms against 128x256
+ * cooperative 0.0536; bench/NOTES.md v40). */
 static long long fg__column_cost(const fusegen_kernel *k, const fusegen_problem *p)
 {
     long long tile_n = k->tile_n > 0 ? k->tile_n : 1;
     long long padded = (p->n + tile_n - 1) / tile_n * tile_n;
     long long rate = (long long)k->tile_m * k->tile_n >= 128 * 256 ? 80 : 90;
-    if (k->pingpong && k->strategy == FUSEGEN_STRATEGY_SPLIT && p->k <= 1024)
+    if (k->pingpong && (k->strategy == FUSEGEN_STRATEGY_SPLIT || k->strategy == FUSEGEN_STRATEGY_ROW) &&
+        p->k <= 1024)
         rate = 78;
     return padded * rate;
 }
 
-/* Whether a goes before b for problem p (see fg__column_cost). */
+/* The first key: the generator's class (the priority's millions: strategy rank x 2 + family
+ * rank, plan__priority), doubled so that one exception fits between two classes. A Hopper row
+ * kernel whose 64-row cooperative tile splits the columns between its consumers (tile m 64,
+ * not ping-pong) loads a whole B tile for every 64 rows: past K = 640 that costs more than the
+ * normalize pass it saves, so there it ranks after the Hopper split kernels, before the
+ * portable ones. On an H200 at N = 320 (bench/NOTES.md v40), 64x320 row against 128x160
+ * split: 0.0430 against 0.0482 ms at K = 320, 0.0855 against 0.0758 at K = 1280, 0.0819
+ * against 0.0585 at K = 2560. */
+#define FG__COL_SPLIT_MAX_K 640
+static int fg__class(const fusegen_kernel *k, const fusegen_problem *p)
+{
+    int generator_class = k->priority / 1000000;
+    int col_split = k->arch_specific && k->strategy == FUSEGEN_STRATEGY_ROW && k->tile_m == 64 && !k->pingpong;
+    if (col_split && p->k > FG__COL_SPLIT_MAX_K)
+        return 2 * (generator_class - 2);   /* the split rank's class of the same family, less one */
+    return 2 * generator_class + 1;
+}
+
+/* Whether a goes before b for problem p (fg__class, then fg__column_cost, then the priority). */
 static int fg__better(const fusegen_kernel *a, const fusegen_kernel *b, const fusegen_problem *p)
 {
     long long ca, cb;
-    if (a->priority / 1000000 != b->priority / 1000000)
-        return a->priority / 1000000 > b->priority / 1000000;
+    int class_a = fg__class(a, p), class_b = fg__class(b, p);
+    if (class_a != class_b)
+        return class_a > class_b;
     ca = fg__column_cost(a, p);
     cb = fg__column_cost(b, p);
     if (ca != cb)

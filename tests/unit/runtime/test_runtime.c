@@ -288,6 +288,76 @@ static void test_query_pingpong_short_k(void)
     CHECK(out[0] == &portable[0]);
 }
 
+/* A Hopper row kernel of the given tile (priority as the generator makes it: row rank, Hopper
+ * family, tile area, stages). */
+static fusegen_kernel hopper_row(const char *name, int tile_m, int tile_n, int stages, int pingpong)
+{
+    fusegen_kernel k = g_kernels[K_ROW90A];
+    k.name = name;
+    k.tile_m = tile_m;
+    k.tile_n = tile_n;
+    k.stages = stages;
+    k.max_n = tile_n;
+    k.pingpong = pingpong;
+    k.priority = 5000000 + tile_m * tile_n + stages;
+    return k;
+}
+
+/* A 64-row cooperative Hopper row kernel (the consumers split the columns) goes first up to
+ * K = 640; past it, after the Hopper split kernels and before the portable ones. */
+static void test_query_col_split_long_k(void)
+{
+    const fusegen_kernel table[] = {
+        hopper_row("ln_sm90a_64x320x64_s3_row", 64, 320, 3, 0),
+        split_variant("ln_sm80_128x256x64_s3_split", 128, 256, 2032771, 80),
+        split_variant("ln_sm90a_128x160x64_s5_split", 128, 160, 3020485, 90),
+    };
+    const fusegen_library lib = {.name = "cs", .generator_version = "0.1.0", .spec_sha256 = "0",
+                                 .kernels = table, .n_kernels = 3};
+    const fusegen_kernel *out[3];
+    size_t n = 0;
+    fusegen_problem p = ln_problem(256, 320, 320);
+    CHECK(fusegen_query(&lib, &p, out, 3, &n) == FUSEGEN_OK && n == 3);
+    CHECK(out[0] == &table[0] && out[1] == &table[2] && out[2] == &table[1]);
+    p = ln_problem(256, 320, 640);
+    CHECK(fusegen_query(&lib, &p, out, 3, &n) == FUSEGEN_OK && n == 3);
+    CHECK(out[0] == &table[0]);
+    p = ln_problem(256, 320, 648);
+    CHECK(fusegen_query(&lib, &p, out, 3, &n) == FUSEGEN_OK && n == 3);
+    CHECK(out[0] == &table[2] && out[1] == &table[0] && out[2] == &table[1]);
+    /* off sm_90 only the portable kernel is eligible, whatever K */
+    p.sm = 80;
+    CHECK(fusegen_query(&lib, &p, out, 3, &n) == FUSEGEN_OK && n == 1 && out[0] == &table[1]);
+    /* a 64-row ping-pong row tile (each consumer holds a whole tile) keeps its class */
+    const fusegen_kernel pp[] = {
+        hopper_row("ln_sm90a_64x256x64_s4_row", 64, 256, 4, 1),
+        split_variant("ln_sm90a_128x256x64_s3_split", 128, 256, 3032771, 90),
+    };
+    const fusegen_library lib2 = {.name = "cs", .generator_version = "0.1.0", .spec_sha256 = "0",
+                                  .kernels = pp, .n_kernels = 2};
+    p = ln_problem(256, 256, 4096);
+    CHECK(fusegen_query(&lib2, &p, out, 3, &n) == FUSEGEN_OK && n == 2 && out[0] == &pp[0]);
+}
+
+/* Row kernels: the ping-pong schedule counts 78 at K <= 1024 as it does for split kernels. */
+static void test_query_pingpong_row(void)
+{
+    const fusegen_kernel table[] = {
+        hopper_row("ln_sm90a_128x256x64_s3_row", 128, 256, 3, 0),
+        hopper_row("ln_sm90a_64x256x64_s4_row", 64, 256, 4, 1),
+    };
+    const fusegen_library lib = {.name = "ppr", .generator_version = "0.1.0", .spec_sha256 = "0",
+                                 .kernels = table, .n_kernels = 2};
+    const fusegen_kernel *out[2];
+    size_t n = 0;
+    fusegen_problem p = ln_problem(256, 256, 1024);   /* 256 * 78 < 256 * 80 */
+    CHECK(fusegen_query(&lib, &p, out, 2, &n) == FUSEGEN_OK && n == 2);
+    CHECK(out[0] == &table[1] && out[1] == &table[0]);
+    p = ln_problem(256, 256, 1032);                    /* 256 * 80 < 256 * 90 */
+    CHECK(fusegen_query(&lib, &p, out, 2, &n) == FUSEGEN_OK && n == 2);
+    CHECK(out[0] == &table[0] && out[1] == &table[1]);
+}
+
 /* The Hopper 128x160 tile: first where N is a multiple of 160 and not of 256 (it pads nothing
  * and, at equal column cost, is the larger tile), never where a 256-column tile pads nothing. */
 static void test_query_tile_n160(void)
@@ -786,6 +856,8 @@ int main(void)
     test_query_order();
     test_query_column_cost();
     test_query_pingpong_short_k();
+    test_query_col_split_long_k();
+    test_query_pingpong_row();
     test_query_tile_n160();
     test_query_truncates();
     test_why_not();

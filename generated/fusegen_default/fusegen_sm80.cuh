@@ -904,7 +904,7 @@ struct Epilogue {
                     }
             }
         } else {
-            finish(p, in, acc, mean, second, row_base, col_base);
+            finish(p, in, acc, mean, second, row_base, col_base, lane);
         }
         return keep_copy;
     }
@@ -913,7 +913,7 @@ struct Epilogue {
     // store each pair as soon as it is final (fewer live registers than a separate store pass).
     __device__ static void finish(const Params &p, const TileInputs &in, const float (&acc)[MI][NI][4],
                                   const float (&mean)[MI][2],
-                                  const float (&second)[MI][2], int row_base, int col_base)
+                                  const float (&second)[MI][2], int row_base, int col_base, int lane)
     {
         const float count = static_cast<float>(p.n);
         float rstd[MI][2], shift[MI][2];
@@ -925,6 +925,15 @@ struct Epilogue {
                 rstd[mi][h] = 1.0f / sqrtf(var + Epi::kEps);
                 shift[mi][h] = (NORM == NORM_LAYERNORM) ? mean[mi][h] : 0.0f;
             }
+        if constexpr (kQuads) {
+            if (in.staged_out) {
+                if (in.m0 + BM <= p.m && in.n0 + BN <= p.n)
+                    finish_quads<false>(p, in, acc, shift, rstd, row_base, col_base, lane);
+                else
+                    finish_quads<true>(p, in, acc, shift, rstd, row_base, col_base, lane);
+                return;
+            }
+        }
         // Column pairs outermost: gamma and beta are read once per pair and used for every row,
         // the reads of kAffineBatch column blocks in flight together (one at a time, each
         // global read's latency was exposed: ~40% of a cluster tile's epilogue, v24).
@@ -962,6 +971,49 @@ struct Epilogue {
             }
         }
     }
+    // finish() into a 16-bit tile buffer: four pairs a stmatrix, and bounds checks only on edge
+    // tiles (a quarter of the stores, no branch a pair: the per-pair form was ~1070 instructions
+    // a warp per 64x320 tile, the epilogue's longest step). An edge tile's pairs outside the
+    // matrix skip the ops after the norm; the copies out skip them.
+    template <bool CHECK>
+    __device__ static void finish_quads(const Params &p, const TileInputs &in, const float (&acc)[MI][NI][4],
+                                        const float (&shift)[MI][2], const float (&rstd)[MI][2], int row_base,
+                                        int col_base, int lane)
+    {
+        constexpr int BATCH = quad_batch();
+#pragma unroll
+        for (int nb = 0; nb < NI; nb += BATCH) {
+            float2 gamma[BATCH], beta[BATCH];
+#pragma unroll
+            for (int c = 0; c < BATCH; ++c) {
+                gamma[c] = make_float2(1.0f, 1.0f);
+                beta[c] = make_float2(0.0f, 0.0f);
+                const int n = col_base + (nb + c) * 8;
+                if (Epi::kAffine && (!CHECK || n < p.n)) {
+                    gamma[c] = load2_f32<DT_OUT>(p.gamma, n);
+                    if (NORM == NORM_LAYERNORM) beta[c] = load2_f32<DT_OUT>(p.beta, n);
+                }
+            }
+#pragma unroll
+            for (int mi = 0; mi < MI; ++mi)
+#pragma unroll
+                for (int c = 0; c < BATCH; c += 2) {
+                    unsigned q[4];
+#pragma unroll
+                    for (int j = 0; j < 4; ++j) {
+                        const int cj = c + j / 2, ni = nb + cj, h = j % 2;
+                        const int m = row_base + mi * kFragStep + h * 8, n = col_base + ni * 8;
+                        float2 v = make_float2((acc[mi][ni][h * 2] - shift[mi][h]) * rstd[mi][h],
+                                               (acc[mi][ni][h * 2 + 1] - shift[mi][h]) * rstd[mi][h]);
+                        if (Epi::kAffine)
+                            v = make_float2(v.x * gamma[cj].x + beta[cj].x, v.y * gamma[cj].y + beta[cj].y);
+                        if (!CHECK || (m < p.m && n < p.n)) v = Epi::post(v, m, n, p, in);
+                        q[j] = pack2<DT_OUT>(v.x, v.y);
+                    }
+                    stmatrix_x4_at(quad_addr(in, mi, nb + c, lane), q);
+                }
+        }
+    }
     static constexpr int kAffineBatch = 8;
     // The column blocks finish() reads together: the most, up to kAffineBatch, that divide NI
     // (NI 20 for a 160-column tile: 5).
@@ -969,6 +1021,13 @@ struct Epilogue {
     {
         int b = NI < kAffineBatch ? NI : kAffineBatch;
         while (NI % b != 0) --b;
+        return b;
+    }
+    // The same for finish_quads: an even count (whole quads), 2 at least.
+    __host__ __device__ static constexpr int quad_batch()
+    {
+        int b = NI < kAffineBatch ? NI : kAffineBatch;
+        while (b > 2 && (NI % b != 0 || b % 2 != 0)) --b;
         return b;
     }
 

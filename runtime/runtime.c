@@ -609,12 +609,12 @@ static long long fg__column_cost(const fusegen_kernel *k, const fusegen_problem 
 /* The first key: the generator's class (the priority's millions: strategy rank x 2 + family
  * rank, plan__priority), doubled so that one exception fits between two classes. A Hopper row
  * kernel whose 64-row cooperative tile splits the columns between its consumers (tile m 64,
- * not ping-pong) loads a whole B tile for every 64 rows: past K = 640 that costs more than the
+ * not ping-pong) loads a whole B tile for every 64 rows: past K = 1024 that costs more than the
  * normalize pass it saves, so there it ranks after the Hopper split kernels, before the
- * portable ones. On an H200 at N = 320 (bench/NOTES.md v40), 64x320 row against 128x160
- * split: 0.0430 against 0.0482 ms at K = 320, 0.0855 against 0.0758 at K = 1280, 0.0819
- * against 0.0585 at K = 2560. */
-#define FG__COL_SPLIT_MAX_K 640
+ * portable ones. On an H200 at N = 320 (bench/NOTES.md v40-v41), 64x320 row against 128x160
+ * split: 0.0377 against 0.0487 ms at K = 320, 0.0488 against 0.0588 at K = 640, 0.0786
+ * against 0.0761 at K = 1280, 0.0788 against 0.0600 at K = 2560 (M = 16384). */
+#define FG__COL_SPLIT_MAX_K 1024
 static int fg__class(const fusegen_kernel *k, const fusegen_problem *p)
 {
     int generator_class = k->priority / 1000000;

@@ -304,7 +304,7 @@ static fusegen_kernel hopper_row(const char *name, int tile_m, int tile_n, int s
 }
 
 /* A 64-row cooperative Hopper row kernel (the consumers split the columns) goes first up to
- * K = 640; past it, after the Hopper split kernels and before the portable ones. */
+ * K = 1024; past it, after the Hopper split kernels and before the portable ones. */
 static void test_query_col_split_long_k(void)
 {
     const fusegen_kernel table[] = {
@@ -319,10 +319,10 @@ static void test_query_col_split_long_k(void)
     fusegen_problem p = ln_problem(256, 320, 320);
     CHECK(fusegen_query(&lib, &p, out, 3, &n) == FUSEGEN_OK && n == 3);
     CHECK(out[0] == &table[0] && out[1] == &table[2] && out[2] == &table[1]);
-    p = ln_problem(256, 320, 640);
+    p = ln_problem(256, 320, 1024);
     CHECK(fusegen_query(&lib, &p, out, 3, &n) == FUSEGEN_OK && n == 3);
     CHECK(out[0] == &table[0]);
-    p = ln_problem(256, 320, 648);
+    p = ln_problem(256, 320, 1032);
     CHECK(fusegen_query(&lib, &p, out, 3, &n) == FUSEGEN_OK && n == 3);
     CHECK(out[0] == &table[2] && out[1] == &table[0] && out[2] == &table[1]);
     /* off sm_90 only the portable kernel is eligible, whatever K */

@@ -925,7 +925,7 @@ struct Epilogue {
                 rstd[mi][h] = 1.0f / sqrtf(var + Epi::kEps);
                 shift[mi][h] = (NORM == NORM_LAYERNORM) ? mean[mi][h] : 0.0f;
             }
-        if constexpr (kQuads) {
+        if constexpr (kQuadFinish) {
             if (in.staged_out) {
                 if (in.m0 + BM <= p.m && in.n0 + BN <= p.n)
                     finish_quads<false>(p, in, acc, shift, rstd, row_base, col_base, lane);
@@ -975,6 +975,9 @@ struct Epilogue {
     // tiles (a quarter of the stores, no branch a pair: the per-pair form was ~1070 instructions
     // a warp per 64x320 tile, the epilogue's longest step). An edge tile's pairs outside the
     // matrix skip the ops after the norm; the copies out skip them.
+    // Where registers allow: up to 80 accumulators a thread (a 64x320 column-split, 128x160 or
+    // 128x128 tile); beside 128 (a 128x256 Hopper row tile) the quads spilled 16 bytes.
+    static constexpr bool kQuadFinish = kQuads && MI * NI <= 20;
     template <bool CHECK>
     __device__ static void finish_quads(const Params &p, const TileInputs &in, const float (&acc)[MI][NI][4],
                                         const float (&shift)[MI][2], const float (&rstd)[MI][2], int row_base,
@@ -1023,10 +1026,11 @@ struct Epilogue {
         while (NI % b != 0) --b;
         return b;
     }
-    // The same for finish_quads: an even count (whole quads), 2 at least.
+    // The same for finish_quads: an even count (whole quads), 2 to kQuadBatch.
+    static constexpr int kQuadBatch = 4;
     __host__ __device__ static constexpr int quad_batch()
     {
-        int b = NI < kAffineBatch ? NI : kAffineBatch;
+        int b = NI < kQuadBatch ? NI : kQuadBatch;
         while (b > 2 && (NI % b != 0 || b % 2 != 0)) --b;
         return b;
     }

@@ -804,7 +804,9 @@ struct Epilogue {
         if (NORM == NORM_LAYERNORM) {
             // Columns outside the matrix take the row's mean, so they add nothing to the squares.
             // Done apart, for edge tiles only, where the registers allow (one warp across the
-            // tile: the Hopper consumers' 224 a thread); else a select in the sum.
+            // tile: the Hopper consumers' 224 a thread); else a select in the sum. (Skipping the
+            // select inside the matrix halved the 64x320 tile's squares step and gained nothing:
+            // finish() then waited that much longer for the store op's copy out, NOTES v43.)
             if (kEdgeApart && n0 + BN > p.n) {
 #pragma unroll
                 for (int mi = 0; mi < MI; ++mi)
@@ -941,16 +943,7 @@ struct Epilogue {
 #pragma unroll
         for (int nb = 0; nb < NI; nb += BATCH) {
             float2 gamma[BATCH], beta[BATCH];
-#pragma unroll
-            for (int c = 0; c < BATCH; ++c) {
-                gamma[c] = make_float2(1.0f, 1.0f);
-                beta[c] = make_float2(0.0f, 0.0f);
-                const int n = col_base + (nb + c) * 8;
-                if (Epi::kAffine && n < p.n) {
-                    gamma[c] = load2_f32<DT_OUT>(p.gamma, n);
-                    if (NORM == NORM_LAYERNORM) beta[c] = load2_f32<DT_OUT>(p.beta, n);
-                }
-            }
+            load_affine<BATCH, true>(p, col_base + nb * 8, gamma, beta);
 #pragma unroll
             for (int c = 0; c < BATCH; ++c) {
                 const int ni = nb + c, n = col_base + ni * 8;
@@ -987,16 +980,7 @@ struct Epilogue {
 #pragma unroll
         for (int nb = 0; nb < NI; nb += BATCH) {
             float2 gamma[BATCH], beta[BATCH];
-#pragma unroll
-            for (int c = 0; c < BATCH; ++c) {
-                gamma[c] = make_float2(1.0f, 1.0f);
-                beta[c] = make_float2(0.0f, 0.0f);
-                const int n = col_base + (nb + c) * 8;
-                if (Epi::kAffine && (!CHECK || n < p.n)) {
-                    gamma[c] = load2_f32<DT_OUT>(p.gamma, n);
-                    if (NORM == NORM_LAYERNORM) beta[c] = load2_f32<DT_OUT>(p.beta, n);
-                }
-            }
+            load_affine<BATCH, CHECK>(p, col_base + nb * 8, gamma, beta);
 #pragma unroll
             for (int mi = 0; mi < MI; ++mi)
 #pragma unroll
@@ -1015,6 +999,22 @@ struct Epilogue {
                     }
                     stmatrix_x4_at(quad_addr(in, mi, nb + c, lane), q);
                 }
+        }
+    }
+    // gamma and beta of BATCH column blocks from n0 on (1 and 0 without affine parameters, or
+    // past N when CHECK), the loads in flight together.
+    template <int BATCH, bool CHECK>
+    __device__ static void load_affine(const Params &p, int n0, float2 (&gamma)[BATCH], float2 (&beta)[BATCH])
+    {
+#pragma unroll
+        for (int c = 0; c < BATCH; ++c) {
+            gamma[c] = make_float2(1.0f, 1.0f);
+            beta[c] = make_float2(0.0f, 0.0f);
+            const int n = n0 + c * 8;
+            if (Epi::kAffine && (!CHECK || n < p.n)) {
+                gamma[c] = load2_f32<DT_OUT>(p.gamma, n);
+                if (NORM == NORM_LAYERNORM) beta[c] = load2_f32<DT_OUT>(p.beta, n);
+            }
         }
     }
     static constexpr int kAffineBatch = 8;

@@ -620,7 +620,7 @@ static int fg__class(const fusegen_kernel *k, const fusegen_problem *p)
     int generator_class = k->priority / 1000000;
     int col_split = k->arch_specific && k->strategy == FUSEGEN_STRATEGY_ROW && k->tile_m == 64 && !k->pingpong;
     if (col_split && p->k > FG__COL_SPLIT_MAX_K)
-        return 2 * (generator_class - 2);   /* the split rank's class of the same family, less one */
+        return 2 * (generator_class - 2);   /* just below its family's split kernels (2 * class + 1) */
     return 2 * generator_class + 1;
 }
 

@@ -9,8 +9,11 @@ stall reason and how often it ran.
   bench/ncu_stalls.py source-k1.csv --landmarks     cumulative samples along the code, at the
                                                     barriers, waits, wgmma and copy instructions
   bench/ncu_stalls.py source-k1.csv --regions 0,250,350,2600,4400
-                                                    samples and top stall reasons per region
-                                                    (instruction indices, as --landmarks prints)
+                                                    samples, top stall reasons and executed warp
+                                                    instructions per region (instruction
+                                                    indices, as --landmarks prints); --per N
+                                                    divides the instructions by N (tiles x warps:
+                                                    instructions a warp per tile)
 
 Samples are taken over all warps, so a region's share is of all warps' time; a kernel's roles
 (producer, consumer warps) occupy different regions of its code.
@@ -18,6 +21,7 @@ Samples are taken over all warps, so a region's share is of all warps' time; a k
 import argparse
 import collections
 import csv
+import signal
 import sys
 
 SAMPLES = "Warp Stall Sampling (All Samples)"
@@ -48,16 +52,26 @@ def read(path):
     return rows[0][1] if len(rows[0]) > 1 else "?", out
 
 
+def count(text):
+    """An executed-instructions cell as a number ('-' or empty: 0)."""
+    try:
+        return int(float(str(text).replace(",", "")))
+    except ValueError:
+        return 0
+
+
 def top_reasons(counter, n=3):
     return ", ".join(f"{k} {v}" for k, v in counter.most_common(n) if v)
 
 
 def main():
+    signal.signal(signal.SIGPIPE, signal.SIG_DFL)   # `| head` ends the listing quietly
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("csv")
     ap.add_argument("--top", type=int, default=25, help="instructions to list (default 25)")
     ap.add_argument("--landmarks", action="store_true")
     ap.add_argument("--regions", help="comma-separated instruction indices bounding the regions")
+    ap.add_argument("--per", type=float, default=1.0, help="divide a region's executed instructions by this")
     a = ap.parse_args()
     kernel, ins = read(a.csv)
     total = sum(x["samples"] for x in ins) or 1
@@ -70,7 +84,8 @@ def main():
             for x in part:
                 reasons.update(x["reasons"])
             s = sum(x["samples"] for x in part)
-            print(f"[{lo:5d}, {hi:5d})  {100 * s / total:5.1f}%  {top_reasons(reasons, 4)}")
+            ran = sum(count(x["executed"]) for x in part) / (a.per or 1.0)
+            print(f"[{lo:5d}, {hi:5d})  {100 * s / total:5.1f}%  ran {ran:10.0f}  {top_reasons(reasons, 4)}")
     elif a.landmarks:
         run = 0
         for x in ins:

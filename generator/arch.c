@@ -66,13 +66,15 @@ bool fg_arch_sm90_tile_ok(long m, long n, long k, bool pingpong)
 {
     /* cooperative: the consumer warpgroups split a 128-row tile's rows (64 each), or a 64-row
      * tile's columns (n / 2 each, a wgmma n: n 128, 256 or 320); ping-pong: each multiplies all
-     * of a 64- or 128-row tile. A warpgroup's accumulators: at most 64 x 256. */
+     * of a 64- or 128-row tile. A warpgroup's accumulators: at most 64 x 256, or 64 x 320 on a
+     * 64-row ping-pong tile (two n160 wgmmas; its consumers get more registers). */
     bool col_split = fg_arch_sm90_col_split(m, pingpong);
     bool m_ok = m == 64 || m == 128;
     long wg_rows = pingpong || col_split ? m : m / 2;
     long wg_cols = col_split ? n / 2 : n;
-    bool n_ok = col_split ? (n == 128 || n == 256 || n == 320) : (n == 64 || n == 128 || n == 160 || n == 256);
-    return m_ok && n_ok && k == 64 && wg_rows * wg_cols <= 64 * 256;
+    bool pingpong_320 = pingpong && m == 64 && n == 320;
+    bool n_ok = col_split ? (n == 128 || n == 256 || n == 320) : (n == 64 || n == 128 || n == 160 || n == 256 || pingpong_320);
+    return m_ok && n_ok && k == 64 && (wg_rows * wg_cols <= 64 * 256 || pingpong_320);
 }
 
 bool fg_arch_sm90_only(long n, fg_schedule s)

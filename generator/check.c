@@ -177,7 +177,7 @@ static void check_hopper_tile(checker *c, const fg_kernel_spec *k, const fg_gemm
     if (!fg_arch_sm90_tile_ok(t->m, t->n, t->k, pingpong)) {
         err(c, sptr, "tile %ldx%ldx%ld cannot take schedule '%s' (cooperative: m 128 with n 64, 128, 160 or 256, "
             "or m 64 with n 128, 256 or 320, its warpgroups splitting the columns; pingpong: m 64 with n 64, 128, "
-            "160 or 256, or m 128 with n 64 or 128; k 64)", t->m, t->n, t->k, name);
+            "160, 256 or 320, or m 128 with n 64 or 128; k 64)", t->m, t->n, t->k, name);
         return;
     }
     /* a 64-row cooperative tile splits the columns between the warpgroups: whole rows only */

@@ -178,11 +178,15 @@ static bool plan__sm90_ok(const fg_kernel_spec *k, const fg_tile *t1, const fg_t
  * schedule (two tiles in flight), and it needs its shared memory (two slots of 8 ranks x m
  * floats) beside the stages. (Row and cluster norms over 256-column tiles fit the consumers'
  * 224 registers since setmaxnreg: no spills.) */
-static bool plan__sm90_strategy_ok(const fg_tile *t1, fg_strategy s)
+static bool plan__sm90_strategy_ok(const fg_tile *t1, fg_strategy s, bool auto_strategy)
 {
     /* A 64-row cooperative tile (its consumers split the columns) exists to hold whole rows
      * of up to 320 columns in one CTA: the row strategy (no normalize pass) alone. */
     if (fg_arch_sm90_col_split(t1->m, fg_arch_sm90_pingpong(t1->m, t1->schedule)) && (s == FG_STRATEGY_SPLIT || s == FG_STRATEGY_CLUSTER)) return false;
+    /* So does the 64x320 ping-pong tile, unless a spec asks for split: as a split kernel it was
+     * never faster than 128x160 split on an H200 (N = 320, K 320-2560; N = 640, K = 2560:
+     * 0.0723 ms against 0.0529; bench/NOTES.md v45). */
+    if (auto_strategy && t1->m == 64 && t1->n == 320 && s != FG_STRATEGY_ROW) return false;
     if (s != FG_STRATEGY_CLUSTER) return true;
     return !fg_arch_sm90_pingpong(t1->m, t1->schedule) &&
            fg_arch_sm90_smem_bytes(t1->m, t1->n, t1->stages, false, true, 0) <= fg_arch_smem_limit(FG_ARCH_SM90A);
@@ -234,10 +238,11 @@ static void plan__prenorm_store(fg_plan_gemm *pg)
 }
 
 /* Names mark a schedule only where it is not the one tile m implies (ping-pong for 64,
- * cooperative for 128). */
-static const char *plan__schedule_suffix(const fg_plan_gemm *g)
+ * cooperative for 128), so that a spec may list both schedules of one shape. */
+static const char *plan__schedule_suffix(fg_family family, const fg_plan_gemm *g)
 {
-    return g->pingpong && g->bm != 64 ? "_pingpong" : "";
+    if (family != FG_FAMILY_SM90 || g->pingpong == (g->bm == 64)) return "";
+    return g->pingpong ? "_pingpong" : "_cooperative";
 }
 
 static int plan__add(fg_arena *a, fg_plan *plan, size_t cap, fg_family family, const fg_kernel_spec *k,
@@ -276,9 +281,9 @@ static int plan__add(fg_arena *a, fg_plan *plan, size_t cap, fg_family family, c
     const char *second = "";
     if (pk->chain && k->then.n_tiles > 0)
         second = fg_arena_printf(a, "_g2_%ldx%ldx%ld_s%ld%s", t2->m, t2->n, t2->k, t2->stages,
-                                 plan__schedule_suffix(&pk->g2));
+                                 plan__schedule_suffix(family, &pk->g2));
     pk->name = fg_arena_printf(a, "%s_%s_%ldx%ldx%ld_s%ld%s%s%s", k->name, family == FG_FAMILY_SM90 ? "sm90a" : "sm80",
-                               t1->m, t1->n, t1->k, t1->stages, plan__schedule_suffix(&pk->g1), suffix,
+                               t1->m, t1->n, t1->k, t1->stages, plan__schedule_suffix(family, &pk->g1), suffix,
                                second ? second : "");
     pk->constraints = plan__constraints(a, pk);
     if (!pk->name || !pk->constraints || !second) {
@@ -356,7 +361,7 @@ int fg_plan_build(fg_arena *arena, const fg_spec *spec, fg_plan *out, fg_diag *d
                         family = FG_FAMILY_SM80;
                     }
                     for (size_t s = 0; s < n_strategies; ++s) {
-                        bool hopper = sm90 && plan__sm90_strategy_ok(t1, strategies[s]);
+                        bool hopper = sm90 && plan__sm90_strategy_ok(t1, strategies[s], !norm || norm->strategy == FG_STRATEGY_AUTO);
                         if (family == FG_FAMILY_SM90 && !hopper) continue;
                         /* clusters exchange statistics through distributed shared memory: sm_90 */
                         if (family == FG_FAMILY_SM80 && strategies[s] == FG_STRATEGY_CLUSTER) continue;

@@ -608,18 +608,21 @@ static long long fg__column_cost(const fusegen_kernel *k, const fusegen_problem 
 
 /* The first key: the generator's class (the priority's millions: strategy rank x 2 + family
  * rank, plan__priority), doubled so that one exception fits between two classes. A Hopper row
- * kernel whose 64-row cooperative tile splits the columns between its consumers (tile m 64,
- * not ping-pong) loads a whole B tile for every 64 rows: past K = 1024 that costs more than the
- * normalize pass it saves, so there it ranks after the Hopper split kernels, before the
- * portable ones. On an H200 at N = 320 (bench/NOTES.md v40-v41), 64x320 row against 128x160
- * split: 0.0377 against 0.0487 ms at K = 320, 0.0488 against 0.0588 at K = 640, 0.0786
- * against 0.0761 at K = 1280, 0.0788 against 0.0600 at K = 2560 (M = 16384). */
-#define FG__COL_SPLIT_MAX_K 1024
+ * kernel with a 64-row tile as wide as a row of up to 320 (the cooperative tiles whose consumers
+ * split the columns, the 64x320 ping-pong one) loads a whole B tile for every 64 rows: past
+ * K = 1024 that costs more than the normalize pass it saves, so there it ranks after the Hopper
+ * split kernels, before the portable ones. On an H200 at N = 320 (bench/NOTES.md v40-v41, v45)
+ * against 128x160 split: 64x320 cooperative 0.0377 against 0.0487 ms at K = 320, 0.0488
+ * against 0.0588 at K = 640, 0.0786 against 0.0761 at K = 1280, 0.0788 against 0.0600 at
+ * K = 2560 (M = 16384); 64x320 ping-pong 0.0336, 0.0458, 0.0763 against 0.0750, and 0.0798
+ * against 0.0587. (64x256 ping-pong at N = 256, K = 3072 ties the 128x256 row kernel.) */
+#define FG__WIDE_ROW_64_MAX_K 1024
 static int fg__class(const fusegen_kernel *k, const fusegen_problem *p)
 {
     int generator_class = k->priority / 1000000;
-    int col_split = k->arch_specific && k->strategy == FUSEGEN_STRATEGY_ROW && k->tile_m == 64 && !k->pingpong;
-    if (col_split && p->k > FG__COL_SPLIT_MAX_K)
+    int wide_row_64 = k->arch_specific && k->strategy == FUSEGEN_STRATEGY_ROW && k->tile_m == 64 &&
+                      (!k->pingpong || k->tile_n > 256);
+    if (wide_row_64 && p->k > FG__WIDE_ROW_64_MAX_K)
         return 2 * (generator_class - 2);   /* just below its family's split kernels (2 * class + 1) */
     return 2 * generator_class + 1;
 }

@@ -419,7 +419,7 @@ __device__ __forceinline__ TileCoord grouped_tile(int id, int tiles_m, int tiles
 // warpgroup does not: 256 (both consumer warpgroups on one tile, named barrier 1) or 128 (each
 // consumer warpgroup on its own tile, named barrier 1 or 2: its warpgroup index).
 template <int DT_OUT, int BM, int BN, int WARPS_M, int WARPS_N, int NORM, int STRATEGY, class Epi, int SYNC_THREADS = 0,
-          int FRAG_STEP = 16>
+          int FRAG_STEP = 16, int QUAD_FINISH_BLOCKS = 20>
 struct Epilogue {
     static constexpr int WM = BM / WARPS_M, WN = BN / WARPS_N;
     static constexpr int MI = WM / 16, NI = WN / 8;
@@ -968,9 +968,11 @@ struct Epilogue {
     // tiles (a quarter of the stores, no branch a pair: the per-pair form was ~1070 instructions
     // a warp per 64x320 tile, the epilogue's longest step). An edge tile's pairs outside the
     // matrix skip the ops after the norm; the copies out skip them.
-    // Where registers allow: up to 80 accumulators a thread (a 64x320 column-split, 128x160 or
-    // 128x128 tile); beside 128 (a 128x256 Hopper row tile) the quads spilled 16 bytes.
-    static constexpr bool kQuadFinish = kQuads && MI * NI <= 20;
+    // Where registers allow (QUAD_FINISH_BLOCKS fragment blocks a thread): up to 80
+    // accumulators a thread (a 64x320 column-split, 128x160 or 128x128 tile); beside 128 (a
+    // 128x256 Hopper row tile, 224 registers) the quads spilled 16 bytes; a 64x320 ping-pong
+    // tile's 160 fit its consumers' 232.
+    static constexpr bool kQuadFinish = kQuads && MI * NI <= QUAD_FINISH_BLOCKS;
     template <bool CHECK>
     __device__ static void finish_quads(const Params &p, const TileInputs &in, const float (&acc)[MI][NI][4],
                                         const float (&shift)[MI][2], const float (&rstd)[MI][2], int row_base,

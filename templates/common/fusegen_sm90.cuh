@@ -216,8 +216,12 @@ template <int DT, int BN> __device__ __forceinline__ void wgmma_tile(float (&d)[
         wgmma_m64n128k16<DT>(d, a, b);
     else if constexpr (BN == 160)
         wgmma_m64n160k16<DT>(d, a, b);
-    else
+    else if constexpr (BN == 256)
         wgmma_m64n256k16<DT>(d, a, b);
+    else {   // 320 (a 64-row ping-pong tile): two n160 halves, the second from B row 160 (1280 16-byte units)
+        wgmma_m64n160k16<DT>(*reinterpret_cast<float(*)[20][4]>(&d[0][0]), a, b);
+        wgmma_m64n160k16<DT>(*reinterpret_cast<float(*)[20][4]>(&d[20][0]), a, b + 1280);
+    }
 }
 
 // A TMA tensor map (the driver's CUtensorMap: 128 opaque bytes), passed by value as a
@@ -277,17 +281,19 @@ __device__ __forceinline__ void tma_load_2d(void *dst, const TensorMap &map, int
 #endif
 }
 
-// BM in {64, 128}; BN in {64, 128, 160, 256}; BK = 64, one 128-byte swizzle row. B is [N, K] (K-major, the "nk" layout). Three warpgroups: warpgroup 0 produces
+// BM in {64, 128}; BN in {64, 128, 160, 256, 320}; BK = 64, one 128-byte swizzle row. B is [N, K] (K-major, the "nk" layout). Three warpgroups: warpgroup 0 produces
 // (one thread issues the TMA copies of each stage; its other three warps bring each tile's
 // residual (TMA, into the tile buffer) and bias (cp.async) into shared memory when Staging
 // says so), warpgroups 1 and 2 consume (wgmma) and run the epilogue, whose outputs go out
 // through the tile buffer by TMA stores when Staging says so (fusegen_sm80::Epilogue::flush).
 //
 // Two schedules of the consumers (PINGPONG_, the plan's choice):
-// - cooperative (BM = 128): both consumer warpgroups work on every tile (64 rows each) and run
-//   its epilogue together, while the tensor cores idle.
-// - ping-pong (BM = 64, or 128 with BN <= 128: a warpgroup's accumulators are at most 64x256;
-//   a 128-row tile is two wgmma row blocks): each consumer warpgroup owns whole tiles, taking
+// - cooperative (BM = 128, or 64 with the columns split): both consumer warpgroups work on
+//   every tile (64 rows or BN / 2 columns each) and run its epilogue together, while the
+//   tensor cores idle.
+// - ping-pong (BM = 64, or 128 with BN <= 128: a warpgroup's accumulators are at most 64x256,
+//   or 64x320 as two n160 wgmmas with 232 registers a consumer thread; a 128-row tile is two
+//   wgmma row blocks): each consumer warpgroup owns whole tiles, taking
 //   turns (the CTA's tiles 0, 2, 4, ... to the first, 1, 3, 5, ... to the second), so one
 //   runs its epilogue while the other runs its mainloop. Each has its own tile buffer, bias
 //   and scratch. A warpgroup starts a tile's mainloop once the other has seen its own tile's
@@ -321,13 +327,16 @@ struct GemmSm90 {
     // cooperative half tile, a 64-row ping-pong tile) or two (a 128-row ping-pong tile).
     static constexpr int WG_ROWS = PINGPONG || COL_SPLIT ? BM : BM / 2, WG_BLOCKS = WG_ROWS / 64;
     static constexpr int WG_COLS = COL_SPLIT ? BN / 2 : BN;   // ... and its columns
+    static constexpr bool WIDE_WG = WG_ROWS * WG_COLS > 64 * 256;  // 160 accumulators a consumer thread
+    static constexpr int PRODUCER_REGS = WIDE_WG ? 40 : 56, CONSUMER_REGS = WIDE_WG ? 232 : 224;
     // A tile's warps: warp w of a warpgroup owns rows 16w..16w+15 of each of the warpgroup's
     // row blocks, all of its columns (the epilogue's fragment step: 16, or 64 across two row
     // blocks); with COL_SPLIT the second warpgroup's warps are the second column of warps.
     static constexpr int WARPS_N = COL_SPLIT ? 2 : 1;
     static constexpr int WARPS_M = TILE_THREADS / 32 / WARPS_N;
     static constexpr int FRAG_STEP = WG_BLOCKS == 1 ? 16 : 64;
-    using Ep = fusegen_sm80::Epilogue<DT_OUT, BM, BN, WARPS_M, WARPS_N, NORM, STRATEGY, Epi, TILE_THREADS, FRAG_STEP>;
+    using Ep = fusegen_sm80::Epilogue<DT_OUT, BM, BN, WARPS_M, WARPS_N, NORM, STRATEGY, Epi, TILE_THREADS, FRAG_STEP,
+                                      WIDE_WG ? 40 : 20>;
     static constexpr int A_STAGE_BYTES = BM * 128, B_STAGE_BYTES = BN * 128;
     static constexpr int STAGE_BYTES = A_STAGE_BYTES + B_STAGE_BYTES;
     // full, empty; inputs_full, inputs_empty a buffer; ping-pong: order, a consumer
@@ -367,7 +376,8 @@ struct GemmSm90 {
     static constexpr int kDtOut = DT_OUT;
     static constexpr int kTmaBoxEpi = BM, kTmaBoxEpiBytes = EPI_ROW_BYTES;
     static_assert(BM == 64 || BM == 128, "tile m must be 64 or 128");
-    static_assert(WG_ROWS * WG_COLS <= 64 * 256, "a consumer thread keeps at most 128 accumulators");
+    static_assert(WG_ROWS * WG_COLS <= 64 * 256 || (PINGPONG && BM == 64 && BN == 320),
+                  "a consumer thread keeps at most 128 accumulators (160 on a 64x320 ping-pong tile)");
     static_assert(!COL_SPLIT || WG_COLS == 64 || WG_COLS == 128 || WG_COLS == 160, "a column half is a wgmma n");
     static_assert(!(COL_SPLIT && STRATEGY != fusegen_sm80::STRATEGY_ROW && NORM != fusegen_sm80::NORM_NONE),
                   "a 64-row cooperative tile takes the row strategy (or no norm)");
@@ -494,10 +504,11 @@ struct GemmSm90 {
         // Peers arrive on this CTA's exchange barriers: they are initialized first.
         if constexpr (CLUSTER) fusegen_sm80::cluster_sync();
 
-        // Registers: 56 a producer thread (its tile loops spill at 40), 224 a consumer thread
-        // (128 * 56 + 256 * 224 <= 64K).
+        // Registers: 56 a producer thread (its tile loops spill at 40 in some kernels), 224 a
+        // consumer thread (128 * 56 + 256 * 224 <= 64K); 40 and 232 where a consumer keeps 160
+        // accumulators (64x320 ping-pong).
         if (warpgroup == 0) {
-            FUSEGEN_SM90_ASM("setmaxnreg.dec.sync.aligned.u32 56;\n");
+            asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(PRODUCER_REGS) : "memory");
             if (threadIdx.x == 0) {
                 int it = 0;   // k tiles issued so far, over all of this CTA's tiles
                 for (int id = tiles.first; id < tiles.count; id += tiles.step) {
@@ -531,7 +542,7 @@ struct GemmSm90 {
             return;
         }
 
-        FUSEGEN_SM90_ASM("setmaxnreg.inc.sync.aligned.u32 224;\n");
+        asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(CONSUMER_REGS) : "memory");
         const int consumer = warpgroup - 1;
         const int ttid = PINGPONG ? threadIdx.x & 127 : threadIdx.x - 128;   // among the tile's threads
         // This warpgroup's tiles (ping-pong: every other one) and their buffer.

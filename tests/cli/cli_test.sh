@@ -194,10 +194,26 @@ cat >"$TMP/n320.json" <<'EOF'
 EOF
 run 0 "n320 generate" generate "$TMP/n320.json" -o "$TMP/n320"
 prio() { grep -A40 "\.name = \"$1\"" "$TMP/n320/n320/n320_dispatch.c" | grep -m1 '\.priority = ' | tr -dc '0-9'; }
-p4=$(prio k_sm90a_64x320x64_s4_row); p3=$(prio k_sm90a_64x320x64_s3_row)
+p4=$(prio k_sm90a_64x320x64_s4_cooperative_row); p3=$(prio k_sm90a_64x320x64_s3_cooperative_row)
 if [ -n "$p4" ] && [ -n "$p3" ] && [ "$p3" -gt "$p4" ]; then ok; else
     fail "staged 64x320 s3 (priority '$p3') should rank before unstaged s4 ('$p4')"
 fi
+
+# ---- both schedules of one 64-row shape: each variant named apart --------------------------
+# (the cooperative one names its schedule, as a 128-row ping-pong one does; both used to be
+# called k_sm90a_64x320x64_s3_row and the plan failed with "planned twice")
+cat >"$TMP/sched.json" <<'EOF'
+{"library": "sched", "kernels": [
+ {"name": "k", "arch": ["sm_90a"], "a": "bf16", "b": "bf16", "out": "bf16",
+  "tiles": [{"m": 64, "n": 320, "k": 64, "stages": 3},
+            {"m": 64, "n": 320, "k": 64, "stages": 3, "schedule": "cooperative"}],
+  "epilogue": [{"op": "residual"}, {"op": "layernorm"}]}
+]}
+EOF
+run 0 "both schedules listed" list "$TMP/sched.json"
+expect_grep "both schedules: ping-pong" "$TMP/out" "^k_sm90a_64x320x64_s3_row .*schedule=pingpong"
+expect_grep "both schedules: cooperative" "$TMP/out" "^k_sm90a_64x320x64_s3_cooperative_row .*schedule=cooperative"
+if grep -q "_split" "$TMP/out"; then fail "a 64x320 tile with strategy auto planned a split variant"; else ok; fi
 
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

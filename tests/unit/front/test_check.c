@@ -124,8 +124,16 @@ static void test_tiles(void)
                 "\"epilogue\": [{\"op\": \"rmsnorm\", \"strategy\": \"split\"}]",
                 "/kernels/0/tiles/0/schedule: tile 64x320x64 with schedule 'cooperative' splits the columns between the "
                 "warpgroups and takes the row strategy alone, but the norm asks for strategy 'split'", 1));
-    CHECK(fires("l", H90A, "\"tiles\": [{\"m\": 64, \"n\": 320, \"k\": 64, \"stages\": 3, \"schedule\": \"pingpong\"}], " NOOPS,
-                "/kernels/0/tiles/0/schedule: tile 64x320x64 cannot take schedule 'pingpong'", 1));
+    /* a 64x320 ping-pong warpgroup keeps 160 accumulators a thread (two n160 wgmmas); 3 stages
+     * with two staged tile buffers fit (4 without them), 5 do not; a split norm is allowed when
+     * asked for */
+    CHECK(passes("l", H90A, "\"tiles\": [{\"m\": 64, \"n\": 320, \"k\": 64, \"stages\": 3, \"schedule\": \"pingpong\"}], " NOOPS));
+    CHECK(passes("l", H90A, "\"tiles\": [{\"m\": 64, \"n\": 320, \"k\": 64, \"stages\": 3}], "
+                 "\"epilogue\": [{\"op\": \"rmsnorm\", \"strategy\": \"split\"}]"));
+    CHECK(fires("l", H90A, "\"tiles\": [{\"m\": 64, \"n\": 320, \"k\": 64, \"stages\": 5}], " NOOPS,
+                "needs 247424 bytes of shared memory", 1));
+    CHECK(fires("l", H90A, "\"tiles\": [{\"m\": 128, \"n\": 320, \"k\": 64, \"stages\": 2}], " NOOPS,
+                "/kernels/0/tiles/0/n: tile 128x320x64 cannot take schedule 'cooperative'", 1));
     CHECK(fires("l", H90A, "\"tiles\": [{\"m\": 64, \"n\": 320, \"k\": 64, \"stages\": 5, \"schedule\": \"cooperative\"}], " NOOPS,
                 "needs 247392 bytes of shared memory", 1));
     CHECK(fires("l", HEAD, "\"tiles\": [{\"m\": 128, \"n\": 128, \"k\": 64, \"stages\": 3, \"schedule\": \"pingpong\"}], " NOOPS,
@@ -296,10 +304,20 @@ static void test_arch(void)
     CHECK(fg_arch_sm90_pingpong(128, FG_SCHEDULE_PINGPONG) && !fg_arch_sm90_pingpong(64, FG_SCHEDULE_COOPERATIVE));
     CHECK(fg_arch_sm90_tile_ok(128, 256, 64, false) && !fg_arch_sm90_tile_ok(128, 320, 64, false));
     /* cooperative at m 64: the warpgroups split the columns, each half a wgmma n; 64x320 takes
-     * 160-column halves (80 accumulators a thread; a 64x320 ping-pong warpgroup would hold 160) */
+     * 160-column halves (80 accumulators a thread); a 64x320 ping-pong warpgroup holds 160 (two
+     * n160 wgmmas), no other ping-pong warpgroup more than 128 */
     CHECK(fg_arch_sm90_tile_ok(64, 256, 64, false) && fg_arch_sm90_tile_ok(64, 320, 64, false) &&
           fg_arch_sm90_tile_ok(64, 128, 64, false) && !fg_arch_sm90_tile_ok(64, 160, 64, false) &&
-          !fg_arch_sm90_tile_ok(64, 320, 64, true) && !fg_arch_sm90_tile_ok(64, 64, 64, false));
+          fg_arch_sm90_tile_ok(64, 320, 64, true) && !fg_arch_sm90_tile_ok(64, 64, 64, false) &&
+          !fg_arch_sm90_tile_ok(128, 320, 64, true) && !fg_arch_sm90_tile_ok(128, 160, 64, true));
+    /* ... with two staged tile buffers, 3 stages fit (232288 of 232448 bytes); 4 only without */
+    CHECK(fg_arch_sm90_smem_bytes(64, 320, 3, true, false, fg_arch_sm90_staged_inputs_bytes(64, 320, 2, true, true, true)) ==
+          3u * (384 * 128 + 16) + 32 + 16 + 2u * 256 + 2u * (64 * 640 + 640) + 1024);
+    CHECK(fg_arch_sm90_smem_bytes(64, 320, 3, true, false, fg_arch_sm90_staged_inputs_bytes(64, 320, 2, true, true, true)) <=
+          fg_arch_smem_limit(FG_ARCH_SM90A));
+    CHECK(fg_arch_sm90_builds(64, 320, 64, 4, true) && !fg_arch_sm90_builds(64, 320, 64, 5, true));
+    CHECK(fg_arch_sm90_smem_bytes(64, 320, 4, true, false, fg_arch_sm90_staged_inputs_bytes(64, 320, 2, true, true, true)) >
+          fg_arch_smem_limit(FG_ARCH_SM90A));
     CHECK(fg_arch_sm90_only(320, FG_SCHEDULE_AUTO));
     /* its row sums take two floats a row (a half each): 3 stages with bf16 staging fit */
     CHECK(fg_arch_sm90_smem_bytes(64, 320, 3, false, false, fg_arch_sm90_staged_inputs_bytes(64, 320, 2, true, true, false)) ==

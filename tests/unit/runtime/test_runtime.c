@@ -303,8 +303,9 @@ static fusegen_kernel hopper_row(const char *name, int tile_m, int tile_n, int s
     return k;
 }
 
-/* A 64-row cooperative Hopper row kernel (the consumers split the columns) goes first up to
- * K = 1024; past it, after the Hopper split kernels and before the portable ones. */
+/* A 64-row Hopper row kernel as wide as a row of 320 (cooperative, the consumers splitting the
+ * columns, or the 64x320 ping-pong one) goes first up to K = 1024; past it, after the Hopper
+ * split kernels and before the portable ones. */
 static void test_query_col_split_long_k(void)
 {
     const fusegen_kernel table[] = {
@@ -328,7 +329,21 @@ static void test_query_col_split_long_k(void)
     /* off sm_90 only the portable kernel is eligible, whatever K */
     p.sm = 80;
     CHECK(fusegen_query(&lib, &p, out, 3, &n) == FUSEGEN_OK && n == 1 && out[0] == &table[1]);
-    /* a 64-row ping-pong row tile (each consumer holds a whole tile) keeps its class */
+    /* the same for the 64x320 ping-pong row kernel, which goes before the cooperative one at
+     * K <= 1024 (column rate 78) */
+    const fusegen_kernel wide[] = {
+        hopper_row("ln_sm90a_64x320x64_s3_cooperative_row", 64, 320, 3, 0),
+        hopper_row("ln_sm90a_64x320x64_s3_row", 64, 320, 3, 1),
+        split_variant("ln_sm90a_128x160x64_s5_split", 128, 160, 3020485, 90),
+    };
+    const fusegen_library lib3 = {.name = "cs", .generator_version = "0.1.0", .spec_sha256 = "0",
+                                  .kernels = wide, .n_kernels = 3};
+    p = ln_problem(256, 320, 640);
+    CHECK(fusegen_query(&lib3, &p, out, 3, &n) == FUSEGEN_OK && n == 3);
+    CHECK(out[0] == &wide[1] && out[1] == &wide[0] && out[2] == &wide[2]);
+    p = ln_problem(256, 320, 2560);
+    CHECK(fusegen_query(&lib3, &p, out, 3, &n) == FUSEGEN_OK && n == 3 && out[0] == &wide[2]);
+    /* a 64-row ping-pong row tile up to 256 wide (each consumer holds a whole tile) keeps its class */
     const fusegen_kernel pp[] = {
         hopper_row("ln_sm90a_64x256x64_s4_row", 64, 256, 4, 1),
         split_variant("ln_sm90a_128x256x64_s3_split", 128, 256, 3032771, 90),

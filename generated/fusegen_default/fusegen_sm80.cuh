@@ -171,8 +171,14 @@ __device__ __forceinline__ float2 op_residual(float2 v, const Params &p, const T
                                                          : ld_shared2<DT>(in.pair);
     return make_float2(v.x + beta * r.x, v.y + beta * r.y);
 }
-// Written so that NaN passes through (fmaxf would turn NaN into 0).
-__device__ __forceinline__ float relu1(float v) { return v < 0.0f ? 0.0f : v; }
+// NaN passes through (fmaxf would turn it into 0): max.NaN, one instruction where a compare
+// and a select took two (sm_80 and later, every target of the library).
+__device__ __forceinline__ float relu1(float v)
+{
+    float r;
+    asm("max.NaN.f32 %0, %1, 0f00000000;" : "=f"(r) : "f"(v));
+    return r;
+}
 __device__ __forceinline__ float gelu1(float v) { return 0.5f * v * (1.0f + erff(v * 0.70710678118654752f)); }
 __device__ __forceinline__ float gelu_tanh1(float v)
 {
@@ -943,7 +949,7 @@ struct Epilogue {
 #pragma unroll
         for (int nb = 0; nb < NI; nb += BATCH) {
             float2 gamma[BATCH], beta[BATCH];
-            load_affine<BATCH, true>(p, col_base + nb * 8, gamma, beta);
+            load_affine<BATCH, true>(p, col_base, nb, gamma, beta);
 #pragma unroll
             for (int c = 0; c < BATCH; ++c) {
                 const int ni = nb + c, n = col_base + ni * 8;
@@ -982,7 +988,7 @@ struct Epilogue {
 #pragma unroll
         for (int nb = 0; nb < NI; nb += BATCH) {
             float2 gamma[BATCH], beta[BATCH];
-            load_affine<BATCH, CHECK>(p, col_base + nb * 8, gamma, beta);
+            load_affine<BATCH, CHECK>(p, col_base, nb, gamma, beta);
 #pragma unroll
             for (int mi = 0; mi < MI; ++mi)
 #pragma unroll
@@ -1003,19 +1009,25 @@ struct Epilogue {
                 }
         }
     }
-    // gamma and beta of BATCH column blocks from n0 on (1 and 0 without affine parameters, or
-    // past N when CHECK), the loads in flight together.
+    // gamma and beta of the thread's column blocks nb .. nb + BATCH - 1 (columns col_base +
+    // 8 (nb + c); 1 and 0 without affine parameters, or past N when CHECK), the loads in flight
+    // together. Addressed from the thread's first column, so that each load is one base plus a
+    // constant offset (from the column index, each took a 64-bit multiply-add).
     template <int BATCH, bool CHECK>
-    __device__ static void load_affine(const Params &p, int n0, float2 (&gamma)[BATCH], float2 (&beta)[BATCH])
+    __device__ static void load_affine(const Params &p, int col_base, int nb, float2 (&gamma)[BATCH],
+                                       float2 (&beta)[BATCH])
     {
+        const long long first = col_base;
+        const unsigned char *g = static_cast<const unsigned char *>(p.gamma) + first * kOutBytes;
+        const unsigned char *b = static_cast<const unsigned char *>(p.beta) + first * kOutBytes;
 #pragma unroll
         for (int c = 0; c < BATCH; ++c) {
             gamma[c] = make_float2(1.0f, 1.0f);
             beta[c] = make_float2(0.0f, 0.0f);
-            const int n = n0 + c * 8;
-            if (Epi::kAffine && (!CHECK || n < p.n)) {
-                gamma[c] = load2_f32<DT_OUT>(p.gamma, n);
-                if (NORM == NORM_LAYERNORM) beta[c] = load2_f32<DT_OUT>(p.beta, n);
+            const int at = (nb + c) * 8;
+            if (Epi::kAffine && (!CHECK || col_base + at < p.n)) {
+                gamma[c] = load2_f32<DT_OUT>(g + at * kOutBytes, 0);
+                if (NORM == NORM_LAYERNORM) beta[c] = load2_f32<DT_OUT>(b + at * kOutBytes, 0);
             }
         }
     }

@@ -214,6 +214,11 @@ run 0 "both schedules listed" list "$TMP/sched.json"
 expect_grep "both schedules: ping-pong" "$TMP/out" "^k_sm90a_64x320x64_s3_row .*schedule=pingpong"
 expect_grep "both schedules: cooperative" "$TMP/out" "^k_sm90a_64x320x64_s3_cooperative_row .*schedule=cooperative"
 if grep -q "_split" "$TMP/out"; then fail "a 64x320 tile with strategy auto planned a split variant"; else ok; fi
+# ... a spec that asks for split gets it from the ping-pong tile (the column split takes row alone)
+sed 's/{"op": "layernorm"}/{"op": "layernorm", "strategy": "split"}/; s/, "schedule": "cooperative"//; s/"stages": 3}]/"stages": 4}]/' \
+    "$TMP/sched.json" >"$TMP/sched_split.json"
+run 0 "64x320 ping-pong, split asked for" list "$TMP/sched_split.json"
+expect_grep "64x320 ping-pong split" "$TMP/out" "^k_sm90a_64x320x64_s3_split "
 
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -1160,7 +1160,11 @@ struct Epilogue {
     __device__ static void normalize(const Params &p)
     {
         const int lane = threadIdx.x & 31;
-        const int m = blockIdx.x * (NORMALIZE_THREADS / 32) + (threadIdx.x >> 5);
+        // Last rows first: the GEMM kernel wrote them last (its tile order ends at the last row
+        // blocks), so they are the ones still in L2; a chain's GEMM2 then starts on the first
+        // rows, the ones this kernel wrote last.
+        const int block = static_cast<int>(gridDim.x - 1 - blockIdx.x);
+        const int m = block * (NORMALIZE_THREADS / 32) + (threadIdx.x >> 5);
         if (m >= p.m) return;
         const float *st = p.stats + static_cast<long long>(m) * p.stats_ld * 2;
         // bf16 rows: the first columns' loads are issued before the statistics are merged, so

@@ -33,6 +33,14 @@ import torch  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
 
 import fusegen_torch  # noqa: E402
+from fusegen_torch import _fast  # noqa: E402
+
+
+def _fast_status():
+    """Whether the ops run their C++ path (built here if it was not yet)."""
+    _fast.module()
+    return _fast.status()
+
 
 EPS = 1e-5
 TOL = 1e-2
@@ -220,7 +228,8 @@ def main():
           f"{torch.__version__}, CUDA {torch.version.cuda}, library {lib.name} ({lib.path})")
     print(f"compile mode: {'off' if opt.no_compile else opt.compile_mode}; median of {opt.reps} "
           f"single-call CUDA-event timings after {opt.warmup} warm-up calls; fusegen via "
-          f"{'the fusegen_torch wrappers' if opt.via == 'wrapper' else 'torch.ops.fusegen'}")
+          f"{'the fusegen_torch wrappers' if opt.via == 'wrapper' else 'torch.ops.fusegen'} "
+          f"(C++ path: {_fast_status()})")
     print(f"{'problem':24s} {'MxNxK[->N2]':22s} {'eager ms':>9s} {'compile':>9s} {'fusegen':>9s} "
           f"{'eager/fg':>9s} {'comp/fg':>9s}  {'rel err':7s} {'ok':4s} kernel")
     rows = []

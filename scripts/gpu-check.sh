@@ -6,7 +6,8 @@
 # substring: the sanitizers run the kernel test on those kernels only); FUSEGEN_BENCH_ARGS (the benchmark's
 # options); FUSEGEN_BENCH_SPECS (spec files benchmarked through the JIT, every variant) and
 # FUSEGEN_SPEC_BENCH_ARGS (their options, default --quick); FUSEGEN_TORCH_COMPARE=1 with
-# FUSEGEN_TORCH_COMPARE_ARGS and FUSEGEN_TORCH_COMPARE_TIMEOUT.
+# FUSEGEN_TORCH_COMPARE_ARGS and FUSEGEN_TORCH_COMPARE_TIMEOUT (then bench/torch_host_time.py too);
+# FUSEGEN_TORCH_REQUIRE_FAST (default 1: the PyTorch tests fail unless the ops' C++ path is in use).
 #   scripts/gpu-check.sh [--no-bench] [--no-sanitize]
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -18,6 +19,10 @@ for a in "$@"; do
 done
 [ -f .device-deps/env.sh ] && . .device-deps/env.sh
 build=build-gpu
+# The PyTorch ops' C++ path is built on first use (torch.utils.cpp_extension), here into the
+# build folder; the tests require it to be in use, so a build failure shows as a failed test.
+export TORCH_EXTENSIONS_DIR=${TORCH_EXTENSIONS_DIR:-$PWD/$build/torch-extensions}
+export FUSEGEN_TORCH_REQUIRE_FAST=${FUSEGEN_TORCH_REQUIRE_FAST:-1}
 gen=()
 command -v ninja >/dev/null 2>&1 && gen=(-G Ninja)
 status() { printf '%-28s %s\n' "$1" "$2" >>"$out/summary.txt"; }
@@ -83,6 +88,10 @@ if [ "${FUSEGEN_TORCH_COMPARE:-0}" = 1 ] && python3 -c 'import torch' >/dev/null
     --csv "$out/torch_compare.csv" >"$out/torch_compare.log" 2>&1
   status torch_compare "rc=$?"
   tail -25 "$out/torch_compare.log"
+  FUSEGEN_LIBRARY="$PWD/$build/libfusegen_default.so" PYTHONPATH="$PWD/integrations/pytorch" \
+    timeout 120 python3 bench/torch_host_time.py >"$out/torch_host_time.log" 2>&1
+  status torch_host_time "rc=$?"
+  cat "$out/torch_host_time.log"
 fi
 echo
 cat "$out/summary.txt"

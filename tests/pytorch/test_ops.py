@@ -413,3 +413,92 @@ def test_second_device():
     torch.cuda.synchronize(dev)
     ry, rpre = ref_fused(t)
     assert rel_l2(y, ry) <= TOL and rel_l2(pre, rpre) <= TOL
+
+
+# ---- the C++ happy path (fusegen_torch/_fast.cpp) ---------------------------------------------------
+# A repeated valid call runs from C++; anything else falls back to the Python path. With
+# FUSEGEN_TORCH_REQUIRE_FAST=1 (scripts/gpu-check.sh sets it) the C++ path must be in use.
+
+from fusegen_torch import _fast  # noqa: E402
+
+
+def _fast_module():
+    mod = _fast.module()
+    if mod is None:
+        if os.environ.get("FUSEGEN_TORCH_REQUIRE_FAST") == "1":
+            pytest.fail(f"FUSEGEN_TORCH_REQUIRE_FAST=1 but the C++ path is not in use: {_fast.status()}")
+        pytest.skip(f"the C++ path is not in use: {_fast.status()}")
+    return mod
+
+
+def test_fast_path_bitwise_as_python(monkeypatch):
+    mod = _fast_module()
+    t = make_fused(517, 768, 384, 101)
+    c = make_chain(517, 768, 384, 1040, 102)
+    torch.ops.fusegen.linear_residual_layernorm(*fused_args(t))   # the plans, made in Python
+    torch.ops.fusegen.block_tail(*chain_args(c))
+    before = mod.runs()
+    y, pre = torch.ops.fusegen.linear_residual_layernorm(*fused_args(t))
+    y_w, pre_w = fusegen_torch.linear_residual_layernorm(*fused_args(t))
+    out2 = torch.ops.fusegen.block_tail(*chain_args(c))
+    assert mod.runs() == before + 3, "the calls of a seen shape did not run from C++"
+    with monkeypatch.context() as mp:
+        mp.setattr(_fast, "module", lambda: None)   # the Python path only
+        y_py, pre_py = torch.ops.fusegen.linear_residual_layernorm(*fused_args(t))
+        out2_py = torch.ops.fusegen.block_tail(*chain_args(c))
+    assert mod.runs() == before + 3
+    torch.cuda.synchronize()
+    assert torch.equal(y, y_py) and torch.equal(pre, pre_py)
+    assert torch.equal(y_w, y_py) and torch.equal(pre_w, pre_py)
+    assert torch.equal(out2, out2_py)
+    ry, rpre = ref_fused(t)
+    assert rel_l2(y, ry) <= TOL and rel_l2(pre, rpre) <= TOL
+    assert rel_l2(out2, ref_chain(c)) <= TOL
+
+
+def test_fast_path_falls_back_with_the_python_errors():
+    mod = _fast_module()
+    t = make_fused(96, 256, 128, 103)
+    torch.ops.fusegen.linear_residual_layernorm(*fused_args(t))   # the plan exists from here on
+    before = mod.runs()
+    with pytest.raises(Exception, match=r"eps = 1e-06 but kernel \S+ was generated with eps"):
+        torch.ops.fusegen.linear_residual_layernorm(*fused_args(t, eps=1e-6))
+    bad = dict(t, residual=t["residual"][:, :128])
+    with pytest.raises(Exception, match=r"residual must have shape \[96, 256\], got \[96, 128\]"):
+        torch.ops.fusegen.linear_residual_layernorm(*fused_args(bad))
+    bad = dict(t, gamma=t["gamma"].float())
+    with pytest.raises(Exception, match=r"gamma must be torch\.bfloat16.*float32"):
+        torch.ops.fusegen.linear_residual_layernorm(*fused_args(bad))
+    # 2 bytes past a 16-byte boundary: the runtime refuses it (nothing launched), then Python
+    # runs the call again and raises with the status and its detail.
+    flat = torch.empty(96 * 128 + 8, dtype=torch.bfloat16, device=DEV)
+    x_off = flat[1:1 + 96 * 128].view(96, 128)
+    x_off.copy_(t["x"])
+    with pytest.raises(RuntimeError, match=r"FUSEGEN_ERR_MISALIGNED.*args\.a"):
+        torch.ops.fusegen.linear_residual_layernorm(*fused_args(dict(t, x=x_off)))
+    assert mod.runs() == before, "a call that raised ran from C++"
+
+
+def test_fast_path_on_a_side_stream():
+    """The C++ path launches on the current stream too (see test_non_default_stream)."""
+    mod = _fast_module()
+    m, n, k = 1003, 1024, 1024
+    t = make_fused(m, n, k, 104)
+    fresh = make_fused(m, n, k, 105)
+    torch.ops.fusegen.linear_residual_layernorm(*fused_args(t))   # the plan
+    torch.cuda.synchronize()
+    ry, rpre = ref_fused(dict(t, x=fresh["x"], residual=fresh["residual"]))
+    before = mod.runs()
+    main = torch.cuda.current_stream()
+    side = torch.cuda.Stream()
+    side.wait_stream(main)
+    with torch.cuda.stream(side):
+        if hasattr(torch.cuda, "_sleep"):
+            torch.cuda._sleep(200_000_000)
+        t["x"].copy_(fresh["x"])
+        t["residual"].copy_(fresh["residual"])
+        y, pre = torch.ops.fusegen.linear_residual_layernorm(*fused_args(t))
+    main.wait_stream(side)
+    torch.cuda.synchronize()
+    assert mod.runs() == before + 1
+    assert rel_l2(y, ry) <= TOL and rel_l2(pre, rpre) <= TOL, "not in order on the side stream"

@@ -7,8 +7,11 @@
 
 The kernel library is loaded with ctypes on first use: $FUSEGEN_LIBRARY, else
 libfusegen_default.so next to this package, in $FUSEGEN_BUILD_DIR, or in <repo>/build.
-Pure Python: nothing here is compiled. Without PyTorch only the library queries work
-(kernels(), load_library()); the ops need PyTorch.
+The package is Python; its one C++ file (_fast.cpp, the ops' happy path, which saves host
+time a call) is compiled with torch.utils.cpp_extension on the first op call, and the ops
+run in Python where it cannot be (FUSEGEN_TORCH_FAST=0 turns it off; _fast.status() says
+which). Without PyTorch only the library queries work (kernels(), load_library()); the ops
+need PyTorch.
 """
 
 from . import _capi

@@ -6,7 +6,9 @@
         h = layer_norm(x @ w1.T + b1 + residual) * gamma + beta;  out2 = relu(h @ w2.T + b2)
 
 Outputs and workspace come from PyTorch's allocator on the inputs' device; the kernels run on
-torch.cuda.current_stream() of that device. No autograd formula is registered: the ops are for
+torch.cuda.current_stream() of that device. A repeated valid call (a shape whose plan exists,
+every argument as required) runs from C++ (_fast.py, _fast.cpp) where that path could be
+built; every other call, and every error, takes the Python path below. No autograd formula is registered: the ops are for
 inference (calling backward through them raises PyTorch's "no autograd formula" error).
 """
 
@@ -16,7 +18,7 @@ from typing import Tuple
 
 import torch
 
-from . import _capi
+from . import _capi, _fast
 
 LINEAR_RESIDUAL_LAYERNORM = "fusegen::linear_residual_layernorm"
 BLOCK_TAIL = "fusegen::block_tail"
@@ -48,10 +50,11 @@ _plans = {}
 _plans_lock = threading.Lock()
 
 
-def _plan(key, make_problem):
+def _plan(key, make_problem, fast_key=None):
     """fusegen_select + fusegen_workspace_size, once per (op, device, shape); make_problem()
     builds the problem on the first call only. The caller has made the tensors' device
-    current (problem.sm is 0: the current device)."""
+    current (problem.sm is 0: the current device). fast_key (op code, device, m, n, k, n2):
+    a new plan is handed to the C++ path too, which runs later calls of that shape."""
     plan = _plans.get(key)
     if plan is not None:
         return plan
@@ -63,7 +66,10 @@ def _plan(key, make_problem):
     with _plans_lock:
         if len(_plans) >= _MAX_PLANS:   # many distinct shapes (e.g. varying M): start over
             _plans.clear()
+            _fast.clear_plans()
         _plans[key] = plan
+        if fast_key is not None:
+            _fast.add_plan(*fast_key, plan)
     return plan
 
 
@@ -185,6 +191,11 @@ def _lrl_shapes(x, weight, bias, residual, gamma, beta):
 
 def _lrl_impl(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor, residual: torch.Tensor,
               gamma: torch.Tensor, beta: torch.Tensor, eps: float) -> Tuple[torch.Tensor, torch.Tensor]:
+    fast = _fast.module()
+    if fast is not None:   # a valid call of a shape seen before: the same run, from C++
+        out = fast.linear_residual_layernorm(x, weight, bias, residual, gamma, beta, eps)
+        if out is not None:
+            return out
     op = LINEAR_RESIDUAL_LAYERNORM
     m, n, k = _lrl_shapes(x, weight, bias, residual, gamma, beta)
     dev = x.device
@@ -193,7 +204,8 @@ def _lrl_impl(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor, residua
         y = x.new_empty((m, n))
         pre_norm = x.new_empty((m, n))
         plan = _plan((op, dev.index, n, k, m),
-                     lambda: _capi.make_problem(max(m, 1), n, k, EPILOGUE_FUSED))
+                     lambda: _capi.make_problem(max(m, 1), n, k, EPILOGUE_FUSED),
+                     (_fast.OP_LINEAR_RESIDUAL_LAYERNORM, dev.index, m, n, k, 0))
         _check_eps(op, plan, eps)
         if m == 0:
             return y, pre_norm
@@ -260,6 +272,11 @@ def _tail_shapes(x, w1, b1, residual, gamma, beta, w2, b2):
 def _tail_impl(x: torch.Tensor, w1: torch.Tensor, b1: torch.Tensor, residual: torch.Tensor,
                gamma: torch.Tensor, beta: torch.Tensor, w2: torch.Tensor, b2: torch.Tensor,
                eps: float) -> torch.Tensor:
+    fast = _fast.module()
+    if fast is not None:   # a valid call of a shape seen before: the same run, from C++
+        out2 = fast.block_tail(x, w1, b1, residual, gamma, beta, w2, b2, eps)
+        if out2 is not None:
+            return out2
     op = BLOCK_TAIL
     m, n, k, n2 = _tail_shapes(x, w1, b1, residual, gamma, beta, w2, b2)
     dev = x.device
@@ -267,7 +284,8 @@ def _tail_impl(x: torch.Tensor, w1: torch.Tensor, b1: torch.Tensor, residual: to
         out2 = x.new_empty((m, n2))
         plan = _plan((op, dev.index, n, k, n2, m),
                      lambda: _capi.make_problem(max(m, 1), n, k, EPILOGUE_CHAIN1, n2=n2,
-                                                epilogue2=EPILOGUE_CHAIN2))
+                                                epilogue2=EPILOGUE_CHAIN2),
+                     (_fast.OP_BLOCK_TAIL, dev.index, m, n, k, n2))
         _check_eps(op, plan, eps)
         if m == 0:
             return out2

@@ -1,0 +1,204 @@
+// _fast.cpp - the happy path of the fusegen ops in C++ (built on first use by _fast.py).
+//
+// The Python ops (ops.py) stay the definition: they check every argument, choose and cache a
+// plan per shape, and raise the errors users see. This file only repeats their run for a call
+// that Python has already seen the plan of and whose arguments all pass: it checks the same
+// conditions, allocates the outputs and the workspace from PyTorch's caching allocator, and
+// calls fusegen_run on the current stream. Whenever anything is off (no plan yet, a bad
+// argument, another current device, a runtime status other than OK, which launches nothing)
+// it returns None and the caller runs the Python path, which raises the precise error or
+// registers the missing plan. So the results and the errors are the Python path's by
+// construction; only the host time differs (bench/NOTES.md, v57).
+//
+// Every entry point runs with the GIL held (pybind11 functions that do not release it), which
+// also serializes access to the plan table.
+
+#include <torch/extension.h>
+#include <ATen/cuda/CUDAContext.h>
+#include <c10/cuda/CUDAFunctions.h>
+
+#include <cstring>
+#include <map>
+#include <string>
+#include <tuple>
+
+#include "fusegen.h"
+
+namespace {
+
+using RunFn = fusegen_status (*)(const fusegen_kernel *, const fusegen_problem *, const fusegen_args *, void *,
+                                 size_t, cudaStream_t);
+
+constexpr int64_t kAlignElems = 8;         // ops.py ALIGN_ELEMS
+constexpr uintptr_t kWorkspaceAlign = 256;  // ops.py WORKSPACE_ALIGN
+
+// One plan as ops.py made it: the kernel, a copy of its problem (with its own copies of the
+// epilogue strings), the workspace size and the eps the kernel was generated with (as f32).
+struct Plan {
+    const fusegen_kernel *kernel = nullptr;
+    fusegen_problem problem{};
+    std::string epilogue, epilogue2;
+    size_t workspace_bytes = 0;
+    float eps = 0.0f;
+};
+
+// (op, device, m, n, k, n2): op 0 is linear_residual_layernorm, 1 block_tail.
+using Key = std::tuple<int, int, int64_t, int64_t, int64_t, int64_t>;
+
+RunFn g_run = nullptr;
+std::map<Key, Plan> g_plans;
+uint64_t g_runs = 0;   // calls this path ran (tests check that it is taken)
+
+bool bf16_on(const at::Tensor &t, const at::Device &dev)
+{
+    return t.scalar_type() == at::kBFloat16 && t.device() == dev && t.is_contiguous();
+}
+
+bool is_vector(const at::Tensor &t, const at::Device &dev, int64_t n)
+{
+    return bf16_on(t, dev) && t.dim() == 1 && t.size(0) == n;
+}
+
+bool is_matrix(const at::Tensor &t, const at::Device &dev, int64_t rows, int64_t cols)
+{
+    return bf16_on(t, dev) && t.dim() == 2 && t.size(0) == rows && t.size(1) == cols;
+}
+
+// The plan for key, if ops.py registered one and eps matches it (as f32).
+const Plan *find_plan(const Key &key, double eps)
+{
+    auto it = g_plans.find(key);
+    if (it == g_plans.end() || static_cast<float>(eps) != it->second.eps) return nullptr;
+    return &it->second;
+}
+
+// x's device is current (ops.py makes it so for other devices; here that case falls back).
+bool on_current_device(const at::Tensor &x)
+{
+    return x.is_cuda() && x.get_device() == static_cast<int>(c10::cuda::current_device());
+}
+
+// Runs the plan; false (nothing launched) on a status other than OK or a misaligned workspace.
+bool run(const Plan &plan, fusegen_args &args, const at::Tensor &x)
+{
+    at::Tensor ws;
+    void *ws_ptr = nullptr;
+    if (plan.workspace_bytes != 0) {
+        ws = at::empty({static_cast<int64_t>(plan.workspace_bytes)}, x.options().dtype(at::kByte));
+        ws_ptr = ws.data_ptr();
+        if (reinterpret_cast<uintptr_t>(ws_ptr) % kWorkspaceAlign != 0) return false;
+    }
+    const cudaStream_t stream = at::cuda::getCurrentCUDAStream(x.get_device()).stream();
+    // ws goes back to the caching allocator when it leaves scope: in order on this stream.
+    if (g_run(plan.kernel, &plan.problem, &args, ws_ptr, plan.workspace_bytes, stream) != FUSEGEN_OK) return false;
+    ++g_runs;
+    return true;
+}
+
+// ---- the entry points ------------------------------------------------------------------------
+
+void set_runtime(uintptr_t run_fn) { g_run = reinterpret_cast<RunFn>(run_fn); }
+
+// problem_addr: a ctypes fusegen_problem that is copied (with its strings) here.
+void add_plan(int op, int device, int64_t m, int64_t n, int64_t k, int64_t n2, uintptr_t kernel,
+              uintptr_t problem_addr, size_t workspace_bytes, double eps)
+{
+    Plan plan;
+    plan.kernel = reinterpret_cast<const fusegen_kernel *>(kernel);
+    std::memcpy(&plan.problem, reinterpret_cast<const void *>(problem_addr), sizeof(fusegen_problem));
+    plan.epilogue = plan.problem.epilogue ? plan.problem.epilogue : "";
+    plan.epilogue2 = plan.problem.epilogue2 ? plan.problem.epilogue2 : "";
+    plan.workspace_bytes = workspace_bytes;
+    plan.eps = static_cast<float>(eps);
+    auto &slot = g_plans[Key{op, device, m, n, k, n2}];
+    slot = std::move(plan);
+    // The copies' strings, not the ctypes object's (which Python may free).
+    slot.problem.epilogue = slot.epilogue.c_str();
+    slot.problem.epilogue2 = slot.problem.epilogue2 ? slot.epilogue2.c_str() : nullptr;
+}
+
+void clear_plans() { g_plans.clear(); }
+
+size_t plan_count() { return g_plans.size(); }
+
+// (y, pre_norm), or None: the caller runs the Python path.
+py::object linear_residual_layernorm(const at::Tensor &x, const at::Tensor &weight, const at::Tensor &bias,
+                                     const at::Tensor &residual, const at::Tensor &gamma, const at::Tensor &beta,
+                                     double eps)
+{
+    if (g_run == nullptr || !on_current_device(x) || x.dim() != 2 || weight.dim() != 2) return py::none();
+    const int64_t m = x.size(0), k = x.size(1), n = weight.size(0);
+    const at::Device dev = x.device();
+    if (m == 0 || n % kAlignElems != 0 || k % kAlignElems != 0 || n == 0 || k == 0) return py::none();
+    if (!is_matrix(x, dev, m, k) || !is_matrix(weight, dev, n, k) || !is_vector(bias, dev, n) ||
+        !is_matrix(residual, dev, m, n) || !is_vector(gamma, dev, n) || !is_vector(beta, dev, n))
+        return py::none();
+    const Plan *plan = find_plan(Key{0, dev.index(), m, n, k, 0}, eps);
+    if (plan == nullptr) return py::none();
+    at::Tensor y = at::empty({m, n}, x.options());
+    at::Tensor pre_norm = at::empty({m, n}, x.options());
+    fusegen_args args{};
+    args.a = x.data_ptr();
+    args.b = weight.data_ptr();
+    args.out = y.data_ptr();
+    args.bias = bias.data_ptr();
+    args.residual = residual.data_ptr();
+    args.gamma = gamma.data_ptr();
+    args.beta = beta.data_ptr();
+    args.store[0] = pre_norm.data_ptr();
+    if (!run(*plan, args, x)) return py::none();
+    return py::make_tuple(y, pre_norm);
+}
+
+// out2, or None: the caller runs the Python path.
+py::object block_tail(const at::Tensor &x, const at::Tensor &w1, const at::Tensor &b1, const at::Tensor &residual,
+                      const at::Tensor &gamma, const at::Tensor &beta, const at::Tensor &w2, const at::Tensor &b2,
+                      double eps)
+{
+    if (g_run == nullptr || !on_current_device(x) || x.dim() != 2 || w1.dim() != 2 || w2.dim() != 2)
+        return py::none();
+    const int64_t m = x.size(0), k = x.size(1), n = w1.size(0), n2 = w2.size(0);
+    const at::Device dev = x.device();
+    if (m == 0 || n == 0 || k == 0 || n2 == 0 || n % kAlignElems != 0 || k % kAlignElems != 0 ||
+        n2 % kAlignElems != 0)
+        return py::none();
+    if (!is_matrix(x, dev, m, k) || !is_matrix(w1, dev, n, k) || !is_vector(b1, dev, n) ||
+        !is_matrix(residual, dev, m, n) || !is_vector(gamma, dev, n) || !is_vector(beta, dev, n) ||
+        !is_matrix(w2, dev, n2, n) || !is_vector(b2, dev, n2))
+        return py::none();
+    const Plan *plan = find_plan(Key{1, dev.index(), m, n, k, n2}, eps);
+    if (plan == nullptr) return py::none();
+    at::Tensor out2 = at::empty({m, n2}, x.options());
+    // The runtime requires args.out (GEMM1's [M, N] result) although the chain keeps that
+    // result in the workspace (as ops.py does).
+    at::Tensor scratch = at::empty({m, n}, x.options());
+    fusegen_args args{};
+    args.a = x.data_ptr();
+    args.b = w1.data_ptr();
+    args.out = scratch.data_ptr();
+    args.bias = b1.data_ptr();
+    args.residual = residual.data_ptr();
+    args.gamma = gamma.data_ptr();
+    args.beta = beta.data_ptr();
+    args.b2 = w2.data_ptr();
+    args.out2 = out2.data_ptr();
+    args.bias2 = b2.data_ptr();
+    if (!run(*plan, args, x)) return py::none();
+    return py::cast(out2);
+}
+
+}  // namespace
+
+PYBIND11_MODULE(TORCH_EXTENSION_NAME, m)
+{
+    m.doc() = "fusegen_torch's C++ happy path (see _fast.py)";
+    m.def("set_runtime", &set_runtime, "the address of fusegen_run");
+    m.def("add_plan", &add_plan, "register a plan ops.py made");
+    m.def("clear_plans", &clear_plans);
+    m.def("plan_count", &plan_count);
+    m.def("runs", [] { return g_runs; });
+    m.def("sizeof_problem", [] { return sizeof(fusegen_problem); });
+    m.def("sizeof_args", [] { return sizeof(fusegen_args); });
+    m.def("linear_residual_layernorm", &linear_residual_layernorm);
+    m.def("block_tail", &block_tail);
+}

@@ -28,6 +28,8 @@ namespace {
 
 using RunFn = fusegen_status (*)(const fusegen_kernel *, const fusegen_problem *, const fusegen_args *, void *,
                                  size_t, cudaStream_t);
+using NameFn = const char *(*)(fusegen_status);
+using DetailFn = const char *(*)();
 
 constexpr int64_t kAlignElems = 8;         // ops.py ALIGN_ELEMS
 constexpr uintptr_t kWorkspaceAlign = 256;  // ops.py WORKSPACE_ALIGN
@@ -46,6 +48,9 @@ struct Plan {
 using Key = std::tuple<int, int, int64_t, int64_t, int64_t, int64_t>;
 
 RunFn g_run = nullptr;
+NameFn g_status_name = nullptr;
+DetailFn g_last_detail = nullptr;
+std::string g_fallback = "no call yet";   // why the last call fell back to Python ("" if it did not)
 std::map<Key, Plan> g_plans;
 uint64_t g_runs = 0;   // calls this path ran (tests check that it is taken)
 
@@ -86,18 +91,38 @@ bool run(const Plan &plan, fusegen_args &args, const at::Tensor &x)
     if (plan.workspace_bytes != 0) {
         ws = at::empty({static_cast<int64_t>(plan.workspace_bytes)}, x.options().dtype(at::kByte));
         ws_ptr = ws.data_ptr();
-        if (reinterpret_cast<uintptr_t>(ws_ptr) % kWorkspaceAlign != 0) return false;
+        if (reinterpret_cast<uintptr_t>(ws_ptr) % kWorkspaceAlign != 0) {
+            g_fallback = "the workspace from the caching allocator is not 256-byte aligned";
+            return false;
+        }
     }
     const cudaStream_t stream = at::cuda::getCurrentCUDAStream(x.get_device()).stream();
     // ws goes back to the caching allocator when it leaves scope: in order on this stream.
-    if (g_run(plan.kernel, &plan.problem, &args, ws_ptr, plan.workspace_bytes, stream) != FUSEGEN_OK) return false;
+    const fusegen_status st = g_run(plan.kernel, &plan.problem, &args, ws_ptr, plan.workspace_bytes, stream);
+    if (st != FUSEGEN_OK) {
+        g_fallback = std::string("fusegen_run: ") + g_status_name(st) + ": " + g_last_detail();
+        return false;
+    }
     ++g_runs;
+    g_fallback.clear();
     return true;
 }
 
 // ---- the entry points ------------------------------------------------------------------------
 
-void set_runtime(uintptr_t run_fn) { g_run = reinterpret_cast<RunFn>(run_fn); }
+void set_runtime(uintptr_t run_fn, uintptr_t status_name_fn, uintptr_t last_detail_fn)
+{
+    g_run = reinterpret_cast<RunFn>(run_fn);
+    g_status_name = reinterpret_cast<NameFn>(status_name_fn);
+    g_last_detail = reinterpret_cast<DetailFn>(last_detail_fn);
+}
+
+// Records why a call falls back (tests and users read it with last_fallback()).
+py::object fall_back(const char *why)
+{
+    g_fallback = why;
+    return py::none();
+}
 
 // problem_addr: a ctypes fusegen_problem that is copied (with its strings) here.
 void add_plan(int op, int device, int64_t m, int64_t n, int64_t k, int64_t n2, uintptr_t kernel,
@@ -126,15 +151,18 @@ py::object linear_residual_layernorm(const at::Tensor &x, const at::Tensor &weig
                                      const at::Tensor &residual, const at::Tensor &gamma, const at::Tensor &beta,
                                      double eps)
 {
-    if (g_run == nullptr || !on_current_device(x) || x.dim() != 2 || weight.dim() != 2) return py::none();
+    if (g_run == nullptr) return fall_back("no runtime");
+    if (!on_current_device(x)) return fall_back("x is not on the current CUDA device");
+    if (x.dim() != 2 || weight.dim() != 2) return fall_back("x or weight is not 2-D");
     const int64_t m = x.size(0), k = x.size(1), n = weight.size(0);
     const at::Device dev = x.device();
-    if (m == 0 || n % kAlignElems != 0 || k % kAlignElems != 0 || n == 0 || k == 0) return py::none();
+    if (m == 0 || n % kAlignElems != 0 || k % kAlignElems != 0 || n == 0 || k == 0)
+        return fall_back("M is 0, or N or K is 0 or not a multiple of 8");
     if (!is_matrix(x, dev, m, k) || !is_matrix(weight, dev, n, k) || !is_vector(bias, dev, n) ||
         !is_matrix(residual, dev, m, n) || !is_vector(gamma, dev, n) || !is_vector(beta, dev, n))
-        return py::none();
+        return fall_back("an argument's dtype, device, shape or layout");
     const Plan *plan = find_plan(Key{0, dev.index(), m, n, k, 0}, eps);
-    if (plan == nullptr) return py::none();
+    if (plan == nullptr) return fall_back("no plan for this shape and eps yet");
     at::Tensor y = at::empty({m, n}, x.options());
     at::Tensor pre_norm = at::empty({m, n}, x.options());
     fusegen_args args{};
@@ -155,19 +183,20 @@ py::object block_tail(const at::Tensor &x, const at::Tensor &w1, const at::Tenso
                       const at::Tensor &gamma, const at::Tensor &beta, const at::Tensor &w2, const at::Tensor &b2,
                       double eps)
 {
-    if (g_run == nullptr || !on_current_device(x) || x.dim() != 2 || w1.dim() != 2 || w2.dim() != 2)
-        return py::none();
+    if (g_run == nullptr) return fall_back("no runtime");
+    if (!on_current_device(x)) return fall_back("x is not on the current CUDA device");
+    if (x.dim() != 2 || w1.dim() != 2 || w2.dim() != 2) return fall_back("x, w1 or w2 is not 2-D");
     const int64_t m = x.size(0), k = x.size(1), n = w1.size(0), n2 = w2.size(0);
     const at::Device dev = x.device();
     if (m == 0 || n == 0 || k == 0 || n2 == 0 || n % kAlignElems != 0 || k % kAlignElems != 0 ||
         n2 % kAlignElems != 0)
-        return py::none();
+        return fall_back("M is 0, or N, K or N2 is 0 or not a multiple of 8");
     if (!is_matrix(x, dev, m, k) || !is_matrix(w1, dev, n, k) || !is_vector(b1, dev, n) ||
         !is_matrix(residual, dev, m, n) || !is_vector(gamma, dev, n) || !is_vector(beta, dev, n) ||
         !is_matrix(w2, dev, n2, n) || !is_vector(b2, dev, n2))
-        return py::none();
+        return fall_back("an argument's dtype, device, shape or layout");
     const Plan *plan = find_plan(Key{1, dev.index(), m, n, k, n2}, eps);
-    if (plan == nullptr) return py::none();
+    if (plan == nullptr) return fall_back("no plan for this shape and eps yet");
     at::Tensor out2 = at::empty({m, n2}, x.options());
     // The runtime requires args.out (GEMM1's [M, N] result) although the chain keeps that
     // result in the workspace (as ops.py does).
@@ -197,6 +226,7 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m)
     m.def("clear_plans", &clear_plans);
     m.def("plan_count", &plan_count);
     m.def("runs", [] { return g_runs; });
+    m.def("last_fallback", [] { return g_fallback; }, "why the last call fell back to Python (empty: it did not)");
     m.def("sizeof_problem", [] { return sizeof(fusegen_problem); });
     m.def("sizeof_args", [] { return sizeof(fusegen_args); });
     m.def("linear_residual_layernorm", &linear_residual_layernorm);

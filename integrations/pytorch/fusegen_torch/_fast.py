@@ -54,7 +54,8 @@ def _build():
                     f"{mod.sizeof_args()}/{ctypes.sizeof(_capi.Args)})")
         return None
     lib = _capi.load_library()
-    mod.set_runtime(ctypes.cast(lib.rt.fusegen_run, ctypes.c_void_p).value)
+    mod.set_runtime(*(ctypes.cast(f, ctypes.c_void_p).value for f in
+                      (lib.rt.fusegen_run, lib.rt.fusegen_status_name, lib.rt.fusegen_last_detail)))
     _why_not = None
     return mod
 

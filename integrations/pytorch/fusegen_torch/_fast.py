@@ -82,12 +82,13 @@ def status():
 
 
 def add_plan(op, device, m, n, k, n2, plan):
-    """Hands a plan ops.py made (with a LayerNorm eps) to the C++ path."""
+    """Hands a plan ops.py made (with a LayerNorm eps) to the C++ path; whether it did."""
     mod = _module
     if mod is None or plan.eps is None:
-        return
+        return False
     mod.add_plan(op, device, m, n, k, n2, ctypes.cast(plan.kernel, ctypes.c_void_p).value,
                  ctypes.addressof(plan.problem), plan.workspace_bytes, float(plan.eps))
+    return True
 
 
 def clear_plans():

@@ -34,7 +34,7 @@ WORKSPACE_ALIGN = 256    # fusegen_run's requirement on the workspace pointer
 
 class _Plan:
     """A kernel chosen for one problem on one device, and what a run needs besides pointers."""
-    __slots__ = ("lib", "kernel", "problem", "workspace_bytes", "eps", "name")
+    __slots__ = ("lib", "kernel", "problem", "workspace_bytes", "eps", "name", "in_fast")
 
     def __init__(self, lib, kernel, problem, workspace_bytes, eps, name):
         self.lib = lib
@@ -43,6 +43,7 @@ class _Plan:
         self.workspace_bytes = workspace_bytes
         self.eps = eps
         self.name = name
+        self.in_fast = False   # handed to the C++ path
 
 
 _MAX_PLANS = 4096
@@ -54,9 +55,12 @@ def _plan(key, make_problem, fast_key=None):
     """fusegen_select + fusegen_workspace_size, once per (op, device, shape); make_problem()
     builds the problem on the first call only. The caller has made the tensors' device
     current (problem.sm is 0: the current device). fast_key (op code, device, m, n, k, n2):
-    a new plan is handed to the C++ path too, which runs later calls of that shape."""
+    the plan is handed to the C++ path too (once), which runs later calls of that shape."""
     plan = _plans.get(key)
     if plan is not None:
+        if fast_key is not None and not plan.in_fast:   # made by selected_kernel, or before the C++ path
+            with _plans_lock:
+                plan.in_fast = _fast.add_plan(*fast_key, plan)
         return plan
     problem = make_problem()
     lib = _capi.load_library()
@@ -69,7 +73,7 @@ def _plan(key, make_problem, fast_key=None):
             _fast.clear_plans()
         _plans[key] = plan
         if fast_key is not None:
-            _fast.add_plan(*fast_key, plan)
+            plan.in_fast = _fast.add_plan(*fast_key, plan)
     return plan
 
 

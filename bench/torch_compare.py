@@ -247,6 +247,8 @@ def main():
             for r in rows:
                 wr.writerow(r)
         print(f"wrote {opt.csv}")
+    if _fast.module() is not None:
+        print(f"fusegen calls run from C++: {_fast.module().runs()} (the rest took the Python path)")
     bad = [r["problem"] for r in rows if r["status"] != "ok"]
     if bad:
         print(f"torch_compare: fusegen differs from eager beyond {TOL}: {', '.join(bad)}")

@@ -423,7 +423,9 @@ from fusegen_torch import _fast  # noqa: E402
 
 
 def _fast_module():
+    status = fusegen_torch.fast_path_status()   # builds the C++ path if no op call has
     mod = _fast.module()
+    assert (mod is not None) == (status == "on"), status
     if mod is None:
         if os.environ.get("FUSEGEN_TORCH_REQUIRE_FAST") == "1":
             pytest.fail(f"FUSEGEN_TORCH_REQUIRE_FAST=1 but the C++ path is not in use: {_fast.status()}")
@@ -505,3 +507,17 @@ def test_fast_path_on_a_side_stream():
     torch.cuda.synchronize()
     assert mod.runs() == before + 1, f"fell back to Python: {mod.last_fallback()}"
     assert rel_l2(y, ry) <= TOL and rel_l2(pre, rpre) <= TOL, "not in order on the side stream"
+
+
+def test_fast_path_can_be_turned_off():
+    """FUSEGEN_TORCH_FAST=0: the ops run in Python and say so (a fresh process: the choice is
+    made once)."""
+    import subprocess
+    code = "import fusegen_torch; print(fusegen_torch.fast_path_status())"
+    env = dict(os.environ, FUSEGEN_TORCH_FAST="0",
+               PYTHONPATH=os.pathsep.join([os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..",
+                                                        "integrations", "pytorch"),
+                                           os.environ.get("PYTHONPATH", "")]))
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "off (FUSEGEN_TORCH_FAST=0)"

@@ -9,8 +9,8 @@ The kernel library is loaded with ctypes on first use: $FUSEGEN_LIBRARY, else
 libfusegen_default.so next to this package, in $FUSEGEN_BUILD_DIR, or in <repo>/build.
 The package is Python; its one C++ file (_fast.cpp, the ops' happy path, which saves host
 time a call) is compiled with torch.utils.cpp_extension on the first op call, and the ops
-run in Python where it cannot be (FUSEGEN_TORCH_FAST=0 turns it off; _fast.status() says
-which). Without PyTorch only the library queries work (kernels(), load_library()); the ops
+run in Python where it cannot be (FUSEGEN_TORCH_FAST=0 turns it off; fast_path_status()
+says which). Without PyTorch only the library queries work (kernels(), load_library()); the ops
 need PyTorch.
 """
 
@@ -27,12 +27,19 @@ except ImportError:  # the ctypes layer stays usable without PyTorch
 
 if _torch is not None:
     from .ops import block_tail, linear_residual_layernorm, selected_kernel
+    from . import _fast
+
+    def fast_path_status():
+        """'on' when the ops' C++ path is in use, else why not. Builds it (once, ~30-60 s) if no
+        op call has yet."""
+        _fast.module()
+        return _fast.status()
 else:
     def _needs_torch(*_args, **_kwargs):
         raise ImportError("fusegen_torch: the ops need PyTorch (pip install torch); only "
                           "kernels() and load_library() work without it")
 
-    linear_residual_layernorm = block_tail = selected_kernel = _needs_torch
+    linear_residual_layernorm = block_tail = selected_kernel = fast_path_status = _needs_torch
 
 
 def kernels():
@@ -43,6 +50,6 @@ def kernels():
     return [_capi.kernel_info(k) for k in lib.kernel_ptrs()]
 
 
-__all__ = ["linear_residual_layernorm", "block_tail", "kernels", "selected_kernel",
+__all__ = ["linear_residual_layernorm", "block_tail", "kernels", "selected_kernel", "fast_path_status",
            "load_library", "find_library_path", "FusegenError", "FusegenLibraryError",
            "KernelInfo"]

@@ -8,8 +8,9 @@
 Outputs and workspace come from PyTorch's allocator on the inputs' device; the kernels run on
 torch.cuda.current_stream() of that device. A repeated valid call (a shape whose plan exists,
 every argument as required) runs from C++ (_fast.py, _fast.cpp) where that path could be
-built; every other call, and every error, takes the Python path below. No autograd formula is registered: the ops are for
-inference (calling backward through them raises PyTorch's "no autograd formula" error).
+built; every other call, and every error, takes the Python path below. No autograd formula is
+registered: the ops are for inference (calling backward through them raises PyTorch's "no
+autograd formula" error).
 """
 
 import contextlib

@@ -30,7 +30,7 @@ if _torch is not None:
     from . import _fast
 
     def fast_path_status():
-        """'on' when the ops' C++ path is in use, else why not. Builds it (once, ~30-60 s) if no
+        """'on' when the ops' C++ path is in use, else why not. Builds it (once) if no
         op call has yet."""
         _fast.module()
         return _fast.status()

@@ -1,0 +1,72 @@
+#!/usr/bin/env python3
+"""Compares fusegen-bench runs of two builds (A and B), each run a CSV of `fusegen-bench --csv`.
+
+    bench/ab_compare.py A1.csv A2.csv ... -- B1.csv B2.csv ...
+
+For every problem (the selected kernel's row) it prints the median fusegen time of each side,
+B / A, and each side's spread over its runs (max / min - 1), so that a difference smaller than
+the noise shows as such. Because the device's speed drifts between runs (cuBLASLt's own time
+moves by a few percent), it also compares fusegen / cuBLASLt-GEMM taken within each run:
+"B/A in-run" is the median of B's in-run ratios over the median of A's. Runs should alternate
+(A B A B) in one session. Exit status: 0, or 2 on bad input.
+"""
+import csv
+import statistics
+import sys
+
+
+def load(path):
+    """problem -> (fusegen_ms, gemm_ms) of the selected kernel, from one CSV."""
+    rows = {}
+    with open(path, newline="") as f:
+        for r in csv.DictReader(f):
+            if r.get("selected") != "1" or r.get("check") != "ok":
+                continue
+            try:
+                fused, gemm = float(r["fusegen_ms"]), float(r["gemm_ms"])
+            except (KeyError, ValueError):
+                continue
+            rows[r["problem"]] = (fused, gemm)
+    return rows
+
+
+def spread(values):
+    return max(values) / min(values) - 1.0 if len(values) > 1 and min(values) > 0 else 0.0
+
+
+def main(argv):
+    if "--" not in argv or argv.index("--") == 0 or argv.index("--") == len(argv) - 1:
+        sys.stderr.write("usage: ab_compare.py A.csv... -- B.csv...\n")
+        return 2
+    cut = argv.index("--")
+    try:
+        runs_a = [load(p) for p in argv[:cut]]
+        runs_b = [load(p) for p in argv[cut + 1:]]
+    except (OSError, csv.Error) as e:
+        sys.stderr.write(f"ab_compare.py: {e}\n")
+        return 2
+    problems = [p for p in runs_a[0] if all(p in r for r in runs_a + runs_b)]
+    if not problems:
+        sys.stderr.write("ab_compare.py: no problem with an ok selected row in every run\n")
+        return 2
+    print(f"{len(runs_a)} run(s) of A, {len(runs_b)} of B; times in ms (medians)")
+    print(f"{'problem':26} {'A':>9} {'B':>9} {'B/A':>7} {'B/A in-run':>11} {'spread A':>9} {'spread B':>9}")
+    log_ratio, log_inrun = [], []
+    for p in problems:
+        fa = [r[p][0] for r in runs_a]
+        fb = [r[p][0] for r in runs_b]
+        ia = [r[p][0] / r[p][1] for r in runs_a]
+        ib = [r[p][0] / r[p][1] for r in runs_b]
+        ratio = statistics.median(fb) / statistics.median(fa)
+        inrun = statistics.median(ib) / statistics.median(ia)
+        log_ratio.append(ratio)
+        log_inrun.append(inrun)
+        print(f"{p:26} {statistics.median(fa):9.4f} {statistics.median(fb):9.4f} {ratio:7.3f} {inrun:11.3f} "
+              f"{100 * spread(fa):8.1f}% {100 * spread(fb):8.1f}%")
+    print(f"{'geometric mean':26} {'':9} {'':9} {statistics.geometric_mean(log_ratio):7.3f} "
+          f"{statistics.geometric_mean(log_inrun):11.3f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

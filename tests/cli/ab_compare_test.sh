@@ -1,0 +1,21 @@
+#!/bin/sh
+# bench/ab_compare.py on fixture CSVs (tests/cli/ab): medians, B/A, the in-run ratio, spreads;
+# rows that are not the selected kernel's, or whose check failed, are left out; bad input exits 2.
+#   ab_compare_test.sh PYTHON SOURCE_DIR
+py=$1 src=$2
+ab=$src/tests/cli/ab
+cmp=$src/bench/ab_compare.py
+fail=0
+check() { if eval "$2"; then echo "ok    $1"; else echo "FAIL  $1"; fail=1; fi; }
+out=$("$py" "$cmp" "$ab/a1.csv" "$ab/a2.csv" -- "$ab/b1.csv" "$ab/b2.csv")
+echo "$out"
+check "runs counted" 'echo "$out" | grep -q "^2 run(s) of A, 2 of B"'
+check "p one: medians, B/A 1.100, in-run 1.000, spreads" \
+  'echo "$out" | grep -Eq "^p one +0\.2100 +0\.2310 +1\.100 +1\.000 +10\.0% +0\.0%$"'
+check "p two left out (failed check in b1, missing in b2)" '! echo "$out" | grep -q "^p two"'
+check "geometric mean" 'echo "$out" | grep -Eq "^geometric mean +1\.100 +1\.000$"'
+"$py" "$cmp" "$ab/a1.csv" >/dev/null 2>&1; check "no -- : exit 2" '[ $? -eq 2 ]'
+"$py" "$cmp" "$ab/missing.csv" -- "$ab/b1.csv" >/dev/null 2>&1; check "missing file: exit 2" '[ $? -eq 2 ]'
+"$py" "$cmp" "$ab/b2.csv" -- "$ab/a1.csv" "$ab/b1.csv" >/dev/null 2>&1
+check "p one only in common, still compared" '[ $? -eq 0 ]'
+exit $fail

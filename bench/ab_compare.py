@@ -1,14 +1,15 @@
 #!/usr/bin/env python3
-"""Compares fusegen-bench runs of two builds (A and B), each run a CSV of `fusegen-bench --csv`.
+"""Compares fusegen-bench runs of two or more builds (A, B, C, ...), each run a CSV of
+`fusegen-bench --csv`; every build after A is compared with A, one table each.
 
-    bench/ab_compare.py A1.csv A2.csv ... -- B1.csv B2.csv ...
+    bench/ab_compare.py A1.csv A2.csv ... -- B1.csv B2.csv ... [-- C1.csv ...]
 
 For every problem (the selected kernel's row) it prints the median fusegen time of each side,
 B / A, and each side's spread over its runs (max / min - 1), so that a difference smaller than
 the noise shows as such. Because the device's speed drifts between runs (cuBLASLt's own time
 moves by a few percent), it also compares fusegen / cuBLASLt-GEMM taken within each run:
 "B/A in-run" is the median of B's in-run ratios over the median of A's. Runs should alternate
-(A B A B) in one session. Exit status: 0, or 2 on bad input.
+(A B A B, or A B C A B C) in one session. Exit status: 0, or 2 on bad input.
 """
 import csv
 import statistics
@@ -34,23 +35,28 @@ def spread(values):
     return max(values) / min(values) - 1.0 if len(values) > 1 and min(values) > 0 else 0.0
 
 
-def main(argv):
-    if "--" not in argv or argv.index("--") == 0 or argv.index("--") == len(argv) - 1:
-        sys.stderr.write("usage: ab_compare.py A.csv... -- B.csv...\n")
-        return 2
-    cut = argv.index("--")
-    try:
-        runs_a = [load(p) for p in argv[:cut]]
-        runs_b = [load(p) for p in argv[cut + 1:]]
-    except (OSError, csv.Error) as e:
-        sys.stderr.write(f"ab_compare.py: {e}\n")
-        return 2
+def split_groups(argv):
+    """The CSV lists between '--' separators, or None when there are fewer than two or one is empty."""
+    groups, current = [], []
+    for a in argv:
+        if a == "--":
+            groups.append(current)
+            current = []
+        else:
+            current.append(a)
+    groups.append(current)
+    return groups if len(groups) >= 2 and all(groups) else None
+
+
+def compare(label, runs_a, runs_b):
+    """Prints one table, A against the build named label; False when no problem is in every run."""
     problems = [p for p in runs_a[0] if all(p in r for r in runs_a + runs_b)]
     if not problems:
-        sys.stderr.write("ab_compare.py: no problem with an ok selected row in every run\n")
-        return 2
-    print(f"{len(runs_a)} run(s) of A, {len(runs_b)} of B; times in ms (medians)")
-    print(f"{'problem':26} {'A':>9} {'B':>9} {'B/A':>7} {'B/A in-run':>11} {'spread A':>9} {'spread B':>9}")
+        sys.stderr.write(f"ab_compare.py: no problem with an ok selected row in every run of A and {label}\n")
+        return False
+    print(f"{len(runs_a)} run(s) of A, {len(runs_b)} of {label}; times in ms (medians)")
+    print(f"{'problem':26} {'A':>9} {label:>9} {label + '/A':>7} {label + '/A in-run':>11} "
+          f"{'spread A':>9} {'spread ' + label:>9}")
     log_ratio, log_inrun = [], []
     for p in problems:
         fa = [r[p][0] for r in runs_a]
@@ -65,7 +71,28 @@ def main(argv):
               f"{100 * spread(fa):8.1f}% {100 * spread(fb):8.1f}%")
     print(f"{'geometric mean':26} {'':9} {'':9} {statistics.geometric_mean(log_ratio):7.3f} "
           f"{statistics.geometric_mean(log_inrun):11.3f}")
-    return 0
+    return True
+
+
+def main(argv):
+    groups = split_groups(argv)
+    if groups is None:
+        sys.stderr.write("usage: ab_compare.py A.csv... -- B.csv... [-- C.csv...]\n")
+        return 2
+    if len(groups) > 26:
+        sys.stderr.write("ab_compare.py: at most 26 builds\n")
+        return 2
+    try:
+        runs = [[load(p) for p in group] for group in groups]
+    except (OSError, csv.Error) as e:
+        sys.stderr.write(f"ab_compare.py: {e}\n")
+        return 2
+    ok = True
+    for i, runs_b in enumerate(runs[1:], start=1):
+        if i > 1:
+            print()
+        ok = compare(chr(ord("A") + i), runs[0], runs_b) and ok
+    return 0 if ok else 2
 
 
 if __name__ == "__main__":

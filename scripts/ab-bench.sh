@@ -1,28 +1,34 @@
 #!/usr/bin/env bash
-# A/B benchmark of two versions in one GPU session: fusegen-bench runs alternating A B A B ...,
-# then bench/ab_compare.py (medians, B/A, B/A against each run's own cuBLASLt time, spreads).
+# A/B benchmark of two or more versions in one GPU session: fusegen-bench runs alternating
+# A B A B ... (A B C A B C ... for three), then bench/ab_compare.py (medians, B/A, B/A against
+# each run's own cuBLASLt time, spreads; every version after A compared with A).
 # A single pair of runs is not enough: the device's speed drifts by a few percent between runs.
-#   scripts/ab-bench.sh --prepare REF_A REF_B
-#       here (a git checkout): the two refs' files into ab/a and ab/b (git-ignored), to carry
-#       to the GPU machine.
+#   scripts/ab-bench.sh --prepare REF_A REF_B [REF_C ...]
+#       here (a git checkout): the refs' files into ab/a, ab/b, ... (git-ignored), to carry to
+#       the GPU machine.
 #   scripts/ab-bench.sh [--rounds N] [--reps R] [-- FUSEGEN_BENCH_ARGS...]
-#       on the GPU machine: builds ab/a and ab/b (sm_90a), runs N rounds (default 2) of
-#       fusegen-bench --reps R (default 50) on each, writes logs and CSVs under $OUT (default
-#       ./ab-out) and prints the comparison last. FUSEGEN_AB_TEST=SUBSTRING: first run B's
-#       fusegen_test_kernels on the kernels whose names contain SUBSTRING (a wrong B is not timed).
+#       on the GPU machine: builds every ab/<letter> (sm_90a), runs N rounds (default 2) of
+#       fusegen-bench --reps R (default 50) on each, prints the comparison last and leaves under
+#       $OUT (default ./ab-out) compare.txt and ab-logs.tar.gz (builds, runs, CSVs: the device
+#       tool brings back 8 files at most). FUSEGEN_AB_TEST=SUBSTRING: first run each version
+#       after A through fusegen_test_kernels on the kernels whose names contain SUBSTRING (a
+#       wrong version is not timed).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 die() { echo "ab-bench.sh: $*" >&2; exit 2; }
 
 if [ "${1:-}" = --prepare ]; then
-  [ $# -eq 3 ] || die "usage: scripts/ab-bench.sh --prepare REF_A REF_B"
+  shift
+  [ $# -ge 2 ] && [ $# -le 6 ] || die "usage: scripts/ab-bench.sh --prepare REF_A REF_B [REF_C ...] (2 to 6 refs)"
   command -v git >/dev/null 2>&1 && git rev-parse --git-dir >/dev/null 2>&1 || die "--prepare needs a git checkout"
-  for ref in "$2" "$3"; do
+  for ref in "$@"; do
     git rev-parse --verify --quiet "$ref^{commit}" >/dev/null || die "unknown ref '$ref'"
   done
-  for side in a:"$2" b:"$3"; do
-    dir=ab/${side%%:*} ref=${side#*:}
-    rm -rf "$dir" && mkdir -p "$dir" && git archive "$ref" | tar -x -C "$dir" || die "cannot unpack $ref into $dir"
+  rm -rf ab
+  letters=(a b c d e f) i=0
+  for ref in "$@"; do
+    dir=ab/${letters[$i]} i=$((i + 1))
+    mkdir -p "$dir" && git archive "$ref" | tar -x -C "$dir" || die "cannot unpack $ref into $dir"
     echo "$dir: $ref ($(git rev-parse --short "$ref"))" | tee "$dir/AB_REF"
   done
   exit 0
@@ -39,36 +45,51 @@ while [ $# -gt 0 ]; do
 done
 case $rounds$reps in *[!0-9]*) die "--rounds and --reps take whole numbers" ;; esac
 [ "$rounds" -ge 1 ] && [ "$reps" -ge 1 ] || die "--rounds and --reps must be at least 1"
-[ -d ab/a ] && [ -d ab/b ] || die "ab/a and ab/b are missing: run 'scripts/ab-bench.sh --prepare REF_A REF_B' first and carry ab"
+sides=()
+for side in a b c d e f; do [ -d "ab/$side" ] && sides+=("$side"); done
+[ ${#sides[@]} -ge 2 ] && [ "${sides[0]}" = a ] && [ "${sides[1]}" = b ] ||
+  die "ab/a and ab/b are missing: run 'scripts/ab-bench.sh --prepare REF_A REF_B' first and carry ab"
 [ -f .device-deps/env.sh ] && . .device-deps/env.sh
 out=${OUT:-$PWD/ab-out}
-mkdir -p "$out"
+logs=$out/ab-logs
+mkdir -p "$logs"
+# Bundles the logs into one file (the device tool brings back 8 files at most), on every exit.
+bundle() { tar -czf "$out/ab-logs.tar.gz" -C "$out" ab-logs 2>/dev/null && rm -rf "$logs"; }
+trap bundle EXIT
 gen=()
 command -v ninja >/dev/null 2>&1 && gen=(-G Ninja)
-jobs=$(( $(nproc) / 2 > 0 ? $(nproc) / 2 : 1 ))
+jobs=$(( $(nproc) / ${#sides[@]} > 0 ? $(nproc) / ${#sides[@]} : 1 ))
 targets=(--target fusegen-bench)
 [ -n "${FUSEGEN_AB_TEST:-}" ] && targets+=(--target fusegen_test_kernels)
 
 build() {
   cmake -S "ab/$1" -B "ab/$1/build" "${gen[@]}" -DCMAKE_BUILD_TYPE=Release -DFUSEGEN_CUDA_ARCHITECTURES=90a-real \
-    >"$out/build-$1.log" 2>&1 && cmake --build "ab/$1/build" -j "$jobs" "${targets[@]}" >>"$out/build-$1.log" 2>&1
+    >"$logs/build-$1.log" 2>&1 && cmake --build "ab/$1/build" -j "$jobs" "${targets[@]}" >>"$logs/build-$1.log" 2>&1
 }
-build a & pa=$!
-build b & pb=$!
-wait $pa || { tail -20 "$out/build-a.log"; die "building ab/a failed ($out/build-a.log)"; }
-wait $pb || { tail -20 "$out/build-b.log"; die "building ab/b failed ($out/build-b.log)"; }
+pids=()
+for side in "${sides[@]}"; do build "$side" & pids+=($!); done
+for i in "${!sides[@]}"; do
+  wait "${pids[$i]}" || { tail -20 "$logs/build-${sides[$i]}.log"; die "building ab/${sides[$i]} failed (build-${sides[$i]}.log in ab-logs.tar.gz)"; }
+done
 
 if [ -n "${FUSEGEN_AB_TEST:-}" ]; then
-  FUSEGEN_TEST_ONLY=$FUSEGEN_AB_TEST ab/b/build/tests/gpu/fusegen_test_kernels >"$out/test-b.log" 2>&1 ||
-    { tail -20 "$out/test-b.log"; die "B's kernel test failed ($out/test-b.log): not timed"; }
-  grep -E '^[0-9]+ passed, [0-9]+ failed' "$out/test-b.log"
+  for side in "${sides[@]:1}"; do
+    FUSEGEN_TEST_ONLY=$FUSEGEN_AB_TEST ab/$side/build/tests/gpu/fusegen_test_kernels >"$logs/test-$side.log" 2>&1 ||
+      { tail -20 "$logs/test-$side.log"; die "ab/$side's kernel test failed (test-$side.log in ab-logs.tar.gz): not timed"; }
+    echo "ab/$side: $(grep -E '^[0-9]+ passed, [0-9]+ failed' "$logs/test-$side.log")"
+  done
 fi
 
 for r in $(seq 1 "$rounds"); do
-  for side in a b; do
-    ab/$side/build/bench/fusegen-bench --reps "$reps" --csv "$out/$side-$r.csv" "$@" >"$out/$side-$r.log" 2>&1
+  for side in "${sides[@]}"; do
+    ab/$side/build/bench/fusegen-bench --reps "$reps" --csv "$logs/$side-$r.csv" "$@" >"$logs/$side-$r.log" 2>&1
     echo "round $r $side: rc=$? ($(cat ab/$side/AB_REF 2>/dev/null || echo "ab/$side"))"
   done
 done
-ls "$out"/a-*.csv "$out"/b-*.csv >/dev/null 2>&1 || die "a side wrote no CSV (see $out/*.log)"
-python3 bench/ab_compare.py "$out"/a-*.csv -- "$out"/b-*.csv | tee "$out/compare.txt"
+groups=()
+for side in "${sides[@]}"; do
+  ls "$logs/$side"-*.csv >/dev/null 2>&1 || die "ab/$side wrote no CSV (see its logs in ab-logs.tar.gz)"
+  [ ${#groups[@]} -gt 0 ] && groups+=(--)
+  groups+=("$logs/$side"-*.csv)
+done
+python3 bench/ab_compare.py "${groups[@]}" | tee "$out/compare.txt"

@@ -1,6 +1,7 @@
 #!/bin/sh
 # bench/ab_compare.py on fixture CSVs (tests/cli/ab): medians, B/A, the in-run ratio, spreads;
-# rows that are not the selected kernel's, or whose check failed, are left out; bad input exits 2.
+# rows that are not the selected kernel's, or whose check failed, are left out; a third build is
+# compared with A too; bad input exits 2.
 #   ab_compare_test.sh PYTHON SOURCE_DIR
 py=$1 src=$2
 ab=$src/tests/cli/ab
@@ -18,4 +19,9 @@ check "geometric mean" 'echo "$out" | grep -Eq "^geometric mean +1\.100 +1\.000$
 "$py" "$cmp" "$ab/missing.csv" -- "$ab/b1.csv" >/dev/null 2>&1; check "missing file: exit 2" '[ $? -eq 2 ]'
 "$py" "$cmp" "$ab/b2.csv" -- "$ab/a1.csv" "$ab/b1.csv" >/dev/null 2>&1
 check "p one only in common, still compared" '[ $? -eq 0 ]'
+out3=$("$py" "$cmp" "$ab/a1.csv" -- "$ab/b1.csv" -- "$ab/b2.csv")
+check "three builds: B and C each against A" \
+  'echo "$out3" | grep -q "^1 run(s) of A, 1 of B" && echo "$out3" | grep -q "^1 run(s) of A, 1 of C" &&
+   echo "$out3" | grep -Eq "^problem +A +C +C/A +C/A in-run"'
+"$py" "$cmp" "$ab/a1.csv" -- -- "$ab/b1.csv" >/dev/null 2>&1; check "empty group: exit 2" '[ $? -eq 2 ]'
 exit $fail

@@ -1110,9 +1110,29 @@ static int jit__launch_gemm(const fg_launch_gemm *rec, jit__params g, CUfunction
                             rec->threads, rec->smem_bytes);
     if (!rec->split) return 0;
     const int rows_per_block = FG_LAUNCH_NORMALIZE_THREADS / 32;
+    const unsigned blocks = (unsigned)((g.m + rows_per_block - 1) / rows_per_block);
     void *params[1] = {&g};
-    r = jit__cu.launch_kernel(norm, (unsigned)((g.m + rows_per_block - 1) / rows_per_block), 1, 1,
-                              FG_LAUNCH_NORMALIZE_THREADS, 1, 1, 0, stream, params, NULL);
+    if (rec->family != FG_FAMILY_SM90) {
+        r = jit__cu.launch_kernel(norm, blocks, 1, 1, FG_LAUNCH_NORMALIZE_THREADS, 1, 1, 0, stream, params, NULL);
+    } else {
+        /* Hopper: a programmatic dependent launch, as fusegen_sm80::launch_gemm does */
+        CUlaunchConfig config;
+        CUlaunchAttribute dependent;
+        memset(&config, 0, sizeof config);
+        memset(&dependent, 0, sizeof dependent);
+        config.gridDimX = blocks;
+        config.gridDimY = 1;
+        config.gridDimZ = 1;
+        config.blockDimX = FG_LAUNCH_NORMALIZE_THREADS;
+        config.blockDimY = 1;
+        config.blockDimZ = 1;
+        config.hStream = stream;
+        dependent.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+        dependent.value.programmaticStreamSerializationAllowed = 1;
+        config.attrs = &dependent;
+        config.numAttrs = 1;
+        r = jit__cu.launch_kernel_ex(&config, norm, params, NULL);
+    }
     return r == CUDA_SUCCESS ? 0 : jit__cu_fail(r, why, len, "the normalize kernel of %s", name);
 }
 

@@ -1159,6 +1159,12 @@ struct Epilogue {
     // wrote it: kPrenormFromStore), applies the ops after the norm, and writes the output.
     __device__ static void normalize(const Params &p)
     {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+        // Launched as a programmatic dependent of the GEMM kernel on Hopper (launch_gemm): its
+        // blocks may start on SMs the GEMM's last CTAs have left; this waits until the whole
+        // GEMM grid has finished and its writes are visible. Without that launch, a no-op.
+        asm volatile("griddepcontrol.wait;\n" ::: "memory");
+#endif
         const int lane = threadIdx.x & 31;
         // Last rows first: the GEMM kernel wrote them last (its tile order ends at the last row
         // blocks), so they are the ones still in L2; a chain's GEMM2 then starts on the first
@@ -1273,6 +1279,7 @@ struct Gemm {
     // What the host launcher needs to know.
     static constexpr int kTileM = BM, kTileN = BN, kThreads = THREADS, kSmemBytes = SMEM_BYTES;
     static constexpr int kStrategy = STRATEGY;
+    static constexpr bool kHopper = false;   // the normalize kernel follows in plain stream order
     static constexpr int kOutBytes = DT_OUT == DT_F32 ? 4 : 2;
     static constexpr int kDtAB = DT_AB;
     static_assert(WM % 16 == 0 && WN % 16 == 0, "warp tile must be a multiple of 16x16");
@@ -1465,8 +1472,25 @@ cudaError_t launch_gemm(Params g, Kernel gemm, void (*norm)(Params), void *works
     err = start_gemm<G>(gemm, grid, g, stream);
     if (err != cudaSuccess || !split) return err;
     const int rows_per_block = NORMALIZE_THREADS / 32;
-    norm<<<(g.m + rows_per_block - 1) / rows_per_block, NORMALIZE_THREADS, 0, stream>>>(g);
-    return cudaGetLastError();
+    const dim3 blocks((g.m + rows_per_block - 1) / rows_per_block);
+    if (!G::kHopper) {
+        norm<<<blocks, NORMALIZE_THREADS, 0, stream>>>(g);
+        return cudaGetLastError();
+    }
+    // Hopper: a programmatic dependent launch, so that the normalize kernel's blocks start as
+    // the GEMM's CTAs finish instead of after the whole grid has drained (its first step waits
+    // for the GEMM's writes: griddepcontrol.wait).
+    cudaLaunchConfig_t config = {};
+    config.gridDim = blocks;
+    config.blockDim = dim3(NORMALIZE_THREADS);
+    config.stream = stream;
+    cudaLaunchAttribute dependent;
+    dependent.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    dependent.val.programmaticStreamSerializationAllowed = 1;
+    config.attrs = &dependent;
+    config.numAttrs = 1;
+    err = cudaLaunchKernelEx(&config, norm, g);
+    return err != cudaSuccess ? err : cudaGetLastError();
 }
 
 // A chain: GEMM1 (with its norm) writes its result into the workspace, in the out dtype; GEMM2

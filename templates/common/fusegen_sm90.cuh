@@ -362,6 +362,7 @@ struct GemmSm90 {
         STAGES * STAGE_BYTES + BARRIER_BYTES + BUFFERS * (Ep::SCRATCH_BYTES + TILE_BYTES + BIAS_BYTES) + 1024;
     static constexpr int kTileM = BM, kTileN = BN, kThreads = THREADS, kSmemBytes = SMEM_BYTES;
     static constexpr int kStrategy = STRATEGY;
+    static constexpr bool kHopper = true;   // launch_gemm starts the normalize kernel as a programmatic dependent
     static constexpr int kOutBytes = OUT_BYTES;
     static constexpr int kDtAB = DT_AB;
     // A TMA box spans at most 256 rows: a 320-column tile's B comes in two boxes of 160.
@@ -543,7 +544,9 @@ struct GemmSm90 {
         }
 
         asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(CONSUMER_REGS) : "memory");
-        const int consumer = warpgroup - 1;
+        // Broadcast from lane 0, so the compiler knows it is the same across the warp: the
+        // ping-pong tile loop's bounds depend on it, and its shuffles stay plain warp shuffles.
+        const int consumer = __shfl_sync(0xffffffffu, warpgroup - 1, 0);
         const int ttid = PINGPONG ? threadIdx.x & 127 : threadIdx.x - 128;   // among the tile's threads
         // This warpgroup's tiles (ping-pong: every other one) and their buffer.
         const int j_first = PINGPONG ? consumer : 0, j_step = PINGPONG ? CONSUMERS : 1;

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # On a GPU machine, in one go: build, run the CPU and GPU tests, the sanitizers and the benchmark.
-# Logs go under $OUT (default: ./gpu-out); a short table is printed last. Environment:
+# Logs go under $OUT (default: ./gpu-out; all but summary.txt and bench.* bundled into
+# gpu-logs.tar.gz at the end); a short table is printed last. Environment:
 # FUSEGEN_SKIP_CPU_TESTS=1; FUSEGEN_SANITIZE_TOOLS (default "memcheck racecheck synccheck") and
 # FUSEGEN_SANITIZE_TIMEOUT (seconds a tool, default 150) and FUSEGEN_SANITIZE_ONLY (a kernel-name
 # substring: the sanitizers run the kernel test on those kernels only); FUSEGEN_BENCH_ARGS (the benchmark's
@@ -13,6 +14,14 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${OUT:-$PWD/gpu-out}
 mkdir -p "$out"
+# On exit, every log but summary.txt and the benchmark's bench.log/.csv/.json goes into one
+# archive, gpu-logs.tar.gz: the device tool brings back 8 files at most.
+bundle() {
+  (cd "$out" && ls | grep -Ev '^(summary\.txt|bench\.(log|csv|json)|gpu-logs\.tar\.gz)$' >.bundle-list &&
+     [ -s .bundle-list ] && tar -czf gpu-logs.tar.gz -T .bundle-list && xargs rm -rf <.bundle-list
+   rm -f .bundle-list)
+}
+trap bundle EXIT
 bench=1 sanitize=1
 for a in "$@"; do
   case $a in --no-bench) bench=0 ;; --no-sanitize) sanitize=0 ;; esac

@@ -504,6 +504,9 @@ struct GemmSm90 {
         __syncthreads();
         // Peers arrive on this CTA's exchange barriers: they are initialized first.
         if constexpr (CLUSTER) fusegen_sm80::cluster_sync();
+        // The launch is a programmatic dependent one (start_gemm): the CTA may start while the
+        // kernel before it in the stream drains; nothing is read or written before it is done.
+        asm volatile("griddepcontrol.wait;\n" ::: "memory");
 
         // Registers: 56 a producer thread (its tile loops spill at 40 in some kernels), 224 a
         // consumer thread (128 * 56 + 256 * 224 <= 64K); 40 and 232 where a consumer keeps 160
@@ -727,9 +730,20 @@ cudaError_t start_gemm(void (*gemm)(Params, TensorMap, TensorMap, EpilogueMaps),
         if (err == cudaSuccess) err = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
         if (err != cudaSuccess) return err;
         const long long tiles = static_cast<long long>(grid.x) * grid.y;
-        const dim3 persistent(static_cast<unsigned>(tiles < sms ? tiles : sms));
-        gemm<<<persistent, G::kThreads, G::kSmemBytes, stream>>>(g, map_a, map_b, maps);
-        return cudaGetLastError();
+        cudaLaunchConfig_t config = {};
+        config.gridDim = dim3(static_cast<unsigned>(tiles < sms ? tiles : sms));
+        config.blockDim = dim3(G::kThreads);
+        config.dynamicSmemBytes = G::kSmemBytes;
+        config.stream = stream;
+        // A programmatic dependent launch: the CTAs start as the previous kernel's blocks leave
+        // and wait (griddepcontrol.wait) for it to finish, hiding the launch gap.
+        cudaLaunchAttribute dependent;
+        dependent.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+        dependent.val.programmaticStreamSerializationAllowed = 1;
+        config.attrs = &dependent;
+        config.numAttrs = 1;
+        err = cudaLaunchKernelEx(&config, gemm, g, map_a, map_b, maps);
+        return err != cudaSuccess ? err : cudaGetLastError();
     }
     // One cluster per row of tiles, its CTAs holding the whole of N between them (the runtime
     // has checked that N fits in 8 tiles, the portable cluster size); as many clusters as fit
@@ -739,13 +753,15 @@ cudaError_t start_gemm(void (*gemm)(Params, TensorMap, TensorMap, EpilogueMaps),
     config.blockDim = dim3(G::kThreads);
     config.dynamicSmemBytes = G::kSmemBytes;
     config.stream = stream;
-    cudaLaunchAttribute cluster;
-    cluster.id = cudaLaunchAttributeClusterDimension;
-    cluster.val.clusterDim.x = grid.x;
-    cluster.val.clusterDim.y = 1;
-    cluster.val.clusterDim.z = 1;
-    config.attrs = &cluster;
-    config.numAttrs = 1;
+    cudaLaunchAttribute attrs[2];
+    attrs[0].id = cudaLaunchAttributeClusterDimension;
+    attrs[0].val.clusterDim.x = grid.x;
+    attrs[0].val.clusterDim.y = 1;
+    attrs[0].val.clusterDim.z = 1;
+    attrs[1].id = cudaLaunchAttributeProgrammaticStreamSerialization;   // as above
+    attrs[1].val.programmaticStreamSerializationAllowed = 1;
+    config.attrs = attrs;
+    config.numAttrs = 1;   // the occupancy query sees the cluster alone
     // The count depends on the device and the cluster size only: asked once for each.
     static std::atomic<int> known[16][9];   // 0: not asked yet
     int device = 0, clusters = 0;
@@ -760,6 +776,7 @@ cudaError_t start_gemm(void (*gemm)(Params, TensorMap, TensorMap, EpilogueMaps),
         if (cached) cached->store(clusters, std::memory_order_relaxed);
     }
     if (static_cast<unsigned>(clusters) < grid.y) config.gridDim.y = static_cast<unsigned>(clusters);
+    config.numAttrs = 2;
     err = cudaLaunchKernelEx(&config, gemm, g, map_a, map_b, maps);
     return err != cudaSuccess ? err : cudaGetLastError();
 }

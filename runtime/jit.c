@@ -1032,6 +1032,31 @@ static int jit__epilogue_tensor_maps(jit__epilogue_maps *maps, const fg_launch_g
     return 0;
 }
 
+/* A Hopper GEMM kernel as a programmatic dependent launch: its CTAs may start while the kernel
+ * before it in the stream drains; the kernel waits (griddepcontrol.wait) before it touches
+ * global memory. Hides the launch gap, as fusegen_sm90::start_gemm does. */
+static CUresult jit__launch_dependent(CUfunction gemm, unsigned gx, unsigned gy, const fg_launch_gemm *rec,
+                                      CUstream stream, void **params)
+{
+    CUlaunchConfig config;
+    CUlaunchAttribute dependent;
+    memset(&config, 0, sizeof config);
+    memset(&dependent, 0, sizeof dependent);
+    config.gridDimX = gx;
+    config.gridDimY = gy;
+    config.gridDimZ = 1;
+    config.blockDimX = (unsigned)rec->threads;
+    config.blockDimY = 1;
+    config.blockDimZ = 1;
+    config.sharedMemBytes = (unsigned)rec->smem_bytes;
+    config.hStream = stream;
+    dependent.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+    dependent.value.programmaticStreamSerializationAllowed = 1;
+    config.attrs = &dependent;
+    config.numAttrs = 1;
+    return jit__cu.launch_kernel_ex(&config, gemm, params, NULL);
+}
+
 /* One GEMM (and its normalize kernel for the split strategy) on stream. */
 static int jit__launch_gemm(const fg_launch_gemm *rec, jit__params g, CUfunction gemm, CUfunction norm,
                             const char *name, void *workspace, CUstream stream, char *why, size_t len)
@@ -1063,18 +1088,16 @@ static int jit__launch_gemm(const fg_launch_gemm *rec, jit__params g, CUfunction
             }
             const unsigned long long tiles = (unsigned long long)gx * gy;
             const unsigned grid = (unsigned)(tiles < (unsigned long long)sms ? tiles : (unsigned long long)sms);
-            r = jit__cu.launch_kernel(gemm, grid, 1, 1, (unsigned)rec->threads, 1, 1, (unsigned)rec->smem_bytes, stream,
-                                      params, NULL);
+            r = jit__launch_dependent(gemm, grid, 1, rec, stream, params);
         } else if (!rec->cluster) {
-            r = jit__cu.launch_kernel(gemm, gx, gy, 1, (unsigned)rec->threads, 1, 1, (unsigned)rec->smem_bytes, stream,
-                                      params, NULL);
+            r = jit__launch_dependent(gemm, gx, gy, rec, stream, params);
         } else {
             /* one cluster per row of tiles, its CTAs holding the whole of N (at most 8, checked);
              * as many clusters as fit at once walk down the row tiles */
             CUlaunchConfig config;
-            CUlaunchAttribute cluster;
+            CUlaunchAttribute cluster[2];
             memset(&config, 0, sizeof config);
-            memset(&cluster, 0, sizeof cluster);
+            memset(cluster, 0, sizeof cluster);
             config.gridDimX = gx;
             config.gridDimY = gy;
             config.gridDimZ = 1;
@@ -1083,12 +1106,14 @@ static int jit__launch_gemm(const fg_launch_gemm *rec, jit__params g, CUfunction
             config.blockDimZ = 1;
             config.sharedMemBytes = (unsigned)rec->smem_bytes;
             config.hStream = stream;
-            cluster.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
-            cluster.value.clusterDim.x = gx;
-            cluster.value.clusterDim.y = 1;
-            cluster.value.clusterDim.z = 1;
-            config.attrs = &cluster;
-            config.numAttrs = 1;
+            cluster[0].id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+            cluster[0].value.clusterDim.x = gx;
+            cluster[0].value.clusterDim.y = 1;
+            cluster[0].value.clusterDim.z = 1;
+            cluster[1].id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;   /* as jit__launch_dependent */
+            cluster[1].value.programmaticStreamSerializationAllowed = 1;
+            config.attrs = cluster;
+            config.numAttrs = 1;   /* the occupancy query sees the cluster alone */
             int clusters = 0;
             r = jit__cu.occupancy_max_active_clusters(&clusters, gemm, &config);
             if (r != CUDA_SUCCESS)
@@ -1098,6 +1123,7 @@ static int jit__launch_gemm(const fg_launch_gemm *rec, jit__params g, CUfunction
                 return 1;
             }
             if ((unsigned)clusters < gy) config.gridDimY = (unsigned)clusters;
+            config.numAttrs = 2;
             r = jit__cu.launch_kernel_ex(&config, gemm, params, NULL);
         }
     } else {

@@ -89,7 +89,9 @@ def main():
     q = lib.query(_capi.make_problem(64, 768, 3072, FUSED, sm=90))
     infos = [_capi.kernel_info(x) for x in q]
     classes = [i.priority // 1000000 for i in infos]
-    expect(len(q) >= 2 and classes == sorted(classes, reverse=True) and infos[0].tile == (128, 256, 64),
+    # (N = 768: the 128x128 ping-pong split tile, fg__column_cost)
+    expect(len(q) >= 2 and classes == sorted(classes, reverse=True) and infos[0].tile == (128, 128, 64)
+           and "pingpong" in infos[0].name,
            f"query 64x768x3072: {len(q)} eligible, best first ({infos[0].name if infos else None})")
 
     # the chain

@@ -288,6 +288,45 @@ static void test_query_pingpong_short_k(void)
     CHECK(out[0] == &portable[0]);
 }
 
+/* The Hopper 128x128 ping-pong split tile goes first for 640 < N <= 1024 at any K (ahead of
+ * 128x256 cooperative, 64x256 ping-pong and 128x160), and nowhere else. */
+static void test_query_pingpong128_split(void)
+{
+    const fusegen_kernel wide = split_variant("ln_sm90a_128x256x64_s3_split", 128, 256, 1032771, 90);
+    fusegen_kernel pp64 = split_variant("ln_sm90a_64x256x64_s4_split", 64, 256, 1016388, 90);
+    fusegen_kernel pp128 = split_variant("ln_sm90a_128x128x64_s5_pingpong_split", 128, 128, 1016381, 90);
+    const fusegen_kernel n160 = split_variant("ln_sm90a_128x160x64_s5_split", 128, 160, 1020485, 90);
+    pp64.pingpong = pp128.pingpong = 1;
+    const fusegen_kernel table[] = {wide, pp64, pp128, n160};
+    const fusegen_library lib = {.name = "pp128", .generator_version = "0.1.0", .spec_sha256 = "0",
+                                 .kernels = table, .n_kernels = 4};
+    const fusegen_kernel *out[4];
+    size_t n = 0;
+    fusegen_problem p = ln_problem(256, 768, 3072);     /* 768 * 77 < 768 * 80 < 768 * 90 */
+    CHECK(fusegen_query(&lib, &p, out, 4, &n) == FUSEGEN_OK && n == 4);
+    CHECK(out[0] == &table[2] && out[1] == &table[0]);
+    p = ln_problem(256, 1024, 1024);                    /* 1024 * 77 < 1024 * 78 (64x256 ping-pong) */
+    CHECK(fusegen_query(&lib, &p, out, 4, &n) == FUSEGEN_OK && n == 4);
+    CHECK(out[0] == &table[2] && out[1] == &table[1] && out[2] == &table[0]);
+    p = ln_problem(256, 1024, 4096);
+    CHECK(fusegen_query(&lib, &p, out, 4, &n) == FUSEGEN_OK && n == 4);
+    CHECK(out[0] == &table[2]);
+    p = ln_problem(256, 640, 2560);                     /* N = 640: 128x160 (640 * 90, the larger tile) */
+    CHECK(fusegen_query(&lib, &p, out, 4, &n) == FUSEGEN_OK && n == 4);
+    CHECK(out[0] == &table[3]);
+    p = ln_problem(256, 1280, 5120);                    /* N = 1280: 128x256 (1280 * 80 < 1280 * 90) */
+    CHECK(fusegen_query(&lib, &p, out, 4, &n) == FUSEGEN_OK && n == 4);
+    CHECK(out[0] == &table[0]);
+    /* a cooperative 128x128 tile gets no such rate */
+    fusegen_kernel coop[] = {wide, pp128};
+    coop[1].pingpong = 0;
+    const fusegen_library lib2 = {.name = "pp128", .generator_version = "0.1.0", .spec_sha256 = "0",
+                                  .kernels = coop, .n_kernels = 2};
+    p = ln_problem(256, 768, 3072);
+    CHECK(fusegen_query(&lib2, &p, out, 4, &n) == FUSEGEN_OK && n == 2);
+    CHECK(out[0] == &coop[0]);
+}
+
 /* A Hopper row kernel of the given tile (priority as the generator makes it: row rank, Hopper
  * family, tile area, stages). */
 static fusegen_kernel hopper_row(const char *name, int tile_m, int tile_n, int stages, int pingpong)
@@ -871,6 +910,7 @@ int main(void)
     test_query_order();
     test_query_column_cost();
     test_query_pingpong_short_k();
+    test_query_pingpong128_split();
     test_query_col_split_long_k();
     test_query_pingpong_row();
     test_query_tile_n160();

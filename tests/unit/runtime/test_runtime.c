@@ -288,8 +288,8 @@ static void test_query_pingpong_short_k(void)
     CHECK(out[0] == &portable[0]);
 }
 
-/* The Hopper 128x128 ping-pong split tile goes first for 640 < N <= 1024 at any K (ahead of
- * 128x256 cooperative, 64x256 ping-pong and 128x160), and nowhere else. */
+/* The Hopper 128x128 ping-pong split tile goes first for 640 < N <= 1024 and K <= 3072 (ahead
+ * of 128x256 cooperative, 64x256 ping-pong and 128x160), and nowhere else. */
 static void test_query_pingpong128_split(void)
 {
     const fusegen_kernel wide = split_variant("ln_sm90a_128x256x64_s3_split", 128, 256, 1032771, 90);
@@ -308,9 +308,12 @@ static void test_query_pingpong128_split(void)
     p = ln_problem(256, 1024, 1024);                    /* 1024 * 77 < 1024 * 78 (64x256 ping-pong) */
     CHECK(fusegen_query(&lib, &p, out, 4, &n) == FUSEGEN_OK && n == 4);
     CHECK(out[0] == &table[2] && out[1] == &table[1] && out[2] == &table[0]);
-    p = ln_problem(256, 1024, 4096);
+    p = ln_problem(256, 1024, 3072);
     CHECK(fusegen_query(&lib, &p, out, 4, &n) == FUSEGEN_OK && n == 4);
     CHECK(out[0] == &table[2]);
+    p = ln_problem(256, 1024, 3080);                    /* K > 3072: the cooperative 128x256 tile */
+    CHECK(fusegen_query(&lib, &p, out, 4, &n) == FUSEGEN_OK && n == 4);
+    CHECK(out[0] == &table[0]);
     p = ln_problem(256, 640, 2560);                     /* N = 640: 128x160 (640 * 90, the larger tile) */
     CHECK(fusegen_query(&lib, &p, out, 4, &n) == FUSEGEN_OK && n == 4);
     CHECK(out[0] == &table[3]);

@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # On a GPU machine: builds fusegen-bench and profiles, with Nsight Compute, the kernels of one
 # benchmark problem, each on its sixth launch (after warm-up): the default library's 128x256 s3
-# split GEMM kernel (the one its dispatch selects today; the names are in the ncu filters
-# below), its normalize kernel, and the plain GEMM proj_sm90a_128x256x64_s3. Writes under $OUT
+# split GEMM kernel (the one its dispatch selects for the default problem and for K > 3072 at
+# N >= 1024; the names are in the ncu filters below), its normalize kernel, and the plain GEMM
+# proj_sm90a_128x256x64_s3. Writes under $OUT
 # (default ./gpu-out) build.log and profile.tar.gz: per kernel the report, its details page,
 # its per-SASS-instruction source page (stall samples) as CSV and a few raw metrics; prints
 # a short summary last. bench/ncu_stalls.py reads the source pages (where the warps wait).
-#   scripts/gpu-profile.sh [PROBLEM-SUBSTRING]      (default: "bert-large attn")
+#   scripts/gpu-profile.sh [PROBLEM-SUBSTRING]      (default: "bert-large ffn")
 # Environment: FUSEGEN_PROFILE_KERNELS (space-separated ncu -k filters instead of the three
 # above, e.g. 'regex:64x256x64_s4_gemm1$') and FUSEGEN_PROFILE_BENCH_ARGS (more fusegen-bench
 # options, e.g. '--spec bench/specs/pingpong.json' to profile a spec's kernels through the JIT).
@@ -14,7 +15,7 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${OUT:-$PWD/gpu-out}
 mkdir -p "$out"
-problem=${1:-bert-large attn}
+problem=${1:-bert-large ffn}
 [ -f .device-deps/env.sh ] && . .device-deps/env.sh
 build=build-gpu
 gen=()

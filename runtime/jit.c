@@ -1032,29 +1032,42 @@ static int jit__epilogue_tensor_maps(jit__epilogue_maps *maps, const fg_launch_g
     return 0;
 }
 
-/* A Hopper GEMM kernel as a programmatic dependent launch: its CTAs may start while the kernel
- * before it in the stream drains; the kernel waits (griddepcontrol.wait) before it touches
- * global memory. Hides the launch gap, as fusegen_sm90::start_gemm does. */
-static CUresult jit__launch_dependent(CUfunction gemm, unsigned gx, unsigned gy, const fg_launch_gemm *rec,
+/* A launch's grid (gx x gy x 1), threads and dynamic shared memory on stream, no attributes. */
+static void jit__launch_config(CUlaunchConfig *config, unsigned gx, unsigned gy, int threads, int smem_bytes,
+                               CUstream stream)
+{
+    memset(config, 0, sizeof *config);
+    config->gridDimX = gx;
+    config->gridDimY = gy;
+    config->gridDimZ = 1;
+    config->blockDimX = (unsigned)threads;
+    config->blockDimY = 1;
+    config->blockDimZ = 1;
+    config->sharedMemBytes = (unsigned)smem_bytes;
+    config->hStream = stream;
+}
+
+/* The attribute of a programmatic dependent launch: the kernel's CTAs may start while the kernel
+ * before it in the stream drains; the kernel waits (griddepcontrol.wait) before it touches what
+ * that one wrote. Hides the launch gap, as fusegen_sm80::programmatic_dependent does. */
+static void jit__dependent_attribute(CUlaunchAttribute *a)
+{
+    memset(a, 0, sizeof *a);
+    a->id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+    a->value.programmaticStreamSerializationAllowed = 1;
+}
+
+/* A Hopper GEMM or normalize kernel as a programmatic dependent launch. */
+static CUresult jit__launch_dependent(CUfunction f, unsigned gx, unsigned gy, int threads, int smem_bytes,
                                       CUstream stream, void **params)
 {
     CUlaunchConfig config;
     CUlaunchAttribute dependent;
-    memset(&config, 0, sizeof config);
-    memset(&dependent, 0, sizeof dependent);
-    config.gridDimX = gx;
-    config.gridDimY = gy;
-    config.gridDimZ = 1;
-    config.blockDimX = (unsigned)rec->threads;
-    config.blockDimY = 1;
-    config.blockDimZ = 1;
-    config.sharedMemBytes = (unsigned)rec->smem_bytes;
-    config.hStream = stream;
-    dependent.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
-    dependent.value.programmaticStreamSerializationAllowed = 1;
+    jit__launch_config(&config, gx, gy, threads, smem_bytes, stream);
+    jit__dependent_attribute(&dependent);
     config.attrs = &dependent;
     config.numAttrs = 1;
-    return jit__cu.launch_kernel_ex(&config, gemm, params, NULL);
+    return jit__cu.launch_kernel_ex(&config, f, params, NULL);
 }
 
 /* One GEMM (and its normalize kernel for the split strategy) on stream. */
@@ -1088,30 +1101,21 @@ static int jit__launch_gemm(const fg_launch_gemm *rec, jit__params g, CUfunction
             }
             const unsigned long long tiles = (unsigned long long)gx * gy;
             const unsigned grid = (unsigned)(tiles < (unsigned long long)sms ? tiles : (unsigned long long)sms);
-            r = jit__launch_dependent(gemm, grid, 1, rec, stream, params);
+            r = jit__launch_dependent(gemm, grid, 1, rec->threads, rec->smem_bytes, stream, params);
         } else if (!rec->cluster) {
-            r = jit__launch_dependent(gemm, gx, gy, rec, stream, params);
+            r = jit__launch_dependent(gemm, gx, gy, rec->threads, rec->smem_bytes, stream, params);
         } else {
             /* one cluster per row of tiles, its CTAs holding the whole of N (at most 8, checked);
              * as many clusters as fit at once walk down the row tiles */
             CUlaunchConfig config;
             CUlaunchAttribute cluster[2];
-            memset(&config, 0, sizeof config);
-            memset(cluster, 0, sizeof cluster);
-            config.gridDimX = gx;
-            config.gridDimY = gy;
-            config.gridDimZ = 1;
-            config.blockDimX = (unsigned)rec->threads;
-            config.blockDimY = 1;
-            config.blockDimZ = 1;
-            config.sharedMemBytes = (unsigned)rec->smem_bytes;
-            config.hStream = stream;
+            jit__launch_config(&config, gx, gy, rec->threads, rec->smem_bytes, stream);
+            memset(&cluster[0], 0, sizeof cluster[0]);
             cluster[0].id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
             cluster[0].value.clusterDim.x = gx;
             cluster[0].value.clusterDim.y = 1;
             cluster[0].value.clusterDim.z = 1;
-            cluster[1].id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;   /* as jit__launch_dependent */
-            cluster[1].value.programmaticStreamSerializationAllowed = 1;
+            jit__dependent_attribute(&cluster[1]);   /* as jit__launch_dependent */
             config.attrs = cluster;
             config.numAttrs = 1;   /* the occupancy query sees the cluster alone */
             int clusters = 0;
@@ -1142,22 +1146,7 @@ static int jit__launch_gemm(const fg_launch_gemm *rec, jit__params g, CUfunction
         r = jit__cu.launch_kernel(norm, blocks, 1, 1, FG_LAUNCH_NORMALIZE_THREADS, 1, 1, 0, stream, params, NULL);
     } else {
         /* Hopper: a programmatic dependent launch, as fusegen_sm80::launch_gemm does */
-        CUlaunchConfig config;
-        CUlaunchAttribute dependent;
-        memset(&config, 0, sizeof config);
-        memset(&dependent, 0, sizeof dependent);
-        config.gridDimX = blocks;
-        config.gridDimY = 1;
-        config.gridDimZ = 1;
-        config.blockDimX = FG_LAUNCH_NORMALIZE_THREADS;
-        config.blockDimY = 1;
-        config.blockDimZ = 1;
-        config.hStream = stream;
-        dependent.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
-        dependent.value.programmaticStreamSerializationAllowed = 1;
-        config.attrs = &dependent;
-        config.numAttrs = 1;
-        r = jit__cu.launch_kernel_ex(&config, norm, params, NULL);
+        r = jit__launch_dependent(norm, blocks, 1, FG_LAUNCH_NORMALIZE_THREADS, 0, stream, params);
     }
     return r == CUDA_SUCCESS ? 0 : jit__cu_fail(r, why, len, "the normalize kernel of %s", name);
 }

@@ -1446,6 +1446,17 @@ inline Params gemm1_params(const fusegen_problem *pr, const fusegen_args *args)
     return g;
 }
 
+// The launch attribute that makes a kernel a programmatic dependent of the kernel before it in
+// the stream: its blocks may start as that kernel's blocks leave, and the kernel waits
+// (griddepcontrol.wait) before it touches what that kernel wrote. Hides the launch gap.
+inline cudaLaunchAttribute programmatic_dependent()
+{
+    cudaLaunchAttribute a;
+    a.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    a.val.programmaticStreamSerializationAllowed = 1;
+    return a;
+}
+
 // Starts the GEMM kernel of a family whose kernels take the parameters alone. (A family whose
 // kernels take more, like the Hopper one, overloads start_gemm in its own namespace.)
 template <class G>
@@ -1484,9 +1495,7 @@ cudaError_t launch_gemm(Params g, Kernel gemm, void (*norm)(Params), void *works
     config.gridDim = blocks;
     config.blockDim = dim3(NORMALIZE_THREADS);
     config.stream = stream;
-    cudaLaunchAttribute dependent;
-    dependent.id = cudaLaunchAttributeProgrammaticStreamSerialization;
-    dependent.val.programmaticStreamSerializationAllowed = 1;
+    cudaLaunchAttribute dependent = programmatic_dependent();
     config.attrs = &dependent;
     config.numAttrs = 1;
     err = cudaLaunchKernelEx(&config, norm, g);

@@ -737,9 +737,7 @@ cudaError_t start_gemm(void (*gemm)(Params, TensorMap, TensorMap, EpilogueMaps),
         config.stream = stream;
         // A programmatic dependent launch: the CTAs start as the previous kernel's blocks leave
         // and wait (griddepcontrol.wait) for it to finish, hiding the launch gap.
-        cudaLaunchAttribute dependent;
-        dependent.id = cudaLaunchAttributeProgrammaticStreamSerialization;
-        dependent.val.programmaticStreamSerializationAllowed = 1;
+        cudaLaunchAttribute dependent = fusegen_sm80::programmatic_dependent();
         config.attrs = &dependent;
         config.numAttrs = 1;
         err = cudaLaunchKernelEx(&config, gemm, g, map_a, map_b, maps);
@@ -758,8 +756,7 @@ cudaError_t start_gemm(void (*gemm)(Params, TensorMap, TensorMap, EpilogueMaps),
     attrs[0].val.clusterDim.x = grid.x;
     attrs[0].val.clusterDim.y = 1;
     attrs[0].val.clusterDim.z = 1;
-    attrs[1].id = cudaLaunchAttributeProgrammaticStreamSerialization;   // as above
-    attrs[1].val.programmaticStreamSerializationAllowed = 1;
+    attrs[1] = fusegen_sm80::programmatic_dependent();   // as above
     config.attrs = attrs;
     config.numAttrs = 1;   // the occupancy query sees the cluster alone
     // The count depends on the device and the cluster size only: asked once for each.

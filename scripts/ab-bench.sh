@@ -12,7 +12,8 @@
 #       $OUT (default ./ab-out) compare.txt and ab-logs.tar.gz (builds, runs, CSVs: the device
 #       tool brings back 8 files at most). FUSEGEN_AB_TEST=SUBSTRING: first run each version
 #       after A through fusegen_test_kernels on the kernels whose names contain SUBSTRING (a
-#       wrong version is not timed).
+#       wrong version is not timed). FUSEGEN_AB_TIMEOUT (seconds, default 240): the limit on
+#       each test and benchmark run, so a hung kernel costs minutes, not the whole call.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 die() { echo "ab-bench.sh: $*" >&2; exit 2; }
@@ -43,7 +44,8 @@ while [ $# -gt 0 ]; do
     *) die "unknown option '$1' (see the comment at the top of this script)" ;;
   esac
 done
-case $rounds$reps in *[!0-9]*) die "--rounds and --reps take whole numbers" ;; esac
+limit=${FUSEGEN_AB_TIMEOUT:-240}
+case $rounds$reps$limit in *[!0-9]*) die "--rounds, --reps and FUSEGEN_AB_TIMEOUT take whole numbers" ;; esac
 [ "$rounds" -ge 1 ] && [ "$reps" -ge 1 ] || die "--rounds and --reps must be at least 1"
 sides=()
 for side in a b c d e f; do [ -d "ab/$side" ] && sides+=("$side"); done
@@ -74,7 +76,7 @@ done
 
 if [ -n "${FUSEGEN_AB_TEST:-}" ]; then
   for side in "${sides[@]:1}"; do
-    FUSEGEN_TEST_ONLY=$FUSEGEN_AB_TEST ab/$side/build/tests/gpu/fusegen_test_kernels >"$logs/test-$side.log" 2>&1 ||
+    FUSEGEN_TEST_ONLY=$FUSEGEN_AB_TEST timeout "$limit" ab/$side/build/tests/gpu/fusegen_test_kernels >"$logs/test-$side.log" 2>&1 ||
       { tail -20 "$logs/test-$side.log"; die "ab/$side's kernel test failed (test-$side.log in ab-logs.tar.gz): not timed"; }
     echo "ab/$side: $(grep -E '^[0-9]+ passed, [0-9]+ failed' "$logs/test-$side.log")"
   done
@@ -82,7 +84,7 @@ fi
 
 for r in $(seq 1 "$rounds"); do
   for side in "${sides[@]}"; do
-    ab/$side/build/bench/fusegen-bench --reps "$reps" --csv "$logs/$side-$r.csv" "$@" >"$logs/$side-$r.log" 2>&1
+    timeout "$limit" ab/$side/build/bench/fusegen-bench --reps "$reps" --csv "$logs/$side-$r.csv" "$@" >"$logs/$side-$r.log" 2>&1
     echo "round $r $side: rc=$? ($(cat ab/$side/AB_REF 2>/dev/null || echo "ab/$side"))"
   done
 done

@@ -3,7 +3,7 @@
 # fusegen-bench (it writes a fixture CSV of tests/cli/ab) and a fake kernel test, so the test
 # checks the script's own work: --prepare from a git repository, the build and test steps, the
 # A B C rounds, the comparison, the bundle of logs (compare.txt and ab-logs.tar.gz alone under
-# $OUT) and the refusals (bad options, missing ab/, a failing kernel test times nothing).
+# $OUT) and the refusals (bad options, missing ab/, a failing or hung kernel test times nothing).
 #   ab_bench_test.sh SOURCE_DIR
 src=$1
 fail=0
@@ -39,6 +39,7 @@ EOT
 cat >"\$dir/tests/gpu/fusegen_test_kernels" <<EOT
 #!/bin/sh
 [ "\\\${AB_TEST_FAIL_SIDE:-}" = "\$side" ] && { echo "1 passed, 1 failed"; exit 1; }
+[ "\\\${AB_TEST_HANG_SIDE:-}" = "\$side" ] && exec sleep 60
 echo "3 passed, 0 failed"
 EOT
 chmod +x "\$dir/bench/fusegen-bench" "\$dir/tests/gpu/fusegen_test_kernels"
@@ -74,8 +75,16 @@ run 'AB_TEST_FAIL_SIDE=c FUSEGEN_AB_TEST=x bash scripts/ab-bench.sh'
 check "a failing kernel test: exit 2, nothing timed, logs kept" \
   '[ $? -eq 2 ] && grep -q "ab/c.s kernel test failed" "$tmp/log" && ! grep -q "^round" "$tmp/log" &&
    tar -tzf "$tmp/out/ab-logs.tar.gz" 2>/dev/null | grep -q "test-c.log"'
+rm -rf "$tmp/out"
+started=$(date +%s)
+run 'AB_TEST_HANG_SIDE=b FUSEGEN_AB_TIMEOUT=2 FUSEGEN_AB_TEST=x bash scripts/ab-bench.sh'
+check "a hung kernel test: stopped by FUSEGEN_AB_TIMEOUT, exit 2, nothing timed" \
+  '[ $? -eq 2 ] && [ $(($(date +%s) - started)) -lt 30 ] && grep -q "ab/b.s kernel test failed" "$tmp/log" &&
+   ! grep -q "^round" "$tmp/log"'
 run 'bash scripts/ab-bench.sh --rounds two'
 check "--rounds two: exit 2" '[ $? -eq 2 ]'
+run 'FUSEGEN_AB_TIMEOUT=soon bash scripts/ab-bench.sh'
+check "FUSEGEN_AB_TIMEOUT=soon: exit 2" '[ $? -eq 2 ] && grep -q "FUSEGEN_AB_TIMEOUT" "$tmp/log"'
 rm -rf "$tree/ab"
 run 'bash scripts/ab-bench.sh'
 check "no ab/: exit 2, says what to run" '[ $? -eq 2 ] && grep -q "prepare" "$tmp/log"'

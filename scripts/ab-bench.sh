@@ -76,8 +76,13 @@ done
 
 if [ -n "${FUSEGEN_AB_TEST:-}" ]; then
   for side in "${sides[@]:1}"; do
-    FUSEGEN_TEST_ONLY=$FUSEGEN_AB_TEST timeout "$limit" ab/$side/build/tests/gpu/fusegen_test_kernels >"$logs/test-$side.log" 2>&1 ||
-      { tail -20 "$logs/test-$side.log"; die "ab/$side's kernel test failed (test-$side.log in ab-logs.tar.gz): not timed"; }
+    FUSEGEN_TEST_ONLY=$FUSEGEN_AB_TEST timeout "$limit" ab/$side/build/tests/gpu/fusegen_test_kernels >"$logs/test-$side.log" 2>&1
+    rc=$?
+    if [ $rc -ne 0 ]; then
+      tail -20 "$logs/test-$side.log"
+      [ $rc -eq 124 ] && echo "ab/$side's kernel test ran past FUSEGEN_AB_TIMEOUT ($limit s) and was stopped"
+      die "ab/$side's kernel test failed (test-$side.log in ab-logs.tar.gz): not timed"
+    fi
     echo "ab/$side: $(grep -E '^[0-9]+ passed, [0-9]+ failed' "$logs/test-$side.log")"
   done
 fi
@@ -85,7 +90,8 @@ fi
 for r in $(seq 1 "$rounds"); do
   for side in "${sides[@]}"; do
     timeout "$limit" ab/$side/build/bench/fusegen-bench --reps "$reps" --csv "$logs/$side-$r.csv" "$@" >"$logs/$side-$r.log" 2>&1
-    echo "round $r $side: rc=$? ($(cat ab/$side/AB_REF 2>/dev/null || echo "ab/$side"))"
+    rc=$?
+    echo "round $r $side: rc=$rc$([ $rc -eq 124 ] && echo " (stopped after $limit s)") ($(cat ab/$side/AB_REF 2>/dev/null || echo "ab/$side"))"
   done
 done
 groups=()

@@ -22,10 +22,9 @@ using fusegen_sm80::Params;
 // Shared-memory matrix descriptor of a K-major tile whose rows are 128 bytes (64 16-bit
 // elements), stored with the 128-byte swizzle: 8-row groups 1024 bytes apart (the stride
 // byte offset), the leading byte offset unused in this mode. The tile starts 1024-byte aligned.
-__device__ __forceinline__ unsigned long long wgmma_desc(const void *tile)
+__device__ __forceinline__ unsigned long long wgmma_desc(unsigned tile_addr)
 {
-    unsigned long long addr = fusegen_sm80::smem_addr(tile);
-    unsigned long long desc = (addr & 0x3FFFFull) >> 4;   // start address, bits 0-13
+    unsigned long long desc = (tile_addr & 0x3FFFFull) >> 4;   // start address, bits 0-13
     desc |= 1ull << 16;                                    // leading byte offset (unused)
     desc |= (1024ull >> 4) << 32;                          // stride byte offset
     desc |= 1ull << 62;                                    // 128-byte swizzle
@@ -252,20 +251,25 @@ __device__ __forceinline__ void mbar_expect_tx(unsigned long long *bar, unsigned
     asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(fusegen_sm80::smem_addr(bar)), "r"(bytes)
                  : "memory");
 }
-__device__ __forceinline__ void mbar_arrive(unsigned long long *bar)
+__device__ __forceinline__ void mbar_arrive(unsigned bar_addr)
 {
-    asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(fusegen_sm80::smem_addr(bar)) : "memory");
+    asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(bar_addr) : "memory");
 }
+__device__ __forceinline__ void mbar_arrive(unsigned long long *bar) { mbar_arrive(fusegen_sm80::smem_addr(bar)); }
 // Waits until the barrier's phase with this parity has completed.
-__device__ __forceinline__ void mbar_wait(unsigned long long *bar, unsigned parity)
+__device__ __forceinline__ void mbar_wait(unsigned bar_addr, unsigned parity)
 {
     unsigned done = 0;
     do {
         asm volatile("{\n.reg .pred p;\nmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\nselp.u32 %0, 1, 0, p;\n}\n"
                      : "=r"(done)
-                     : "r"(fusegen_sm80::smem_addr(bar)), "r"(parity)
+                     : "r"(bar_addr), "r"(parity)
                      : "memory");
     } while (!done);
+}
+__device__ __forceinline__ void mbar_wait(unsigned long long *bar, unsigned parity)
+{
+    mbar_wait(fusegen_sm80::smem_addr(bar), parity);
 }
 // Copies the box at (c0 = column, c1 = row) of the tensor into shared memory (zero past the
 // tensor's edges); completion counts its bytes on bar.
@@ -392,6 +396,21 @@ struct GemmSm90 {
     static_assert(!(Staging::kOut && STRATEGY == fusegen_sm80::STRATEGY_SPLIT && DT_OUT == fusegen_sm80::DT_F16),
                   "f16 rows cannot hold the split strategy's f32 pre-norm values");
 
+    // A k tile's place in the ring of stages: its stage and the parity of that stage's phase,
+    // counted on (no division a k tile).
+    struct StageCursor {
+        int stage;
+        unsigned phase;
+        __device__ explicit StageCursor(int k_tiles_before)
+            : stage(k_tiles_before % STAGES), phase((k_tiles_before / STAGES) & 1)
+        {
+        }
+        __device__ void next()
+        {
+            if (++stage == STAGES) stage = 0, phase ^= 1;
+        }
+    };
+
     // The tiles of this CTA: id = first, first + step, ... below count.
     struct Tiles {
         int first, step, count, tiles_m, tiles_n;
@@ -514,14 +533,14 @@ struct GemmSm90 {
         if (warpgroup == 0) {
             asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(PRODUCER_REGS) : "memory");
             if (threadIdx.x == 0) {
-                int it = 0;   // k tiles issued so far, over all of this CTA's tiles
+                StageCursor at(0);   // k tiles issued so far, over all of this CTA's tiles
                 for (int id = tiles.first; id < tiles.count; id += tiles.step) {
                     const fusegen_sm80::TileCoord tile = tiles.coord(id);
-                    for (int kt = 0; kt < KT; ++kt, ++it) {
-                        const int s = it % STAGES;
+                    for (int kt = 0; kt < KT; ++kt, at.next()) {
+                        const int s = at.stage;
                         // A fresh barrier counts as having completed the phase before its
                         // first, so the first pass over the stages does not wait.
-                        mbar_wait(&empty[s], ((it / STAGES) & 1) ^ 1);
+                        mbar_wait(&empty[s], at.phase ^ 1);
                         mbar_expect_tx(&full[s], STAGE_BYTES);
                         unsigned char *sa = base + s * STAGE_BYTES;
                         tma_load_2d(sa, map_a, kt * BK, tile.m * BM, &full[s]);
@@ -561,6 +580,13 @@ struct GemmSm90 {
         // rows (COL_SPLIT: its half of the columns, WG_COLS rows of 128 bytes in 16-byte units).
         const int a_offset = PINGPONG || COL_SPLIT ? 0 : consumer * 64 * 128;
         const int b_offset = COL_SPLIT ? consumer * WG_COLS * 8 : 0;
+        // Stage 0's descriptors and the barriers' shared addresses, made once: the k tile loop
+        // only adds the stage's offset (its instructions sit between a stage's arrival and the
+        // first wgmma on it).
+        const unsigned stage0_addr = fusegen_sm80::smem_addr(base);
+        const unsigned long long desc_a0 = wgmma_desc(stage0_addr + a_offset);
+        const unsigned long long desc_b0 = wgmma_desc(stage0_addr + A_STAGE_BYTES) + b_offset;
+        const unsigned full_addr = fusegen_sm80::smem_addr(full), empty_addr = fusegen_sm80::smem_addr(empty);
         // The previous tile's epilogue still owns the tile buffer: its copies out may not have
         // read it yet. Released once the next tile's first wgmma is issued, so the copies
         // overlap the mainloop instead of ending the epilogue.
@@ -589,14 +615,13 @@ struct GemmSm90 {
             if (PINGPONG && j > 0) mbar_wait(&order[consumer], ((j - 1) / CONSUMERS) & 1);
 
             // One wgmma group stays in flight: k tile kt is issued, then kt-1's stage released.
-            int it = j * KT;
-            for (int kt = 0; kt < KT; ++kt, ++it) {
-                const int s = it % STAGES;
-                mbar_wait(&full[s], (it / STAGES) & 1);
+            StageCursor at(j * KT);
+            int released = 0;   // the stage of the k tile before
+            for (int kt = 0; kt < KT; ++kt, at.next()) {
+                mbar_wait(full_addr + 8 * at.stage, at.phase);
                 if (kt == KT - 1) pass_turn();
-                const unsigned char *sa = base + s * STAGE_BYTES;
-                unsigned long long desc_a = wgmma_desc(sa + a_offset);
-                unsigned long long desc_b = wgmma_desc(sa + A_STAGE_BYTES) + b_offset;
+                const unsigned long long stage_units = at.stage * (STAGE_BYTES >> 4);
+                const unsigned long long desc_a = desc_a0 + stage_units, desc_b = desc_b0 + stage_units;
                 wgmma_fence();
 #pragma unroll
                 for (int kk = 0; kk < BK / 16; ++kk)   // 16 elements = 32 bytes = 2 in descriptor units
@@ -605,13 +630,14 @@ struct GemmSm90 {
                         wgmma_tile<DT_AB, WG_COLS>(acc[mb], desc_a + 512 * mb + 2 * kk, desc_b + 2 * kk);
                 wgmma_commit();
                 wgmma_wait_one();
-                if (kt > 0 && (ttid & 127) == 0) mbar_arrive(&empty[(it - 1) % STAGES]);
+                if (kt > 0 && (ttid & 127) == 0) mbar_arrive(empty_addr + 8 * released);
+                released = at.stage;
                 if (STAGED && release_pending) release(in);
             }
             wgmma_wait_all();
             if (KT == 0) pass_turn();
             // The tile's last stage: the producer may refill it with the next tile's operands.
-            if (KT > 0 && (ttid & 127) == 0) mbar_arrive(&empty[(it - 1) % STAGES]);
+            if (KT > 0 && (ttid & 127) == 0) mbar_arrive(empty_addr + 8 * released);
             if (STAGED && release_pending) release(in);   // K == 0: no mainloop to overlap
 
             if constexpr (STAGED) {

@@ -246,10 +246,13 @@ __device__ __forceinline__ void mbar_init(unsigned long long *bar, unsigned coun
 }
 // Makes the initialized barriers visible to the copy engine.
 __device__ __forceinline__ void mbar_init_fence() { FUSEGEN_SM90_ASM("fence.mbarrier_init.release.cluster;\n"); }
+__device__ __forceinline__ void mbar_expect_tx(unsigned bar_addr, unsigned bytes)
+{
+    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar_addr), "r"(bytes) : "memory");
+}
 __device__ __forceinline__ void mbar_expect_tx(unsigned long long *bar, unsigned bytes)
 {
-    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(fusegen_sm80::smem_addr(bar)), "r"(bytes)
-                 : "memory");
+    mbar_expect_tx(fusegen_sm80::smem_addr(bar), bytes);
 }
 __device__ __forceinline__ void mbar_arrive(unsigned bar_addr)
 {
@@ -273,16 +276,19 @@ __device__ __forceinline__ void mbar_wait(unsigned long long *bar, unsigned pari
 }
 // Copies the box at (c0 = column, c1 = row) of the tensor into shared memory (zero past the
 // tensor's edges); completion counts its bytes on bar.
-__device__ __forceinline__ void tma_load_2d(void *dst, const TensorMap &map, int c0, int c1, unsigned long long *bar)
+__device__ __forceinline__ void tma_load_2d(unsigned dst_addr, const TensorMap &map, int c0, int c1, unsigned bar_addr)
 {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
     asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];\n"
-                 ::"r"(fusegen_sm80::smem_addr(dst)), "l"(reinterpret_cast<unsigned long long>(&map)), "r"(c0), "r"(c1),
-                   "r"(fusegen_sm80::smem_addr(bar))
+                 ::"r"(dst_addr), "l"(reinterpret_cast<unsigned long long>(&map)), "r"(c0), "r"(c1), "r"(bar_addr)
                  : "memory");
 #else
-    (void)dst, (void)map, (void)c0, (void)c1, (void)bar;
+    (void)dst_addr, (void)map, (void)c0, (void)c1, (void)bar_addr;
 #endif
+}
+__device__ __forceinline__ void tma_load_2d(void *dst, const TensorMap &map, int c0, int c1, unsigned long long *bar)
+{
+    tma_load_2d(fusegen_sm80::smem_addr(dst), map, c0, c1, fusegen_sm80::smem_addr(bar));
 }
 
 // BM in {64, 128}; BN in {64, 128, 160, 256, 320}; BK = 64, one 128-byte swizzle row. B is [N, K] (K-major, the "nk" layout). Three warpgroups: warpgroup 0 produces
@@ -533,20 +539,22 @@ struct GemmSm90 {
         if (warpgroup == 0) {
             asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(PRODUCER_REGS) : "memory");
             if (threadIdx.x == 0) {
+                // Shared addresses made once, as in the consumers' loop.
+                const unsigned stage0_addr = fusegen_sm80::smem_addr(base);
+                const unsigned full_addr = fusegen_sm80::smem_addr(full), empty_addr = fusegen_sm80::smem_addr(empty);
                 StageCursor at(0);   // k tiles issued so far, over all of this CTA's tiles
                 for (int id = tiles.first; id < tiles.count; id += tiles.step) {
                     const fusegen_sm80::TileCoord tile = tiles.coord(id);
                     for (int kt = 0; kt < KT; ++kt, at.next()) {
-                        const int s = at.stage;
+                        const unsigned full_s = full_addr + 8 * at.stage, sa = stage0_addr + at.stage * STAGE_BYTES;
                         // A fresh barrier counts as having completed the phase before its
                         // first, so the first pass over the stages does not wait.
-                        mbar_wait(&empty[s], at.phase ^ 1);
-                        mbar_expect_tx(&full[s], STAGE_BYTES);
-                        unsigned char *sa = base + s * STAGE_BYTES;
-                        tma_load_2d(sa, map_a, kt * BK, tile.m * BM, &full[s]);
+                        mbar_wait(empty_addr + 8 * at.stage, at.phase ^ 1);
+                        mbar_expect_tx(full_s, STAGE_BYTES);
+                        tma_load_2d(sa, map_a, kt * BK, tile.m * BM, full_s);
                         for (int b = 0; b < B_BOXES; ++b)
                             tma_load_2d(sa + A_STAGE_BYTES + b * (B_STAGE_BYTES / B_BOXES), map_b, kt * BK,
-                                        tile.n * BN + b * kTmaBoxB, &full[s]);
+                                        tile.n * BN + b * kTmaBoxB, full_s);
                     }
                 }
             } else if (STAGED && threadIdx.x >= 32) {

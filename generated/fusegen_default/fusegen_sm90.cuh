@@ -19,15 +19,16 @@ using fusegen_sm80::DT_BF16;
 using fusegen_sm80::DT_F16;
 using fusegen_sm80::Params;
 
-// Shared-memory matrix descriptor of a K-major tile whose rows are 128 bytes (64 16-bit
-// elements), stored with the 128-byte swizzle: 8-row groups 1024 bytes apart (the stride
-// byte offset), the leading byte offset unused in this mode. The tile starts 1024-byte aligned.
+// Shared-memory matrix descriptor of a K-major tile (at shared address tile_addr) whose rows
+// are 128 bytes (64 16-bit elements), stored with the 128-byte swizzle: 8-row groups 1024
+// bytes apart (the stride byte offset), the leading byte offset unused in this mode. The tile
+// starts 1024-byte aligned.
 __device__ __forceinline__ unsigned long long wgmma_desc(unsigned tile_addr)
 {
     unsigned long long desc = (tile_addr & 0x3FFFFull) >> 4;   // start address, bits 0-13
-    desc |= 1ull << 16;                                    // leading byte offset (unused)
-    desc |= (1024ull >> 4) << 32;                          // stride byte offset
-    desc |= 1ull << 62;                                    // 128-byte swizzle
+    desc |= 1ull << 16;                                         // leading byte offset (unused)
+    desc |= (1024ull >> 4) << 32;                               // stride byte offset
+    desc |= 1ull << 62;                                         // 128-byte swizzle
     return desc;
 }
 

@@ -46,8 +46,13 @@ else
 fi
 
 # HGMMA in the SASS means the Hopper family really uses wgmma; spills would show in build.log.
+# The k tile loop's length (sass-kloop.txt, a line a kernel) is tensor-idle time when it grows.
 if command -v cuobjdump >/dev/null 2>&1; then
-  status "HGMMA in SASS" "$(cuobjdump -sass "$build/libfusegen_default.a" 2>/dev/null | grep -c HGMMA) instructions"
+  cuobjdump -sass "$build/libfusegen_default.a" >"$out/sass.txt" 2>/dev/null
+  status "HGMMA in SASS" "$(grep -c HGMMA "$out/sass.txt") instructions"
+  python3 bench/sass_kloop.py "$out/sass.txt" >"$out/sass-kloop.txt" 2>&1
+  status "k tile loop (SASS)" "$(python3 bench/sass_kloop.py "$out/sass.txt" --summary 2>&1)"
+  rm -f "$out/sass.txt"
 fi
 if [ "${FUSEGEN_SKIP_CPU_TESTS:-0}" != 1 ]; then
   (cd "$build" && ctest --output-on-failure -j 8 -LE gpu) >"$out/ctest-cpu.log" 2>&1

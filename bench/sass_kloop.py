@@ -22,7 +22,9 @@ import sys
 FUNCTION = re.compile(r"^\s*Function\s*:\s*(\S+)")
 INSTRUCTION = re.compile(r"^\s*/\*([0-9a-fA-F]+)\*/\s+(.*?)\s*;")
 LABEL = re.compile(r"^\s*(\.L_x_\d+):")
-TARGET = re.compile(r"`\((\.L_x_\d+)\)")
+# A branch's target: a label (`(.L_x_12)) or, in newer cuobjdump, the address (BRA 0x1600).
+TARGET_LABEL = re.compile(r"`\((\.L_x_\d+)\)")
+TARGET_ADDRESS = re.compile(r"\bBRA(?:\.[A-Z]+)*\s+(?:!?U?P[T0-9]+\s*,\s*)?0x([0-9a-fA-F]+)\b")
 
 
 def read_functions(lines):
@@ -61,10 +63,13 @@ def k_loop(instructions, labels):
         return None
     best = None
     for address, text in instructions:
-        m = TARGET.search(text)
-        if not m or "BRA" not in text or m.group(1) not in labels:
+        label, direct = TARGET_LABEL.search(text), TARGET_ADDRESS.search(text)
+        if "BRA" in text and label and label.group(1) in labels:
+            start = labels[label.group(1)]
+        elif direct:
+            start = int(direct.group(1), 16)
+        else:
             continue
-        start = labels[m.group(1)]
         if start > address or not any(start <= h <= address for h in hgmma):
             continue
         span = sum(1 for a in addresses if start <= a <= address)

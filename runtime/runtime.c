@@ -595,13 +595,15 @@ static void fg__listing_add(fg__listing *l, const char *name, const char *reason
  * and above it is 3-16% slower; bench/NOTES.md v23-v24). A Hopper row kernel with the ping-pong
  * schedule counts 78 there too (N = 256, K = 1024: 64x256 ping-pong 0.0487 ms against 128x256
  * cooperative 0.0536; bench/NOTES.md v40). And a Hopper split kernel with a 128-row ping-pong
- * tile counts 77 for 640 < N <= 1024 and K <= 3072: once its consumers' tile loop ran without a
+ * tile counts 77 for 640 < N <= 1280 and K <= 3072: once its consumers' tile loop ran without a
  * warp sync (v62), 128x128 ping-pong was the fastest split tile at N = 768, K = 3072 (0.1317 ms
  * against 0.1363 for 128x256) and N = 1024, K = 1024 (0.0774 against 0.0809 for 64x256
- * ping-pong); it lost at N = 1024, K = 4096 to 128x256 (0.2170 against 0.2135), at N = 640 to
- * 128x160 (0.0583 against 0.0519) and at N >= 1280 to 128x256 (2-5%; bench/NOTES.md v64). */
+ * ping-pong; bench/NOTES.md v64), and with its leaner k tile loop (v81, v82) at N = 1280,
+ * K = 1280 (sd-xl block tail's GEMM1: 0.3936 against 0.3974 ms, v90). It loses at N = 1024,
+ * K = 4096 to 128x256 (0.2081 against 0.2069 after v82), at N = 640 to 128x160 (0.0583 against
+ * 0.0519), at N = 1280, K = 5120 (1-3%) and at N >= 4096 (up to 4%). */
 #define FG__PINGPONG128_MIN_N 641
-#define FG__PINGPONG128_MAX_N 1024
+#define FG__PINGPONG128_MAX_N 1280
 #define FG__PINGPONG128_MAX_K 3072
 static long long fg__column_cost(const fusegen_kernel *k, const fusegen_problem *p)
 {

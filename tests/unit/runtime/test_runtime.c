@@ -288,7 +288,7 @@ static void test_query_pingpong_short_k(void)
     CHECK(out[0] == &portable[0]);
 }
 
-/* The Hopper 128x128 ping-pong split tile goes first for 640 < N <= 1024 and K <= 3072 (ahead
+/* The Hopper 128x128 ping-pong split tile goes first for 640 < N <= 1280 and K <= 3072 (ahead
  * of 128x256 cooperative, 64x256 ping-pong and 128x160), and nowhere else. */
 static void test_query_pingpong128_split(void)
 {
@@ -314,10 +314,16 @@ static void test_query_pingpong128_split(void)
     p = ln_problem(256, 1024, 3080);                    /* K > 3072: the cooperative 128x256 tile */
     CHECK(fusegen_query(&lib, &p, out, 4, &n) == FUSEGEN_OK && n == 4);
     CHECK(out[0] == &table[0]);
+    p = ln_problem(256, 1280, 1280);                    /* 1280 * 77 < 1280 * 80 */
+    CHECK(fusegen_query(&lib, &p, out, 4, &n) == FUSEGEN_OK && n == 4);
+    CHECK(out[0] == &table[2] && out[1] == &table[0]);
+    p = ln_problem(256, 1408, 1280);                    /* N > 1280: 128x256 (1536 * 80 < 1408 * 90) */
+    CHECK(fusegen_query(&lib, &p, out, 4, &n) == FUSEGEN_OK && n == 4);
+    CHECK(out[0] == &table[0]);
     p = ln_problem(256, 640, 2560);                     /* N = 640: 128x160 (640 * 90, the larger tile) */
     CHECK(fusegen_query(&lib, &p, out, 4, &n) == FUSEGEN_OK && n == 4);
     CHECK(out[0] == &table[3]);
-    p = ln_problem(256, 1280, 5120);                    /* N = 1280: 128x256 (1280 * 80 < 1280 * 90) */
+    p = ln_problem(256, 1280, 5120);                    /* K > 3072: 128x256 (1280 * 80 < 1280 * 90) */
     CHECK(fusegen_query(&lib, &p, out, 4, &n) == FUSEGEN_OK && n == 4);
     CHECK(out[0] == &table[0]);
     /* a cooperative 128x128 tile gets no such rate */

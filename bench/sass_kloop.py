@@ -10,6 +10,13 @@ function's end) are not counted.
 
   cuobjdump -sass libfusegen_default.a | bench/sass_kloop.py            one line a kernel
   bench/sass_kloop.py LISTING --summary                                 one line for all
+  bench/sass_kloop.py LISTING --against REFERENCE                       HGMMA per kernel, against
+                                                                        another build's listing
+
+--against counts every HGMMA of each kernel in both listings and names the kernels whose
+counts differ (or that only one listing has), then says how many: a timing floor that stops
+reading some accumulators lets ptxas drop the wgmmas that fed them, silently (bench/NOTES.md
+v85), and this is how a run notices.
 
 Exit status 1 when no function with HGMMA was found (not a Hopper build, or an unknown
 listing format), so a script that expects them notices.
@@ -78,17 +85,49 @@ def k_loop(instructions, labels):
     return best
 
 
+def hgmma_counts(functions):
+    """{kernel: HGMMA instructions} for the kernels that have any."""
+    counts = {name: sum(1 for _, text in instructions if "HGMMA" in text) for name, instructions, _ in functions}
+    return {name: n for name, n in counts.items() if n > 0}
+
+
+def compare_counts(mine, reference):
+    """Lines naming each kernel whose HGMMA count differs from the reference's, then a summary."""
+    lines = []
+    for name in sorted(set(mine) | set(reference)):
+        a, b = reference.get(name), mine.get(name)
+        if a != b:
+            lines.append(f"{name}: {'-' if a is None else a} -> {'-' if b is None else b} HGMMA")
+    if lines:
+        lines.append(f"HGMMA differs from the reference in {len(lines)} of {len(set(mine) | set(reference))} kernels")
+    else:
+        lines.append(f"HGMMA as in the reference in all {len(mine)} kernels")
+    return lines
+
+
+def read_listing(path):
+    try:
+        with (open(path, encoding="utf-8", errors="replace") if path else sys.stdin) as f:
+            return list(read_functions(f))
+    except OSError as e:
+        sys.exit(f"sass_kloop.py: cannot read {path}: {e.strerror}")
+
+
 def main():
     signal.signal(signal.SIGPIPE, signal.SIG_DFL)
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("listing", nargs="?", help="cuobjdump -sass output (default: standard input)")
     ap.add_argument("--summary", action="store_true", help="one line: kernels, and the loops' range of lengths")
+    ap.add_argument("--against", metavar="REFERENCE", help="compare HGMMA counts per kernel with this listing")
     args = ap.parse_args()
-    try:
-        with (open(args.listing, encoding="utf-8", errors="replace") if args.listing else sys.stdin) as f:
-            functions = list(read_functions(f))
-    except OSError as e:
-        sys.exit(f"sass_kloop.py: cannot read {args.listing}: {e.strerror}")
+    functions = read_listing(args.listing)
+    if args.against:
+        mine, reference = hgmma_counts(functions), hgmma_counts(read_listing(args.against))
+        if not mine and not reference:
+            print("sass_kloop.py: no function with HGMMA instructions in either listing", file=sys.stderr)
+            return 1
+        print("\n".join(compare_counts(mine, reference)))
+        return 0
     rows = []
     for name, instructions, labels in functions:
         if not any("HGMMA" in text for _, text in instructions):

@@ -13,7 +13,9 @@
 #       tool brings back 8 files at most). FUSEGEN_AB_TEST=SUBSTRING: first run each version
 #       after A through fusegen_test_kernels on the kernels whose names contain SUBSTRING (a
 #       wrong version is not timed). FUSEGEN_AB_TIMEOUT (seconds, default 240): the limit on
-#       each test and benchmark run, so a hung kernel costs minutes, not the whole call.
+#       each test and benchmark run, so a hung kernel costs minutes, not the whole call. With
+#       cuobjdump on the machine, each version's HGMMA count per kernel is compared with A's
+#       first (hgmma-<letter>.txt): a floor that lost wgmmas shows there.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 die() { echo "ab-bench.sh: $*" >&2; exit 2; }
@@ -85,6 +87,20 @@ if [ -n "${FUSEGEN_AB_TEST:-}" ]; then
     fi
     echo "ab/$side: $(grep -E '^[0-9]+ passed, [0-9]+ failed' "$logs/test-$side.log")"
   done
+fi
+
+# Each version's HGMMA per kernel against A's (cuobjdump, where the machine has it): a change or
+# floor that leaves accumulators unread loses the wgmmas that fed them without any error
+# (bench/NOTES.md v85); the line says so before the times do.
+if command -v cuobjdump >/dev/null 2>&1; then
+  for side in "${sides[@]}"; do
+    cuobjdump -sass "ab/$side/build/libfusegen_default.a" >"$logs/sass-$side.txt" 2>&1 || echo "ab/$side: cuobjdump failed"
+  done
+  for side in "${sides[@]:1}"; do
+    python3 bench/sass_kloop.py "$logs/sass-$side.txt" --against "$logs/sass-a.txt" >"$logs/hgmma-$side.txt" 2>&1
+    echo "ab/$side: $(tail -1 "$logs/hgmma-$side.txt") (hgmma-$side.txt)"
+  done
+  rm -f "$logs"/sass-*.txt   # large; the comparison is kept
 fi
 
 for r in $(seq 1 "$rounds"); do

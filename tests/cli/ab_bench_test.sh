@@ -2,8 +2,10 @@
 # scripts/ab-bench.sh without a GPU: a stub cmake "builds" each version into a fake
 # fusegen-bench (it writes a fixture CSV of tests/cli/ab) and a fake kernel test, so the test
 # checks the script's own work: --prepare from a git repository, the build and test steps, the
-# A B C rounds, the comparison, the bundle of logs (compare.txt and ab-logs.tar.gz alone under
-# $OUT) and the refusals (bad options, missing ab/, a failing or hung kernel test times nothing).
+# HGMMA comparison (a stub cuobjdump lists tests/cli/sass/kernels.sass, one HGMMA fewer for
+# side c), the A B C rounds, the comparison, the bundle of logs (compare.txt and ab-logs.tar.gz
+# alone under $OUT) and the refusals (bad options, missing ab/, a failing or hung kernel test
+# times nothing).
 #   ab_bench_test.sh SOURCE_DIR
 src=$1
 fail=0
@@ -14,7 +16,8 @@ trap 'rm -rf "$tmp"' EXIT
 # A tree holding the two files the script uses, as a git repository (for --prepare).
 tree=$tmp/tree
 mkdir -p "$tree/scripts" "$tree/bench" "$tmp/stub"
-cp "$src/scripts/ab-bench.sh" "$tree/scripts/" && cp "$src/bench/ab_compare.py" "$tree/bench/" || exit 1
+cp "$src/scripts/ab-bench.sh" "$tree/scripts/" && cp "$src/bench/ab_compare.py" "$src/bench/sass_kloop.py" "$tree/bench/" ||
+  exit 1
 (cd "$tree" && git init -q && git -c user.name=t -c user.email=t@t add -A &&
    git -c user.name=t -c user.email=t@t commit -qm one) >/dev/null 2>&1 || { echo "FAIL  git repository"; exit 1; }
 
@@ -27,6 +30,7 @@ cat >"$tmp/stub/cmake" <<EOF
 dir=\$2
 mkdir -p "\$dir/bench" "\$dir/tests/gpu"
 side=\$(basename "\$(dirname "\$dir")")
+echo "\$side" >"\$dir/libfusegen_default.a"
 cat >"\$dir/bench/fusegen-bench" <<EOT
 #!/bin/sh
 while [ \\\$# -gt 0 ]; do [ "\\\$1" = --csv ] && csv=\\\$2; shift; done
@@ -45,6 +49,13 @@ EOT
 chmod +x "\$dir/bench/fusegen-bench" "\$dir/tests/gpu/fusegen_test_kernels"
 EOF
 chmod +x "$tmp/stub/cmake"
+# The stub cuobjdump: the fixture listing, side c's alpha_kernel with one HGMMA fewer.
+cat >"$tmp/stub/cuobjdump" <<EOF
+#!/bin/sh
+for last; do :; done
+if [ "\$(cat "\$last")" = c ]; then sed '16s/HGMMA/NOP/' "$src/tests/cli/sass/kernels.sass"; else cat "$src/tests/cli/sass/kernels.sass"; fi
+EOF
+chmod +x "$tmp/stub/cuobjdump"
 run() { (cd "$tree" && PATH="$tmp/stub:$PATH" OUT="$tmp/out" sh -c "$1") >"$tmp/log" 2>&1; }
 
 run 'bash scripts/ab-bench.sh --prepare HEAD HEAD HEAD'
@@ -59,6 +70,9 @@ rm -rf "$tmp/out"
 run 'FUSEGEN_AB_TEST=x bash scripts/ab-bench.sh --rounds 2'
 check "run: exit 0" '[ $? -eq 0 ]'
 check "run: B and C tested before timing" 'grep -q "^ab/b: 3 passed, 0 failed" "$tmp/log" && grep -q "^ab/c: 3 passed" "$tmp/log"'
+check "run: HGMMA per kernel against A's" \
+  'grep -q "^ab/b: HGMMA as in the reference in all 3 kernels (hgmma-b.txt)" "$tmp/log" &&
+   grep -q "^ab/c: HGMMA differs from the reference in 1 of 3 kernels (hgmma-c.txt)" "$tmp/log"'
 check "run: rounds in turn, A B C" \
   '[ "$(grep -o "^round [12] [abc]" "$tmp/log" | tr "\n" " ")" = "round 1 a round 1 b round 1 c round 2 a round 2 b round 2 c " ]'
 check "run: B against A (medians, B/A 1.100)" \
@@ -68,7 +82,9 @@ check "run: compare.txt and ab-logs.tar.gz alone under OUT" \
   '[ "$(ls "$tmp/out" | tr "\n" " ")" = "ab-logs.tar.gz compare.txt " ]'
 check "run: the archive holds builds, tests, runs and CSVs" \
   'tar -tzf "$tmp/out/ab-logs.tar.gz" 2>/dev/null | grep -q "ab-logs/build-c.log" && tar -tzf "$tmp/out/ab-logs.tar.gz" 2>/dev/null | grep -q "ab-logs/test-b.log" &&
-   [ "$(tar -tzf "$tmp/out/ab-logs.tar.gz" 2>/dev/null | grep -c "\.csv$")" -eq 6 ]'
+   [ "$(tar -tzf "$tmp/out/ab-logs.tar.gz" 2>/dev/null | grep -c "\.csv$")" -eq 6 ] &&
+   tar -tzf "$tmp/out/ab-logs.tar.gz" 2>/dev/null | grep -q "ab-logs/hgmma-c.txt" &&
+   ! tar -tzf "$tmp/out/ab-logs.tar.gz" 2>/dev/null | grep -q "ab-logs/sass-"'
 
 rm -rf "$tmp/out"
 run 'AB_TEST_FAIL_SIDE=c FUSEGEN_AB_TEST=x bash scripts/ab-bench.sh'

@@ -14,7 +14,8 @@
 //
 // Timing: CUDA events around every repetition, after warm-up, median of --reps repetitions,
 // taken in interleaved blocks (every side of a problem in turn, five rounds) so that all sides
-// share the GPU's power state.
+// share the GPU's power state (--sequential: each side in one block); the SM clock of each
+// side is sampled through NVML when the driver's library is there.
 // The inputs x and residual are rotated among enough copies that the copies together are at
 // least twice the L2 cache, so no repetition finds its activations in L2.
 //
@@ -462,6 +463,7 @@ struct Options {
     std::string spec;   // a spec to compile with the JIT and measure instead of the default library
     bool all_variants = false;
     bool quick = false;
+    bool sequential = false;   // each side in one block instead of interleaved rounds
 };
 
 void usage(FILE *f)
@@ -471,6 +473,8 @@ void usage(FILE *f)
             "  --shapes FILE        problems to run (default: %s)\n"
             "  --reps N             timed repetitions per measurement, median reported (default 100)\n"
             "  --quick              20 repetitions, for smoke runs\n"
+            "  --sequential         time each side of a problem in one block, one side after the other,\n"
+            "                       instead of in interleaved rounds (see the method line)\n"
             "  --only SUBSTRING     only the problems whose name contains SUBSTRING (any case)\n"
             "  --all-variants       also time every eligible kernel of the library, not only the selected one\n"
             "  --spec FILE          measure the kernels of this spec (compiled for this GPU by the JIT)\n"
@@ -533,6 +537,8 @@ int parse_options(int argc, char **argv, Options &o)
             o.all_variants = true;
         } else if (a == "--quick") {
             o.quick = true;
+        } else if (a == "--sequential") {
+            o.sequential = true;
         } else {
             fprintf(stderr, "fusegen-bench: unknown option '%s'\n", a.c_str());
             usage(stderr);
@@ -652,16 +658,25 @@ bool contains_nocase(const std::string &hay, const std::string &needle)
 // ---- clock telemetry (NVML, loaded at run time) ------------------------------------------------
 //
 // The large GEMMs run against the board's power cap (bench/NOTES.md v91), so a time means more
-// with the clock it ran at. While a problem is timed, a thread samples the SM clock and the
-// clock event reasons through the driver's NVML every 5 ms; the problem then reports the mean
-// SM clock of the busy samples and the share of them held down by power. NVML is opened with
-// dlopen: without it (no driver library) the bench runs as before and says why once.
+// with the clock it ran at. While a block of repetitions is timed, a thread samples the SM
+// clock and the clock event reasons through the driver's NVML every 2 ms; each side of a problem
+// then reports the mean SM clock of its busy samples, and the problem the share of them held
+// down by power. NVML is opened with dlopen: without it (no driver library) the bench runs as
+// before and says why once.
 class ClockProbe {
 public:
+    // Busy samples (the GPU-idle reason not set) of a stretch of time; adds up over stretches.
     struct Summary {
-        int samples = 0;            // busy samples (the GPU-idle reason not set)
-        double mean_mhz = NAN;
-        double power_capped = NAN;  // share of them with a power reason (software cap or brake)
+        int samples = 0, capped = 0;   // capped: with a power reason (software cap or brake)
+        double mhz_sum = 0;
+        void add(const Summary &o)
+        {
+            samples += o.samples;
+            capped += o.capped;
+            mhz_sum += o.mhz_sum;
+        }
+        double mean_mhz() const { return samples ? mhz_sum / samples : NAN; }
+        double capped_share() const { return samples ? double(capped) / samples : NAN; }
     };
 
     explicit ClockProbe(int cuda_device)
@@ -721,10 +736,11 @@ public:
     const std::string &why_unavailable() const { return why_; }
     unsigned power_limit_w() const { return power_limit_w_; }   // 0: unknown
 
+    // Samples from begin() to end() (one timed block).
     void begin()
     {
         std::lock_guard<std::mutex> g(mu_);
-        acc_ = Acc();
+        acc_ = Summary();
         active_ = true;
         cv_.notify_all();
     }
@@ -732,13 +748,7 @@ public:
     {
         std::lock_guard<std::mutex> g(mu_);
         active_ = false;
-        Summary s;
-        s.samples = acc_.busy;
-        if (acc_.busy > 0) {
-            s.mean_mhz = acc_.mhz_sum / acc_.busy;
-            s.power_capped = double(acc_.capped) / acc_.busy;
-        }
-        return s;
+        return acc_;
     }
 
 private:
@@ -748,13 +758,10 @@ private:
     using ClockFn = int (*)(Device, int, unsigned *);
     using ClockFnU = int (*)(Device, unsigned *);
     using ReasonsFn = int (*)(Device, unsigned long long *);
+    static constexpr int kPeriodMs = 2;
     static constexpr int kSmClock = 1;                            // NVML_CLOCK_SM
     static constexpr unsigned long long kIdle = 0x1;              // GpuIdle
     static constexpr unsigned long long kPower = 0x4 | 0x80;      // SwPowerCap, HwPowerBrakeSlowdown
-    struct Acc {
-        int busy = 0, capped = 0;
-        double mhz_sum = 0;
-    };
 
     void sample_loop()
     {
@@ -770,11 +777,11 @@ private:
             const bool ok = clock_(dev_, kSmClock, &mhz) == 0 && reasons_(dev_, &why) == 0;
             g.lock();
             if (ok && active_ && !(why & kIdle)) {
-                acc_.busy++;
+                acc_.samples++;
                 acc_.mhz_sum += mhz;
                 acc_.capped += (why & kPower) ? 1 : 0;
             }
-            cv_.wait_for(g, std::chrono::milliseconds(5), [this] { return quit_; });
+            cv_.wait_for(g, std::chrono::milliseconds(kPeriodMs), [this] { return quit_; });
         }
     }
 
@@ -792,7 +799,7 @@ private:
     std::mutex mu_;
     std::condition_variable cv_;
     bool active_ = false, quit_ = false;
-    Acc acc_;
+    Summary acc_;
 };
 
 // ---- the bench context -------------------------------------------------------------------------
@@ -871,11 +878,13 @@ double time_median_ms(Ctx &c, int warmup, int reps, int launches, F &&enqueue)
 }
 
 // Side-by-side timing of one problem's measurements. Large GEMMs run against the board's power
-// cap, and their time follows the power controller's state, which wanders by ~10% over seconds
-// (bench/NOTES.md v91): one block of 100 repetitions per side, one side after the other, can
-// differ by several percent for that alone. So the repetitions are split into kRounds blocks,
-// and round r runs one block of every measurement, starting from measurement r mod n: every
-// side sees the same mix of power states. Each reports the median of all its repetitions.
+// cap, and the clock they get depends on what ran in the last tens of milliseconds (bench/
+// NOTES.md v91, v92): timed one side after the other, each side's 100 repetitions settle into
+// that kernel's own power state, and a kernel that draws less power gets a higher clock. By
+// default the repetitions are split into kRounds blocks, and round r runs one block of every
+// measurement, starting from measurement r mod n: every side sees the same mix of power states,
+// as kernels in a model do. --sequential times each side in one block instead. Each reports the
+// median of all its repetitions.
 class Interleaved {
 public:
     explicit Interleaved(Ctx &c) : c_(c) {}
@@ -884,7 +893,7 @@ public:
     // returns its index in run()'s result.
     size_t add(int launches, std::function<void(int)> enqueue)
     {
-        items_.push_back(Item{launches, std::move(enqueue), 0});
+        items_.push_back(Item{launches, std::move(enqueue), 0, {}});
         return items_.size() - 1;
     }
 
@@ -892,41 +901,49 @@ public:
     {
         const size_t n = items_.size();
         const int reps = c_.opt.reps;
-        const int rounds = std::min(kRounds, reps);
+        const int rounds = c_.opt.sequential ? 1 : std::min(kRounds, reps);
         std::vector<std::vector<double>> samples(n);
         ClockProbe *probe = c_.probe && c_.probe->available() ? c_.probe.get() : nullptr;
-        if (probe)
-            probe->begin();
         for (int r = 0; r < rounds; ++r) {
             const int block = reps / rounds + (r < reps % rounds ? 1 : 0);
             for (size_t j = 0; j < n; ++j) {
-                Item &it = items_[(size_t(r) + j) % n];
+                const size_t at = (size_t(r) + j) % n;
+                Item &it = items_[at];
                 // the first block warms up fully; later ones only refill the caches
                 const int warmup = r == 0 ? kWarmup : kBlockWarmup;
-                time_block(c_, warmup, block, it.launches, it.next, it.enqueue, samples[(size_t(r) + j) % n]);
+                if (probe)
+                    probe->begin();
+                time_block(c_, warmup, block, it.launches, it.next, it.enqueue, samples[at]);
+                if (probe)
+                    it.clocks.add(probe->end());
                 it.next += warmup + block;   // the rotation over input copies carries on
             }
         }
-        if (probe)
-            clocks_ = probe->end();
         std::vector<double> medians;
         for (const std::vector<double> &t : samples)
             medians.push_back(median(t));
         return medians;
     }
 
-    // The SM clock while run() ran (empty without NVML).
-    const ClockProbe::Summary &clocks() const { return clocks_; }
+    // The SM clock while measurement i ran, and over all of them (no samples without NVML).
+    const ClockProbe::Summary &clocks(size_t i) const { return items_[i].clocks; }
+    ClockProbe::Summary clocks() const
+    {
+        ClockProbe::Summary all;
+        for (const Item &it : items_)
+            all.add(it.clocks);
+        return all;
+    }
 
 private:
     struct Item {
         int launches;
         std::function<void(int)> enqueue;
         int next;   // the repetition index the next block starts from
+        ClockProbe::Summary clocks;
     };
     Ctx &c_;
     std::vector<Item> items_;
-    ClockProbe::Summary clocks_;
 };
 
 // Copies of x and residual so that together they are at least twice the L2.
@@ -1145,9 +1162,9 @@ struct Row {
     // fusegen_gemm_ms / gemm_ms is the mainloop's share of fused/gemm, fused_ms / fusegen_gemm_ms
     // the epilogue's.
     double fusegen_gemm_ms = NAN;
-    // the SM clock while the problem was timed (NVML; NaN without it): mean MHz of the busy
-    // samples, and the share of them held down by the power cap
-    double sm_clock_mhz = NAN, power_capped = NAN;
+    // the SM clock while each side was timed (NVML; NaN without it): mean MHz of the busy
+    // samples, and the share of all the problem's samples held down by the power cap
+    double gemm_mhz = NAN, fusegen_gemm_mhz = NAN, unfused_mhz = NAN, fused_mhz = NAN, power_capped = NAN;
     double tflops = NAN, fused_over_gemm = NAN, unfused_over_fused = NAN, rel_err = NAN;
     std::string status;       // ok, FAIL, skipped, error
     std::string note;         // why skipped / error text
@@ -1204,6 +1221,12 @@ std::vector<const fusegen_kernel *> fusegen_kernels_for(const Ctx &c, const fuse
     return ks;
 }
 
+// " at 1700 MHz": the mean SM clock of a side, for its line of output (empty without samples).
+std::string at_clock(double mhz)
+{
+    return std::isfinite(mhz) ? strprintf("  at %.0f MHz", mhz) : std::string();
+}
+
 // The library's plain GEMM kernel (no epilogue) on a fused problem's shape, checked at
 // construction against cuBLASLt's result (computed into scratch). usable() is false when the
 // library has none for this device or its result is off; then it is not timed.
@@ -1242,12 +1265,13 @@ public:
         FG(fusegen_run(kernel_, &p_, &args_, nullptr, 0, c_.stream));
         CK(cudaGetLastError());
     }
-    void report(double ms) const
+    void report(double ms, double mhz) const
     {
         if (!kernel_)
             return;
         if (usable())
-            printf("  fusegen GEMM alone (%s)  %9.4f ms  rel err %.2e\n", kernel_->name, ms, err_);
+            printf("  fusegen GEMM alone (%s)  %9.4f ms  rel err %.2e%s\n", kernel_->name, ms, err_,
+                   at_clock(mhz).c_str());
         else
             printf("  fusegen GEMM alone (%s)  rel err %.2e  FAIL (not timed)\n", kernel_->name, err_);
     }
@@ -1275,23 +1299,11 @@ struct FusedRun {
 
 void print_kernel_result(const Row &r, const std::string &detail)
 {
-    printf("  fusegen %-40s %s  rel err %.2e%s  %9.4f ms\n", r.kernel.c_str(), r.selected ? "(selected)" : "(variant) ",
-           r.rel_err, detail.c_str(), r.fused_ms);
+    printf("  fusegen %-40s %s  rel err %.2e%s  %9.4f ms%s\n", r.kernel.c_str(), r.selected ? "(selected)" : "(variant) ",
+           r.rel_err, detail.c_str(), r.fused_ms, at_clock(r.fused_mhz).c_str());
     if (r.status == "FAIL")
         printf("  FAIL: relative L2 error above %.0e\n", kTolerance);
     fflush(stdout);
-}
-
-// Copies the clock summary of a problem's timing into its row and prints it.
-void note_clocks(const Interleaved &timer, Row &base)
-{
-    const ClockProbe::Summary &k = timer.clocks();
-    if (k.samples == 0)
-        return;
-    base.sm_clock_mhz = k.mean_mhz;
-    base.power_capped = k.power_capped;
-    printf("  while timed: SM clock %.0f MHz (mean of %d busy samples), power-capped in %.0f%% of them\n", k.mean_mhz,
-           k.samples, 100.0 * k.power_capped);
 }
 
 // Registers every checked kernel of a problem with the timer; each repetition uses input copy
@@ -1311,9 +1323,12 @@ void add_fused_runs(Ctx &c, Interleaved &timer, const fusegen_problem &p, std::d
 }
 
 // A problem's rows once timed: one a kernel, or one saying why fusegen was skipped.
-std::vector<Row> timed_rows(const Row &base, const std::deque<FusedRun> &runs, const std::vector<double> &ms,
-                            const std::string &skip)
+std::vector<Row> timed_rows(const Row &base, const std::deque<FusedRun> &runs, const Interleaved &timer,
+                            const std::vector<double> &ms, const std::string &skip)
 {
+    if (std::isfinite(base.power_capped))
+        printf("  power-capped in %.0f%% of the busy clock samples (%d)\n", 100.0 * base.power_capped,
+               timer.clocks().samples);
     std::vector<Row> rows;
     if (runs.empty()) {
         printf("  fusegen: skipped: %s\n", skip.c_str());
@@ -1330,9 +1345,12 @@ std::vector<Row> timed_rows(const Row &base, const std::deque<FusedRun> &runs, c
         r.gemm_ms = base.gemm_ms;
         r.fusegen_gemm_ms = base.fusegen_gemm_ms;
         r.unfused_ms = base.unfused_ms;
-        r.sm_clock_mhz = base.sm_clock_mhz;
+        r.gemm_mhz = base.gemm_mhz;
+        r.fusegen_gemm_mhz = base.fusegen_gemm_mhz;
+        r.unfused_mhz = base.unfused_mhz;
         r.power_capped = base.power_capped;
         r.fused_ms = ms[f.timer_index];
+        r.fused_mhz = timer.clocks(f.timer_index).mean_mhz();
         finish_row(r);
         print_kernel_result(r, f.detail);
         rows.push_back(r);
@@ -1454,12 +1472,17 @@ std::vector<Row> bench_fused(Ctx &c, const Shape &sh)
     base.gemm_ms = ms[t_gemm];
     base.fusegen_gemm_ms = t_plain == SIZE_MAX ? NAN : ms[t_plain];
     base.unfused_ms = ms[t_unfused];
-    note_clocks(timer, base);
-    printf("  cuBLASLt GEMM                       %9.4f ms  (%s)\n", base.gemm_ms, g0.describe().c_str());
-    plain.report(base.fusegen_gemm_ms);
-    printf("  unfused (GEMM+bias+residual, LN)    %9.4f ms  (%s)\n", base.unfused_ms, g1.describe().c_str());
+    base.gemm_mhz = timer.clocks(t_gemm).mean_mhz();
+    base.fusegen_gemm_mhz = t_plain == SIZE_MAX ? NAN : timer.clocks(t_plain).mean_mhz();
+    base.unfused_mhz = timer.clocks(t_unfused).mean_mhz();
+    base.power_capped = timer.clocks().capped_share();
+    printf("  cuBLASLt GEMM                       %9.4f ms  (%s)%s\n", base.gemm_ms, g0.describe().c_str(),
+           at_clock(base.gemm_mhz).c_str());
+    plain.report(base.fusegen_gemm_ms, base.fusegen_gemm_mhz);
+    printf("  unfused (GEMM+bias+residual, LN)    %9.4f ms  (%s)%s\n", base.unfused_ms, g1.describe().c_str(),
+           at_clock(base.unfused_mhz).c_str());
 
-    return timed_rows(base, runs, ms, skip);
+    return timed_rows(base, runs, timer, ms, skip);
 }
 
 // ---- one chain: out2 = relu(LN(x W1^T + b1 + residual) W2^T + b2) -----------------------------
@@ -1590,13 +1613,15 @@ std::vector<Row> bench_chain(Ctx &c, const Shape &sh)
     const std::vector<double> ms = timer.run();
     base.gemm_ms = ms[t_gemms];
     base.unfused_ms = ms[t_unfused];
-    note_clocks(timer, base);
-    printf("  cuBLASLt GEMM1 + GEMM2              %9.4f ms  (%s; %s)\n", base.gemm_ms, ga.describe().c_str(),
-           gb.describe().c_str());
-    printf("  unfused (GEMM1+bias+res, LN, GEMM2+bias+relu) %9.4f ms  (%s; %s)\n", base.unfused_ms,
-           g1.describe().c_str(), g2.describe().c_str());
+    base.gemm_mhz = timer.clocks(t_gemms).mean_mhz();
+    base.unfused_mhz = timer.clocks(t_unfused).mean_mhz();
+    base.power_capped = timer.clocks().capped_share();
+    printf("  cuBLASLt GEMM1 + GEMM2              %9.4f ms  (%s; %s)%s\n", base.gemm_ms, ga.describe().c_str(),
+           gb.describe().c_str(), at_clock(base.gemm_mhz).c_str());
+    printf("  unfused (GEMM1+bias+res, LN, GEMM2+bias+relu) %9.4f ms  (%s; %s)%s\n", base.unfused_ms,
+           g1.describe().c_str(), g2.describe().c_str(), at_clock(base.unfused_mhz).c_str());
 
-    return timed_rows(base, runs, ms, skip);
+    return timed_rows(base, runs, timer, ms, skip);
 }
 
 // ---- reports -----------------------------------------------------------------------------------
@@ -1749,15 +1774,16 @@ bool write_csv(const std::string &path, const std::vector<Row> &rows)
         return false;
     }
     fprintf(f, "kind,problem,m,n,k,n2,floor_ms,gemm_ms,unfused_ms,fusegen_ms,fusegen_tflops,fused_over_gemm,"
-               "unfused_over_fused,rel_err,kernel,selected,check,note,fusegen_gemm_ms,sm_clock_mhz,power_capped\n");
+               "unfused_over_fused,rel_err,kernel,selected,check,note,fusegen_gemm_ms,gemm_mhz,fusegen_gemm_mhz,unfused_mhz,fusegen_mhz,power_capped\n");
     for (const Row &r : rows)
-        fprintf(f, "%s,%s,%lld,%lld,%lld,%lld,%s,%s,%s,%s,%s,%s,%s,%s,%s,%d,%s,%s,%s,%s,%s\n", r.shape.chain ? "chain" : "fused",
+        fprintf(f, "%s,%s,%lld,%lld,%lld,%lld,%s,%s,%s,%s,%s,%s,%s,%s,%s,%d,%s,%s,%s,%s,%s,%s,%s,%s\n", r.shape.chain ? "chain" : "fused",
                 csv_text(r.shape.name).c_str(), (long long)r.shape.m, (long long)r.shape.n, (long long)r.shape.k,
                 (long long)r.shape.n2, csv_num(r.floor_ms).c_str(), csv_num(r.gemm_ms).c_str(),
                 csv_num(r.unfused_ms).c_str(), csv_num(r.fused_ms).c_str(), csv_num(r.tflops).c_str(),
                 csv_num(r.fused_over_gemm).c_str(), csv_num(r.unfused_over_fused).c_str(), csv_num(r.rel_err).c_str(),
                 csv_text(r.kernel).c_str(), r.selected ? 1 : 0, r.status.c_str(), csv_text(r.note).c_str(),
-                csv_num(r.fusegen_gemm_ms).c_str(), csv_num(r.sm_clock_mhz).c_str(), csv_num(r.power_capped).c_str());
+                csv_num(r.fusegen_gemm_ms).c_str(), csv_num(r.gemm_mhz).c_str(), csv_num(r.fusegen_gemm_mhz).c_str(),
+                csv_num(r.unfused_mhz).c_str(), csv_num(r.fused_mhz).c_str(), csv_num(r.power_capped).c_str());
     const bool ok = ferror(f) == 0;
     if (fclose(f) != 0 || !ok) {
         fprintf(stderr, "fusegen-bench: %s: write error\n", path.c_str());
@@ -1818,7 +1844,7 @@ bool write_json(const std::string &path, const Ctx &c, const DeviceInfo &dev, co
     cJSON *m = cJSON_AddObjectToObject(root.get(), "method");
     cJSON_AddNumberToObject(m, "reps", c.opt.reps);
     cJSON_AddNumberToObject(m, "warmup", kWarmup);
-    cJSON_AddNumberToObject(m, "rounds", std::min(kRounds, c.opt.reps));
+    cJSON_AddNumberToObject(m, "rounds", c.opt.sequential ? 1 : std::min(kRounds, c.opt.reps));
     cJSON_AddNumberToObject(m, "block_warmup", kBlockWarmup);
     cJSON_AddNumberToObject(m, "tolerance", kTolerance);
     cJSON_AddStringToObject(m, "shapes", c.opt.shapes.c_str());
@@ -1843,7 +1869,10 @@ bool write_json(const std::string &path, const Ctx &c, const DeviceInfo &dev, co
         json_num(o, "fused_over_gemm", r.fused_over_gemm);
         json_num(o, "unfused_over_fused", r.unfused_over_fused);
         json_num(o, "rel_err", r.rel_err);
-        json_num(o, "sm_clock_mhz", r.sm_clock_mhz);
+        json_num(o, "gemm_mhz", r.gemm_mhz);
+        json_num(o, "fusegen_gemm_mhz", r.fusegen_gemm_mhz);
+        json_num(o, "unfused_mhz", r.unfused_mhz);
+        json_num(o, "fusegen_mhz", r.fused_mhz);
         json_num(o, "power_capped", r.power_capped);
         cJSON_AddStringToObject(o, "kernel", r.kernel.c_str());
         cJSON_AddBoolToObject(o, "selected", r.selected ? 1 : 0);
@@ -2041,10 +2070,15 @@ int run(Ctx &c, const std::vector<Shape> &shapes)
                dev.power_limit_w ? strprintf("%u W", dev.power_limit_w).c_str() : "unknown");
     else
         printf("clocks:   not sampled (%s)\n", c.probe->why_unavailable().c_str());
-    printf("method:   median of %d repetitions, CUDA events per repetition, in %d interleaved rounds (every side of a\n"
-           "          problem in turn; %d warm-up runs first, %d before each later block); inputs rotated over >= 2x L2;\n"
-           "          check: relative L2 error against the unfused result <= %.0e\n",
-           c.opt.reps, std::min(kRounds, c.opt.reps), kWarmup, kBlockWarmup, kTolerance);
+    if (c.opt.sequential)
+        printf("method:   median of %d repetitions after %d warm-up runs, CUDA events per repetition, each side of a\n"
+               "          problem in one block (--sequential)", c.opt.reps, kWarmup);
+    else
+        printf("method:   median of %d repetitions, CUDA events per repetition, in %d interleaved rounds (every side of a\n"
+               "          problem in turn; %d warm-up runs first, %d before each later block)", c.opt.reps,
+               std::min(kRounds, c.opt.reps), kWarmup, kBlockWarmup);
+    printf("; inputs rotated over >= 2x L2;\n          check: relative L2 error against the unfused result <= %.0e\n",
+           kTolerance);
     fflush(stdout);
 
     CK(cudaStreamCreateWithFlags(&c.stream, cudaStreamNonBlocking));

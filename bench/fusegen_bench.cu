@@ -71,6 +71,7 @@ constexpr int kTuneReps = 10;
 constexpr int kWarmup = 10;                  // before every measurement
 constexpr int kRounds = 5;                   // interleaved blocks a measurement's repetitions are split into
 constexpr int kBlockWarmup = 3;              // before each later block
+constexpr double kSettleMs = 300;            // untimed load on every side before a problem's timing
 constexpr int kFloorReps = 20;
 constexpr int64_t kFloorGemmDim = 8192;
 constexpr size_t kCopyBytes = size_t(2) << 30;
@@ -884,7 +885,7 @@ double time_median_ms(Ctx &c, int warmup, int reps, int launches, F &&enqueue)
 // default the repetitions are split into kRounds blocks, and round r runs one block of every
 // measurement, starting from measurement r mod n: every side sees the same mix of power states,
 // as kernels in a model do. --sequential times each side in one block instead. Each reports the
-// median of all its repetitions.
+// median of all its repetitions. Both start after kSettleMs of untimed load (settle()).
 class Interleaved {
 public:
     explicit Interleaved(Ctx &c) : c_(c) {}
@@ -904,6 +905,7 @@ public:
         const int rounds = c_.opt.sequential ? 1 : std::min(kRounds, reps);
         std::vector<std::vector<double>> samples(n);
         ClockProbe *probe = c_.probe && c_.probe->available() ? c_.probe.get() : nullptr;
+        settle();
         for (int r = 0; r < rounds; ++r) {
             const int block = reps / rounds + (r < reps % rounds ? 1 : 0);
             for (size_t j = 0; j < n; ++j) {
@@ -936,6 +938,26 @@ public:
     }
 
 private:
+    // The checks before the timing leave the GPU idle, and after an idle stretch large GEMMs run
+    // at the full clock for a while (over 70 ms) before the power cap pulls it down (NOTES v92):
+    // the side timed first would get that burst. So every side runs untimed, in turn, until
+    // kSettleMs have passed; the timing then starts in the loaded state, as in a model.
+    void settle()
+    {
+        const auto t0 = std::chrono::steady_clock::now();
+        auto elapsed_ms = [&] {
+            return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+        };
+        while (!items_.empty() && elapsed_ms() < kSettleMs) {
+            for (Item &it : items_) {
+                for (int i = 0; i < kWarmup; ++i)
+                    it.enqueue(it.next + i);
+                it.next += kWarmup;
+                CK(cudaStreamSynchronize(c_.stream));
+            }
+        }
+    }
+
     struct Item {
         int launches;
         std::function<void(int)> enqueue;
@@ -1846,6 +1868,7 @@ bool write_json(const std::string &path, const Ctx &c, const DeviceInfo &dev, co
     cJSON_AddNumberToObject(m, "warmup", kWarmup);
     cJSON_AddNumberToObject(m, "rounds", c.opt.sequential ? 1 : std::min(kRounds, c.opt.reps));
     cJSON_AddNumberToObject(m, "block_warmup", kBlockWarmup);
+    cJSON_AddNumberToObject(m, "settle_ms", kSettleMs);
     cJSON_AddNumberToObject(m, "tolerance", kTolerance);
     cJSON_AddStringToObject(m, "shapes", c.opt.shapes.c_str());
     cJSON *arr = cJSON_AddArrayToObject(root.get(), "results");
@@ -2070,12 +2093,13 @@ int run(Ctx &c, const std::vector<Shape> &shapes)
                dev.power_limit_w ? strprintf("%u W", dev.power_limit_w).c_str() : "unknown");
     else
         printf("clocks:   not sampled (%s)\n", c.probe->why_unavailable().c_str());
+    printf("method:   %.0f ms of untimed load on every side in turn, then ", kSettleMs);
     if (c.opt.sequential)
-        printf("method:   median of %d repetitions after %d warm-up runs, CUDA events per repetition, each side of a\n"
-               "          problem in one block (--sequential)", c.opt.reps, kWarmup);
+        printf("the median of %d repetitions after %d warm-up runs, CUDA\n          events per repetition, each side of a "
+               "problem in one block (--sequential)", c.opt.reps, kWarmup);
     else
-        printf("method:   median of %d repetitions, CUDA events per repetition, in %d interleaved rounds (every side of a\n"
-               "          problem in turn; %d warm-up runs first, %d before each later block)", c.opt.reps,
+        printf("the median of %d repetitions, CUDA events\n          per repetition, in %d interleaved rounds (every side "
+               "in turn; %d warm-up runs first, %d before later blocks)", c.opt.reps,
                std::min(kRounds, c.opt.reps), kWarmup, kBlockWarmup);
     printf("; inputs rotated over >= 2x L2;\n          check: relative L2 error against the unfused result <= %.0e\n",
            kTolerance);

@@ -680,6 +680,8 @@ public:
         double capped_share() const { return samples ? double(capped) / samples : NAN; }
     };
 
+    static constexpr int kPeriodMs = 2;   // sampling period
+
     explicit ClockProbe(int cuda_device)
     {
         lib_ = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
@@ -759,7 +761,6 @@ private:
     using ClockFn = int (*)(Device, int, unsigned *);
     using ClockFnU = int (*)(Device, unsigned *);
     using ReasonsFn = int (*)(Device, unsigned long long *);
-    static constexpr int kPeriodMs = 2;
     static constexpr int kSmClock = 1;                            // NVML_CLOCK_SM
     static constexpr unsigned long long kIdle = 0x1;              // GpuIdle
     static constexpr unsigned long long kPower = 0x4 | 0x80;      // SwPowerCap, HwPowerBrakeSlowdown
@@ -2089,8 +2090,8 @@ int run(Ctx &c, const std::vector<Shape> &shapes)
     printf("driver:   NVIDIA %s, CUDA driver API %s; CUDA runtime %s; cuBLASLt %zu\n", dev.module_version.c_str(),
            cuda_version(dev.driver).c_str(), cuda_version(dev.runtime).c_str(), dev.lt_version);
     if (c.probe->available())
-        printf("clocks:   SM clock and clock event reasons sampled every 5 ms while timing (NVML); power limit %s\n",
-               dev.power_limit_w ? strprintf("%u W", dev.power_limit_w).c_str() : "unknown");
+        printf("clocks:   SM clock and clock event reasons sampled every %d ms while timing (NVML); power limit %s\n",
+               ClockProbe::kPeriodMs, dev.power_limit_w ? strprintf("%u W", dev.power_limit_w).c_str() : "unknown");
     else
         printf("clocks:   not sampled (%s)\n", c.probe->why_unavailable().c_str());
     printf("method:   %.0f ms of untimed load on every side in turn, then ", kSettleMs);

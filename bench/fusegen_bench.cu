@@ -12,7 +12,10 @@
 // Chains (GEMM1 -> LayerNorm -> GEMM2) are measured the same way against two GEMMs alone and the
 // unfused chain (GEMM1 bias+residual, LayerNorm, GEMM2 with bias and ReLU).
 //
-// Timing: CUDA events around every repetition, after warm-up, median of --reps repetitions.
+// Timing: CUDA events around every repetition, after warm-up, median of --reps repetitions,
+// taken in interleaved blocks (every side of a problem in turn, five rounds) so that all sides
+// share the GPU's power state (--sequential: each side in one block); the SM clock of each
+// side is sampled through NVML when the driver's library is there.
 // The inputs x and residual are rotated among enough copies that the copies together are at
 // least twice the L2 cache, so no repetition finds its activations in L2.
 //
@@ -23,6 +26,7 @@
 #include <cuda_runtime.h>
 
 #include <cjson/cJSON.h>
+#include <dlfcn.h>
 
 #include "fusegen.h"
 #include "fusegen_default.h"
@@ -31,16 +35,22 @@
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
+#include <chrono>
 #include <cmath>
+#include <condition_variable>
 #include <cstdarg>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <deque>
+#include <functional>
 #include <memory>
+#include <mutex>
 #include <new>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -59,6 +69,9 @@ constexpr int kLtCandidates = 8;             // heuristic results tried per cuBL
 constexpr int kTuneWarmup = 3;               // per candidate, when choosing an algorithm
 constexpr int kTuneReps = 10;
 constexpr int kWarmup = 10;                  // before every measurement
+constexpr int kRounds = 5;                   // interleaved blocks a measurement's repetitions are split into
+constexpr int kBlockWarmup = 3;              // before each later block
+constexpr double kSettleMs = 300;            // untimed load on every side before a problem's timing
 constexpr int kFloorReps = 20;
 constexpr int64_t kFloorGemmDim = 8192;
 constexpr size_t kCopyBytes = size_t(2) << 30;
@@ -451,6 +464,7 @@ struct Options {
     std::string spec;   // a spec to compile with the JIT and measure instead of the default library
     bool all_variants = false;
     bool quick = false;
+    bool sequential = false;   // each side in one block instead of interleaved rounds
 };
 
 void usage(FILE *f)
@@ -460,6 +474,8 @@ void usage(FILE *f)
             "  --shapes FILE        problems to run (default: %s)\n"
             "  --reps N             timed repetitions per measurement, median reported (default 100)\n"
             "  --quick              20 repetitions, for smoke runs\n"
+            "  --sequential         time each side of a problem in one block, one side after the other,\n"
+            "                       instead of in interleaved rounds (see the method line)\n"
             "  --only SUBSTRING     only the problems whose name contains SUBSTRING (any case)\n"
             "  --all-variants       also time every eligible kernel of the library, not only the selected one\n"
             "  --spec FILE          measure the kernels of this spec (compiled for this GPU by the JIT)\n"
@@ -522,6 +538,8 @@ int parse_options(int argc, char **argv, Options &o)
             o.all_variants = true;
         } else if (a == "--quick") {
             o.quick = true;
+        } else if (a == "--sequential") {
+            o.sequential = true;
         } else {
             fprintf(stderr, "fusegen-bench: unknown option '%s'\n", a.c_str());
             usage(stderr);
@@ -638,6 +656,154 @@ bool contains_nocase(const std::string &hay, const std::string &needle)
     return lower(hay).find(lower(needle)) != std::string::npos;
 }
 
+// ---- clock telemetry (NVML, loaded at run time) ------------------------------------------------
+//
+// The large GEMMs run against the board's power cap (bench/NOTES.md v91), so a time means more
+// with the clock it ran at. While a block of repetitions is timed, a thread samples the SM
+// clock and the clock event reasons through the driver's NVML every 2 ms; each side of a problem
+// then reports the mean SM clock of its busy samples, and the problem the share of them held
+// down by power. NVML is opened with dlopen: without it (no driver library) the bench runs as
+// before and says why once.
+class ClockProbe {
+public:
+    // Busy samples (the GPU-idle reason not set) of a stretch of time; adds up over stretches.
+    struct Summary {
+        int samples = 0, capped = 0;   // capped: with a power reason (software cap or brake)
+        double mhz_sum = 0;
+        void add(const Summary &o)
+        {
+            samples += o.samples;
+            capped += o.capped;
+            mhz_sum += o.mhz_sum;
+        }
+        double mean_mhz() const { return samples ? mhz_sum / samples : NAN; }
+        double capped_share() const { return samples ? double(capped) / samples : NAN; }
+    };
+
+    static constexpr int kPeriodMs = 2;   // sampling period
+
+    explicit ClockProbe(int cuda_device)
+    {
+        lib_ = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
+        if (!lib_) {
+            why_ = "libnvidia-ml.so.1 does not load";
+            return;
+        }
+        init_ = reinterpret_cast<InitFn>(dlsym(lib_, "nvmlInit_v2"));
+        shutdown_ = reinterpret_cast<InitFn>(dlsym(lib_, "nvmlShutdown"));
+        by_bus_ = reinterpret_cast<ByBusFn>(dlsym(lib_, "nvmlDeviceGetHandleByPciBusId_v2"));
+        clock_ = reinterpret_cast<ClockFn>(dlsym(lib_, "nvmlDeviceGetClockInfo"));
+        reasons_ = reinterpret_cast<ReasonsFn>(dlsym(lib_, "nvmlDeviceGetCurrentClocksEventReasons"));
+        if (!reasons_)
+            reasons_ = reinterpret_cast<ReasonsFn>(dlsym(lib_, "nvmlDeviceGetCurrentClocksThrottleReasons"));
+        limit_ = reinterpret_cast<ClockFnU>(dlsym(lib_, "nvmlDeviceGetEnforcedPowerLimit"));
+        char bus[32] = {0};
+        if (!init_ || !shutdown_ || !by_bus_ || !clock_ || !reasons_ || !limit_) {
+            why_ = "libnvidia-ml.so.1 lacks a function this bench uses";
+        } else if (init_() != 0) {
+            why_ = "nvmlInit failed";
+        } else if (cudaDeviceGetPCIBusId(bus, sizeof bus, cuda_device) != cudaSuccess ||
+                   by_bus_(bus, &dev_) != 0) {
+            (void)cudaGetLastError();
+            why_ = "NVML does not know the CUDA device's PCI bus id";
+            shutdown_();
+        } else {
+            unsigned mw = 0;
+            if (limit_(dev_, &mw) == 0)
+                power_limit_w_ = mw / 1000;
+            ready_ = true;
+            sampler_ = std::thread([this] { sample_loop(); });
+            return;
+        }
+        dlclose(lib_);
+        lib_ = nullptr;
+    }
+    ~ClockProbe()
+    {
+        if (ready_) {
+            {
+                std::lock_guard<std::mutex> g(mu_);
+                quit_ = true;
+            }
+            cv_.notify_all();
+            sampler_.join();
+            shutdown_();
+        }
+        if (lib_)
+            dlclose(lib_);
+    }
+    ClockProbe(const ClockProbe &) = delete;
+    ClockProbe &operator=(const ClockProbe &) = delete;
+
+    bool available() const { return ready_; }
+    const std::string &why_unavailable() const { return why_; }
+    unsigned power_limit_w() const { return power_limit_w_; }   // 0: unknown
+
+    // Samples from begin() to end() (one timed block).
+    void begin()
+    {
+        std::lock_guard<std::mutex> g(mu_);
+        acc_ = Summary();
+        active_ = true;
+        cv_.notify_all();
+    }
+    Summary end()
+    {
+        std::lock_guard<std::mutex> g(mu_);
+        active_ = false;
+        return acc_;
+    }
+
+private:
+    using Device = void *;   // nvmlDevice_t
+    using InitFn = int (*)();
+    using ByBusFn = int (*)(const char *, Device *);
+    using ClockFn = int (*)(Device, int, unsigned *);
+    using ClockFnU = int (*)(Device, unsigned *);
+    using ReasonsFn = int (*)(Device, unsigned long long *);
+    static constexpr int kSmClock = 1;                            // NVML_CLOCK_SM
+    static constexpr unsigned long long kIdle = 0x1;              // GpuIdle
+    static constexpr unsigned long long kPower = 0x4 | 0x80;      // SwPowerCap, HwPowerBrakeSlowdown
+
+    void sample_loop()
+    {
+        std::unique_lock<std::mutex> g(mu_);
+        while (!quit_) {
+            if (!active_) {
+                cv_.wait(g, [this] { return quit_ || active_; });
+                continue;
+            }
+            g.unlock();
+            unsigned mhz = 0;
+            unsigned long long why = 0;
+            const bool ok = clock_(dev_, kSmClock, &mhz) == 0 && reasons_(dev_, &why) == 0;
+            g.lock();
+            if (ok && active_ && !(why & kIdle)) {
+                acc_.samples++;
+                acc_.mhz_sum += mhz;
+                acc_.capped += (why & kPower) ? 1 : 0;
+            }
+            cv_.wait_for(g, std::chrono::milliseconds(kPeriodMs), [this] { return quit_; });
+        }
+    }
+
+    void *lib_ = nullptr;
+    InitFn init_ = nullptr, shutdown_ = nullptr;
+    ByBusFn by_bus_ = nullptr;
+    ClockFn clock_ = nullptr;
+    ReasonsFn reasons_ = nullptr;
+    ClockFnU limit_ = nullptr;
+    Device dev_ = nullptr;
+    bool ready_ = false;
+    std::string why_;
+    unsigned power_limit_w_ = 0;
+    std::thread sampler_;
+    std::mutex mu_;
+    std::condition_variable cv_;
+    bool active_ = false, quit_ = false;
+    Summary acc_;
+};
+
 // ---- the bench context -------------------------------------------------------------------------
 
 struct Ctx {
@@ -651,6 +817,7 @@ struct Ctx {
     double matrix_tflops = NAN;   // floors
     double copy_tbs = NAN;
     uint64_t next_seed = 1;
+    std::unique_ptr<ClockProbe> probe;   // set in run(); may be unavailable
 };
 
 void fill_random(Ctx &c, const DevBuf &b, float lo, float hi)
@@ -676,13 +843,14 @@ double median(std::vector<double> v)
     return v.size() % 2 ? v[h] : 0.5 * (v[h - 1] + v[h]);
 }
 
-// Runs enqueue(i) warmup times, then reps times between events; returns the median ms of one
-// repetition. launches is about how many launches one repetition makes (to size the hold).
+// Runs enqueue(first + i) warmup times, then reps times between events, and appends each
+// repetition's ms to samples. launches is about how many launches one repetition makes: the
+// stream is held until every repetition is queued, so that none waits on the host.
 template <class F>
-double time_median_ms(Ctx &c, int warmup, int reps, int launches, F &&enqueue)
+void time_block(Ctx &c, int warmup, int reps, int launches, int first, F &&enqueue, std::vector<double> &samples)
 {
     for (int i = 0; i < warmup; ++i)
-        enqueue(i);
+        enqueue(first + i);
     CK(cudaStreamSynchronize(c.stream));
     Events ev(size_t(reps) + 1);
     const unsigned long long hold_ns =
@@ -691,18 +859,115 @@ double time_median_ms(Ctx &c, int warmup, int reps, int launches, F &&enqueue)
     CK_LAUNCH((hold_stream<<<1, 1, 0, c.stream>>>(hold_ns)));
     CK(cudaEventRecord(ev[0], c.stream));
     for (int i = 0; i < reps; ++i) {
-        enqueue(warmup + i);
+        enqueue(first + warmup + i);
         CK(cudaEventRecord(ev[size_t(i) + 1], c.stream));
     }
     CK(cudaStreamSynchronize(c.stream));
-    std::vector<double> t(size_t(reps), 0.0);
     for (int i = 0; i < reps; ++i) {
         float ms = 0.0f;
         CK(cudaEventElapsedTime(&ms, ev[size_t(i)], ev[size_t(i) + 1]));
-        t[size_t(i)] = ms;
+        samples.push_back(ms);
     }
+}
+
+// The median ms of one repetition over one block (for tuning and the floors).
+template <class F>
+double time_median_ms(Ctx &c, int warmup, int reps, int launches, F &&enqueue)
+{
+    std::vector<double> t;
+    time_block(c, warmup, reps, launches, 0, enqueue, t);
     return median(t);
 }
+
+// Side-by-side timing of one problem's measurements. Large GEMMs run against the board's power
+// cap, and the clock they get depends on what ran in the last tens of milliseconds (bench/
+// NOTES.md v91, v92): timed one side after the other, each side's 100 repetitions settle into
+// that kernel's own power state, and a kernel that draws less power gets a higher clock. By
+// default the repetitions are split into kRounds blocks, and round r runs one block of every
+// measurement, starting from measurement r mod n: every side sees the same mix of power states,
+// as kernels in a model do. --sequential times each side in one block instead. Each reports the
+// median of all its repetitions. Both start after kSettleMs of untimed load (settle()).
+class Interleaved {
+public:
+    explicit Interleaved(Ctx &c) : c_(c) {}
+
+    // Registers a measurement (launches: about how many launches one repetition makes);
+    // returns its index in run()'s result.
+    size_t add(int launches, std::function<void(int)> enqueue)
+    {
+        items_.push_back(Item{launches, std::move(enqueue), 0, {}});
+        return items_.size() - 1;
+    }
+
+    std::vector<double> run()
+    {
+        const size_t n = items_.size();
+        const int reps = c_.opt.reps;
+        const int rounds = c_.opt.sequential ? 1 : std::min(kRounds, reps);
+        std::vector<std::vector<double>> samples(n);
+        ClockProbe *probe = c_.probe && c_.probe->available() ? c_.probe.get() : nullptr;
+        settle();
+        for (int r = 0; r < rounds; ++r) {
+            const int block = reps / rounds + (r < reps % rounds ? 1 : 0);
+            for (size_t j = 0; j < n; ++j) {
+                const size_t at = (size_t(r) + j) % n;
+                Item &it = items_[at];
+                // the first block warms up fully; later ones only refill the caches
+                const int warmup = r == 0 ? kWarmup : kBlockWarmup;
+                if (probe)
+                    probe->begin();
+                time_block(c_, warmup, block, it.launches, it.next, it.enqueue, samples[at]);
+                if (probe)
+                    it.clocks.add(probe->end());
+                it.next += warmup + block;   // the rotation over input copies carries on
+            }
+        }
+        std::vector<double> medians;
+        for (const std::vector<double> &t : samples)
+            medians.push_back(median(t));
+        return medians;
+    }
+
+    // The SM clock while measurement i ran, and over all of them (no samples without NVML).
+    const ClockProbe::Summary &clocks(size_t i) const { return items_[i].clocks; }
+    ClockProbe::Summary clocks() const
+    {
+        ClockProbe::Summary all;
+        for (const Item &it : items_)
+            all.add(it.clocks);
+        return all;
+    }
+
+private:
+    // The checks before the timing leave the GPU idle, and after an idle stretch large GEMMs run
+    // at the full clock for a while (over 70 ms) before the power cap pulls it down (NOTES v92):
+    // the side timed first would get that burst. So every side runs untimed, in turn, until
+    // kSettleMs have passed; the timing then starts in the loaded state, as in a model.
+    void settle()
+    {
+        const auto t0 = std::chrono::steady_clock::now();
+        auto elapsed_ms = [&] {
+            return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+        };
+        while (!items_.empty() && elapsed_ms() < kSettleMs) {
+            for (Item &it : items_) {
+                for (int i = 0; i < kWarmup; ++i)
+                    it.enqueue(it.next + i);
+                it.next += kWarmup;
+                CK(cudaStreamSynchronize(c_.stream));
+            }
+        }
+    }
+
+    struct Item {
+        int launches;
+        std::function<void(int)> enqueue;
+        int next;   // the repetition index the next block starts from
+        ClockProbe::Summary clocks;
+    };
+    Ctx &c_;
+    std::vector<Item> items_;
+};
 
 // Copies of x and residual so that together they are at least twice the L2.
 int copies_for(const Ctx &c, size_t bytes_per_copy)
@@ -920,6 +1185,9 @@ struct Row {
     // fusegen_gemm_ms / gemm_ms is the mainloop's share of fused/gemm, fused_ms / fusegen_gemm_ms
     // the epilogue's.
     double fusegen_gemm_ms = NAN;
+    // the SM clock while each side was timed (NVML; NaN without it): mean MHz of the busy
+    // samples, and the share of all the problem's samples held down by the power cap
+    double gemm_mhz = NAN, fusegen_gemm_mhz = NAN, unfused_mhz = NAN, fused_mhz = NAN, power_capped = NAN;
     double tflops = NAN, fused_over_gemm = NAN, unfused_over_fused = NAN, rel_err = NAN;
     std::string status;       // ok, FAIL, skipped, error
     std::string note;         // why skipped / error text
@@ -976,54 +1244,141 @@ std::vector<const fusegen_kernel *> fusegen_kernels_for(const Ctx &c, const fuse
     return ks;
 }
 
-// Times the library's plain GEMM kernel (no epilogue) on the fused problem's shape, after
-// checking it against cuBLASLt's result in `reference` (left in it by the GEMM-alone timing,
-// whose last repetition used copy (reps - 1) % R: rerun on copy 0 first). NaN when the library
-// has none for this device.
-double time_plain_fusegen_gemm(Ctx &c, int64_t M, int64_t N, int64_t K, int R, std::vector<DevBuf> &xs, DevBuf &w,
-                               DevBuf &reference)
+// " at 1700 MHz": the mean SM clock of a side, for its line of output (empty without samples).
+std::string at_clock(double mhz)
 {
-    fusegen_problem p;
-    memset(&p, 0, sizeof p);
-    p.m = M;
-    p.n = N;
-    p.k = K;
-    p.a = p.b = p.out = FUSEGEN_DTYPE_BF16;
-    p.b_layout = FUSEGEN_LAYOUT_NK;
-    p.epilogue = "";
-    p.sm = 0;
-    const fusegen_kernel *k = nullptr;
-    if (fusegen_select(c.lib, &p, &k) != FUSEGEN_OK)
-        return NAN;
-    DevBuf out(size_t(M) * size_t(N) * 2);
-    fusegen_args args;
-    memset(&args, 0, sizeof args);
-    args.b = w.get();
-    args.out = out.get();
-    auto rep = [&](int i) {
-        args.a = xs[size_t(i % R)].get();
-        FG(fusegen_run(k, &p, &args, nullptr, 0, c.stream));
-        CK(cudaGetLastError());
-    };
-    LtGemm g(c, M, N, K, CUBLASLT_EPILOGUE_DEFAULT, nullptr, false);
-    g.run(xs[0].get(), w.get(), nullptr, reference.get());
-    poison(c, out);
-    rep(0);
-    CK(cudaStreamSynchronize(c.stream));
-    const double err = rel_l2(to_host(out), to_host(reference));
-    const double ms = time_median_ms(c, kWarmup, c.opt.reps, 1, rep);
-    printf("  fusegen GEMM alone (%s)  %9.4f ms  rel err %.2e%s\n", k->name, ms, err,
-           err <= kTolerance ? "" : "  FAIL (left out)");
-    return err <= kTolerance ? ms : NAN;
+    return std::isfinite(mhz) ? strprintf("  at %.0f MHz", mhz) : std::string();
 }
+
+// The library's plain GEMM kernel (no epilogue) on a fused problem's shape, checked at
+// construction against cuBLASLt's result (computed into scratch). usable() is false when the
+// library has none for this device or its result is off; then it is not timed.
+class PlainGemm {
+public:
+    PlainGemm(Ctx &c, int64_t M, int64_t N, int64_t K, int R, const std::vector<DevBuf> &xs, const DevBuf &w,
+              DevBuf &scratch)
+        : c_(c), R_(R), xs_(xs), out_(size_t(M) * size_t(N) * 2)
+    {
+        memset(&p_, 0, sizeof p_);
+        p_.m = M;
+        p_.n = N;
+        p_.k = K;
+        p_.a = p_.b = p_.out = FUSEGEN_DTYPE_BF16;
+        p_.b_layout = FUSEGEN_LAYOUT_NK;
+        p_.epilogue = "";
+        p_.sm = 0;
+        if (fusegen_select(c.lib, &p_, &kernel_) != FUSEGEN_OK) {
+            kernel_ = nullptr;
+            return;
+        }
+        memset(&args_, 0, sizeof args_);
+        args_.b = w.get();
+        args_.out = out_.get();
+        LtGemm g(c, M, N, K, CUBLASLT_EPILOGUE_DEFAULT, nullptr, false);
+        g.run(xs[0].get(), w.get(), nullptr, scratch.get());
+        poison(c, out_);
+        enqueue(0);
+        CK(cudaStreamSynchronize(c.stream));
+        err_ = rel_l2(to_host(out_), to_host(scratch));
+    }
+    bool usable() const { return kernel_ != nullptr && err_ <= kTolerance; }
+    void enqueue(int i)
+    {
+        args_.a = xs_[size_t(i % R_)].get();
+        FG(fusegen_run(kernel_, &p_, &args_, nullptr, 0, c_.stream));
+        CK(cudaGetLastError());
+    }
+    void report(double ms, double mhz) const
+    {
+        if (!kernel_)
+            return;
+        if (usable())
+            printf("  fusegen GEMM alone (%s)  %9.4f ms  rel err %.2e%s\n", kernel_->name, ms, err_,
+                   at_clock(mhz).c_str());
+        else
+            printf("  fusegen GEMM alone (%s)  rel err %.2e  FAIL (not timed)\n", kernel_->name, err_);
+    }
+
+private:
+    Ctx &c_;
+    int R_;
+    const std::vector<DevBuf> &xs_;
+    DevBuf out_;
+    fusegen_problem p_;
+    fusegen_args args_;
+    const fusegen_kernel *kernel_ = nullptr;
+    double err_ = NAN;
+};
+
+// One fusegen kernel of a problem, between its check and its timing.
+struct FusedRun {
+    Row row;
+    std::string detail;   // the check's details, printed with the time
+    const fusegen_kernel *kernel = nullptr;
+    DevBuf ws;
+    fusegen_args args;
+    size_t timer_index = 0;
+};
 
 void print_kernel_result(const Row &r, const std::string &detail)
 {
-    printf("  fusegen %-40s %s  rel err %.2e%s  %9.4f ms\n", r.kernel.c_str(), r.selected ? "(selected)" : "(variant) ",
-           r.rel_err, detail.c_str(), r.fused_ms);
+    printf("  fusegen %-40s %s  rel err %.2e%s  %9.4f ms%s\n", r.kernel.c_str(), r.selected ? "(selected)" : "(variant) ",
+           r.rel_err, detail.c_str(), r.fused_ms, at_clock(r.fused_mhz).c_str());
     if (r.status == "FAIL")
         printf("  FAIL: relative L2 error above %.0e\n", kTolerance);
     fflush(stdout);
+}
+
+// Registers every checked kernel of a problem with the timer; each repetition uses input copy
+// i mod R (x and the residual).
+void add_fused_runs(Ctx &c, Interleaved &timer, const fusegen_problem &p, std::deque<FusedRun> &runs,
+                    const std::vector<DevBuf> &xs, const std::vector<DevBuf> &rs, int launches)
+{
+    const int R = int(xs.size());
+    for (FusedRun &f : runs) {
+        f.timer_index = timer.add(launches, [&c, &p, &f, &xs, &rs, R](int i) {
+            f.args.a = xs[size_t(i % R)].get();
+            f.args.residual = rs[size_t(i % R)].get();
+            FG(fusegen_run(f.kernel, &p, &f.args, f.ws.get(), f.ws.bytes(), c.stream));
+            CK(cudaGetLastError());
+        });
+    }
+}
+
+// A problem's rows once timed: one a kernel, or one saying why fusegen was skipped.
+std::vector<Row> timed_rows(const Row &base, const std::deque<FusedRun> &runs, const Interleaved &timer,
+                            const std::vector<double> &ms, const std::string &skip)
+{
+    if (std::isfinite(base.power_capped))
+        printf("  power-capped in %.0f%% of the busy clock samples (%d)\n", 100.0 * base.power_capped,
+               timer.clocks().samples);
+    std::vector<Row> rows;
+    if (runs.empty()) {
+        printf("  fusegen: skipped: %s\n", skip.c_str());
+        Row r = base;
+        r.kernel = "-";
+        r.selected = true;
+        r.status = "skipped";
+        r.note = skip;
+        rows.push_back(r);
+        return rows;
+    }
+    for (const FusedRun &f : runs) {
+        Row r = f.row;
+        r.gemm_ms = base.gemm_ms;
+        r.fusegen_gemm_ms = base.fusegen_gemm_ms;
+        r.unfused_ms = base.unfused_ms;
+        r.gemm_mhz = base.gemm_mhz;
+        r.fusegen_gemm_mhz = base.fusegen_gemm_mhz;
+        r.unfused_mhz = base.unfused_mhz;
+        r.power_capped = base.power_capped;
+        r.fused_ms = ms[f.timer_index];
+        r.fused_mhz = timer.clocks(f.timer_index).mean_mhz();
+        finish_row(r);
+        print_kernel_result(r, f.detail);
+        rows.push_back(r);
+    }
+    return rows;
 }
 
 // ---- one fused problem: y = relu(LN(x W^T + bias + residual)), pre_norm kept -------------------
@@ -1056,13 +1411,12 @@ std::vector<Row> bench_fused(Ctx &c, const Shape &sh)
     base.shape = sh;
     base.floor_ms = compute_floor_ms(c, problem_flops(sh), problem_bytes(sh));
 
+    // Each side is tuned and checked first; the timing of all of them comes last, interleaved.
     // 1. cuBLASLt GEMM alone
     LtGemm g0(c, M, N, K, CUBLASLT_EPILOGUE_DEFAULT, nullptr, false);
     auto gemm_rep = [&](int i) { g0.run(xs[size_t(i % R)].get(), w.get(), nullptr, d_gemm.get()); };
     g0.tune([&] { return time_median_ms(c, kTuneWarmup, kTuneReps, 1, gemm_rep); });
-    base.gemm_ms = time_median_ms(c, kWarmup, c.opt.reps, 1, gemm_rep);
-    printf("  cuBLASLt GEMM                       %9.4f ms  (%s)\n", base.gemm_ms, g0.describe().c_str());
-    base.fusegen_gemm_ms = time_plain_fusegen_gemm(c, M, N, K, R, xs, w, d_gemm);
+    PlainGemm plain(c, M, N, K, R, xs, w, d_gemm);
 
     // 2. unfused: GEMM + bias + residual (D = pre_norm), then LayerNorm + ReLU
     LtGemm g1(c, M, N, K, CUBLASLT_EPILOGUE_BIAS, bias.get(), true);
@@ -1072,8 +1426,6 @@ std::vector<Row> bench_fused(Ctx &c, const Shape &sh)
         epi_rep(i);
         layernorm_bf16(pre_u.get(), gamma.get(), beta.get(), y_u.get(), M, N, true, c.stream);
     };
-    base.unfused_ms = time_median_ms(c, kWarmup, c.opt.reps, 2, unfused_rep);
-    printf("  unfused (GEMM+bias+residual, LN)    %9.4f ms  (%s)\n", base.unfused_ms, g1.describe().c_str());
 
     // the reference: the unfused path on copy 0, outputs poisoned first
     poison(c, pre_u);
@@ -1094,65 +1446,66 @@ std::vector<Row> bench_fused(Ctx &c, const Shape &sh)
     p.b_layout = FUSEGEN_LAYOUT_NK;
     p.epilogue = kFusedEpilogue;
     p.sm = 0;
-    std::vector<Row> rows;
     std::string skip;
     const std::vector<const fusegen_kernel *> kernels = fusegen_kernels_for(c, p, skip);
-    if (kernels.empty()) {
-        printf("  fusegen: skipped: %s\n", skip.c_str());
-        Row r = base;
-        r.kernel = "-";
-        r.selected = true;
-        r.status = "skipped";
-        r.note = skip;
-        rows.push_back(r);
-        return rows;
-    }
+    std::deque<FusedRun> runs;   // stable addresses: the timer's closures point into them
     for (size_t ki = 0; ki < kernels.size(); ++ki) {
-        const fusegen_kernel *k = kernels[ki];
-        Row r = base;
-        r.kernel = k->name ? k->name : "(unnamed)";
-        r.selected = ki == 0;
+        FusedRun &f = runs.emplace_back();
+        f.kernel = kernels[ki];
+        f.row = base;
+        f.row.kernel = f.kernel->name ? f.kernel->name : "(unnamed)";
+        f.row.selected = ki == 0;
         size_t ws_bytes = 0;
-        FG(fusegen_workspace_size(k, &p, &ws_bytes));
-        DevBuf ws_buf(ws_bytes);
-        fusegen_args args;
-        memset(&args, 0, sizeof args);
-        args.a = xs[0].get();
-        args.b = w.get();
-        args.out = y_f.get();
-        args.bias = bias.get();
-        args.residual = rs[0].get();
-        args.gamma = gamma.get();
-        args.beta = beta.get();
-        args.store[0] = pre_f.get();
-        auto fused_rep = [&](int i) {
-            args.a = xs[size_t(i % R)].get();
-            args.residual = rs[size_t(i % R)].get();
-            FG(fusegen_run(k, &p, &args, ws_buf.get(), ws_bytes, c.stream));
-            CK(cudaGetLastError());
-        };
+        FG(fusegen_workspace_size(f.kernel, &p, &ws_bytes));
+        f.ws = DevBuf(ws_bytes);
+        memset(&f.args, 0, sizeof f.args);
+        f.args.a = xs[0].get();
+        f.args.b = w.get();
+        f.args.out = y_f.get();
+        f.args.bias = bias.get();
+        f.args.residual = rs[0].get();
+        f.args.gamma = gamma.get();
+        f.args.beta = beta.get();
+        f.args.store[0] = pre_f.get();
 
         poison(c, pre_f);
         poison(c, y_f);
-        fused_rep(0);
+        FG(fusegen_run(f.kernel, &p, &f.args, f.ws.get(), f.ws.bytes(), c.stream));
+        CK(cudaGetLastError());
         CK(cudaStreamSynchronize(c.stream));
         const std::vector<uint16_t> got_y = to_host(y_f), got_pre = to_host(pre_f);
         const double err_y = rel_l2(got_y, ref_y), err_pre = rel_l2(got_pre, ref_pre);
-        r.rel_err = worst(err_y, err_pre);
-        r.status = r.rel_err <= kTolerance ? "ok" : "FAIL";
-        std::string detail = strprintf(" (y %.2e, pre_norm %.2e)", err_y, err_pre);
+        f.row.rel_err = worst(err_y, err_pre);
+        f.row.status = f.row.rel_err <= kTolerance ? "ok" : "FAIL";
+        f.detail = strprintf(" (y %.2e, pre_norm %.2e)", err_y, err_pre);
         const size_t bad_y = count_nonfinite(got_y), bad_pre = count_nonfinite(got_pre);
         if (bad_y || bad_pre) {
-            r.note = strprintf("non-finite (unwritten?) elements: y %zu, pre_norm %zu", bad_y, bad_pre);
-            detail += " [" + r.note + "]";
+            f.row.note = strprintf("non-finite (unwritten?) elements: y %zu, pre_norm %zu", bad_y, bad_pre);
+            f.detail += " [" + f.row.note + "]";
         }
-
-        r.fused_ms = time_median_ms(c, kWarmup, c.opt.reps, 1, fused_rep);
-        finish_row(r);
-        print_kernel_result(r, detail);
-        rows.push_back(r);
     }
-    return rows;
+
+    // the timing, every side interleaved with the others
+    Interleaved timer(c);
+    const size_t t_gemm = timer.add(1, gemm_rep);
+    const size_t t_plain = plain.usable() ? timer.add(1, [&](int i) { plain.enqueue(i); }) : SIZE_MAX;
+    const size_t t_unfused = timer.add(2, unfused_rep);
+    add_fused_runs(c, timer, p, runs, xs, rs, 1);
+    const std::vector<double> ms = timer.run();
+    base.gemm_ms = ms[t_gemm];
+    base.fusegen_gemm_ms = t_plain == SIZE_MAX ? NAN : ms[t_plain];
+    base.unfused_ms = ms[t_unfused];
+    base.gemm_mhz = timer.clocks(t_gemm).mean_mhz();
+    base.fusegen_gemm_mhz = t_plain == SIZE_MAX ? NAN : timer.clocks(t_plain).mean_mhz();
+    base.unfused_mhz = timer.clocks(t_unfused).mean_mhz();
+    base.power_capped = timer.clocks().capped_share();
+    printf("  cuBLASLt GEMM                       %9.4f ms  (%s)%s\n", base.gemm_ms, g0.describe().c_str(),
+           at_clock(base.gemm_mhz).c_str());
+    plain.report(base.fusegen_gemm_ms, base.fusegen_gemm_mhz);
+    printf("  unfused (GEMM+bias+residual, LN)    %9.4f ms  (%s)%s\n", base.unfused_ms, g1.describe().c_str(),
+           at_clock(base.unfused_mhz).c_str());
+
+    return timed_rows(base, runs, timer, ms, skip);
 }
 
 // ---- one chain: out2 = relu(LN(x W1^T + b1 + residual) W2^T + b2) -----------------------------
@@ -1188,6 +1541,7 @@ std::vector<Row> bench_chain(Ctx &c, const Shape &sh)
     base.shape = sh;
     base.floor_ms = compute_floor_ms(c, problem_flops(sh), problem_bytes(sh));
 
+    // Each side is tuned and checked first; the timing of all of them comes last, interleaved.
     // 1. the two GEMMs alone
     LtGemm ga(c, M, N, K, CUBLASLT_EPILOGUE_DEFAULT, nullptr, false);
     LtGemm gb(c, M, N2, N, CUBLASLT_EPILOGUE_DEFAULT, nullptr, false);
@@ -1199,9 +1553,6 @@ std::vector<Row> bench_chain(Ctx &c, const Shape &sh)
         ga_rep(i);
         gb_rep(i);
     };
-    base.gemm_ms = time_median_ms(c, kWarmup, c.opt.reps, 2, gemms_rep);
-    printf("  cuBLASLt GEMM1 + GEMM2              %9.4f ms  (%s; %s)\n", base.gemm_ms, ga.describe().c_str(),
-           gb.describe().c_str());
 
     // 2. unfused: GEMM1 + bias + residual, LayerNorm, GEMM2 + bias + ReLU
     LtGemm g1(c, M, N, K, CUBLASLT_EPILOGUE_BIAS, b1.get(), true);
@@ -1217,9 +1568,6 @@ std::vector<Row> bench_chain(Ctx &c, const Shape &sh)
         layernorm_bf16(pre_u.get(), gamma.get(), beta.get(), h_u.get(), M, N, false, c.stream);
         g2_rep(i);
     };
-    base.unfused_ms = time_median_ms(c, kWarmup, c.opt.reps, 3, unfused_rep);
-    printf("  unfused (GEMM1+bias+res, LN, GEMM2+bias+relu) %9.4f ms  (%s; %s)\n", base.unfused_ms,
-           g1.describe().c_str(), g2.describe().c_str());
 
     poison(c, pre_u);
     poison(c, h_u);
@@ -1242,65 +1590,61 @@ std::vector<Row> bench_chain(Ctx &c, const Shape &sh)
     p.epilogue = kChainEpilogue1;
     p.epilogue2 = kChainEpilogue2;
     p.sm = 0;
-    std::vector<Row> rows;
     std::string skip;
     const std::vector<const fusegen_kernel *> kernels = fusegen_kernels_for(c, p, skip);
-    if (kernels.empty()) {
-        printf("  fusegen: skipped: %s\n", skip.c_str());
-        Row r = base;
-        r.kernel = "-";
-        r.selected = true;
-        r.status = "skipped";
-        r.note = skip;
-        rows.push_back(r);
-        return rows;
-    }
+    std::deque<FusedRun> runs;   // stable addresses: the timer's closures point into them
     for (size_t ki = 0; ki < kernels.size(); ++ki) {
-        const fusegen_kernel *k = kernels[ki];
-        Row r = base;
-        r.kernel = k->name ? k->name : "(unnamed)";
-        r.selected = ki == 0;
+        FusedRun &f = runs.emplace_back();
+        f.kernel = kernels[ki];
+        f.row = base;
+        f.row.kernel = f.kernel->name ? f.kernel->name : "(unnamed)";
+        f.row.selected = ki == 0;
         size_t ws_bytes = 0;
-        FG(fusegen_workspace_size(k, &p, &ws_bytes));
-        DevBuf ws_buf(ws_bytes);
-        fusegen_args args;
-        memset(&args, 0, sizeof args);
-        args.a = xs[0].get();
-        args.b = w1.get();
-        args.out = out_f.get();   // required by the runtime; the chain keeps GEMM1's result in the workspace
-        args.bias = b1.get();
-        args.residual = rs[0].get();
-        args.gamma = gamma.get();
-        args.beta = beta.get();
-        args.b2 = w2.get();
-        args.out2 = out2_f.get();
-        args.bias2 = b2.get();
-        auto fused_rep = [&](int i) {
-            args.a = xs[size_t(i % R)].get();
-            args.residual = rs[size_t(i % R)].get();
-            FG(fusegen_run(k, &p, &args, ws_buf.get(), ws_bytes, c.stream));
-            CK(cudaGetLastError());
-        };
+        FG(fusegen_workspace_size(f.kernel, &p, &ws_bytes));
+        f.ws = DevBuf(ws_bytes);
+        memset(&f.args, 0, sizeof f.args);
+        f.args.a = xs[0].get();
+        f.args.b = w1.get();
+        f.args.out = out_f.get();   // required by the runtime; the chain keeps GEMM1's result in the workspace
+        f.args.bias = b1.get();
+        f.args.residual = rs[0].get();
+        f.args.gamma = gamma.get();
+        f.args.beta = beta.get();
+        f.args.b2 = w2.get();
+        f.args.out2 = out2_f.get();
+        f.args.bias2 = b2.get();
 
         poison(c, out2_f);
-        fused_rep(0);
+        FG(fusegen_run(f.kernel, &p, &f.args, f.ws.get(), f.ws.bytes(), c.stream));
+        CK(cudaGetLastError());
         CK(cudaStreamSynchronize(c.stream));
         const std::vector<uint16_t> got = to_host(out2_f);
-        r.rel_err = rel_l2(got, ref);
-        r.status = r.rel_err <= kTolerance ? "ok" : "FAIL";
-        std::string detail;
+        f.row.rel_err = rel_l2(got, ref);
+        f.row.status = f.row.rel_err <= kTolerance ? "ok" : "FAIL";
         const size_t bad = count_nonfinite(got);
         if (bad) {
-            r.note = strprintf("non-finite (unwritten?) elements in out2: %zu", bad);
-            detail = " [" + r.note + "]";
+            f.row.note = strprintf("non-finite (unwritten?) elements in out2: %zu", bad);
+            f.detail = " [" + f.row.note + "]";
         }
-
-        r.fused_ms = time_median_ms(c, kWarmup, c.opt.reps, 3, fused_rep);
-        finish_row(r);
-        print_kernel_result(r, detail);
-        rows.push_back(r);
     }
-    return rows;
+
+    // the timing, every side interleaved with the others
+    Interleaved timer(c);
+    const size_t t_gemms = timer.add(2, gemms_rep);
+    const size_t t_unfused = timer.add(3, unfused_rep);
+    add_fused_runs(c, timer, p, runs, xs, rs, 3);
+    const std::vector<double> ms = timer.run();
+    base.gemm_ms = ms[t_gemms];
+    base.unfused_ms = ms[t_unfused];
+    base.gemm_mhz = timer.clocks(t_gemms).mean_mhz();
+    base.unfused_mhz = timer.clocks(t_unfused).mean_mhz();
+    base.power_capped = timer.clocks().capped_share();
+    printf("  cuBLASLt GEMM1 + GEMM2              %9.4f ms  (%s; %s)%s\n", base.gemm_ms, ga.describe().c_str(),
+           gb.describe().c_str(), at_clock(base.gemm_mhz).c_str());
+    printf("  unfused (GEMM1+bias+res, LN, GEMM2+bias+relu) %9.4f ms  (%s; %s)%s\n", base.unfused_ms,
+           g1.describe().c_str(), g2.describe().c_str(), at_clock(base.unfused_mhz).c_str());
+
+    return timed_rows(base, runs, timer, ms, skip);
 }
 
 // ---- reports -----------------------------------------------------------------------------------
@@ -1453,15 +1797,16 @@ bool write_csv(const std::string &path, const std::vector<Row> &rows)
         return false;
     }
     fprintf(f, "kind,problem,m,n,k,n2,floor_ms,gemm_ms,unfused_ms,fusegen_ms,fusegen_tflops,fused_over_gemm,"
-               "unfused_over_fused,rel_err,kernel,selected,check,note,fusegen_gemm_ms\n");
+               "unfused_over_fused,rel_err,kernel,selected,check,note,fusegen_gemm_ms,gemm_mhz,fusegen_gemm_mhz,unfused_mhz,fusegen_mhz,power_capped\n");
     for (const Row &r : rows)
-        fprintf(f, "%s,%s,%lld,%lld,%lld,%lld,%s,%s,%s,%s,%s,%s,%s,%s,%s,%d,%s,%s,%s\n", r.shape.chain ? "chain" : "fused",
+        fprintf(f, "%s,%s,%lld,%lld,%lld,%lld,%s,%s,%s,%s,%s,%s,%s,%s,%s,%d,%s,%s,%s,%s,%s,%s,%s,%s\n", r.shape.chain ? "chain" : "fused",
                 csv_text(r.shape.name).c_str(), (long long)r.shape.m, (long long)r.shape.n, (long long)r.shape.k,
                 (long long)r.shape.n2, csv_num(r.floor_ms).c_str(), csv_num(r.gemm_ms).c_str(),
                 csv_num(r.unfused_ms).c_str(), csv_num(r.fused_ms).c_str(), csv_num(r.tflops).c_str(),
                 csv_num(r.fused_over_gemm).c_str(), csv_num(r.unfused_over_fused).c_str(), csv_num(r.rel_err).c_str(),
                 csv_text(r.kernel).c_str(), r.selected ? 1 : 0, r.status.c_str(), csv_text(r.note).c_str(),
-                csv_num(r.fusegen_gemm_ms).c_str());
+                csv_num(r.fusegen_gemm_ms).c_str(), csv_num(r.gemm_mhz).c_str(), csv_num(r.fusegen_gemm_mhz).c_str(),
+                csv_num(r.unfused_mhz).c_str(), csv_num(r.fused_mhz).c_str(), csv_num(r.power_capped).c_str());
     const bool ok = ferror(f) == 0;
     if (fclose(f) != 0 || !ok) {
         fprintf(stderr, "fusegen-bench: %s: write error\n", path.c_str());
@@ -1483,6 +1828,7 @@ struct DeviceInfo {
     std::string name, module_version;
     int cc_major = 0, cc_minor = 0, driver = 0, runtime = 0, sms = 0;
     size_t lt_version = 0, memory = 0;
+    unsigned power_limit_w = 0;   // enforced board power limit (NVML; 0: unknown)
 };
 
 bool write_json(const std::string &path, const Ctx &c, const DeviceInfo &dev, const std::vector<Row> &rows,
@@ -1503,6 +1849,8 @@ bool write_json(const std::string &path, const Ctx &c, const DeviceInfo &dev, co
     cJSON_AddNumberToObject(d, "cuda_driver_api", dev.driver);
     cJSON_AddNumberToObject(d, "cuda_runtime", dev.runtime);
     cJSON_AddNumberToObject(d, "cublaslt", double(dev.lt_version));
+    if (dev.power_limit_w)
+        cJSON_AddNumberToObject(d, "power_limit_w", dev.power_limit_w);
     cJSON *lib = cJSON_AddObjectToObject(root.get(), "library");
     cJSON_AddStringToObject(lib, "name", c.lib->name ? c.lib->name : "");
     cJSON_AddStringToObject(lib, "generator_version",
@@ -1519,6 +1867,9 @@ bool write_json(const std::string &path, const Ctx &c, const DeviceInfo &dev, co
     cJSON *m = cJSON_AddObjectToObject(root.get(), "method");
     cJSON_AddNumberToObject(m, "reps", c.opt.reps);
     cJSON_AddNumberToObject(m, "warmup", kWarmup);
+    cJSON_AddNumberToObject(m, "rounds", c.opt.sequential ? 1 : std::min(kRounds, c.opt.reps));
+    cJSON_AddNumberToObject(m, "block_warmup", kBlockWarmup);
+    cJSON_AddNumberToObject(m, "settle_ms", kSettleMs);
     cJSON_AddNumberToObject(m, "tolerance", kTolerance);
     cJSON_AddStringToObject(m, "shapes", c.opt.shapes.c_str());
     cJSON *arr = cJSON_AddArrayToObject(root.get(), "results");
@@ -1542,6 +1893,11 @@ bool write_json(const std::string &path, const Ctx &c, const DeviceInfo &dev, co
         json_num(o, "fused_over_gemm", r.fused_over_gemm);
         json_num(o, "unfused_over_fused", r.unfused_over_fused);
         json_num(o, "rel_err", r.rel_err);
+        json_num(o, "gemm_mhz", r.gemm_mhz);
+        json_num(o, "fusegen_gemm_mhz", r.fusegen_gemm_mhz);
+        json_num(o, "unfused_mhz", r.unfused_mhz);
+        json_num(o, "fusegen_mhz", r.fused_mhz);
+        json_num(o, "power_capped", r.power_capped);
         cJSON_AddStringToObject(o, "kernel", r.kernel.c_str());
         cJSON_AddBoolToObject(o, "selected", r.selected ? 1 : 0);
         cJSON_AddStringToObject(o, "check", r.status.c_str());
@@ -1723,6 +2079,8 @@ int run(Ctx &c, const std::vector<Shape> &shapes)
     CK(cudaRuntimeGetVersion(&dev.runtime));
     dev.lt_version = cublasLtGetVersion();
     dev.module_version = nvidia_module_version();
+    c.probe = std::make_unique<ClockProbe>(device);
+    dev.power_limit_w = c.probe->power_limit_w();
 
     printf("fusegen-bench %s: library %s (%zu kernels, generator %s)\n", FUSEGEN_VERSION_STRING,
            c.lib->name ? c.lib->name : "?", c.lib->n_kernels,
@@ -1731,9 +2089,21 @@ int run(Ctx &c, const std::vector<Shape> &shapes)
            dev.sms, double(dev.memory) / 1e9, double(c.l2_bytes) / 1e6);
     printf("driver:   NVIDIA %s, CUDA driver API %s; CUDA runtime %s; cuBLASLt %zu\n", dev.module_version.c_str(),
            cuda_version(dev.driver).c_str(), cuda_version(dev.runtime).c_str(), dev.lt_version);
-    printf("method:   median of %d repetitions after %d warm-up runs, CUDA events per repetition; inputs rotated\n"
-           "          over >= 2x L2; check: relative L2 error against the unfused result <= %.0e\n",
-           c.opt.reps, kWarmup, kTolerance);
+    if (c.probe->available())
+        printf("clocks:   SM clock and clock event reasons sampled every %d ms while timing (NVML); power limit %s\n",
+               ClockProbe::kPeriodMs, dev.power_limit_w ? strprintf("%u W", dev.power_limit_w).c_str() : "unknown");
+    else
+        printf("clocks:   not sampled (%s)\n", c.probe->why_unavailable().c_str());
+    printf("method:   %.0f ms of untimed load on every side in turn, then ", kSettleMs);
+    if (c.opt.sequential)
+        printf("the median of %d repetitions after %d warm-up runs, CUDA\n          events per repetition, each side of a "
+               "problem in one block (--sequential)", c.opt.reps, kWarmup);
+    else
+        printf("the median of %d repetitions, CUDA events\n          per repetition, in %d interleaved rounds (every side "
+               "in turn; %d warm-up runs first, %d before later blocks)", c.opt.reps,
+               std::min(kRounds, c.opt.reps), kWarmup, kBlockWarmup);
+    printf("; inputs rotated over >= 2x L2;\n          check: relative L2 error against the unfused result <= %.0e\n",
+           kTolerance);
     fflush(stdout);
 
     CK(cudaStreamCreateWithFlags(&c.stream, cudaStreamNonBlocking));

@@ -12,7 +12,8 @@ it times
   fusegen  torch.ops.fusegen.linear_residual_layernorm / block_tail (the dispatch's kernel)
 after checking fusegen (and compile) against eager (relative L2 <= 1e-2). Times are medians of
 CUDA-event timings of single calls, inputs (x and the residual) rotated among enough copies that
-they do not sit in L2. All bf16.
+they do not sit in L2, the three ways side by side (300 ms of untimed load on each in turn, then
+5 rotating rounds: see time_side_by_side). All bf16.
 
 usage: FUSEGEN_LIBRARY=build/libfusegen_default.so PYTHONPATH=integrations/pytorch \\
            python3 bench/torch_compare.py [--quick] [--csv FILE] [--shapes FILE]
@@ -25,6 +26,7 @@ import math
 import os
 import statistics
 import sys
+import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "integrations", "pytorch"))
@@ -84,19 +86,40 @@ def rel_l2(got, ref):
     return ((got - ref).norm() / ref.norm()).item()
 
 
-def time_ms(fn, n_sets, warmup, reps):
-    """Median of reps single-call CUDA-event timings; call i uses input set i % n_sets."""
-    for i in range(warmup):
-        fn(i % n_sets)
-    starts = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
-    ends = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
-    torch.cuda.synchronize()
-    for i in range(reps):
-        starts[i].record()
-        fn((warmup + i) % n_sets)
-        ends[i].record()
-    torch.cuda.synchronize()
-    return statistics.median(s.elapsed_time(e) for s, e in zip(starts, ends))
+def time_side_by_side(fns, n_sets, warmup, reps, rounds=5, settle_ms=300.0):
+    """Median ms of reps single-call CUDA-event timings of each fn(i) (call i uses input set
+    i % n_sets), all of them side by side: every fn runs untimed, in turn, for settle_ms, then
+    the repetitions are taken in `rounds` rotating rounds of one block per fn. Large GEMMs run
+    against the power cap and get a full-clock burst after an idle stretch (bench/NOTES.md v92):
+    timed one after the other, the first would get it."""
+    nxt = [0] * len(fns)
+    t0 = time.perf_counter()
+    while (time.perf_counter() - t0) * 1e3 < settle_ms:
+        for j, fn in enumerate(fns):
+            for _ in range(warmup):
+                fn(nxt[j] % n_sets)
+                nxt[j] += 1
+            torch.cuda.synchronize()
+    times = [[] for _ in fns]
+    rounds = max(1, min(rounds, reps))
+    for r in range(rounds):
+        block = reps // rounds + (1 if r < reps % rounds else 0)
+        for k in range(len(fns)):
+            j = (r + k) % len(fns)
+            for _ in range(warmup if r == 0 else min(warmup, 3)):
+                fns[j](nxt[j] % n_sets)
+                nxt[j] += 1
+            starts = [torch.cuda.Event(enable_timing=True) for _ in range(block)]
+            ends = [torch.cuda.Event(enable_timing=True) for _ in range(block)]
+            torch.cuda.synchronize()
+            for i in range(block):
+                starts[i].record()
+                fns[j](nxt[j] % n_sets)
+                ends[i].record()
+                nxt[j] += 1
+            torch.cuda.synchronize()
+            times[j] += [a.elapsed_time(b) for a, b in zip(starts, ends)]
+    return [statistics.median(t) for t in times]
 
 
 def copies_for(set_bytes, l2_bytes, free_bytes):
@@ -154,8 +177,7 @@ def bench_problem(prob, chain, opt, l2_bytes):
     row["fusegen_rel_err"] = err
     row["status"] = "ok" if err <= TOL else "FAIL"
 
-    row["eager_ms"] = time_ms(lambda i: call(eager_fn, i), R, opt.warmup, opt.reps)
-    row["fusegen_ms"] = time_ms(lambda i: call(fg_fn, i), R, opt.warmup, opt.reps)
+    sides = [lambda i: call(eager_fn, i), lambda i: call(fg_fn, i)]
     row["compile_ms"] = math.nan
     row["compile_rel_err"] = math.nan
     if not opt.no_compile:
@@ -166,7 +188,11 @@ def bench_problem(prob, chain, opt, l2_bytes):
             row["compile_rel_err"] = rel_l2(cgot, ref)
         else:
             row["compile_rel_err"] = max(rel_l2(cgot[0], ref[0]), rel_l2(cgot[1], ref[1]))
-        row["compile_ms"] = time_ms(lambda i: call(cfn, i), R, opt.warmup, opt.reps)
+        sides.append(lambda i: call(cfn, i))
+    ms = time_side_by_side(sides, R, opt.warmup, opt.reps)
+    row["eager_ms"], row["fusegen_ms"] = ms[0], ms[1]
+    if not opt.no_compile:
+        row["compile_ms"] = ms[2]
     row["eager_over_fusegen"] = row["eager_ms"] / row["fusegen_ms"]
     row["compile_over_fusegen"] = row["compile_ms"] / row["fusegen_ms"]
     xs.clear()
@@ -227,7 +253,8 @@ def main():
     print(f"device {prop.name} (sm_{prop.major}{prop.minor}, L2 {l2 >> 20} MiB), torch "
           f"{torch.__version__}, CUDA {torch.version.cuda}, library {lib.name} ({lib.path})")
     print(f"compile mode: {'off' if opt.no_compile else opt.compile_mode}; median of {opt.reps} "
-          f"single-call CUDA-event timings after {opt.warmup} warm-up calls; fusegen via "
+          f"single-call CUDA-event timings after {opt.warmup} warm-up calls, the ways side by side "
+          f"(300 ms settle, 5 rotating rounds); fusegen via "
           f"{'the fusegen_torch wrappers' if opt.via == 'wrapper' else 'torch.ops.fusegen'} "
           f"(C++ path: {_fast_status()})")
     print(f"{'problem':24s} {'MxNxK[->N2]':22s} {'eager ms':>9s} {'compile':>9s} {'fusegen':>9s} "

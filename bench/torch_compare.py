@@ -13,7 +13,8 @@ it times
 after checking fusegen (and compile) against eager (relative L2 <= 1e-2). Times are medians of
 CUDA-event timings of single calls, inputs (x and the residual) rotated among enough copies that
 they do not sit in L2, the three ways side by side (300 ms of untimed load on each in turn, then
-5 rotating rounds: see time_side_by_side). All bf16.
+5 rotating rounds, each block queued before it runs: see time_side_by_side). Host time per
+call is torch_host_time.py's measure. All bf16.
 
 usage: FUSEGEN_LIBRARY=build/libfusegen_default.so PYTHONPATH=integrations/pytorch \\
            python3 bench/torch_compare.py [--quick] [--csv FILE] [--shapes FILE]
@@ -46,6 +47,7 @@ def _fast_status():
 
 EPS = 1e-5
 TOL = 1e-2
+HOLD_CYCLES_PER_S = 2.0e9   # torch.cuda._sleep counts cycles; the H200's top SM clock is 1.98 GHz
 
 
 # ---- the three ways ---------------------------------------------------------------------------------
@@ -93,16 +95,20 @@ def time_side_by_side(fns, n_sets, warmup, reps, rounds=5, settle_ms=300.0):
     against the power cap and get a full-clock burst after an idle stretch (bench/NOTES.md v92):
     timed one after the other, the first would get it."""
     nxt = [0] * len(fns)
+    host_s = [0.0] * len(fns)   # the host's time a call, the most seen while settling
     t0 = time.perf_counter()
     while (time.perf_counter() - t0) * 1e3 < settle_ms:
         for j, fn in enumerate(fns):
+            h0 = time.perf_counter()
             for _ in range(warmup):
                 fn(nxt[j] % n_sets)
                 nxt[j] += 1
+            host_s[j] = max(host_s[j], (time.perf_counter() - h0) / warmup)
             torch.cuda.synchronize()
-    # No synchronization between blocks: the host queues calls as it would in a model, so a
-    # call's time includes the host's share only where the host is the bottleneck.
-    events = [[] for _ in fns]
+    # Each block is queued behind a sleep kernel long enough for the host to enqueue all of it,
+    # so its calls are timed on the GPU, not at the host's launch rate (torch_host_time.py
+    # measures that); without it a block starting on an empty queue timed the launches too.
+    times = [[] for _ in fns]
     rounds = max(1, min(rounds, reps))
     for r in range(rounds):
         block = reps // rounds + (1 if r < reps % rounds else 0)
@@ -111,16 +117,17 @@ def time_side_by_side(fns, n_sets, warmup, reps, rounds=5, settle_ms=300.0):
             for _ in range(warmup if r == 0 else min(warmup, 3)):
                 fns[j](nxt[j] % n_sets)
                 nxt[j] += 1
-            for i in range(block):
-                start = torch.cuda.Event(enable_timing=True)
-                end = torch.cuda.Event(enable_timing=True)
+            pairs = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True))
+                     for _ in range(block)]
+            torch.cuda.synchronize()
+            torch.cuda._sleep(int(2 * block * host_s[j] * HOLD_CYCLES_PER_S))
+            for start, end in pairs:
                 start.record()
                 fns[j](nxt[j] % n_sets)
                 end.record()
-                events[j].append((start, end))
                 nxt[j] += 1
-    torch.cuda.synchronize()
-    times = [[a.elapsed_time(b) for a, b in ev] for ev in events]
+            torch.cuda.synchronize()
+            times[j] += [a.elapsed_time(b) for a, b in pairs]
     return [statistics.median(t) for t in times]
 
 

@@ -1244,6 +1244,21 @@ std::vector<const fusegen_kernel *> fusegen_kernels_for(const Ctx &c, const fuse
     return ks;
 }
 
+// A bf16 problem in the benchmark's layout (x [M,K] row-major, W [N,K]), for the device at hand.
+fusegen_problem bf16_problem(int64_t M, int64_t N, int64_t K, const char *epilogue)
+{
+    fusegen_problem p;
+    memset(&p, 0, sizeof p);
+    p.m = M;
+    p.n = N;
+    p.k = K;
+    p.a = p.b = p.out = FUSEGEN_DTYPE_BF16;
+    p.b_layout = FUSEGEN_LAYOUT_NK;
+    p.epilogue = epilogue;
+    p.sm = 0;
+    return p;
+}
+
 // " at 1700 MHz": the mean SM clock of a side, for its line of output (empty without samples).
 std::string at_clock(double mhz)
 {
@@ -1257,16 +1272,8 @@ class PlainGemm {
 public:
     PlainGemm(Ctx &c, int64_t M, int64_t N, int64_t K, int R, const std::vector<DevBuf> &xs, const DevBuf &w,
               DevBuf &scratch)
-        : c_(c), R_(R), xs_(xs), out_(size_t(M) * size_t(N) * 2)
+        : c_(c), R_(R), xs_(xs), out_(size_t(M) * size_t(N) * 2), p_(bf16_problem(M, N, K, ""))
     {
-        memset(&p_, 0, sizeof p_);
-        p_.m = M;
-        p_.n = N;
-        p_.k = K;
-        p_.a = p_.b = p_.out = FUSEGEN_DTYPE_BF16;
-        p_.b_layout = FUSEGEN_LAYOUT_NK;
-        p_.epilogue = "";
-        p_.sm = 0;
         if (fusegen_select(c.lib, &p_, &kernel_) != FUSEGEN_OK) {
             kernel_ = nullptr;
             return;
@@ -1437,15 +1444,7 @@ std::vector<Row> bench_fused(Ctx &c, const Shape &sh)
     require_finite_reference(ref_pre, "pre-norm tensor");
 
     // 3. fusegen
-    fusegen_problem p;
-    memset(&p, 0, sizeof p);
-    p.m = M;
-    p.n = N;
-    p.k = K;
-    p.a = p.b = p.out = FUSEGEN_DTYPE_BF16;
-    p.b_layout = FUSEGEN_LAYOUT_NK;
-    p.epilogue = kFusedEpilogue;
-    p.sm = 0;
+    const fusegen_problem p = bf16_problem(M, N, K, kFusedEpilogue);
     std::string skip;
     const std::vector<const fusegen_kernel *> kernels = fusegen_kernels_for(c, p, skip);
     std::deque<FusedRun> runs;   // stable addresses: the timer's closures point into them
@@ -1578,18 +1577,10 @@ std::vector<Row> bench_chain(Ctx &c, const Shape &sh)
     require_finite_reference(ref, "chain output");
 
     // 3. fusegen's chain
-    fusegen_problem p;
-    memset(&p, 0, sizeof p);
-    p.m = M;
-    p.n = N;
-    p.k = K;
+    fusegen_problem p = bf16_problem(M, N, K, kChainEpilogue1);
     p.n2 = N2;
-    p.a = p.b = p.out = FUSEGEN_DTYPE_BF16;
-    p.b_layout = FUSEGEN_LAYOUT_NK;
     p.b2_layout = FUSEGEN_LAYOUT_NK;
-    p.epilogue = kChainEpilogue1;
     p.epilogue2 = kChainEpilogue2;
-    p.sm = 0;
     std::string skip;
     const std::vector<const fusegen_kernel *> kernels = fusegen_kernels_for(c, p, skip);
     std::deque<FusedRun> runs;   // stable addresses: the timer's closures point into them

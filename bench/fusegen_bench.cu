@@ -815,7 +815,6 @@ struct Ctx {
     DevBuf lt_ws;
     size_t l2_bytes = 0;
     double matrix_tflops = NAN;   // floors
-    double matrix_mhz = NAN;      // the SM clock the matrix rate was measured at (NVML)
     double copy_tbs = NAN;
     uint64_t next_seed = 1;
     std::unique_ptr<ClockProbe> probe;   // set in run(); may be unavailable
@@ -1088,9 +1087,6 @@ private:
 
 // ---- floors ------------------------------------------------------------------------------------
 
-// The matrix rate is timed like the problems (after the settle phase, Interleaved), not in the
-// full-clock burst after start-up (712-822 TFLOP/s over one session's calls, NOTES v92), so that
-// the floor and the problems' times are taken at comparable clocks.
 double measure_matrix_tflops(Ctx &c)
 {
     const int64_t d = kFloorGemmDim;
@@ -1102,10 +1098,7 @@ double measure_matrix_tflops(Ctx &c)
     LtGemm g(c, d, d, d, CUBLASLT_EPILOGUE_DEFAULT, nullptr, false);
     auto rep = [&](int) { g.run(x.get(), w.get(), nullptr, out.get()); };
     g.tune([&] { return time_median_ms(c, kTuneWarmup, kTuneReps, 1, rep); });
-    Interleaved timer(c);
-    timer.add(1, rep);
-    const double ms = timer.run()[0];
-    c.matrix_mhz = timer.clocks(0).mean_mhz();
+    const double ms = time_median_ms(c, kWarmup, kFloorReps, 1, rep);
     return 2.0 * double(d) * double(d) * double(d) / (ms * 1e-3) / 1e12;
 }
 
@@ -1861,7 +1854,6 @@ bool write_json(const std::string &path, const Ctx &c, const DeviceInfo &dev, co
     }
     cJSON *fl = cJSON_AddObjectToObject(root.get(), "floors");
     json_num(fl, "matrix_tflops", c.matrix_tflops);
-    json_num(fl, "matrix_mhz", c.matrix_mhz);
     json_num(fl, "copy_tb_per_s", c.copy_tbs);
     cJSON *m = cJSON_AddObjectToObject(root.get(), "method");
     cJSON_AddNumberToObject(m, "reps", c.opt.reps);
@@ -2111,11 +2103,9 @@ int run(Ctx &c, const std::vector<Shape> &shapes)
 
     c.matrix_tflops = measure_matrix_tflops(c);
     c.copy_tbs = measure_copy_tbs(c);
-    printf("floors:   bf16 matrix rate %.1f TFLOP/s (cuBLASLt %lld^3, timed as the problems are%s); copy bandwidth\n"
-           "          %.3f TB/s (device-to-device %.0f GiB, read + written, median of %d)\n",
-           c.matrix_tflops, (long long)kFloorGemmDim,
-           std::isfinite(c.matrix_mhz) ? strprintf(", at %.0f MHz", c.matrix_mhz).c_str() : "", c.copy_tbs,
-           double(kCopyBytes) / double(1u << 30), kFloorReps);
+    printf("floors:   bf16 matrix rate %.1f TFLOP/s (cuBLASLt %lld^3, median of %d); copy bandwidth %.3f TB/s "
+           "(device-to-device %.0f GiB, read + written)\n",
+           c.matrix_tflops, (long long)kFloorGemmDim, kFloorReps, c.copy_tbs, double(kCopyBytes) / double(1u << 30));
     fflush(stdout);
 
     std::vector<Row> rows;

@@ -27,6 +27,7 @@
 
 #include <cjson/cJSON.h>
 #include <dlfcn.h>
+#include <nvtx3/nvToolsExt.h>
 
 #include "fusegen.h"
 #include "fusegen_default.h"
@@ -887,15 +888,18 @@ double time_median_ms(Ctx &c, int warmup, int reps, int launches, F &&enqueue)
 // measurement, starting from measurement r mod n: every side sees the same mix of power states,
 // as kernels in a model do. --sequential times each side in one block instead. Each reports the
 // median of all its repetitions. Both start after kSettleMs of untimed load (settle()).
+//
+// Every block runs inside two NVTX ranges, the problem's name and the side's, so a profiler can
+// pick one side: ncu --nvtx --nvtx-include "llm-70b o-proj/cublaslt-gemm/" (docs/performance.md).
 class Interleaved {
 public:
-    explicit Interleaved(Ctx &c) : c_(c) {}
+    Interleaved(Ctx &c, std::string problem) : c_(c), problem_(std::move(problem)) {}
 
-    // Registers a measurement (launches: about how many launches one repetition makes);
-    // returns its index in run()'s result.
-    size_t add(int launches, std::function<void(int)> enqueue)
+    // Registers a measurement named side (launches: about how many launches one repetition
+    // makes); returns its index in run()'s result.
+    size_t add(std::string side, int launches, std::function<void(int)> enqueue)
     {
-        items_.push_back(Item{launches, std::move(enqueue), 0, {}});
+        items_.push_back(Item{std::move(side), launches, std::move(enqueue), 0, {}});
         return items_.size() - 1;
     }
 
@@ -916,7 +920,11 @@ public:
                 const int warmup = r == 0 ? kWarmup : kBlockWarmup;
                 if (probe)
                     probe->begin();
+                nvtxRangePushA(problem_.c_str());
+                nvtxRangePushA(it.side.c_str());
                 time_block(c_, warmup, block, it.launches, it.next, it.enqueue, samples[at]);
+                nvtxRangePop();
+                nvtxRangePop();
                 if (probe)
                     it.clocks.add(probe->end());
                 it.next += warmup + block;   // the rotation over input copies carries on
@@ -960,12 +968,14 @@ private:
     }
 
     struct Item {
+        std::string side;
         int launches;
         std::function<void(int)> enqueue;
         int next;   // the repetition index the next block starts from
         ClockProbe::Summary clocks;
     };
     Ctx &c_;
+    std::string problem_;
     std::vector<Item> items_;
 };
 
@@ -1343,7 +1353,7 @@ void add_fused_runs(Ctx &c, Interleaved &timer, const fusegen_problem &p, std::d
 {
     const int R = int(xs.size());
     for (FusedRun &f : runs) {
-        f.timer_index = timer.add(launches, [&c, &p, &f, &xs, &rs, R](int i) {
+        f.timer_index = timer.add("fusegen:" + f.row.kernel, launches, [&c, &p, &f, &xs, &rs, R](int i) {
             f.args.a = xs[size_t(i % R)].get();
             f.args.residual = rs[size_t(i % R)].get();
             FG(fusegen_run(f.kernel, &p, &f.args, f.ws.get(), f.ws.bytes(), c.stream));
@@ -1485,10 +1495,10 @@ std::vector<Row> bench_fused(Ctx &c, const Shape &sh)
     }
 
     // the timing, every side interleaved with the others
-    Interleaved timer(c);
-    const size_t t_gemm = timer.add(1, gemm_rep);
-    const size_t t_plain = plain.usable() ? timer.add(1, [&](int i) { plain.enqueue(i); }) : SIZE_MAX;
-    const size_t t_unfused = timer.add(2, unfused_rep);
+    Interleaved timer(c, sh.name);
+    const size_t t_gemm = timer.add("cublaslt-gemm", 1, gemm_rep);
+    const size_t t_plain = plain.usable() ? timer.add("fusegen-gemm", 1, [&](int i) { plain.enqueue(i); }) : SIZE_MAX;
+    const size_t t_unfused = timer.add("unfused", 2, unfused_rep);
     add_fused_runs(c, timer, p, runs, xs, rs, 1);
     const std::vector<double> ms = timer.run();
     base.gemm_ms = ms[t_gemm];
@@ -1620,9 +1630,9 @@ std::vector<Row> bench_chain(Ctx &c, const Shape &sh)
     }
 
     // the timing, every side interleaved with the others
-    Interleaved timer(c);
-    const size_t t_gemms = timer.add(2, gemms_rep);
-    const size_t t_unfused = timer.add(3, unfused_rep);
+    Interleaved timer(c, sh.name);
+    const size_t t_gemms = timer.add("cublaslt-gemms", 2, gemms_rep);
+    const size_t t_unfused = timer.add("unfused", 3, unfused_rep);
     add_fused_runs(c, timer, p, runs, xs, rs, 3);
     const std::vector<double> ms = timer.run();
     base.gemm_ms = ms[t_gemms];

@@ -882,8 +882,8 @@ double time_median_ms(Ctx &c, int warmup, int reps, int launches, F &&enqueue)
 
 // Side-by-side timing of one problem's measurements. Large GEMMs run against the board's power
 // cap, and the clock they get depends on what ran in the last tens of milliseconds (bench/
-// NOTES.md v91, v92): timed one side after the other, each side's 100 repetitions settle into
-// that kernel's own power state, and a kernel that draws less power gets a higher clock. By
+// NOTES.md v91, v92): timed one side after the other, a side could run at another clock than
+// the side before it (the one timed first after an idle stretch got the full clock). By
 // default the repetitions are split into kRounds blocks, and round r runs one block of every
 // measurement, starting from measurement r mod n: every side sees the same mix of power states,
 // as kernels in a model do. --sequential times each side in one block instead. Each reports the

@@ -8,16 +8,28 @@ For every problem (the selected kernel's row) it prints the median fusegen time 
 B / A, and each side's spread over its runs (max / min - 1), so that a difference smaller than
 the noise shows as such. Because the device's speed drifts between runs (cuBLASLt's own time
 moves by a few percent), it also compares fusegen / cuBLASLt-GEMM taken within each run:
-"B/A in-run" is the median of B's in-run ratios over the median of A's. Runs should alternate
-(A B A B, or A B C A B C) in one session. Exit status: 0, or 2 on bad input.
+"B/A in-run" is the median of B's in-run ratios over the median of A's. When the CSVs carry the
+SM clock fusegen ran at (`fusegen_mhz`, fusegen-bench with NVML), the median clock of each side
+is printed too: under the power cap a kernel that draws less can run at a higher clock.
+Runs should alternate (A B A B, or A B C A B C) in one session. Exit status: 0, or 2 on bad
+input.
 """
 import csv
+import math
 import statistics
 import sys
 
 
+def number(text):
+    """A CSV field as a float; NaN when empty, absent or not a number."""
+    try:
+        return float(text)
+    except (TypeError, ValueError):
+        return math.nan
+
+
 def load(path):
-    """problem -> (fusegen_ms, gemm_ms) of the selected kernel, from one CSV."""
+    """problem -> (fusegen_ms, gemm_ms, fusegen_mhz or NaN) of the selected kernel, from one CSV."""
     rows = {}
     with open(path, newline="") as f:
         for r in csv.DictReader(f):
@@ -27,8 +39,14 @@ def load(path):
                 fused, gemm = float(r["fusegen_ms"]), float(r["gemm_ms"])
             except (KeyError, ValueError):
                 continue
-            rows[r["problem"]] = (fused, gemm)
+            rows[r["problem"]] = (fused, gemm, number(r.get("fusegen_mhz")))
     return rows
+
+
+def median_clock(values):
+    """The median of the finite clocks, NaN when there is none."""
+    finite = [v for v in values if math.isfinite(v)]
+    return statistics.median(finite) if finite else math.nan
 
 
 def spread(values):
@@ -54,9 +72,11 @@ def compare(label, runs_a, runs_b):
     if not problems:
         sys.stderr.write(f"ab_compare.py: no problem with an ok selected row in every run of A and {label}\n")
         return False
-    print(f"{len(runs_a)} run(s) of A, {len(runs_b)} of {label}; times in ms (medians)")
+    clocks = any(math.isfinite(r[p][2]) for r in runs_a + runs_b for p in problems)
+    print(f"{len(runs_a)} run(s) of A, {len(runs_b)} of {label}; times in ms (medians)"
+          + ("; fusegen's SM clock in MHz (medians)" if clocks else ""))
     print(f"{'problem':26} {'A':>9} {label:>9} {label + '/A':>7} {label + '/A in-run':>11} "
-          f"{'spread A':>9} {'spread ' + label:>9}")
+          f"{'spread A':>9} {'spread ' + label:>9}" + (f" {'MHz A':>6} {'MHz ' + label:>6}" if clocks else ""))
     log_ratio, log_inrun = [], []
     for p in problems:
         fa = [r[p][0] for r in runs_a]
@@ -67,8 +87,12 @@ def compare(label, runs_a, runs_b):
         inrun = statistics.median(ib) / statistics.median(ia)
         log_ratio.append(ratio)
         log_inrun.append(inrun)
+        mhz = ""
+        if clocks:
+            ca, cb = median_clock([r[p][2] for r in runs_a]), median_clock([r[p][2] for r in runs_b])
+            mhz = "".join(f" {c:6.0f}" if math.isfinite(c) else f" {'-':>6}" for c in (ca, cb))
         print(f"{p:26} {statistics.median(fa):9.4f} {statistics.median(fb):9.4f} {ratio:7.3f} {inrun:11.3f} "
-              f"{100 * spread(fa):8.1f}% {100 * spread(fb):8.1f}%")
+              f"{100 * spread(fa):8.1f}% {100 * spread(fb):8.1f}%{mhz}")
     print(f"{'geometric mean':26} {'':9} {'':9} {statistics.geometric_mean(log_ratio):7.3f} "
           f"{statistics.geometric_mean(log_inrun):11.3f}")
     return True

@@ -1,7 +1,8 @@
 #!/bin/sh
 # bench/ab_compare.py on fixture CSVs (tests/cli/ab): medians, B/A, the in-run ratio, spreads;
 # rows that are not the selected kernel's, or whose check failed, are left out; a third build is
-# compared with A too; bad input exits 2.
+# compared with A too; bad input exits 2; fusegen's SM clock columns appear only when the CSVs
+# carry them (a row without a clock shows '-').
 #   ab_compare_test.sh PYTHON SOURCE_DIR
 py=$1 src=$2
 ab=$src/tests/cli/ab
@@ -24,4 +25,9 @@ check "three builds: B and C each against A" \
   'echo "$out3" | grep -q "^1 run(s) of A, 1 of B" && echo "$out3" | grep -q "^1 run(s) of A, 1 of C" &&
    echo "$out3" | grep -Eq "^problem +A +C +C/A +C/A in-run"'
 "$py" "$cmp" "$ab/a1.csv" -- -- "$ab/b1.csv" >/dev/null 2>&1; check "empty group: exit 2" '[ $? -eq 2 ]'
+check "no clock columns without fusegen_mhz" '! echo "$out" | grep -q "MHz"'
+outc=$("$py" "$cmp" "$ab/c1.csv" -- "$ab/c2.csv")
+echo "$outc"
+check "clock columns: medians per side" 'echo "$outc" | grep -Eq "^p one +0\.2000 +0\.1900 +0\.950 +0\.950 +0\.0% +0\.0% +1590 +1700$"'
+check "clock columns: a row without clocks" 'echo "$outc" | grep -Eq "^p two .* +- +-$"'
 exit $fail

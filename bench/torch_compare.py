@@ -95,7 +95,7 @@ def time_side_by_side(fns, n_sets, warmup, reps, rounds=5, settle_ms=300.0):
     against the power cap and get a full-clock burst after an idle stretch (bench/NOTES.md v92):
     timed one after the other, the first would get it."""
     nxt = [0] * len(fns)
-    host_s = [0.0] * len(fns)   # the host's time a call, the most seen while settling
+    host_runs = [[] for _ in fns]   # the host's time a call, per settling round
     t0 = time.perf_counter()
     while (time.perf_counter() - t0) * 1e3 < settle_ms:
         for j, fn in enumerate(fns):
@@ -103,8 +103,11 @@ def time_side_by_side(fns, n_sets, warmup, reps, rounds=5, settle_ms=300.0):
             for _ in range(warmup):
                 fn(nxt[j] % n_sets)
                 nxt[j] += 1
-            host_s[j] = max(host_s[j], (time.perf_counter() - h0) / warmup)
+            host_runs[j].append((time.perf_counter() - h0) / warmup)
             torch.cuda.synchronize()
+    # The median, not the most: one slow first round (a lazy initialization) would make the
+    # holds long enough for the GPU to idle into its full-clock burst.
+    host_s = [statistics.median(h) for h in host_runs]
     # Each block is queued behind a sleep kernel long enough for the host to enqueue all of it,
     # so its calls are timed on the GPU, not at the host's launch rate (torch_host_time.py
     # measures that); without it a block starting on an empty queue timed the launches too.

@@ -71,9 +71,10 @@ static const char spec_portable[] =
  * with f16 out (its store goes through the shared-memory tile buffer, its f32 pre-norm values
  * do not), f32 out (f32 rows in the tile buffer) with row, cluster and split variants, a
  * 160-column split variant (64-byte tile-buffer boxes; its normalize kernel reads the store),
- * and a 64x320 row variant (cooperative, its warpgroups splitting the columns; B in two TMA
- * boxes of 160 rows, as the JIT's launch record says). */
-#define FG_HOPPER_VARIANTS 9
+ * a 64x320 row variant (cooperative, its warpgroups splitting the columns; B in two TMA
+ * boxes of 160 rows, as the JIT's launch record says), and two Hopper chains with a split
+ * GEMM1: RMSNorm with a ping-pong GEMM2, and LayerNorm without gamma and beta. */
+#define FG_HOPPER_VARIANTS 11
 static const char spec_hopper[] =
     ",\n"
     "    {\n"
@@ -109,6 +110,21 @@ static const char spec_hopper[] =
     "      \"tiles\": [ {\"m\": 64, \"n\": 320, \"k\": 64, \"stages\": 3, \"schedule\": \"cooperative\"} ],\n"
     "      \"epilogue\": [ {\"op\": \"bias\"}, {\"op\": \"residual\"}, {\"op\": \"store\", \"as\": \"pre\"},\n"
     "                    {\"op\": \"layernorm\"}, {\"op\": \"relu\"} ]\n"
+    "    },\n"
+    "    {\n"
+    "      \"name\": \"bf16_hopper_rmsnorm_chain\", \"arch\": [\"sm_90a\"],\n"
+    "      \"a\": \"bf16\", \"b\": \"bf16\", \"out\": \"bf16\",\n"
+    "      \"tiles\": [ {\"m\": 128, \"n\": 128, \"k\": 64, \"stages\": 4} ],\n"
+    "      \"epilogue\": [ {\"op\": \"bias\"}, {\"op\": \"rmsnorm\", \"strategy\": \"split\"} ],\n"
+    "      \"then\": { \"tiles\": [ {\"m\": 128, \"n\": 128, \"k\": 64, \"stages\": 4, \"schedule\": \"pingpong\"} ],\n"
+    "                \"epilogue\": [ {\"op\": \"bias\"}, {\"op\": \"silu\"} ] }\n"
+    "    },\n"
+    "    {\n"
+    "      \"name\": \"bf16_hopper_plain_layernorm_chain\", \"arch\": [\"sm_90a\"],\n"
+    "      \"a\": \"bf16\", \"b\": \"bf16\", \"out\": \"bf16\",\n"
+    "      \"tiles\": [ {\"m\": 128, \"n\": 128, \"k\": 64, \"stages\": 4} ],\n"
+    "      \"epilogue\": [ {\"op\": \"residual\"}, {\"op\": \"layernorm\", \"affine\": false, \"strategy\": \"split\"} ],\n"
+    "      \"then\": { \"tiles\": [ {\"m\": 128, \"n\": 128, \"k\": 64, \"stages\": 4} ], \"epilogue\": [ {\"op\": \"relu\"} ] }\n"
     "    }";
 
 /* ---- float64 reference ------------------------------------------------------------------------ */

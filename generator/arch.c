@@ -82,6 +82,11 @@ bool fg_arch_sm90_only(long n, fg_schedule s)
     return s != FG_SCHEDULE_AUTO || n == 160 || n == 320;
 }
 
+bool fg_arch_sm90_b_layout_ok(fg_layout layout, long n)
+{
+    return layout == FG_LAYOUT_NK || n == 64 || n == 128 || n == 256;
+}
+
 int fg_arch_sm90_epilogue_row_bytes(long n, int out_bytes)
 {
     return (n * out_bytes) % 128 == 0 ? 128 : 64;

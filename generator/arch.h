@@ -28,7 +28,7 @@ size_t fg_arch_sm80_layout_smem_bytes(long m, long n, long k, long stages, bool 
  * m 64, named, the warpgroups splitting the columns: n 128, 256 or 320) and ping-pong (each
  * consumer warpgroup owns every other tile: tile m 64, or m 128 with n <= 128, so that a
  * warpgroup keeps at most 64x256 accumulators); n 64, 128, 160 or 256, k 64 (one 128-byte
- * swizzle row); B "nk" only. A tile's schedule: "schedule", or by m when "auto". */
+ * swizzle row). A tile's schedule: "schedule", or by m when "auto". */
 bool fg_arch_sm90_pingpong(long m, fg_schedule s);
 /* A cooperative 64-row tile: its two consumer warpgroups split the columns (GemmSm90's COL_SPLIT). */
 bool fg_arch_sm90_col_split(long m, bool pingpong);
@@ -36,6 +36,9 @@ bool fg_arch_sm90_tile_ok(long m, long n, long k, bool pingpong);
 /* Whether only the Hopper family builds a tile: it names a schedule, or its n (160, 320) has no
  * portable kernel. */
 bool fg_arch_sm90_only(long n, fg_schedule s);
+/* Whether the Hopper family reads B in this layout for a tile of n columns: "nk" always; "kn"
+ * (B [K, N], brought in blocks of 64 columns and multiplied N-major) for n 64, 128 or 256. */
+bool fg_arch_sm90_b_layout_ok(fg_layout layout, long n);
 /* Bytes a row of one block of a Hopper tile buffer (one TMA box of the epilogue) spans: 128,
  * or 64 where a tile row of n elements of out_bytes is not whole 128-byte blocks (n 160 of a
  * 16-bit type). The box's swizzle is of that width. Mirrors Epilogue::kTileRowBytes. */
@@ -45,7 +48,7 @@ int fg_arch_sm90_epilogue_row_bytes(long n, int out_bytes);
 int fg_arch_sm90_epilogue_buffers(bool pingpong);
 /* Whether the Hopper family builds a tile: its shape, and its shared memory without staged
  * inputs fitting sm_90a (a cluster variant needs room for its exchange too: the planner checks
- * that). B must also be "nk" (the caller's to check). */
+ * that). B's layout is the caller's to check (fg_arch_sm90_b_layout_ok). */
 bool fg_arch_sm90_builds(long m, long n, long k, long stages, bool pingpong);
 size_t fg_arch_sm90_smem_bytes(long m, long n, long stages, bool pingpong, bool cluster, size_t staged_inputs);
 /* Bytes a Hopper CTA stages in shared memory for its epilogues: the tile buffers (residual in,

@@ -117,7 +117,7 @@ static bool lists_arch(const fg_kernel_spec *k, fg_arch a);
  * arch's shared memory and this one does not, the planner builds this one for sm_90a only. */
 static bool hopper_takes(const fg_kernel_spec *k, const fg_gemm *g, const fg_tile *t)
 {
-    return lists_arch(k, FG_ARCH_SM90A) && g->b_layout == FG_LAYOUT_NK &&
+    return lists_arch(k, FG_ARCH_SM90A) && fg_arch_sm90_b_layout_ok(g->b_layout, t->n) &&
            fg_arch_sm90_builds(t->m, t->n, t->k, t->stages, fg_arch_sm90_pingpong(t->m, t->schedule));
 }
 
@@ -152,8 +152,8 @@ static void check_duplicate_tile(checker *c, const fg_gemm *g, size_t i)
 }
 
 /* A tile that names a schedule, or has n 160 or 320, is built by the Hopper family alone: the kernel
- * must list sm_90a with B "nk", and the tile must suit its schedule and fit sm_90a's shared
- * memory. */
+ * must list sm_90a, B's layout must suit the tile (fg_arch_sm90_b_layout_ok), and the tile must
+ * suit its schedule and fit sm_90a's shared memory. */
 static void check_hopper_tile(checker *c, const fg_kernel_spec *k, const fg_gemm *g, const fg_tile *t)
 {
     ptrbuf pb;
@@ -170,8 +170,8 @@ static void check_hopper_tile(checker *c, const fg_kernel_spec *k, const fg_gemm
         err(c, sptr, "%s is the Hopper family's, which needs \"sm_90a\" in the kernel's arch list", why);
         return;
     }
-    if (g->b_layout != FG_LAYOUT_NK) {
-        err(c, sptr, "%s is the Hopper family's, which needs b_layout \"nk\"", why);
+    if (!fg_arch_sm90_b_layout_ok(g->b_layout, t->n)) {
+        err(c, sptr, "%s is the Hopper family's, which takes b_layout \"kn\" for tile n 64, 128 or 256 only", why);
         return;
     }
     if (!fg_arch_sm90_tile_ok(t->m, t->n, t->k, pingpong)) {

@@ -226,9 +226,9 @@ static const char *emit__gemm_type(emit_ctx *c, fg_family family, int index, con
     if (family == FG_FAMILY_SM90)
         return fg_arena_printf(c->arena,
                                "fusegen_sm90::GemmSm90<fusegen_sm80::%s, fusegen_sm80::%s, %ld, %ld, %ld, %s,\n"
-                               "                                       fusegen_sm80::%s, fusegen_sm80::%s, Epilogue%d, Staging%d>",
+                               "                                       fusegen_sm80::%s, fusegen_sm80::%s, Epilogue%d, Staging%d%s>",
                                dt_ab, dt_out, g->bm, g->bn, g->stages, g->pingpong ? "true" : "false", norm, strategy,
-                               index, index);
+                               index, index, g->b_layout == FG_LAYOUT_KN ? ", /* B [K, N] */ true" : "");
     return fg_arena_printf(c->arena,
                            "fusegen_sm80::Gemm<fusegen_sm80::%s, fusegen_sm80::%s, %ld, %ld, %ld, %ld, %d, %d, %s,\n"
                            "                               fusegen_sm80::%s, fusegen_sm80::%s, Epilogue%d>",

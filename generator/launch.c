@@ -36,7 +36,8 @@ void fg_launch_record(const fg_plan_kernel *pk, int index, fg_launch_gemm *out)
     out->smem_bytes = (int)g->smem_bytes;
     out->tma_box_a = pk->family == FG_FAMILY_SM90 ? (int)g->bm : 0;
     /* a TMA box spans at most 256 rows: B of a 320-column tile comes in two boxes */
-    out->tma_box_b = pk->family == FG_FAMILY_SM90 ? (int)(g->bn > 256 ? g->bn / 2 : g->bn) : 0;
+    out->b_kn = g->b_layout == FG_LAYOUT_KN;
+    out->tma_box_b = pk->family != FG_FAMILY_SM90 ? 0 : out->b_kn ? (int)g->bk : (int)(g->bn > 256 ? g->bn / 2 : g->bn);
     out->epi_box_bytes = pk->family == FG_FAMILY_SM90 ? fg_arch_sm90_epilogue_row_bytes(g->bn, out->out_bytes) : 0;
 }
 
@@ -62,9 +63,10 @@ static void launch__checks(fg_buf *b, const fg_plan_kernel *pk, int index)
                      "\"fusegen JIT: the dtypes of %s GEMM%d differ from its launch record\");\n",
                   n, index, r.out_bytes, n, index, launch__dt_name(r.dt_ab), n, index);
     if (r.family == FG_FAMILY_SM90) {
-        fg_buf_printf(b, "static_assert(%s::Gemm%d::kTmaBoxA == %d && %s::Gemm%d::kTmaBoxB == %d, "
+        fg_buf_printf(b, "static_assert(%s::Gemm%d::kTmaBoxA == %d && %s::Gemm%d::kTmaBoxB == %d && "
+                         "%s::Gemm%d::kBKn == %s, "
                          "\"fusegen JIT: the TMA boxes of %s GEMM%d differ from its launch record\");\n",
-                      n, index, r.tma_box_a, n, index, r.tma_box_b, n, index);
+                      n, index, r.tma_box_a, n, index, r.tma_box_b, n, index, r.b_kn ? "true" : "false", n, index);
         fg_buf_printf(b, "static_assert(%s::Gemm%d::kPersistent == %s, "
                          "\"fusegen JIT: the grid of %s GEMM%d differs from its launch record\");\n",
                       n, index, r.persistent ? "true" : "false", n, index);

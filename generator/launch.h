@@ -34,6 +34,8 @@ typedef struct fg_launch_gemm {
      * 2 the split strategy's pre-norm values, packed, of type dt_out) */
     int map_residual, map_store_slot, map_out;
     int epi_box_bytes;        /* Hopper: the epilogue boxes' row bytes and swizzle width, 128 or 64 */
+    int b_kn;                 /* B stored [K, N] (Hopper: its map is [K rows, N columns], boxes of
+                                 tma_box_b k rows x 64 columns) */
 } fg_launch_gemm;
 
 /* The launch record of GEMM `index` (1 or 2) of planned kernel pk. */

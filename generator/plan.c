@@ -165,13 +165,13 @@ static bool plan__sm90_builds(const fg_tile *t)
     return fg_arch_sm90_builds(t->m, t->n, t->k, t->stages, fg_arch_sm90_pingpong(t->m, t->schedule));
 }
 
-/* Whether the Hopper family can run this variant's GEMMs: its tile shapes, and B as [N, K]. */
+/* Whether the Hopper family can run this variant's GEMMs: their tile shapes and B layouts. */
 static bool plan__sm90_ok(const fg_kernel_spec *k, const fg_tile *t1, const fg_tile *t2)
 {
     if (!plan__lists(k, FG_ARCH_SM90A)) return false;
-    if (k->gemm.b_layout != FG_LAYOUT_NK || !plan__sm90_builds(t1)) return false;
+    if (!fg_arch_sm90_b_layout_ok(k->gemm.b_layout, t1->n) || !plan__sm90_builds(t1)) return false;
     if (!k->has_then) return true;
-    return k->then.b_layout == FG_LAYOUT_NK && plan__sm90_builds(t2);
+    return fg_arch_sm90_b_layout_ok(k->then.b_layout, t2->n) && plan__sm90_builds(t2);
 }
 
 /* The cluster strategy's exchange serves one tile of each CTA at a time, so not the ping-pong
@@ -375,8 +375,8 @@ int fg_plan_build(fg_arena *arena, const fg_spec *spec, fg_plan *out, fg_diag *d
         if (out->n_kernels == first_variant)
             fg_diag_error(d, norm ? norm->ptr : k->ptr,
                           "no kernel can be built: no tile takes strategy '%s' (cluster is the Hopper family's: "
-                          "sm_90a listed, b_layout \"nk\", a cooperative tile of m 128 whose exchange fits in "
-                          "shared memory)", norm ? fg_spec_strategy_name(norm->strategy) : "auto");
+                          "sm_90a listed, a cooperative tile of m 128 (with b_layout \"kn\": n 64, 128 or 256) "
+                          "whose exchange fits in shared memory)", norm ? fg_spec_strategy_name(norm->strategy) : "auto");
     }
 
     if (out->n_kernels > FG_PLAN_MAX_VARIANTS) {

@@ -1087,7 +1087,8 @@ static int jit__launch_gemm(const fg_launch_gemm *rec, jit__params g, CUfunction
         CUtensorMap map_a, map_b;
         jit__epilogue_maps maps;
         if (jit__tensor_map(&map_a, g.a, rec->dt_ab, g.m, g.k, g.lda, rec->tma_box_a, 128, "A", why, len) ||
-            jit__tensor_map(&map_b, g.b, rec->dt_ab, g.n, g.k, g.ldb, rec->tma_box_b, 128, "B", why, len) ||
+            jit__tensor_map(&map_b, g.b, rec->dt_ab, rec->b_kn ? g.k : g.n, rec->b_kn ? g.n : g.k, g.ldb, rec->tma_box_b,
+                            128, "B", why, len) ||
             jit__epilogue_tensor_maps(&maps, rec, &g, why, len))
             return 1;
         void *params[4] = {&g, &map_a, &map_b, &maps};

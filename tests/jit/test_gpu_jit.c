@@ -72,9 +72,13 @@ static const char spec_portable[] =
  * do not), f32 out (f32 rows in the tile buffer) with row, cluster and split variants, a
  * 160-column split variant (64-byte tile-buffer boxes; its normalize kernel reads the store),
  * a 64x320 row variant (cooperative, its warpgroups splitting the columns; B in two TMA
- * boxes of 160 rows, as the JIT's launch record says), and two Hopper chains with a split
- * GEMM1: RMSNorm with a ping-pong GEMM2, and LayerNorm without gamma and beta. */
-#define FG_HOPPER_VARIANTS 11
+ * boxes of 160 rows, as the JIT's launch record says), two Hopper chains with a split
+ * GEMM1 (RMSNorm with a ping-pong GEMM2, LayerNorm without gamma and beta), and B stored
+ * [K, N] ("kn": TMA blocks of 64 columns that the wgmmas read N-major): a LayerNorm kernel
+ * with cooperative 128x256 (row, cluster, split), ping-pong 128x128 (row, split) and
+ * column-split 64x256 (row) variants, a plain f16 128x64 GEMM, and a chain with both B's
+ * [K, N]. */
+#define FG_HOPPER_VARIANTS 19
 static const char spec_hopper[] =
     ",\n"
     "    {\n"
@@ -125,6 +129,27 @@ static const char spec_hopper[] =
     "      \"tiles\": [ {\"m\": 128, \"n\": 128, \"k\": 64, \"stages\": 4} ],\n"
     "      \"epilogue\": [ {\"op\": \"residual\"}, {\"op\": \"layernorm\", \"affine\": false, \"strategy\": \"split\"} ],\n"
     "      \"then\": { \"tiles\": [ {\"m\": 128, \"n\": 128, \"k\": 64, \"stages\": 4} ], \"epilogue\": [ {\"op\": \"relu\"} ] }\n"
+    "    },\n"
+    "    {\n"
+    "      \"name\": \"bf16_hopper_kn_layernorm\", \"arch\": [\"sm_90a\"],\n"
+    "      \"a\": \"bf16\", \"b\": \"bf16\", \"out\": \"bf16\", \"b_layout\": \"kn\",\n"
+    "      \"tiles\": [ {\"m\": 128, \"n\": 256, \"k\": 64, \"stages\": 3},\n"
+    "                 {\"m\": 128, \"n\": 128, \"k\": 64, \"stages\": 5, \"schedule\": \"pingpong\"},\n"
+    "                 {\"m\": 64, \"n\": 256, \"k\": 64, \"stages\": 4, \"schedule\": \"cooperative\"} ],\n"
+    "      \"epilogue\": [ {\"op\": \"bias\"}, {\"op\": \"residual\"}, {\"op\": \"layernorm\"} ]\n"
+    "    },\n"
+    "    {\n"
+    "      \"name\": \"f16_hopper_kn_plain\", \"arch\": [\"sm_90a\"],\n"
+    "      \"a\": \"f16\", \"b\": \"f16\", \"out\": \"f16\", \"b_layout\": \"kn\",\n"
+    "      \"tiles\": [ {\"m\": 128, \"n\": 64, \"k\": 64, \"stages\": 4} ], \"epilogue\": []\n"
+    "    },\n"
+    "    {\n"
+    "      \"name\": \"bf16_hopper_kn_chain\", \"arch\": [\"sm_90a\"],\n"
+    "      \"a\": \"bf16\", \"b\": \"bf16\", \"out\": \"bf16\", \"b_layout\": \"kn\",\n"
+    "      \"tiles\": [ {\"m\": 128, \"n\": 128, \"k\": 64, \"stages\": 4} ],\n"
+    "      \"epilogue\": [ {\"op\": \"bias\"}, {\"op\": \"layernorm\", \"strategy\": \"split\"} ],\n"
+    "      \"then\": { \"b_layout\": \"kn\", \"tiles\": [ {\"m\": 128, \"n\": 256, \"k\": 64, \"stages\": 3} ],\n"
+    "                \"epilogue\": [ {\"op\": \"bias\"}, {\"op\": \"relu\"} ] }\n"
     "    }";
 
 /* ---- float64 reference ------------------------------------------------------------------------ */

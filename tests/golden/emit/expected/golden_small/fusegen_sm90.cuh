@@ -32,6 +32,19 @@ __device__ __forceinline__ unsigned long long wgmma_desc(unsigned tile_addr)
     return desc;
 }
 
+// The same for an N-major B tile (B stored [K, N]): blocks of 64 columns (128 bytes a k row),
+// each block_bytes long (its k rows 128 bytes apart, 128-byte swizzled), one block after
+// another along N (the leading byte offset); 8-row groups 1024 bytes apart along K (the stride
+// byte offset). The wgmma reads it transposed (imm-trans-b 1).
+__device__ __forceinline__ unsigned long long wgmma_desc_n_major(unsigned tile_addr, unsigned block_bytes)
+{
+    unsigned long long desc = (tile_addr & 0x3FFFFull) >> 4;   // start address, bits 0-13
+    desc |= static_cast<unsigned long long>((block_bytes >> 4) & 0x3FFFu) << 16;   // leading byte offset
+    desc |= (1024ull >> 4) << 32;                               // stride byte offset
+    desc |= 1ull << 62;                                         // 128-byte swizzle
+    return desc;
+}
+
 // The sm_90a-only instructions; on other targets they compile to nothing (never run there).
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
 #define FUSEGEN_SM90_ASM(text) asm volatile(text ::: "memory")
@@ -44,11 +57,11 @@ __device__ __forceinline__ void wgmma_wait_all() { FUSEGEN_SM90_ASM("wgmma.wait_
 __device__ __forceinline__ void wgmma_wait_one() { FUSEGEN_SM90_ASM("wgmma.wait_group.sync.aligned 1;\n"); }
 
 // m64n64k16: D[64 x 64] (f32, 32 registers a thread) += A[64 x 16] . B[16 x 64], both from shared memory.
-#define FUSEGEN_WGMMA_M64N64K16(TY)                                                                     \
+#define FUSEGEN_WGMMA_M64N64K16(TY, TB)                                                                   \
     asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"                                          \
                  "wgmma.mma_async.sync.aligned.m64n64k16.f32." TY "." TY " "                            \
                  "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, "  \
-                 "%32, %33, p, 1, 1, 0, 0;\n}\n"                                                        \
+                 "%32, %33, p, 1, 1, 0, " TB ";\n}\n"                                                        \
                  : "+f"(d[0][0]), "+f"(d[0][1]), "+f"(d[0][2]), "+f"(d[0][3]), \
                      "+f"(d[1][0]), "+f"(d[1][1]), "+f"(d[1][2]), "+f"(d[1][3]), \
                      "+f"(d[2][0]), "+f"(d[2][1]), "+f"(d[2][2]), "+f"(d[2][3]), \
@@ -58,14 +71,18 @@ __device__ __forceinline__ void wgmma_wait_one() { FUSEGEN_SM90_ASM("wgmma.wait_
                      "+f"(d[6][0]), "+f"(d[6][1]), "+f"(d[6][2]), "+f"(d[6][3]), \
                      "+f"(d[7][0]), "+f"(d[7][1]), "+f"(d[7][2]), "+f"(d[7][3]) \
                  : "l"(desc_a), "l"(desc_b), "r"(1))
-template <int DT> __device__ __forceinline__ void wgmma_m64n64k16(float (&d)[8][4], unsigned long long desc_a,
+template <int DT, bool TRANS_B> __device__ __forceinline__ void wgmma_m64n64k16(float (&d)[8][4], unsigned long long desc_a,
                                                              unsigned long long desc_b)
 {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
-    if (DT == DT_BF16)
-        FUSEGEN_WGMMA_M64N64K16("bf16");
+    if (DT == DT_BF16 && !TRANS_B)
+        FUSEGEN_WGMMA_M64N64K16("bf16", "0");
+    else if (DT == DT_BF16)
+        FUSEGEN_WGMMA_M64N64K16("bf16", "1");
+    else if (!TRANS_B)
+        FUSEGEN_WGMMA_M64N64K16("f16", "0");
     else
-        FUSEGEN_WGMMA_M64N64K16("f16");
+        FUSEGEN_WGMMA_M64N64K16("f16", "1");
 #else
     (void)d, (void)desc_a, (void)desc_b;
     __trap();
@@ -74,11 +91,11 @@ template <int DT> __device__ __forceinline__ void wgmma_m64n64k16(float (&d)[8][
 #undef FUSEGEN_WGMMA_M64N64K16
 
 // m64n128k16: D[64 x 128] (f32, 64 registers a thread) += A[64 x 16] . B[16 x 128], both from shared memory.
-#define FUSEGEN_WGMMA_M64N128K16(TY)                                                                     \
+#define FUSEGEN_WGMMA_M64N128K16(TY, TB)                                                                   \
     asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"                                          \
                  "wgmma.mma_async.sync.aligned.m64n128k16.f32." TY "." TY " "                            \
                  "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, "  \
-                 "%64, %65, p, 1, 1, 0, 0;\n}\n"                                                        \
+                 "%64, %65, p, 1, 1, 0, " TB ";\n}\n"                                                        \
                  : "+f"(d[0][0]), "+f"(d[0][1]), "+f"(d[0][2]), "+f"(d[0][3]), \
                      "+f"(d[1][0]), "+f"(d[1][1]), "+f"(d[1][2]), "+f"(d[1][3]), \
                      "+f"(d[2][0]), "+f"(d[2][1]), "+f"(d[2][2]), "+f"(d[2][3]), \
@@ -96,14 +113,18 @@ template <int DT> __device__ __forceinline__ void wgmma_m64n64k16(float (&d)[8][
                      "+f"(d[14][0]), "+f"(d[14][1]), "+f"(d[14][2]), "+f"(d[14][3]), \
                      "+f"(d[15][0]), "+f"(d[15][1]), "+f"(d[15][2]), "+f"(d[15][3]) \
                  : "l"(desc_a), "l"(desc_b), "r"(1))
-template <int DT> __device__ __forceinline__ void wgmma_m64n128k16(float (&d)[16][4], unsigned long long desc_a,
+template <int DT, bool TRANS_B> __device__ __forceinline__ void wgmma_m64n128k16(float (&d)[16][4], unsigned long long desc_a,
                                                              unsigned long long desc_b)
 {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
-    if (DT == DT_BF16)
-        FUSEGEN_WGMMA_M64N128K16("bf16");
+    if (DT == DT_BF16 && !TRANS_B)
+        FUSEGEN_WGMMA_M64N128K16("bf16", "0");
+    else if (DT == DT_BF16)
+        FUSEGEN_WGMMA_M64N128K16("bf16", "1");
+    else if (!TRANS_B)
+        FUSEGEN_WGMMA_M64N128K16("f16", "0");
     else
-        FUSEGEN_WGMMA_M64N128K16("f16");
+        FUSEGEN_WGMMA_M64N128K16("f16", "1");
 #else
     (void)d, (void)desc_a, (void)desc_b;
     __trap();
@@ -112,11 +133,11 @@ template <int DT> __device__ __forceinline__ void wgmma_m64n128k16(float (&d)[16
 #undef FUSEGEN_WGMMA_M64N128K16
 
 // m64n160k16: D[64 x 160] (f32, 80 registers a thread) += A[64 x 16] . B[16 x 160], both from shared memory.
-#define FUSEGEN_WGMMA_M64N160K16(TY)                                                                     \
+#define FUSEGEN_WGMMA_M64N160K16(TY, TB)                                                                   \
     asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %82, 0;\n"                                          \
                  "wgmma.mma_async.sync.aligned.m64n160k16.f32." TY "." TY " "                            \
                  "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79}, "  \
-                 "%80, %81, p, 1, 1, 0, 0;\n}\n"                                                        \
+                 "%80, %81, p, 1, 1, 0, " TB ";\n}\n"                                                        \
                  : "+f"(d[0][0]), "+f"(d[0][1]), "+f"(d[0][2]), "+f"(d[0][3]), \
                      "+f"(d[1][0]), "+f"(d[1][1]), "+f"(d[1][2]), "+f"(d[1][3]), \
                      "+f"(d[2][0]), "+f"(d[2][1]), "+f"(d[2][2]), "+f"(d[2][3]), \
@@ -138,14 +159,18 @@ template <int DT> __device__ __forceinline__ void wgmma_m64n128k16(float (&d)[16
                      "+f"(d[18][0]), "+f"(d[18][1]), "+f"(d[18][2]), "+f"(d[18][3]), \
                      "+f"(d[19][0]), "+f"(d[19][1]), "+f"(d[19][2]), "+f"(d[19][3]) \
                  : "l"(desc_a), "l"(desc_b), "r"(1))
-template <int DT> __device__ __forceinline__ void wgmma_m64n160k16(float (&d)[20][4], unsigned long long desc_a,
+template <int DT, bool TRANS_B> __device__ __forceinline__ void wgmma_m64n160k16(float (&d)[20][4], unsigned long long desc_a,
                                                              unsigned long long desc_b)
 {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
-    if (DT == DT_BF16)
-        FUSEGEN_WGMMA_M64N160K16("bf16");
+    if (DT == DT_BF16 && !TRANS_B)
+        FUSEGEN_WGMMA_M64N160K16("bf16", "0");
+    else if (DT == DT_BF16)
+        FUSEGEN_WGMMA_M64N160K16("bf16", "1");
+    else if (!TRANS_B)
+        FUSEGEN_WGMMA_M64N160K16("f16", "0");
     else
-        FUSEGEN_WGMMA_M64N160K16("f16");
+        FUSEGEN_WGMMA_M64N160K16("f16", "1");
 #else
     (void)d, (void)desc_a, (void)desc_b;
     __trap();
@@ -154,11 +179,11 @@ template <int DT> __device__ __forceinline__ void wgmma_m64n160k16(float (&d)[20
 #undef FUSEGEN_WGMMA_M64N160K16
 
 // m64n256k16: D[64 x 256] (f32, 128 registers a thread) += A[64 x 16] . B[16 x 256], both from shared memory.
-#define FUSEGEN_WGMMA_M64N256K16(TY)                                                                     \
+#define FUSEGEN_WGMMA_M64N256K16(TY, TB)                                                                   \
     asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %130, 0;\n"                                          \
                  "wgmma.mma_async.sync.aligned.m64n256k16.f32." TY "." TY " "                            \
                  "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, %96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, %112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127}, "  \
-                 "%128, %129, p, 1, 1, 0, 0;\n}\n"                                                        \
+                 "%128, %129, p, 1, 1, 0, " TB ";\n}\n"                                                        \
                  : "+f"(d[0][0]), "+f"(d[0][1]), "+f"(d[0][2]), "+f"(d[0][3]), \
                      "+f"(d[1][0]), "+f"(d[1][1]), "+f"(d[1][2]), "+f"(d[1][3]), \
                      "+f"(d[2][0]), "+f"(d[2][1]), "+f"(d[2][2]), "+f"(d[2][3]), \
@@ -192,14 +217,18 @@ template <int DT> __device__ __forceinline__ void wgmma_m64n160k16(float (&d)[20
                      "+f"(d[30][0]), "+f"(d[30][1]), "+f"(d[30][2]), "+f"(d[30][3]), \
                      "+f"(d[31][0]), "+f"(d[31][1]), "+f"(d[31][2]), "+f"(d[31][3]) \
                  : "l"(desc_a), "l"(desc_b), "r"(1))
-template <int DT> __device__ __forceinline__ void wgmma_m64n256k16(float (&d)[32][4], unsigned long long desc_a,
+template <int DT, bool TRANS_B> __device__ __forceinline__ void wgmma_m64n256k16(float (&d)[32][4], unsigned long long desc_a,
                                                              unsigned long long desc_b)
 {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
-    if (DT == DT_BF16)
-        FUSEGEN_WGMMA_M64N256K16("bf16");
+    if (DT == DT_BF16 && !TRANS_B)
+        FUSEGEN_WGMMA_M64N256K16("bf16", "0");
+    else if (DT == DT_BF16)
+        FUSEGEN_WGMMA_M64N256K16("bf16", "1");
+    else if (!TRANS_B)
+        FUSEGEN_WGMMA_M64N256K16("f16", "0");
     else
-        FUSEGEN_WGMMA_M64N256K16("f16");
+        FUSEGEN_WGMMA_M64N256K16("f16", "1");
 #else
     (void)d, (void)desc_a, (void)desc_b;
     __trap();
@@ -207,20 +236,23 @@ template <int DT> __device__ __forceinline__ void wgmma_m64n256k16(float (&d)[32
 }
 #undef FUSEGEN_WGMMA_M64N256K16
 
-template <int DT, int BN> __device__ __forceinline__ void wgmma_tile(float (&d)[BN / 8][4], unsigned long long a,
-                                                                   unsigned long long b)
+// TRANS_B: B is N-major (wgmma_desc_n_major), else K-major.
+template <int DT, int BN, bool TRANS_B> __device__ __forceinline__ void wgmma_tile(float (&d)[BN / 8][4],
+                                                                                 unsigned long long a,
+                                                                                 unsigned long long b)
 {
+    static_assert(!TRANS_B || BN == 64 || BN == 128 || BN == 256, "an N-major B tile is whole 64-column blocks");
     if constexpr (BN == 64)
-        wgmma_m64n64k16<DT>(d, a, b);
+        wgmma_m64n64k16<DT, TRANS_B>(d, a, b);
     else if constexpr (BN == 128)
-        wgmma_m64n128k16<DT>(d, a, b);
+        wgmma_m64n128k16<DT, TRANS_B>(d, a, b);
     else if constexpr (BN == 160)
-        wgmma_m64n160k16<DT>(d, a, b);
+        wgmma_m64n160k16<DT, false>(d, a, b);
     else if constexpr (BN == 256)
-        wgmma_m64n256k16<DT>(d, a, b);
+        wgmma_m64n256k16<DT, TRANS_B>(d, a, b);
     else {   // 320 (a 64-row ping-pong tile): two n160 halves, the second from B row 160 (1280 16-byte units)
-        wgmma_m64n160k16<DT>(*reinterpret_cast<float(*)[20][4]>(&d[0][0]), a, b);
-        wgmma_m64n160k16<DT>(*reinterpret_cast<float(*)[20][4]>(&d[20][0]), a, b + 1280);
+        wgmma_m64n160k16<DT, false>(*reinterpret_cast<float(*)[20][4]>(&d[0][0]), a, b);
+        wgmma_m64n160k16<DT, false>(*reinterpret_cast<float(*)[20][4]>(&d[20][0]), a, b + 1280);
     }
 }
 
@@ -322,7 +354,7 @@ __device__ __forceinline__ void tma_load_2d(void *dst, const TensorMap &map, int
 // tile buffer, are done with them). The CTA's j-th tile uses k tiles j * KT ... (stage and
 // phase count on across tiles) and buffer j % BUFFERS.
 template <int DT_AB, int DT_OUT, int BM, int BN, int STAGES, bool PINGPONG_, int NORM, int STRATEGY, class Epi,
-          class Staging>
+          class Staging, bool B_KN = false>
 struct GemmSm90 {
     static constexpr int BK = 64;
     static constexpr bool PINGPONG = PINGPONG_;
@@ -376,9 +408,16 @@ struct GemmSm90 {
     static constexpr bool kHopper = true;   // launch_gemm starts the normalize kernel as a programmatic dependent
     static constexpr int kOutBytes = OUT_BYTES;
     static constexpr int kDtAB = DT_AB;
-    // A TMA box spans at most 256 rows: a 320-column tile's B comes in two boxes of 160.
-    static constexpr int B_BOXES = BN > 256 ? 2 : 1;
-    static constexpr int kTmaBoxA = BM, kTmaBoxB = BN / B_BOXES;
+    // B's boxes a stage. [N, K] (K-major): BN rows of 64 k, but a TMA box spans at most 256
+    // rows, so a 320-column tile's B comes in two boxes of 160. B_KN, [K, N]: blocks of 64
+    // columns (128 bytes) x 64 k rows, BN / 64 of them, which the wgmmas read N-major.
+    static constexpr int B_BOXES = B_KN ? BN / 64 : BN > 256 ? 2 : 1;
+    static constexpr int B_BOX_BYTES = B_STAGE_BYTES / B_BOXES;
+    static constexpr int kTmaBoxA = BM, kTmaBoxB = B_KN ? BK : BN / B_BOXES;
+    static constexpr bool kBKn = B_KN;
+    // A k16 step along B in 16-byte units: 32 bytes along a K-major row, or 16 rows of 128
+    // bytes down an N-major block.
+    static constexpr int B_K16_UNITS = B_KN ? 16 * 128 / 16 : 2;
     static constexpr bool kPersistent = !CLUSTER;   // one CTA an SM on a 1-D grid (else clusters)
     // The epilogue's tensor maps the launcher makes (EpilogueMaps); their element type is DT_OUT.
     static constexpr bool kMapResidual = Staging::kResidual;
@@ -396,6 +435,8 @@ struct GemmSm90 {
     static_assert(!(PINGPONG && CLUSTER), "the cluster strategy's exchange serves one tile at a time (tile m 128)");
     static_assert(BN == 64 || BN == 128 || BN == 160 || BN == 256 || BN == 320, "tile n must be 64, 128, 160, 256 or 320");
     static_assert(BN % BLOCK_COLS == 0, "the tile is whole blocks wide");
+    static_assert(!B_KN || (BN % 64 == 0 && BN <= 256 && WG_COLS % 64 == 0),
+                  "B as [K, N] comes in whole 64-column blocks (n 64, 128 or 256)");
     static_assert((STAGES * STAGE_BYTES) % 1024 == 0 && TILE_BYTES % 1024 == 0,
                   "the tile buffers start 1024-byte aligned (TMA swizzle)");
     static_assert(Staging::kTile || !(Staging::kResidual || Staging::kBias || Staging::kOut || Staging::kStoreSlot >= 0),
@@ -553,9 +594,14 @@ struct GemmSm90 {
                         mbar_wait(empty_addr + 8 * at.stage, at.phase ^ 1);
                         mbar_expect_tx(full_s, STAGE_BYTES);
                         tma_load_2d(sa, map_a, kt * BK, tile.m * BM, full_s);
-                        for (int b = 0; b < B_BOXES; ++b)
-                            tma_load_2d(sa + A_STAGE_BYTES + b * (B_STAGE_BYTES / B_BOXES), map_b, kt * BK,
-                                        tile.n * BN + b * kTmaBoxB, full_s);
+                        for (int b = 0; b < B_BOXES; ++b) {
+                            if constexpr (B_KN)   // columns n .. n + 63 of k rows kt * BK ...
+                                tma_load_2d(sa + A_STAGE_BYTES + b * B_BOX_BYTES, map_b, tile.n * BN + b * 64, kt * BK,
+                                            full_s);
+                            else                  // rows n ... of k columns kt * BK ...
+                                tma_load_2d(sa + A_STAGE_BYTES + b * B_BOX_BYTES, map_b, kt * BK,
+                                            tile.n * BN + b * kTmaBoxB, full_s);
+                        }
                     }
                 }
             } else if (STAGED && threadIdx.x >= 32) {
@@ -586,15 +632,18 @@ struct GemmSm90 {
         unsigned char *staged_bias = staged_biases + buf * BIAS_BYTES;
         unsigned char *my_scratch = scratch + buf * Ep::SCRATCH_BYTES;
         // The A rows this warpgroup multiplies: the whole A tile, or its half of it; and its B
-        // rows (COL_SPLIT: its half of the columns, WG_COLS rows of 128 bytes in 16-byte units).
+        // columns (COL_SPLIT: its half of them, in 16-byte units: WG_COLS K-major rows of 128
+        // bytes, or WG_COLS / 64 N-major blocks).
         const int a_offset = PINGPONG || COL_SPLIT ? 0 : consumer * 64 * 128;
-        const int b_offset = COL_SPLIT ? consumer * WG_COLS * 8 : 0;
+        const int b_offset = !COL_SPLIT ? 0 : B_KN ? consumer * (WG_COLS / 64) * (B_BOX_BYTES >> 4) : consumer * WG_COLS * 8;
         // Stage 0's descriptors and the barriers' shared addresses, made once: the k tile loop
         // only adds the stage's offset (its instructions sit between a stage's arrival and the
         // first wgmma on it).
         const unsigned stage0_addr = fusegen_sm80::smem_addr(base);
         const unsigned long long desc_a0 = wgmma_desc(stage0_addr + a_offset);
-        const unsigned long long desc_b0 = wgmma_desc(stage0_addr + A_STAGE_BYTES) + b_offset;
+        const unsigned long long desc_b0 =
+            (B_KN ? wgmma_desc_n_major(stage0_addr + A_STAGE_BYTES, B_BOX_BYTES) : wgmma_desc(stage0_addr + A_STAGE_BYTES)) +
+            b_offset;
         const unsigned full_addr = fusegen_sm80::smem_addr(full), empty_addr = fusegen_sm80::smem_addr(empty);
         // The previous tile's epilogue still owns the tile buffer: its copies out may not have
         // read it yet. Released once the next tile's first wgmma is issued, so the copies
@@ -636,7 +685,7 @@ struct GemmSm90 {
                 for (int kk = 0; kk < BK / 16; ++kk)   // 16 elements = 32 bytes = 2 in descriptor units
 #pragma unroll
                     for (int mb = 0; mb < WG_BLOCKS; ++mb)   // a row block: 64 rows of 128 bytes = 512 units
-                        wgmma_tile<DT_AB, WG_COLS>(acc[mb], desc_a + 512 * mb + 2 * kk, desc_b + 2 * kk);
+                        wgmma_tile<DT_AB, WG_COLS, B_KN>(acc[mb], desc_a + 512 * mb + 2 * kk, desc_b + B_K16_UNITS * kk);
                 wgmma_commit();
                 wgmma_wait_one();
                 if (kt > 0 && (ttid & 127) == 0) mbar_arrive(empty_addr + 8 * released);
@@ -755,7 +804,9 @@ cudaError_t start_gemm(void (*gemm)(Params, TensorMap, TensorMap, EpilogueMaps),
     TensorMap map_a, map_b;
     EpilogueMaps maps;
     cudaError_t err = make_tensor_map(&map_a, g.a, G::kDtAB, g.m, g.k, g.lda, G::kTmaBoxA);
-    if (err == cudaSuccess) err = make_tensor_map(&map_b, g.b, G::kDtAB, g.n, g.k, g.ldb, G::kTmaBoxB);
+    // B: [N, K] rows of K, or (kBKn) [K, N] rows of N
+    if (err == cudaSuccess)
+        err = make_tensor_map(&map_b, g.b, G::kDtAB, G::kBKn ? g.k : g.n, G::kBKn ? g.n : g.k, g.ldb, G::kTmaBoxB);
     if (err == cudaSuccess) err = make_epilogue_maps<G>(&maps, g);
     if (err != cudaSuccess) return err;
     if (G::kPersistent) {

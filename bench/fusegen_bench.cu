@@ -466,6 +466,7 @@ struct Options {
     bool all_variants = false;
     bool quick = false;
     bool sequential = false;   // each side in one block instead of interleaved rounds
+    bool b_kn = false;         // the weights stored [K, N] (--b-layout kn) instead of [N, K]
 };
 
 void usage(FILE *f)
@@ -477,6 +478,8 @@ void usage(FILE *f)
             "  --quick              20 repetitions, for smoke runs\n"
             "  --sequential         time each side of a problem in one block, one side after the other,\n"
             "                       instead of in interleaved rounds (see the method line)\n"
+            "  --b-layout nk|kn     how every side stores the weights: nk, [N, K] like torch.nn.Linear\n"
+            "                       (default), or kn, [K, N]\n"
             "  --only SUBSTRING     only the problems whose name contains SUBSTRING (any case)\n"
             "  --all-variants       also time every eligible kernel of the library, not only the selected one\n"
             "  --spec FILE          measure the kernels of this spec (compiled for this GPU by the JIT)\n"
@@ -541,6 +544,15 @@ int parse_options(int argc, char **argv, Options &o)
             o.quick = true;
         } else if (a == "--sequential") {
             o.sequential = true;
+        } else if (a == "--b-layout") {
+            std::string v;
+            if (!value(v))
+                return 2;
+            if (v != "nk" && v != "kn") {
+                fprintf(stderr, "fusegen-bench: --b-layout takes nk or kn, not '%s'\n", v.c_str());
+                return 2;
+            }
+            o.b_kn = v == "kn";
         } else {
             fprintf(stderr, "fusegen-bench: unknown option '%s'\n", a.c_str());
             usage(stderr);
@@ -993,16 +1005,18 @@ int copies_for(const Ctx &c, size_t bytes_per_copy)
 // D[M,N] = x[M,K] W[N,K]^T (+ bias[N]) (+ C[M,N]) (then ReLU), bf16 in and out, f32 compute.
 // Row-major D is column-major D^T [N,M]; so cuBLASLt computes D^T = W x^T with A = W (stored
 // column-major as [K,N], transposed) and B = x (column-major [K,M], not transposed): the "TN"
-// layout. The bias runs along D^T's rows, that is along n.
+// layout. The bias runs along D^T's rows, that is along n. With w_kn (W stored [K,N]), A is W
+// as it lies, column-major [N,K], not transposed: "NN".
 class LtGemm {
 public:
-    LtGemm(Ctx &c, int64_t m, int64_t n, int64_t k, cublasLtEpilogue_t epi, const void *bias, bool add_c)
+    LtGemm(Ctx &c, int64_t m, int64_t n, int64_t k, cublasLtEpilogue_t epi, const void *bias, bool add_c,
+           bool w_kn = false)
         : c_(c), beta_(add_c ? 1.0f : 0.0f)
     {
         cublasLtMatmulDesc_t op = nullptr;
         LT(cublasLtMatmulDescCreate(&op, CUBLAS_COMPUTE_32F, CUDA_R_32F));
         op_.reset(op);
-        const cublasOperation_t ta = CUBLAS_OP_T, tb = CUBLAS_OP_N;
+        const cublasOperation_t ta = w_kn ? CUBLAS_OP_N : CUBLAS_OP_T, tb = CUBLAS_OP_N;
         LT(cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta));
         LT(cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof tb));
         LT(cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_EPILOGUE, &epi, sizeof epi));
@@ -1011,7 +1025,10 @@ public:
             LT(cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof bias));
         }
         cublasLtMatrixLayout_t l = nullptr;
-        LT(cublasLtMatrixLayoutCreate(&l, CUDA_R_16BF, uint64_t(k), uint64_t(n), k));
+        if (w_kn)
+            LT(cublasLtMatrixLayoutCreate(&l, CUDA_R_16BF, uint64_t(n), uint64_t(k), n));
+        else
+            LT(cublasLtMatrixLayoutCreate(&l, CUDA_R_16BF, uint64_t(k), uint64_t(n), k));
         a_.reset(l);
         LT(cublasLtMatrixLayoutCreate(&l, CUDA_R_16BF, uint64_t(k), uint64_t(m), k));
         b_.reset(l);
@@ -1254,8 +1271,9 @@ std::vector<const fusegen_kernel *> fusegen_kernels_for(const Ctx &c, const fuse
     return ks;
 }
 
-// A bf16 problem in the benchmark's layout (x [M,K] row-major, W [N,K]), for the device at hand.
-fusegen_problem bf16_problem(int64_t M, int64_t N, int64_t K, const char *epilogue)
+// A bf16 problem in the benchmark's layout (x [M,K] row-major, W [N,K], or [K,N] with w_kn),
+// for the device at hand.
+fusegen_problem bf16_problem(int64_t M, int64_t N, int64_t K, const char *epilogue, bool w_kn)
 {
     fusegen_problem p;
     memset(&p, 0, sizeof p);
@@ -1263,7 +1281,7 @@ fusegen_problem bf16_problem(int64_t M, int64_t N, int64_t K, const char *epilog
     p.n = N;
     p.k = K;
     p.a = p.b = p.out = FUSEGEN_DTYPE_BF16;
-    p.b_layout = FUSEGEN_LAYOUT_NK;
+    p.b_layout = w_kn ? FUSEGEN_LAYOUT_KN : FUSEGEN_LAYOUT_NK;
     p.epilogue = epilogue;
     p.sm = 0;
     return p;
@@ -1282,7 +1300,7 @@ class PlainGemm {
 public:
     PlainGemm(Ctx &c, int64_t M, int64_t N, int64_t K, int R, const std::vector<DevBuf> &xs, const DevBuf &w,
               DevBuf &scratch)
-        : c_(c), R_(R), xs_(xs), out_(size_t(M) * size_t(N) * 2), p_(bf16_problem(M, N, K, ""))
+        : c_(c), R_(R), xs_(xs), out_(size_t(M) * size_t(N) * 2), p_(bf16_problem(M, N, K, "", c.opt.b_kn))
     {
         if (fusegen_select(c.lib, &p_, &kernel_) != FUSEGEN_OK) {
             kernel_ = nullptr;
@@ -1291,7 +1309,7 @@ public:
         memset(&args_, 0, sizeof args_);
         args_.b = w.get();
         args_.out = out_.get();
-        LtGemm g(c, M, N, K, CUBLASLT_EPILOGUE_DEFAULT, nullptr, false);
+        LtGemm g(c, M, N, K, CUBLASLT_EPILOGUE_DEFAULT, nullptr, false, c.opt.b_kn);
         g.run(xs[0].get(), w.get(), nullptr, scratch.get());
         poison(c, out_);
         enqueue(0);
@@ -1430,13 +1448,13 @@ std::vector<Row> bench_fused(Ctx &c, const Shape &sh)
 
     // Each side is tuned and checked first; the timing of all of them comes last, interleaved.
     // 1. cuBLASLt GEMM alone
-    LtGemm g0(c, M, N, K, CUBLASLT_EPILOGUE_DEFAULT, nullptr, false);
+    LtGemm g0(c, M, N, K, CUBLASLT_EPILOGUE_DEFAULT, nullptr, false, c.opt.b_kn);
     auto gemm_rep = [&](int i) { g0.run(xs[size_t(i % R)].get(), w.get(), nullptr, d_gemm.get()); };
     g0.tune([&] { return time_median_ms(c, kTuneWarmup, kTuneReps, 1, gemm_rep); });
     PlainGemm plain(c, M, N, K, R, xs, w, d_gemm);
 
     // 2. unfused: GEMM + bias + residual (D = pre_norm), then LayerNorm + ReLU
-    LtGemm g1(c, M, N, K, CUBLASLT_EPILOGUE_BIAS, bias.get(), true);
+    LtGemm g1(c, M, N, K, CUBLASLT_EPILOGUE_BIAS, bias.get(), true, c.opt.b_kn);
     auto epi_rep = [&](int i) { g1.run(xs[size_t(i % R)].get(), w.get(), rs[size_t(i % R)].get(), pre_u.get()); };
     g1.tune([&] { return time_median_ms(c, kTuneWarmup, kTuneReps, 1, epi_rep); });
     auto unfused_rep = [&](int i) {
@@ -1454,7 +1472,7 @@ std::vector<Row> bench_fused(Ctx &c, const Shape &sh)
     require_finite_reference(ref_pre, "pre-norm tensor");
 
     // 3. fusegen
-    const fusegen_problem p = bf16_problem(M, N, K, kFusedEpilogue);
+    const fusegen_problem p = bf16_problem(M, N, K, kFusedEpilogue, c.opt.b_kn);
     std::string skip;
     const std::vector<const fusegen_kernel *> kernels = fusegen_kernels_for(c, p, skip);
     std::deque<FusedRun> runs;   // stable addresses: the timer's closures point into them
@@ -1552,8 +1570,8 @@ std::vector<Row> bench_chain(Ctx &c, const Shape &sh)
 
     // Each side is tuned and checked first; the timing of all of them comes last, interleaved.
     // 1. the two GEMMs alone
-    LtGemm ga(c, M, N, K, CUBLASLT_EPILOGUE_DEFAULT, nullptr, false);
-    LtGemm gb(c, M, N2, N, CUBLASLT_EPILOGUE_DEFAULT, nullptr, false);
+    LtGemm ga(c, M, N, K, CUBLASLT_EPILOGUE_DEFAULT, nullptr, false, c.opt.b_kn);
+    LtGemm gb(c, M, N2, N, CUBLASLT_EPILOGUE_DEFAULT, nullptr, false, c.opt.b_kn);
     auto ga_rep = [&](int i) { ga.run(xs[size_t(i % R)].get(), w1.get(), nullptr, h_plain.get()); };
     auto gb_rep = [&](int) { gb.run(h_plain.get(), w2.get(), nullptr, out2_plain.get()); };
     ga.tune([&] { return time_median_ms(c, kTuneWarmup, kTuneReps, 1, ga_rep); });
@@ -1564,8 +1582,8 @@ std::vector<Row> bench_chain(Ctx &c, const Shape &sh)
     };
 
     // 2. unfused: GEMM1 + bias + residual, LayerNorm, GEMM2 + bias + ReLU
-    LtGemm g1(c, M, N, K, CUBLASLT_EPILOGUE_BIAS, b1.get(), true);
-    LtGemm g2(c, M, N2, N, CUBLASLT_EPILOGUE_RELU_BIAS, b2.get(), false);
+    LtGemm g1(c, M, N, K, CUBLASLT_EPILOGUE_BIAS, b1.get(), true, c.opt.b_kn);
+    LtGemm g2(c, M, N2, N, CUBLASLT_EPILOGUE_RELU_BIAS, b2.get(), false, c.opt.b_kn);
     auto g1_rep = [&](int i) { g1.run(xs[size_t(i % R)].get(), w1.get(), rs[size_t(i % R)].get(), pre_u.get()); };
     auto g2_rep = [&](int) { g2.run(h_u.get(), w2.get(), nullptr, out2_u.get()); };
     g1.tune([&] { return time_median_ms(c, kTuneWarmup, kTuneReps, 1, g1_rep); });
@@ -1587,9 +1605,9 @@ std::vector<Row> bench_chain(Ctx &c, const Shape &sh)
     require_finite_reference(ref, "chain output");
 
     // 3. fusegen's chain
-    fusegen_problem p = bf16_problem(M, N, K, kChainEpilogue1);
+    fusegen_problem p = bf16_problem(M, N, K, kChainEpilogue1, c.opt.b_kn);
     p.n2 = N2;
-    p.b2_layout = FUSEGEN_LAYOUT_NK;
+    p.b2_layout = p.b_layout;
     p.epilogue2 = kChainEpilogue2;
     std::string skip;
     const std::vector<const fusegen_kernel *> kernels = fusegen_kernels_for(c, p, skip);
@@ -1873,6 +1891,7 @@ bool write_json(const std::string &path, const Ctx &c, const DeviceInfo &dev, co
     cJSON_AddNumberToObject(m, "settle_ms", kSettleMs);
     cJSON_AddNumberToObject(m, "tolerance", kTolerance);
     cJSON_AddStringToObject(m, "shapes", c.opt.shapes.c_str());
+    cJSON_AddStringToObject(m, "b_layout", c.opt.b_kn ? "kn" : "nk");
     cJSON *arr = cJSON_AddArrayToObject(root.get(), "results");
     for (const Row &r : rows) {
         cJSON *o = cJSON_CreateObject();
@@ -2105,6 +2124,7 @@ int run(Ctx &c, const std::vector<Shape> &shapes)
                std::min(kRounds, c.opt.reps), kWarmup, kBlockWarmup);
     printf("; inputs rotated over >= 2x L2;\n          check: relative L2 error against the unfused result <= %.0e\n",
            kTolerance);
+    printf("weights:  %s on every side\n", c.opt.b_kn ? "[K, N] (--b-layout kn)" : "[N, K], like torch.nn.Linear");
     fflush(stdout);
 
     CK(cudaStreamCreateWithFlags(&c.stream, cudaStreamNonBlocking));

@@ -40,6 +40,10 @@ run 2 reps-zero --reps 0
 expect_grep reps-zero "$TMP/err" "give a whole number"
 run 2 spec-no-value --spec
 expect_grep spec-no-value "$TMP/err" '--spec needs a value'
+run 2 b-layout-bad --b-layout tn
+expect_grep b-layout-bad "$TMP/err" "--b-layout takes nk or kn, not 'tn'"
+run 0 help-b-layout --help
+expect_grep help-b-layout "$TMP/out" '--b-layout nk|kn'
 
 # A spec that cannot be read, and one with errors: located diagnostics, exit 2, no GPU needed.
 run 2 spec-missing --spec "$TMP/none.json"

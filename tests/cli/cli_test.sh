@@ -220,5 +220,19 @@ sed 's/{"op": "layernorm"}/{"op": "layernorm", "strategy": "split"}/; s/, "sched
 run 0 "64x320 ping-pong, split asked for" list "$TMP/sched_split.json"
 expect_grep "64x320 ping-pong split" "$TMP/out" "^k_sm90a_64x320x64_s3_split "
 
+# B stored [K, N]: Hopper variants for tiles of n 64, 128 or 256 (whole 64-column blocks),
+# portable ones only for the others
+cat >"$TMP/kn.json" <<'EOF'
+{"library": "kn", "kernels": [
+ {"name": "k", "arch": ["sm_90a", "sm_80"], "a": "bf16", "b": "bf16", "out": "bf16", "b_layout": "kn",
+  "tiles": [{"m": 128, "n": 128, "k": 64, "stages": 4}, {"m": 64, "n": 32, "k": 64, "stages": 3}],
+  "epilogue": [{"op": "bias"}]}
+]}
+EOF
+run 0 "kn listed" list "$TMP/kn.json"
+expect_grep "kn: Hopper 128x128" "$TMP/out" "^k_sm90a_128x128x64_s4  arch=sm_90a"
+expect_grep "kn: portable 64x32" "$TMP/out" "^k_sm80_64x32x64_s3  arch=sm_80"
+if grep -q "^k_sm90a_64x32" "$TMP/out"; then fail "a 32-column kn tile got a Hopper variant"; else ok; fi
+
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

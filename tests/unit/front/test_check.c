@@ -77,6 +77,15 @@ static void test_types_and_archs(void)
 
 static void test_tiles(void)
 {
+    /* a scheduled tile with B [K, N]: n 128 passes, n 160 (not whole 64-column blocks) fires */
+    CHECK(passes("l", "\"name\": \"k\", \"arch\": [\"sm_90a\"], \"a\": \"bf16\", \"b\": \"bf16\", \"out\": \"bf16\", "
+                 "\"b_layout\": \"kn\"",
+                 "\"tiles\": [{\"m\": 128, \"n\": 128, \"k\": 64, \"stages\": 4, \"schedule\": \"pingpong\"}], " NOOPS));
+    CHECK(fires("l", "\"name\": \"k\", \"arch\": [\"sm_90a\"], \"a\": \"bf16\", \"b\": \"bf16\", \"out\": \"bf16\", "
+                "\"b_layout\": \"kn\"",
+                "\"tiles\": [{\"m\": 128, \"n\": 160, \"k\": 64, \"stages\": 4}], " NOOPS,
+                "/kernels/0/tiles/0/n: tile n 160 is the Hopper family's, which takes b_layout \"kn\" for tile n 64, 128 "
+                "or 256 only", 1));
     CHECK(fires("l", HEAD, "\"tiles\": [{\"m\": 48, \"n\": 128, \"k\": 64, \"stages\": 3}], " NOOPS,
                 "/kernels/0/tiles/0/m: tile m 48 is not supported (expected: 32, 64, 128, 256)", 1));
     CHECK(fires("l", HEAD, "\"tiles\": [{\"m\": 64, \"n\": 512, \"k\": 64, \"stages\": 3}], " NOOPS,
@@ -339,6 +348,11 @@ static void test_arch(void)
           !fg_arch_sm90_tile_ok(128, 160, 64, true) && !fg_arch_sm90_tile_ok(128, 96, 64, false));
     CHECK(fg_arch_sm90_only(160, FG_SCHEDULE_AUTO) && fg_arch_sm90_only(128, FG_SCHEDULE_PINGPONG) &&
           !fg_arch_sm90_only(128, FG_SCHEDULE_AUTO) && !fg_arch_sm90_only(256, FG_SCHEDULE_AUTO));
+    /* B [K, N] comes in whole 64-column blocks: n 64, 128, 256; [N, K] suits every tile */
+    CHECK(fg_arch_sm90_b_layout_ok(FG_LAYOUT_KN, 64) && fg_arch_sm90_b_layout_ok(FG_LAYOUT_KN, 128) &&
+          fg_arch_sm90_b_layout_ok(FG_LAYOUT_KN, 256) && !fg_arch_sm90_b_layout_ok(FG_LAYOUT_KN, 160) &&
+          !fg_arch_sm90_b_layout_ok(FG_LAYOUT_KN, 320) && fg_arch_sm90_b_layout_ok(FG_LAYOUT_NK, 160) &&
+          fg_arch_sm90_b_layout_ok(FG_LAYOUT_NK, 320));
     CHECK(fg_arch_sm90_smem_bytes(128, 160, 5, false, false, fg_arch_sm90_staged_inputs_bytes(128, 160, 2, true, true, false)) ==
           227232u);
     CHECK(fg_arch_sm90_smem_bytes(128, 160, 5, false, false, fg_arch_sm90_staged_inputs_bytes(128, 160, 2, true, true, false)) <=

@@ -19,29 +19,17 @@ using fusegen_sm80::DT_BF16;
 using fusegen_sm80::DT_F16;
 using fusegen_sm80::Params;
 
-// Shared-memory matrix descriptor of a K-major tile (at shared address tile_addr) whose rows
-// are 128 bytes (64 16-bit elements), stored with the 128-byte swizzle: 8-row groups 1024
-// bytes apart (the stride byte offset), the leading byte offset unused in this mode. The tile
-// starts 1024-byte aligned.
-__device__ __forceinline__ unsigned long long wgmma_desc(unsigned tile_addr)
+// Shared-memory matrix descriptor of a tile at shared address tile_addr (1024-byte aligned),
+// stored with the 128-byte swizzle: 8-row groups of 128-byte rows, 1024 bytes apart (the stride
+// byte offset). K-major (A, and B stored [N, K]): rows of 64 16-bit k elements; the leading byte
+// offset is unused (16). N-major (B stored [K, N], read with imm-trans-b 1): blocks of 64
+// columns, leading_bytes apart along N.
+__device__ __forceinline__ unsigned long long wgmma_desc(unsigned tile_addr, unsigned leading_bytes = 16)
 {
-    unsigned long long desc = (tile_addr & 0x3FFFFull) >> 4;   // start address, bits 0-13
-    desc |= 1ull << 16;                                         // leading byte offset (unused)
-    desc |= (1024ull >> 4) << 32;                               // stride byte offset
-    desc |= 1ull << 62;                                         // 128-byte swizzle
-    return desc;
-}
-
-// The same for an N-major B tile (B stored [K, N]): blocks of 64 columns (128 bytes a k row),
-// each block_bytes long (its k rows 128 bytes apart, 128-byte swizzled), one block after
-// another along N (the leading byte offset); 8-row groups 1024 bytes apart along K (the stride
-// byte offset). The wgmma reads it transposed (imm-trans-b 1).
-__device__ __forceinline__ unsigned long long wgmma_desc_n_major(unsigned tile_addr, unsigned block_bytes)
-{
-    unsigned long long desc = (tile_addr & 0x3FFFFull) >> 4;   // start address, bits 0-13
-    desc |= static_cast<unsigned long long>((block_bytes >> 4) & 0x3FFFu) << 16;   // leading byte offset
-    desc |= (1024ull >> 4) << 32;                               // stride byte offset
-    desc |= 1ull << 62;                                         // 128-byte swizzle
+    unsigned long long desc = (tile_addr & 0x3FFFFull) >> 4;                        // start address, bits 0-13
+    desc |= static_cast<unsigned long long>((leading_bytes >> 4) & 0x3FFFu) << 16;   // leading byte offset
+    desc |= (1024ull >> 4) << 32;                                                    // stride byte offset
+    desc |= 1ull << 62;                                                              // 128-byte swizzle
     return desc;
 }
 
@@ -236,7 +224,7 @@ template <int DT, bool TRANS_B> __device__ __forceinline__ void wgmma_m64n256k16
 }
 #undef FUSEGEN_WGMMA_M64N256K16
 
-// TRANS_B: B is N-major (wgmma_desc_n_major), else K-major.
+// TRANS_B: B is N-major (wgmma_desc with the blocks' leading bytes), else K-major.
 template <int DT, int BN, bool TRANS_B> __device__ __forceinline__ void wgmma_tile(float (&d)[BN / 8][4],
                                                                                  unsigned long long a,
                                                                                  unsigned long long b)
@@ -641,9 +629,7 @@ struct GemmSm90 {
         // first wgmma on it).
         const unsigned stage0_addr = fusegen_sm80::smem_addr(base);
         const unsigned long long desc_a0 = wgmma_desc(stage0_addr + a_offset);
-        const unsigned long long desc_b0 =
-            (B_KN ? wgmma_desc_n_major(stage0_addr + A_STAGE_BYTES, B_BOX_BYTES) : wgmma_desc(stage0_addr + A_STAGE_BYTES)) +
-            b_offset;
+        const unsigned long long desc_b0 = wgmma_desc(stage0_addr + A_STAGE_BYTES, B_KN ? B_BOX_BYTES : 16) + b_offset;
         const unsigned full_addr = fusegen_sm80::smem_addr(full), empty_addr = fusegen_sm80::smem_addr(empty);
         // The previous tile's epilogue still owns the tile buffer: its copies out may not have
         // read it yet. Released once the next tile's first wgmma is issued, so the copies

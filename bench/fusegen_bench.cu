@@ -1306,6 +1306,9 @@ public:
             kernel_ = nullptr;
             return;
         }
+        size_t ws_bytes = 0;   // as the API asks, though no plain kernel needs any today
+        FG(fusegen_workspace_size(kernel_, &p_, &ws_bytes));
+        ws_ = DevBuf(ws_bytes);
         memset(&args_, 0, sizeof args_);
         args_.b = w.get();
         args_.out = out_.get();
@@ -1320,7 +1323,7 @@ public:
     void enqueue(int i)
     {
         args_.a = xs_[size_t(i % R_)].get();
-        FG(fusegen_run(kernel_, &p_, &args_, nullptr, 0, c_.stream));
+        FG(fusegen_run(kernel_, &p_, &args_, ws_.get(), ws_.bytes(), c_.stream));
         CK(cudaGetLastError());
     }
     void report(double ms, double mhz) const
@@ -1338,7 +1341,7 @@ private:
     Ctx &c_;
     int R_;
     const std::vector<DevBuf> &xs_;
-    DevBuf out_;
+    DevBuf out_, ws_;
     fusegen_problem p_;
     fusegen_args args_;
     const fusegen_kernel *kernel_ = nullptr;

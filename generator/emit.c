@@ -368,6 +368,7 @@ static void emit__table_scope(emit_ctx *c, fg_tmpl_scope *s)
         }
         const fg_op *norm = pk->g1.norm_op;
         fg_tmpl_set(e, "pingpong", pk->g1.pingpong ? "1" : "0");
+        fg_tmpl_set(e, "pingpong2", pk->chain && pk->g2.pingpong ? "1" : "0");
         fg_tmpl_set(e, "norm", emit__norm_enum(pk->g1.norm));
         fg_tmpl_set(e, "strategy", emit__strategy_enum(pk->g1.norm, pk->g1.strategy));
         fg_tmpl_setf(e, "max_n", "%ld", pk->max_n);

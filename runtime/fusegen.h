@@ -130,6 +130,7 @@ typedef struct fusegen_kernel {
     int tile2_m, tile2_n, tile2_k, stages2, threads2;
     int pingpong;                   /* 1: sm_90a code whose GEMM (GEMM1 of a chain) runs the ping-pong
                                        schedule, one consumer's epilogue under the other's mainloop */
+    int pingpong2;                  /* the same for a chain's GEMM2 (0 for single GEMMs) */
     fusegen_norm norm;
     fusegen_strategy strategy;
     int64_t max_n;                  /* row strategy: N <= max_n; 0: any */

@@ -509,6 +509,7 @@ static long jit__build_table(fusegen_jit *j)
         k->stages = (int)pk->g1.stages;
         k->threads = pk->g1.threads;
         k->pingpong = pk->g1.pingpong;
+        k->pingpong2 = pk->chain && pk->g2.pingpong;
         if (pk->chain) {
             k->b2_layout = jit__layout(pk->g2.b_layout);
             k->epilogue2 = pk->g2.signature;

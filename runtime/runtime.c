@@ -640,7 +640,20 @@ static int fg__class(const fusegen_kernel *k, const fusegen_problem *p)
     return 2 * generator_class + 1;
 }
 
-/* Whether a goes before b for problem p (fg__class, then fg__column_cost, then the priority). */
+/* The last key, between chain variants that differ in GEMM2 alone (the priority and the keys
+ * before it come from GEMM1): 1 for a Hopper GEMM2 with a 128-row ping-pong tile where GEMM2's K
+ * (the chain's N) is at most 3072, else 0. Its bias + relu epilogue then runs under the other
+ * consumer's mainloop instead of exposed: the block tails (N 768-1280) took 4.8-6.5% less time
+ * with a 128x128 ping-pong GEMM2 than with 128x256 cooperative (bench/NOTES.md v101); longer K
+ * is not measured, and there the split GEMM1's 128x128 ping-pong tile loses (v90). */
+#define FG__PINGPONG128_GEMM2_MAX_K 3072
+static int fg__gemm2_pingpong_first(const fusegen_kernel *k, const fusegen_problem *p)
+{
+    return k->chain && k->pingpong2 && k->tile2_m == 128 && p->n <= FG__PINGPONG128_GEMM2_MAX_K;
+}
+
+/* Whether a goes before b for problem p (fg__class, then fg__column_cost, then the priority,
+ * then fg__gemm2_pingpong_first). */
 static int fg__better(const fusegen_kernel *a, const fusegen_kernel *b, const fusegen_problem *p)
 {
     long long ca, cb;
@@ -651,7 +664,9 @@ static int fg__better(const fusegen_kernel *a, const fusegen_kernel *b, const fu
     cb = fg__column_cost(b, p);
     if (ca != cb)
         return ca < cb;
-    return a->priority > b->priority;
+    if (a->priority != b->priority)
+        return a->priority > b->priority;
+    return fg__gemm2_pingpong_first(a, p) > fg__gemm2_pingpong_first(b, p);
 }
 
 fusegen_status fusegen_query(const fusegen_library *lib, const fusegen_problem *p,

@@ -152,6 +152,7 @@ class Kernel(Structure):
         ("stages2", c_int),
         ("threads2", c_int),
         ("pingpong", c_int),
+        ("pingpong2", c_int),
         ("norm", c_int),                # fusegen_norm
         ("strategy", c_int),            # fusegen_strategy
         ("max_n", c_int64),

@@ -288,6 +288,50 @@ static void test_query_pingpong_short_k(void)
     CHECK(out[0] == &portable[0]);
 }
 
+/* Chain variants that differ in GEMM2 alone: the one whose GEMM2 has a 128-row ping-pong tile
+ * goes first where GEMM2's K (the chain's N) is at most 3072, whatever the table order;
+ * beyond, the keys tie and the table order stands. */
+static void test_query_gemm2_pingpong(void)
+{
+    fusegen_kernel coop2 = g_kernels[K_CHAIN], pp2 = g_kernels[K_CHAIN];
+    coop2.name = "tail_sm90a_128x128x64_s3_row_g2_128x256x64_s3";
+    pp2.name = "tail_sm90a_128x128x64_s3_row_g2_128x128x64_s5_pingpong";
+    coop2.sm = pp2.sm = 90;
+    coop2.arch_specific = pp2.arch_specific = 1;
+    coop2.tile2_m = pp2.tile2_m = 128;
+    coop2.tile2_n = 256;
+    pp2.tile2_n = 128;
+    pp2.pingpong2 = 1;
+    const fusegen_kernel table[] = {coop2, pp2};
+    const fusegen_library lib = {.name = "g2", .generator_version = "0.1.0", .spec_sha256 = "0",
+                                 .kernels = table, .n_kernels = 2};
+    const fusegen_kernel *out[2];
+    size_t n = 0;
+    fusegen_problem p = chain_problem();                /* N = 1000 */
+    p.sm = 90;
+    CHECK(fusegen_query(&lib, &p, out, 2, &n) == FUSEGEN_OK && n == 2);
+    CHECK(out[0] == &table[1] && out[1] == &table[0]);
+    /* a ping-pong GEMM2 of 64 rows (tile2_m 64) gets no such preference */
+    fusegen_kernel pp64[] = {coop2, pp2};
+    pp64[1].tile2_m = 64;
+    const fusegen_library lib64 = {.name = "g2", .generator_version = "0.1.0", .spec_sha256 = "0",
+                                   .kernels = pp64, .n_kernels = 2};
+    CHECK(fusegen_query(&lib64, &p, out, 2, &n) == FUSEGEN_OK && n == 2);
+    CHECK(out[0] == &pp64[0]);
+    /* past K = 3072 for GEMM2 (N > 3072; a split GEMM1, as a row one holds at most 1024) */
+    fusegen_kernel split[] = {coop2, pp2};
+    split[0].strategy = split[1].strategy = FUSEGEN_STRATEGY_SPLIT;
+    split[0].max_n = split[1].max_n = 0;
+    const fusegen_library libs = {.name = "g2", .generator_version = "0.1.0", .spec_sha256 = "0",
+                                  .kernels = split, .n_kernels = 2};
+    p.n = 3072;
+    CHECK(fusegen_query(&libs, &p, out, 2, &n) == FUSEGEN_OK && n == 2);
+    CHECK(out[0] == &split[1]);
+    p.n = 3080;
+    CHECK(fusegen_query(&libs, &p, out, 2, &n) == FUSEGEN_OK && n == 2);
+    CHECK(out[0] == &split[0]);
+}
+
 /* The Hopper 128x128 ping-pong split tile goes first for 640 < N <= 1280 and K <= 3072 (ahead
  * of 128x256 cooperative, 64x256 ping-pong and 128x160), and nowhere else. */
 static void test_query_pingpong128_split(void)
@@ -920,6 +964,7 @@ int main(void)
     test_query_column_cost();
     test_query_pingpong_short_k();
     test_query_pingpong128_split();
+    test_query_gemm2_pingpong();
     test_query_col_split_long_k();
     test_query_pingpong_row();
     test_query_tile_n160();

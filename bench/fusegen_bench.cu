@@ -482,6 +482,7 @@ void usage(FILE *f)
             "                       (default), or kn, [K, N]\n"
             "  --only SUBSTRING     only the problems whose name contains SUBSTRING (any case)\n"
             "  --all-variants       also time every eligible kernel of the library, not only the selected one\n"
+            "                       (the fused kernels and the plain GEMM's)\n"
             "  --spec FILE          measure the kernels of this spec (compiled for this GPU by the JIT)\n"
             "                       instead of the default library\n"
             "  --csv FILE           write the results as CSV\n"
@@ -1294,15 +1295,17 @@ std::string at_clock(double mhz)
 }
 
 // The library's plain GEMM kernel (no epilogue) on a fused problem's shape, checked at
-// construction against cuBLASLt's result (computed into scratch). usable() is false when the
-// library has none for this device or its result is off; then it is not timed.
+// construction against cuBLASLt's result (computed into scratch): the one fusegen_select picks,
+// or the given one. usable() is false when the library has none for this device or its result
+// is off; then it is not timed.
 class PlainGemm {
 public:
     PlainGemm(Ctx &c, int64_t M, int64_t N, int64_t K, int R, const std::vector<DevBuf> &xs, const DevBuf &w,
-              DevBuf &scratch)
+              DevBuf &scratch, const fusegen_kernel *given = nullptr)
         : c_(c), R_(R), xs_(xs), out_(size_t(M) * size_t(N) * 2), p_(bf16_problem(M, N, K, "", c.opt.b_kn))
     {
-        if (fusegen_select(c.lib, &p_, &kernel_) != FUSEGEN_OK) {
+        kernel_ = given;
+        if (!kernel_ && fusegen_select(c.lib, &p_, &kernel_) != FUSEGEN_OK) {
             kernel_ = nullptr;
             return;
         }
@@ -1320,6 +1323,8 @@ public:
         err_ = rel_l2(to_host(out_), to_host(scratch));
     }
     bool usable() const { return kernel_ != nullptr && err_ <= kTolerance; }
+    const fusegen_kernel *kernel() const { return kernel_; }
+    const fusegen_problem &problem() const { return p_; }
     void enqueue(int i)
     {
         args_.a = xs_[size_t(i % R_)].get();
@@ -1455,6 +1460,16 @@ std::vector<Row> bench_fused(Ctx &c, const Shape &sh)
     auto gemm_rep = [&](int i) { g0.run(xs[size_t(i % R)].get(), w.get(), nullptr, d_gemm.get()); };
     g0.tune([&] { return time_median_ms(c, kTuneWarmup, kTuneReps, 1, gemm_rep); });
     PlainGemm plain(c, M, N, K, R, xs, w, d_gemm);
+    // with --all-variants, the library's other plain kernels for this shape too
+    std::deque<PlainGemm> plain_others;   // stable addresses: the timer's closures point into them
+    if (c.opt.all_variants && plain.kernel()) {
+        std::vector<const fusegen_kernel *> all(c.lib->n_kernels, nullptr);
+        size_t found = 0;
+        FG(fusegen_query(c.lib, &plain.problem(), all.data(), all.size(), &found));
+        for (size_t i = 0; i < found && i < all.size(); ++i)
+            if (all[i] && all[i] != plain.kernel())
+                plain_others.emplace_back(c, M, N, K, R, xs, w, d_gemm, all[i]);
+    }
 
     // 2. unfused: GEMM + bias + residual (D = pre_norm), then LayerNorm + ReLU
     LtGemm g1(c, M, N, K, CUBLASLT_EPILOGUE_BIAS, bias.get(), true, c.opt.b_kn);
@@ -1519,6 +1534,11 @@ std::vector<Row> bench_fused(Ctx &c, const Shape &sh)
     Interleaved timer(c, sh.name);
     const size_t t_gemm = timer.add("cublaslt-gemm", 1, gemm_rep);
     const size_t t_plain = plain.usable() ? timer.add("fusegen-gemm", 1, [&](int i) { plain.enqueue(i); }) : SIZE_MAX;
+    std::vector<size_t> t_plain_others;
+    for (PlainGemm &o : plain_others)
+        t_plain_others.push_back(o.usable() ? timer.add(std::string("fusegen-gemm:") + o.kernel()->name, 1,
+                                                        [&o](int i) { o.enqueue(i); })
+                                            : SIZE_MAX);
     const size_t t_unfused = timer.add("unfused", 2, unfused_rep);
     add_fused_runs(c, timer, p, runs, xs, rs, 1);
     const std::vector<double> ms = timer.run();
@@ -1532,6 +1552,10 @@ std::vector<Row> bench_fused(Ctx &c, const Shape &sh)
     printf("  cuBLASLt GEMM                       %9.4f ms  (%s)%s\n", base.gemm_ms, g0.describe().c_str(),
            at_clock(base.gemm_mhz).c_str());
     plain.report(base.fusegen_gemm_ms, base.fusegen_gemm_mhz);
+    for (size_t i = 0; i < plain_others.size(); ++i) {
+        const size_t t = t_plain_others[i];
+        plain_others[i].report(t == SIZE_MAX ? NAN : ms[t], t == SIZE_MAX ? NAN : timer.clocks(t).mean_mhz());
+    }
     printf("  unfused (GEMM+bias+residual, LN)    %9.4f ms  (%s)%s\n", base.unfused_ms, g1.describe().c_str(),
            at_clock(base.unfused_mhz).c_str());
 

@@ -2,19 +2,23 @@
  * check of a kernel for a problem, dispatch (query, select, find), workspace sizing, and the
  * checked launch.
  *
- * One internal check, fg__check, decides whether a kernel can run a problem. It writes one
- * reason and returns the status that reason deserves, so fusegen_why_not (reason only),
- * fusegen_query (reason per kernel) and fusegen_run (status + reason) agree by construction.
+ * Three internal checks decide whether a kernel can run a problem: fg__check_problem (the
+ * problem alone: a bad one is INVALID_ARGUMENT whatever the library holds), fg__check_kernel
+ * (this kernel against the problem) and fg__check_arch (the device, the one check that may call
+ * CUDA, so it runs last). Each writes one reason and returns the status that reason deserves, so
+ * fusegen_why_not (reason only), fusegen_query (reason per kernel) and fusegen_run (status +
+ * reason) agree by construction.
  *
  * Nothing here allocates device memory, synchronizes or copies. The only CUDA calls are
- * cudaGetDevice and cudaDeviceGetAttribute (when a problem says sm = 0), the kernel's launch
- * function, and the error-string functions. */
+ * cudaGetDevice and cudaDeviceGetAttribute (the device's compute capability, read once per
+ * device), the kernel's launch function, and the error-string functions. */
 #include "fusegen.h"
 #include "fusegen_internal.h"
 #include "fusegen_workspace.h"
 
 #include <inttypes.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -29,10 +33,16 @@ enum {
     FG__REASON_LEN = 384,       /* one kernel's reason */
     FG__GRID_ROWS_MAX = 65535,  /* row tiles go on gridDim.y */
     FG__PTR_ALIGN = 16,         /* every tensor and vector pointer */
-    FG__WS_ALIGN = 256          /* the workspace pointer */
+    FG__WS_ALIGN = 256,         /* the workspace pointer */
+    FG__MAX_DEVICES = 64        /* device ordinals whose compute capability is cached */
 };
 
 #define FG__DIM_LIMIT ((int64_t)1 << 31)   /* m, n, k, n2 must be below this */
+/* The kernels count rows, columns, k steps and tiles in 32-bit ints: a size rounded up to its
+ * tile, and the number of tiles, must stay at or below this. */
+#define FG__INT_MAX ((int64_t)INT32_MAX)
+/* A Hopper kernel's TMA descriptors take row strides below 2^40 bytes. */
+#define FG__TMA_STRIDE_LIMIT ((int64_t)1 << 40)
 
 static _Thread_local char fg__detail[FG__DETAIL_LEN];
 /* fusegen_why_not writes here when the caller gives no buffer. */
@@ -265,9 +275,38 @@ typedef struct fg__arch {
     char why[FG__REASON_LEN];
 } fg__arch;
 
+/* The current device's compute capability x10. A device's capability cannot change, so it is
+ * read once per device ordinal (cudaDeviceGetAttribute twice) and after that costs one
+ * cudaGetDevice. */
+static _Atomic int fg__device_sm_cache[FG__MAX_DEVICES];
+
+static cudaError_t fg__device_sm(int *sm)
+{
+    int dev = 0, major = 0, minor = 0, cached;
+    cudaError_t e = cudaGetDevice(&dev);
+    if (e != cudaSuccess)
+        return e;
+    if (dev >= 0 && dev < FG__MAX_DEVICES) {
+        cached = atomic_load_explicit(&fg__device_sm_cache[dev], memory_order_relaxed);
+        if (cached > 0) {
+            *sm = cached;
+            return cudaSuccess;
+        }
+    }
+    e = cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev);
+    if (e == cudaSuccess)
+        e = cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev);
+    if (e != cudaSuccess)
+        return e;
+    *sm = major * 10 + minor;
+    if (dev >= 0 && dev < FG__MAX_DEVICES)
+        atomic_store_explicit(&fg__device_sm_cache[dev], *sm, memory_order_relaxed);
+    return cudaSuccess;
+}
+
 static fusegen_status fg__resolve_sm(const fusegen_problem *p, fg__arch *a)
 {
-    int dev = 0, major = 0, minor = 0;
+    int sm = 0;
     cudaError_t e;
 
     if (a->resolved)
@@ -278,16 +317,8 @@ static fusegen_status fg__resolve_sm(const fusegen_problem *p, fg__arch *a)
         a->sm = p->sm;
         return a->st = FUSEGEN_OK;
     }
-    if (p->sm < 0)
-        return a->st = fg__reason(a->why, sizeof a->why, FUSEGEN_ERR_INVALID_ARGUMENT,
-                                  "p->sm = %d is negative; give a compute capability x10 (e.g. 90) "
-                                  "or 0 for the current device", p->sm);
-    a->from_device = 1;
-    e = cudaGetDevice(&dev);
-    if (e == cudaSuccess)
-        e = cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev);
-    if (e == cudaSuccess)
-        e = cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev);
+    a->from_device = 1;   /* p->sm is 0 (fg__check_problem refused a negative one) */
+    e = fg__device_sm(&sm);
     if (e != cudaSuccess) {
         /* Do not leave our own failure behind for a later cudaGetLastError to report. */
         (void)cudaGetLastError();
@@ -295,18 +326,16 @@ static fusegen_status fg__resolve_sm(const fusegen_problem *p, fg__arch *a)
                                   "p->sm = 0 asks for the current device, but its compute capability "
                                   "could not be read: %s: %s", cudaGetErrorName(e), cudaGetErrorString(e));
     }
-    a->sm = major * 10 + minor;
+    a->sm = sm;
     return a->st = FUSEGEN_OK;
 }
 
 /* ---- the eligibility check ---------------------------------------------------------------- */
 
+/* The matches below compare values fg__check_problem has found valid. */
 static fusegen_status fg__check_dtype(const char *field, fusegen_dtype want, fusegen_dtype got,
                                       char *buf, size_t len)
 {
-    if (!fg__dtype_valid(got))
-        return fg__reason(buf, len, FUSEGEN_ERR_INVALID_ARGUMENT,
-                          "p->%s = %d is not a fusegen_dtype (f16 = 1, bf16 = 2, f32 = 3)", field, (int)got);
     if (got != want)
         return fg__reason(buf, len, FUSEGEN_ERR_NOT_SUPPORTED,
                           "p->%s = %s but the kernel takes %s = %s", field, fg__dtype_name(got), field,
@@ -317,9 +346,6 @@ static fusegen_status fg__check_dtype(const char *field, fusegen_dtype want, fus
 static fusegen_status fg__check_layout(const char *field, fusegen_layout want, fusegen_layout got,
                                        char *buf, size_t len)
 {
-    if (!fg__layout_valid(got))
-        return fg__reason(buf, len, FUSEGEN_ERR_INVALID_ARGUMENT,
-                          "p->%s = %d is not a fusegen_layout (nk = 0, kn = 1)", field, (int)got);
     if (got != want)
         return fg__reason(buf, len, FUSEGEN_ERR_NOT_SUPPORTED,
                           "p->%s = %s but the kernel takes %s = %s", field, fg__layout_name(got), field,
@@ -330,10 +356,6 @@ static fusegen_status fg__check_layout(const char *field, fusegen_layout want, f
 static fusegen_status fg__check_epilogue(const char *field, const char *want, const char *got,
                                          char *buf, size_t len)
 {
-    if (!got)
-        return fg__reason(buf, len, FUSEGEN_ERR_INVALID_ARGUMENT,
-                          "p->%s is NULL; give the epilogue signature (this kernel's is \"%s\")", field,
-                          fg__str(want));
     if (!want || strcmp(got, want) != 0)
         return fg__reason(buf, len, FUSEGEN_ERR_NOT_SUPPORTED,
                           "p->%s = \"%s\" but the kernel computes \"%s\"", field, got, fg__str(want));
@@ -369,13 +391,14 @@ static fusegen_status fg__check_multiple(const char *field, int64_t v, int align
     return FUSEGEN_OK;
 }
 
-/* One leading dimension: ld (0: packed), the row length it must cover, the rows it spans and
- * the element size, for the byte-extent check. */
+/* One leading dimension: ld (0: packed), the row length it must cover, the rows it spans, the
+ * element size (for the byte-extent check) and the largest row stride in bytes (0: none). */
 static fusegen_status fg__check_ld(const char *field, int64_t ld, const char *row_name, int64_t row,
-                                   int64_t rows, size_t elem_bytes, int align, char *buf, size_t len)
+                                   int64_t rows, size_t elem_bytes, int align, int64_t stride_limit,
+                                   char *buf, size_t len)
 {
     int64_t eff = ld == 0 ? row : ld;
-    int64_t extent;
+    int64_t extent, stride;
     if (ld < 0)
         return fg__reason(buf, len, FUSEGEN_ERR_INVALID_ARGUMENT,
                           "p->%s = %" PRId64 " is negative (0 means packed, %" PRId64 ")", field, ld, row);
@@ -393,6 +416,10 @@ static fusegen_status fg__check_ld(const char *field, int64_t ld, const char *ro
         return fg__reason(buf, len, FUSEGEN_ERR_INVALID_ARGUMENT,
                           "p->%s = %" PRId64 " makes the tensor span more than 2^63 bytes (%" PRId64 " rows)",
                           field, ld, rows);
+    if (stride_limit > 0 && (!fg__mul_i64(eff, (int64_t)elem_bytes, &stride) || stride >= stride_limit))
+        return fg__reason(buf, len, FUSEGEN_ERR_INVALID_ARGUMENT,
+                          "p->%s = %" PRId64 " is a row stride of 2^40 bytes or more, which a Hopper "
+                          "kernel's TMA descriptor cannot take", field, ld);
     return FUSEGEN_OK;
 }
 
@@ -403,23 +430,118 @@ static fusegen_status fg__check_ld(const char *field, int64_t ld, const char *ro
             return fg__st_;                                                                        \
     } while (0)
 
-/* Can kernel k run problem p? FUSEGEN_OK, or the status of the first failed constraint with its
- * reason in buf. The checks run in the documented order: problem, dtypes, layout, epilogue,
- * chain, architecture, sizes, row limit, alignment, leading dimensions, grid. */
-static fusegen_status fg__check(const fusegen_kernel *k, const fusegen_problem *p, fg__arch *arch,
-                                char *buf, size_t len)
+static int fg__problem_is_chain(const fusegen_problem *p)
 {
-    int p_chain, align;
+    return p->epilogue2 != NULL || p->n2 > 0;
+}
+
+/* What is wrong with p whatever the kernel, in this order: NULL, an unknown enum value, a NULL
+ * epilogue, a negative n2 or sm, a size out of range, sizes whose products overflow, a leading
+ * dimension of A or B that is negative, shorter than its row or too large. INVALID_ARGUMENT
+ * with the reason in buf, and no CUDA call: every entry point runs this first, so a bad problem
+ * is reported as itself, never as "no kernel can run it" (which fusegen_select_or_jit would
+ * answer with a compile). */
+static fusegen_status fg__check_problem(const fusegen_problem *p, char *buf, size_t len)
+{
+    static const char *const dtype_fields[3] = {"a", "b", "out"};
+    const fusegen_dtype dtypes[3] = {p ? p->a : 0, p ? p->b : 0, p ? p->out : 0};
+    int i, chain;
+
+    if (buf && len)
+        buf[0] = '\0';
+    if (!p)
+        return fg__reason(buf, len, FUSEGEN_ERR_INVALID_ARGUMENT, "the problem is NULL");
+    for (i = 0; i < 3; i++)
+        if (!fg__dtype_valid(dtypes[i]))
+            return fg__reason(buf, len, FUSEGEN_ERR_INVALID_ARGUMENT,
+                              "p->%s = %d is not a fusegen_dtype (f16 = 1, bf16 = 2, f32 = 3)", dtype_fields[i],
+                              (int)dtypes[i]);
+    if (!fg__layout_valid(p->b_layout))
+        return fg__reason(buf, len, FUSEGEN_ERR_INVALID_ARGUMENT,
+                          "p->b_layout = %d is not a fusegen_layout (nk = 0, kn = 1)", (int)p->b_layout);
+    if (!p->epilogue)
+        return fg__reason(buf, len, FUSEGEN_ERR_INVALID_ARGUMENT,
+                          "p->epilogue is NULL; give the epilogue signature (\"\" for a plain GEMM)");
+    if (p->n2 < 0)
+        return fg__reason(buf, len, FUSEGEN_ERR_INVALID_ARGUMENT,
+                          "p->n2 = %" PRId64 " is negative (0 for a single GEMM, > 0 for a chain)", p->n2);
+    chain = fg__problem_is_chain(p);
+    if (chain && !fg__layout_valid(p->b2_layout))
+        return fg__reason(buf, len, FUSEGEN_ERR_INVALID_ARGUMENT,
+                          "p->b2_layout = %d is not a fusegen_layout (nk = 0, kn = 1)", (int)p->b2_layout);
+    if (chain && !p->epilogue2)
+        return fg__reason(buf, len, FUSEGEN_ERR_INVALID_ARGUMENT,
+                          "p->n2 = %" PRId64 " makes a chain but p->epilogue2 is NULL; give GEMM2's epilogue "
+                          "signature", p->n2);
+    if (p->sm < 0)
+        return fg__reason(buf, len, FUSEGEN_ERR_INVALID_ARGUMENT,
+                          "p->sm = %d is negative; give a compute capability x10 (e.g. 90) "
+                          "or 0 for the current device", p->sm);
+
+    FG__TRY(fg__check_dim("m", p->m, buf, len));
+    FG__TRY(fg__check_dim("n", p->n, buf, len));
+    FG__TRY(fg__check_dim("k", p->k, buf, len));
+    if (chain)
+        FG__TRY(fg__check_dim("n2", p->n2, buf, len));
+    FG__TRY(fg__check_product("m", p->m, "n", p->n, buf, len));
+    FG__TRY(fg__check_product("m", p->m, "k", p->k, buf, len));
+    FG__TRY(fg__check_product("n", p->n, "k", p->k, buf, len));
+    if (chain) {
+        FG__TRY(fg__check_product("m", p->m, "n2", p->n2, buf, len));
+        FG__TRY(fg__check_product("n", p->n, "n2", p->n2, buf, len));
+    }
+    /* A and B, which every kernel reads (alignment and the TMA limit depend on the kernel) */
+    FG__TRY(fg__check_ld("lda", p->lda, "k", p->k, p->m, fg__dtype_bytes(p->a), 1, 0, buf, len));
+    if (p->b_layout == FUSEGEN_LAYOUT_NK)
+        FG__TRY(fg__check_ld("ldb", p->ldb, "k", p->k, p->n, fg__dtype_bytes(p->b), 1, 0, buf, len));
+    else
+        FG__TRY(fg__check_ld("ldb", p->ldb, "n", p->n, p->k, fg__dtype_bytes(p->b), 1, 0, buf, len));
+    return FUSEGEN_OK;
+}
+
+/* A size the kernel rounds up to whole tiles: v + tile - 1 must fit the kernels' ints. */
+static fusegen_status fg__check_tiled(const char *field, int64_t v, int tile, const char *what, char *buf,
+                                      size_t len)
+{
+    if (tile > 0 && v > FG__INT_MAX - (tile - 1))
+        return fg__reason(buf, len, FUSEGEN_ERR_NOT_SUPPORTED,
+                          "p->%s = %" PRId64 " rounded up to %s of %d passes 2^31 - 1 (the kernels count in "
+                          "32-bit ints)", field, v, what, tile);
+    return FUSEGEN_OK;
+}
+
+/* The tiles of one GEMM (M x N over tile_m x tile_n): their count fits the kernels' ints, and
+ * the row tiles fit the grid's y. */
+static fusegen_status fg__check_tile_count(const char *gemm, int64_t m, int64_t n, int tile_m, int tile_n,
+                                           char *buf, size_t len)
+{
+    int64_t tiles_m = (m + tile_m - 1) / tile_m, tiles_n = (n + tile_n - 1) / tile_n, count;
+    if (tiles_m > FG__GRID_ROWS_MAX)
+        return fg__reason(buf, len, FUSEGEN_ERR_NOT_SUPPORTED,
+                          "p->m = %" PRId64 " needs %" PRId64 " row tiles of %d%s but the grid allows %d",
+                          m, tiles_m, tile_m, gemm, FG__GRID_ROWS_MAX);
+    if (!fg__mul_i64(tiles_m, tiles_n, &count) || count > FG__INT_MAX)
+        return fg__reason(buf, len, FUSEGEN_ERR_NOT_SUPPORTED,
+                          "%" PRId64 " x %" PRId64 " tiles of %dx%d%s are more than 2^31 - 1 (the kernels count "
+                          "in 32-bit ints)", tiles_m, tiles_n, tile_m, tile_n, gemm);
+    return FUSEGEN_OK;
+}
+
+/* Can kernel k run problem p, which passed fg__check_problem, on a device it was built for?
+ * FUSEGEN_OK, or the status of the first failed constraint with its reason in buf. The checks
+ * run in the documented order: dtypes, layout, epilogue, chain, the kernel's own limits (tile
+ * rounding, workspace), the row limit, alignment, leading dimensions, grid. No CUDA call. */
+static fusegen_status fg__check_kernel(const fusegen_kernel *k, const fusegen_problem *p, char *buf, size_t len)
+{
+    int p_chain, align, tile_n, tile_k;
     const char *ldb_row, *ldb2_row;
-    int64_t ldb_len, ldb_rows, ldb2_len, ldb2_rows, tiles;
+    int64_t ldb_len, ldb_rows, ldb2_len, ldb2_rows, stride_limit;
     int i;
 
     if (buf && len)
         buf[0] = '\0';
     if (!k)
         return fg__reason(buf, len, FUSEGEN_ERR_INVALID_ARGUMENT, "the kernel is NULL");
-    if (!p)
-        return fg__reason(buf, len, FUSEGEN_ERR_INVALID_ARGUMENT, "the problem is NULL");
 
     /* what is computed */
     FG__TRY(fg__check_dtype("a", k->a, p->a, buf, len));
@@ -427,11 +549,7 @@ static fusegen_status fg__check(const fusegen_kernel *k, const fusegen_problem *
     FG__TRY(fg__check_dtype("out", k->out, p->out, buf, len));
     FG__TRY(fg__check_layout("b_layout", k->b_layout, p->b_layout, buf, len));
     FG__TRY(fg__check_epilogue("epilogue", k->epilogue, p->epilogue, buf, len));
-
-    if (p->n2 < 0)
-        return fg__reason(buf, len, FUSEGEN_ERR_INVALID_ARGUMENT,
-                          "p->n2 = %" PRId64 " is negative (0 for a single GEMM, > 0 for a chain)", p->n2);
-    p_chain = p->epilogue2 != NULL || p->n2 > 0;
+    p_chain = fg__problem_is_chain(p);
     if (k->chain && !p_chain)
         return fg__reason(buf, len, FUSEGEN_ERR_NOT_SUPPORTED,
                           "the kernel is a GEMM -> GEMM chain but the problem has one GEMM "
@@ -445,37 +563,21 @@ static fusegen_status fg__check(const fusegen_kernel *k, const fusegen_problem *
         FG__TRY(fg__check_epilogue("epilogue2", k->epilogue2, p->epilogue2, buf, len));
     }
 
-    /* architecture */
-    if (fg__resolve_sm(p, arch) != FUSEGEN_OK)
-        return fg__reason(buf, len, arch->st, "%s", arch->why);
-    if (arch->sm < k->sm || (k->arch_specific && arch->sm != k->sm)) {
-        char dev[48];
-        if (arch->from_device)
-            snprintf(dev, sizeof dev, "the current device is sm_%d (p->sm = 0)", arch->sm);
-        else
-            snprintf(dev, sizeof dev, "p->sm = %d", arch->sm);
-        if (k->arch_specific)
-            return fg__reason(buf, len, FUSEGEN_ERR_ARCH,
-                              "%s but the kernel is built for sm_%da only (arch-specific instructions)", dev, k->sm);
-        return fg__reason(buf, len, FUSEGEN_ERR_ARCH, "%s but the kernel needs sm_%d or newer", dev, k->sm);
-    }
-
-    /* sizes */
-    FG__TRY(fg__check_dim("m", p->m, buf, len));
-    FG__TRY(fg__check_dim("n", p->n, buf, len));
-    FG__TRY(fg__check_dim("k", p->k, buf, len));
-    if (k->chain)
-        FG__TRY(fg__check_dim("n2", p->n2, buf, len));
-    FG__TRY(fg__check_product("m", p->m, "n", p->n, buf, len));
-    FG__TRY(fg__check_product("m", p->m, "k", p->k, buf, len));
-    FG__TRY(fg__check_product("n", p->n, "k", p->k, buf, len));
-    if (k->chain) {
-        FG__TRY(fg__check_product("m", p->m, "n2", p->n2, buf, len));
-        FG__TRY(fg__check_product("n", p->n, "n2", p->n2, buf, len));
-    }
-    if (fg__is_split(k) && k->tile_n <= 0)
+    /* the kernel's own limits: a corrupt table, sizes its ints cannot count, the workspace */
+    if (k->tile_m <= 0 || (fg__is_split(k) && k->tile_n <= 0) || (k->chain && k->tile2_m <= 0))
         return fg__reason(buf, len, FUSEGEN_ERR_INVALID_ARGUMENT,
-                          "the kernel's tile_n = %d is not positive (corrupt dispatch table)", k->tile_n);
+                          "the kernel's tile_m = %d, tile_n = %d, tile2_m = %d are not all positive "
+                          "(corrupt dispatch table)", k->tile_m, k->tile_n, k->tile2_m);
+    tile_n = k->tile_n > 0 ? k->tile_n : 1;
+    tile_k = k->tile_k > 0 ? k->tile_k : 1;
+    FG__TRY(fg__check_tiled("m", p->m, k->tile_m, "row tiles", buf, len));
+    FG__TRY(fg__check_tiled("n", p->n, tile_n, "column tiles", buf, len));
+    FG__TRY(fg__check_tiled("k", p->k, tile_k, "k tiles", buf, len));
+    if (k->chain) {
+        FG__TRY(fg__check_tiled("m", p->m, k->tile2_m, "GEMM2's row tiles", buf, len));
+        FG__TRY(fg__check_tiled("n2", p->n2, k->tile2_n > 0 ? k->tile2_n : 1, "GEMM2's column tiles", buf, len));
+        FG__TRY(fg__check_tiled("n", p->n, k->tile2_k > 0 ? k->tile2_k : 1, "GEMM2's k tiles", buf, len));
+    }
     {
         size_t total;
         if (!fg__ws_fits(k, p, &total))
@@ -499,21 +601,28 @@ static fusegen_status fg__check(const fusegen_kernel *k, const fusegen_problem *
     if (k->chain)
         FG__TRY(fg__check_multiple("n2", p->n2, align, buf, len));
 
-    /* leading dimensions (0: packed) */
+    /* leading dimensions (0: packed) of the tensors this kernel uses; a chain's GEMM1 writes
+     * into the workspace, so it has no out (nor ldo) */
+    stride_limit = k->arch_specific ? FG__TMA_STRIDE_LIMIT : 0;
     if (k->b_layout == FUSEGEN_LAYOUT_NK) {
         ldb_row = "k"; ldb_len = p->k; ldb_rows = p->n;
     } else {
         ldb_row = "n"; ldb_len = p->n; ldb_rows = p->k;
     }
-    FG__TRY(fg__check_ld("lda", p->lda, "k", p->k, p->m, fg__dtype_bytes(k->a), align, buf, len));
-    FG__TRY(fg__check_ld("ldb", p->ldb, ldb_row, ldb_len, ldb_rows, fg__dtype_bytes(k->b), align, buf, len));
-    FG__TRY(fg__check_ld("ldo", p->ldo, "n", p->n, p->m, fg__dtype_bytes(k->out), align, buf, len));
+    FG__TRY(fg__check_ld("lda", p->lda, "k", p->k, p->m, fg__dtype_bytes(k->a), align, stride_limit, buf, len));
+    FG__TRY(fg__check_ld("ldb", p->ldb, ldb_row, ldb_len, ldb_rows, fg__dtype_bytes(k->b), align, stride_limit,
+                         buf, len));
+    if (!k->chain)
+        FG__TRY(fg__check_ld("ldo", p->ldo, "n", p->n, p->m, fg__dtype_bytes(k->out), align, stride_limit, buf,
+                             len));
     if (k->uses_residual)
-        FG__TRY(fg__check_ld("ldr", p->ldr, "n", p->n, p->m, fg__dtype_bytes(k->out), align, buf, len));
+        FG__TRY(fg__check_ld("ldr", p->ldr, "n", p->n, p->m, fg__dtype_bytes(k->out), align, stride_limit, buf,
+                             len));
     for (i = 0; i < k->n_stores && i < FUSEGEN_MAX_STORES; i++) {
         char field[24];
         snprintf(field, sizeof field, "ld_store[%d]", i);
-        FG__TRY(fg__check_ld(field, p->ld_store[i], "n", p->n, p->m, fg__dtype_bytes(k->out), align, buf, len));
+        FG__TRY(fg__check_ld(field, p->ld_store[i], "n", p->n, p->m, fg__dtype_bytes(k->out), align,
+                             stride_limit, buf, len));
     }
     if (k->chain) {
         if (k->b2_layout == FUSEGEN_LAYOUT_NK) {
@@ -522,30 +631,48 @@ static fusegen_status fg__check(const fusegen_kernel *k, const fusegen_problem *
             ldb2_row = "n2"; ldb2_len = p->n2; ldb2_rows = p->n;
         }
         FG__TRY(fg__check_ld("ldb2", p->ldb2, ldb2_row, ldb2_len, ldb2_rows, fg__dtype_bytes(k->b), align,
+                             stride_limit, buf, len));
+        FG__TRY(fg__check_ld("ldo2", p->ldo2, "n2", p->n2, p->m, fg__dtype_bytes(k->out), align, stride_limit,
                              buf, len));
-        FG__TRY(fg__check_ld("ldo2", p->ldo2, "n2", p->n2, p->m, fg__dtype_bytes(k->out), align, buf, len));
     }
 
-    /* grid: row tiles on gridDim.y */
-    if (k->tile_m <= 0)
-        return fg__reason(buf, len, FUSEGEN_ERR_INVALID_ARGUMENT,
-                          "the kernel's tile_m = %d is not positive (corrupt dispatch table)", k->tile_m);
-    tiles = (p->m + k->tile_m - 1) / k->tile_m;
-    if (tiles > FG__GRID_ROWS_MAX)
-        return fg__reason(buf, len, FUSEGEN_ERR_NOT_SUPPORTED,
-                          "p->m = %" PRId64 " needs %" PRId64 " row tiles of %d but the grid allows %d",
-                          p->m, tiles, k->tile_m, FG__GRID_ROWS_MAX);
-    if (k->chain) {
-        if (k->tile2_m <= 0)
-            return fg__reason(buf, len, FUSEGEN_ERR_INVALID_ARGUMENT,
-                              "the kernel's tile2_m = %d is not positive (corrupt dispatch table)", k->tile2_m);
-        tiles = (p->m + k->tile2_m - 1) / k->tile2_m;
-        if (tiles > FG__GRID_ROWS_MAX)
-            return fg__reason(buf, len, FUSEGEN_ERR_NOT_SUPPORTED,
-                              "p->m = %" PRId64 " needs %" PRId64 " row tiles of %d in GEMM2 but the grid allows %d",
-                              p->m, tiles, k->tile2_m, FG__GRID_ROWS_MAX);
-    }
+    /* grid: row tiles on gridDim.y, and the tile count */
+    FG__TRY(fg__check_tile_count("", p->m, p->n, k->tile_m, tile_n, buf, len));
+    if (k->chain)
+        FG__TRY(fg__check_tile_count(" in GEMM2", p->m, p->n2, k->tile2_m, k->tile2_n > 0 ? k->tile2_n : 1, buf,
+                                     len));
     return FUSEGEN_OK;
+}
+
+/* Was kernel k built for the device? p->sm, or the current device when it is 0. This is the
+ * one check that may call CUDA; it runs after every other. */
+static fusegen_status fg__check_arch(const fusegen_kernel *k, const fusegen_problem *p, fg__arch *arch, char *buf,
+                                     size_t len)
+{
+    char dev[48];
+    if (fg__resolve_sm(p, arch) != FUSEGEN_OK)
+        return fg__reason(buf, len, arch->st, "%s", arch->why);
+    if (arch->sm >= k->sm && (!k->arch_specific || arch->sm == k->sm))
+        return FUSEGEN_OK;
+    if (arch->from_device)
+        snprintf(dev, sizeof dev, "the current device is sm_%d (p->sm = 0)", arch->sm);
+    else
+        snprintf(dev, sizeof dev, "p->sm = %d", arch->sm);
+    if (k->arch_specific)
+        return fg__reason(buf, len, FUSEGEN_ERR_ARCH,
+                          "%s but the kernel is built for sm_%da only (arch-specific instructions)", dev, k->sm);
+    return fg__reason(buf, len, FUSEGEN_ERR_ARCH, "%s but the kernel needs sm_%d or newer", dev, k->sm);
+}
+
+/* The three checks in their order (fusegen_why_not, fusegen_workspace_size). */
+static fusegen_status fg__check(const fusegen_kernel *k, const fusegen_problem *p, fg__arch *arch,
+                                char *buf, size_t len)
+{
+    if (!k)
+        return fg__reason(buf, len, FUSEGEN_ERR_INVALID_ARGUMENT, "the kernel is NULL");
+    FG__TRY(fg__check_problem(p, buf, len));
+    FG__TRY(fg__check_kernel(k, p, buf, len));
+    return fg__check_arch(k, p, arch, buf, len);
 }
 
 /* ---- public: eligibility and dispatch ----------------------------------------------------- */
@@ -624,7 +751,8 @@ static long long fg__column_cost(const fusegen_kernel *k, const fusegen_problem 
  * kernel with a 64-row tile as wide as a row of up to 320 (the cooperative tiles whose consumers
  * split the columns, the 64x320 ping-pong one) loads a whole B tile for every 64 rows: past
  * K = 1024 that costs more than the normalize pass it saves, so there it ranks after the Hopper
- * split kernels, before the portable ones. On an H200 at N = 320 (bench/NOTES.md v40-v41, v45)
+ * split kernels (and so after the portable row kernels too, which the default library bounds
+ * to N <= 256), before the portable split ones. On an H200 at N = 320 (bench/NOTES.md v40-v41, v45)
  * against 128x160 split: 64x320 cooperative 0.0377 against 0.0487 ms at K = 320, 0.0488
  * against 0.0588 at K = 640, 0.0786 against 0.0761 at K = 1280, 0.0788 against 0.0600 at
  * K = 2560 (M = 16384); 64x320 ping-pong 0.0336, 0.0458, 0.0763 against 0.0750, and 0.0798
@@ -688,13 +816,16 @@ fusegen_status fusegen_query(const fusegen_library *lib, const fusegen_problem *
     if (!lib->kernels && lib->n_kernels > 0)
         return fg__fail(FUSEGEN_ERR_INVALID_ARGUMENT, "library '%s' has n_kernels = %zu but kernels is NULL",
                         fg__str(lib->name), lib->n_kernels);
+    if (fg__check_problem(p, reason, sizeof reason) != FUSEGEN_OK)
+        return fg__fail(FUSEGEN_ERR_INVALID_ARGUMENT, "%s", reason);
 
     memset(&arch, 0, sizeof arch);
     memset(&listing, 0, sizeof listing);
     for (i = 0; i < lib->n_kernels; i++) {
         const fusegen_kernel *k = &lib->kernels[i];
         size_t at, j;
-        if (fg__check(k, p, &arch, reason, sizeof reason) != FUSEGEN_OK) {
+        if (fg__check_kernel(k, p, reason, sizeof reason) != FUSEGEN_OK ||
+            fg__check_arch(k, p, &arch, reason, sizeof reason) != FUSEGEN_OK) {
             fg__listing_add(&listing, fg__str(k->name), reason);
             continue;
         }
@@ -824,7 +955,8 @@ static fusegen_status fg__check_args(const fusegen_kernel *k, const fusegen_args
 
     FG__TRY(fg__check_ptr(k, "args.a", args->a, "the A operand"));
     FG__TRY(fg__check_ptr(k, "args.b", args->b, "the B operand"));
-    FG__TRY(fg__check_ptr(k, "args.out", args->out, "the output"));
+    if (!k->chain)   /* a chain's GEMM1 writes into the workspace; its output is out2 */
+        FG__TRY(fg__check_ptr(k, "args.out", args->out, "the output"));
     if (k->uses_bias)
         FG__TRY(fg__check_ptr(k, "args.bias", args->bias, "its epilogue adds a bias"));
     if (k->uses_residual)
@@ -852,6 +984,29 @@ static fusegen_status fg__check_args(const fusegen_kernel *k, const fusegen_args
     return FUSEGEN_OK;
 }
 
+/* An arch-specific kernel launched on any other device runs code that traps (the fault ends the
+ * CUDA context), so before its launch the current device is compared with the kernel's sm even
+ * when p->sm names one: p->sm may describe another device than the one current now. */
+static fusegen_status fg__check_device(const fusegen_kernel *k, const fusegen_problem *p, char *buf, size_t len)
+{
+    int sm = 0;
+    cudaError_t e;
+    if (!k->arch_specific || p->sm == 0)   /* p->sm = 0 already was the current device */
+        return FUSEGEN_OK;
+    e = fg__device_sm(&sm);
+    if (e != cudaSuccess) {
+        (void)cudaGetLastError();
+        return fg__reason(buf, len, FUSEGEN_ERR_CUDA,
+                          "the kernel is built for sm_%da only, and the current device's compute capability "
+                          "could not be read: %s: %s", k->sm, cudaGetErrorName(e), cudaGetErrorString(e));
+    }
+    if (sm != k->sm)
+        return fg__reason(buf, len, FUSEGEN_ERR_ARCH,
+                          "p->sm = %d but the current device is sm_%d, and the kernel is built for sm_%da only "
+                          "(arch-specific instructions)", p->sm, sm, k->sm);
+    return FUSEGEN_OK;
+}
+
 fusegen_status fusegen_run(const fusegen_kernel *k, const fusegen_problem *p, const fusegen_args *args,
                            void *workspace, size_t workspace_bytes, cudaStream_t stream)
 {
@@ -868,8 +1023,9 @@ fusegen_status fusegen_run(const fusegen_kernel *k, const fusegen_problem *p, co
     if (!args)
         return fg__fail(FUSEGEN_ERR_INVALID_ARGUMENT, "args is NULL");
 
-    memset(&arch, 0, sizeof arch);
-    st = fg__check(k, p, &arch, reason, sizeof reason);
+    if (fg__check_problem(p, reason, sizeof reason) != FUSEGEN_OK)
+        return fg__fail(FUSEGEN_ERR_INVALID_ARGUMENT, "%s", reason);
+    st = fg__check_kernel(k, p, reason, sizeof reason);
     if (st != FUSEGEN_OK)
         return fg__fail(st, "kernel %s cannot run this problem: %s", fg__str(k->name), reason);
 
@@ -889,6 +1045,15 @@ fusegen_status fusegen_run(const fusegen_kernel *k, const fusegen_problem *p, co
                             "workspace_bytes = %zu but kernel %s needs %zu bytes (fusegen_workspace_size)",
                             workspace_bytes, fg__str(k->name), need);
     }
+
+    /* the device last: the only check that may call CUDA */
+    memset(&arch, 0, sizeof arch);
+    st = fg__check_arch(k, p, &arch, reason, sizeof reason);
+    if (st != FUSEGEN_OK)
+        return fg__fail(st, "kernel %s cannot run this problem: %s", fg__str(k->name), reason);
+    st = fg__check_device(k, p, reason, sizeof reason);
+    if (st != FUSEGEN_OK)
+        return fg__fail(st, "kernel %s cannot run on this device: %s", fg__str(k->name), reason);
 
     if (k->launch_jit) {
         if (k->launch_jit(k, p, args, workspace, stream, reason, sizeof reason) != 0)

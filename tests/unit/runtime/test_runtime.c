@@ -596,8 +596,12 @@ static void test_why_not(void)
     /* chain-ness both ways, and GEMM2's fields */
     p = ln_problem(256, 1024, 512);
     p.n2 = 256;
+    p.epilogue2 = "bias+relu";
     r = fusegen_why_not(K(K_ROW80), &p, buf, sizeof buf);
     CHECK(r && strstr(r, "single GEMM"));
+    p.epilogue2 = NULL;   /* n2 > 0 makes a chain, which needs GEMM2's signature */
+    r = fusegen_why_not(K(K_ROW80), &p, buf, sizeof buf);
+    CHECK(r && strstr(r, "p->epilogue2 is NULL"));
     p.epilogue = "bias+residual+layernorm";
     p.n2 = 0;
     r = fusegen_why_not(K(K_CHAIN), &p, buf, sizeof buf);
@@ -752,7 +756,7 @@ static void test_run_problem_errors(void)
 
     /* sizes whose products overflow: the split workspace (m * n * 4 + stats) passes SIZE_MAX */
     k = K(K_SPLIT_A);
-    BAD((p.m = 2147483640, p.n = 2147483640), FUSEGEN_ERR_INVALID_ARGUMENT, "workspace", "size_t");
+    BAD((p.m = 2147482624, p.n = 2147482624), FUSEGEN_ERR_INVALID_ARGUMENT, "workspace", "size_t");
     /* the kn kernel: ldb's row length is n, and its align is 4 */
     k = K(K_F32_KN);
     p = ln_problem(64, 256, 128);
@@ -957,6 +961,128 @@ static void test_current_device(void)
     printf("current device: %s (%s)\n", have_gpu ? "present" : "none", fusegen_status_name(st));
 }
 
+/* A bad problem is INVALID_ARGUMENT from every entry point, never "no kernel can run it" (which
+ * would send fusegen_select_or_jit to the JIT), and is found before any CUDA call: with p->sm = 0
+ * and no GPU the device query would fail with FUSEGEN_ERR_CUDA. */
+static void test_bad_problem_first(void)
+{
+    fusegen_problem p = ln_problem(0, 1024, 512);
+    fusegen_args a = good_args();
+    const fusegen_kernel *k = NULL, *out[4];
+    size_t n = 7, bytes = 1;
+
+    p.sm = 0;
+    EXPECT_FAIL(fusegen_select(&g_lib, &p, &k), FUSEGEN_ERR_INVALID_ARGUMENT, "p->m = 0 must be > 0", NULL);
+    CHECK(k == NULL);
+    CHECK(strstr(fusegen_last_detail(), "no kernel") == NULL);
+    EXPECT_FAIL(fusegen_query(&g_lib, &p, out, 4, &n), FUSEGEN_ERR_INVALID_ARGUMENT, "p->m = 0", NULL);
+    CHECK(n == 0);
+    EXPECT_FAIL(fusegen_workspace_size(K(K_SPLIT_A), &p, &bytes), FUSEGEN_ERR_INVALID_ARGUMENT, "p->m = 0", NULL);
+    g_launches = 0;
+    EXPECT_FAIL(fusegen_run(K(K_ROW80), &p, &a, NULL, 0, (cudaStream_t)0), FUSEGEN_ERR_INVALID_ARGUMENT,
+                "p->m = 0", NULL);
+    CHECK(g_launches == 0);
+    p = ln_problem(256, 1024, (int64_t)1 << 31);
+    EXPECT_FAIL(fusegen_select(&g_lib, &p, &k), FUSEGEN_ERR_INVALID_ARGUMENT, "p->k = 2147483648", "2^31");
+    p = ln_problem(256, 1024, 512);
+    p.out = (fusegen_dtype)9;
+    EXPECT_FAIL(fusegen_select(&g_lib, &p, &k), FUSEGEN_ERR_INVALID_ARGUMENT, "p->out = 9", NULL);
+    p = ln_problem(256, 1024, 512);
+    p.sm = -1;
+    EXPECT_FAIL(fusegen_select(&g_lib, &p, &k), FUSEGEN_ERR_INVALID_ARGUMENT, "p->sm = -1", NULL);
+    p = ln_problem(256, 1024, 512);
+    p.lda = 100;   /* shorter than K whatever the kernel */
+    EXPECT_FAIL(fusegen_select(&g_lib, &p, &k), FUSEGEN_ERR_INVALID_ARGUMENT, "p->lda = 100", NULL);
+
+    /* with p->sm = 0, the kernel's own checks and the pointers also come before the device */
+    p = ln_problem(256, 1024, 512);
+    p.sm = 0;
+    a.a = NULL;
+    EXPECT_FAIL(fusegen_run(K(K_ROW80), &p, &a, NULL, 0, (cudaStream_t)0), FUSEGEN_ERR_INVALID_ARGUMENT,
+                "args.a is NULL", NULL);
+    a = good_args();
+    EXPECT_FAIL(fusegen_run(K(K_SPLIT_A), &p, &a, NULL, 0, (cudaStream_t)0), FUSEGEN_ERR_WORKSPACE,
+                "workspace is NULL", NULL);
+}
+
+/* Sizes in range whose tiles the kernels' 32-bit counters cannot hold, and a Hopper kernel's
+ * TMA stride limit. */
+static void test_kernel_size_limits(void)
+{
+    fusegen_problem p = ln_problem(256, 1024, 2147483640);   /* K + 63 passes 2^31 - 1 */
+    fusegen_args a = good_args();
+    fusegen_kernel hopper = g_kernels[K_ROW90A];
+
+    g_launches = 0;
+    EXPECT_FAIL(fusegen_run(K(K_ROW80), &p, &a, NULL, 0, (cudaStream_t)0), FUSEGEN_ERR_NOT_SUPPORTED,
+                "p->k = 2147483640 rounded up to k tiles of 64", "32-bit");
+    p = ln_problem(256, 2147483528, 64);   /* N + 127 passes it */
+    EXPECT_FAIL(fusegen_run(K(K_SPLIT_A), &p, &a, FAKE_PTR(32), (size_t)1 << 62, (cudaStream_t)0),
+                FUSEGEN_ERR_NOT_SUPPORTED, "p->n = 2147483528 rounded up to column tiles of 128", NULL);
+    p = ln_problem(128 * 65535, 2147482624, 64);   /* 65535 x 16777208 tiles */
+    EXPECT_FAIL(fusegen_run(K(K_SPLIT_A), &p, &a, FAKE_PTR(32), SIZE_MAX, (cudaStream_t)0),
+                FUSEGEN_ERR_NOT_SUPPORTED, "tiles of 128x128", "2^31 - 1");
+    CHECK(g_launches == 0);
+
+    /* a row stride of 2^40 bytes: fine for the portable kernel, not for a TMA descriptor */
+    p = ln_problem(2, 1024, 512);
+    p.lda = (int64_t)1 << 39;   /* bf16: 2^40 bytes */
+    hopper.launch = fake_launch;
+    g_launches = 0;
+    EXPECT_FAIL(fusegen_run(&hopper, &p, &a, NULL, 0, (cudaStream_t)0), FUSEGEN_ERR_INVALID_ARGUMENT,
+                "p->lda = 549755813888", "TMA");
+    CHECK(fusegen_run(K(K_ROW80), &p, &a, NULL, 0, (cudaStream_t)0) == FUSEGEN_OK && g_launches == 1);
+}
+
+/* A chain kernel's GEMM1 writes into the workspace: args.out and p->ldo are not looked at. */
+static void test_chain_ignores_out(void)
+{
+    fusegen_problem c = chain_problem();
+    fusegen_args a = good_args();
+    size_t need = 0;
+    a.out = NULL;
+    c.ldo = 7;
+    CHECK(fusegen_workspace_size(K(K_CHAIN), &c, &need) == FUSEGEN_OK);
+    g_launches = 0;
+    CHECK(fusegen_run(K(K_CHAIN), &c, &a, FAKE_PTR(32), need, (cudaStream_t)0) == FUSEGEN_OK && g_launches == 1);
+    a.out2 = NULL;
+    g_launches = 0;
+    EXPECT_FAIL(fusegen_run(K(K_CHAIN), &c, &a, FAKE_PTR(32), need, (cudaStream_t)0), FUSEGEN_ERR_INVALID_ARGUMENT,
+                "args.out2 is NULL", NULL);
+}
+
+/* An arch-specific kernel is checked against the current device even when p->sm names one:
+ * without a GPU that is a CUDA error, on an sm_90 device a launch, elsewhere FUSEGEN_ERR_ARCH. */
+static void test_run_checks_device(void)
+{
+    fusegen_problem p = ln_problem(256, 1024, 512);
+    fusegen_args a = good_args();
+    fusegen_kernel hopper = g_kernels[K_ROW90A];
+    int count = 0, dev = 0, major = 0, minor = 0;
+    int have_gpu = cudaGetDeviceCount(&count) == cudaSuccess && count > 0;
+    fusegen_status st;
+    (void)cudaGetLastError();
+
+    hopper.launch = fake_launch;
+    p.sm = 90;
+    g_launches = 0;
+    st = fusegen_run(&hopper, &p, &a, NULL, 0, (cudaStream_t)0);
+    if (!have_gpu) {
+        CHECK(st == FUSEGEN_ERR_CUDA && g_launches == 0);
+        CHECK(strstr(fusegen_last_detail(), "sm_90a only") != NULL);
+        return;
+    }
+    CHECK(cudaGetDevice(&dev) == cudaSuccess);
+    CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) == cudaSuccess);
+    CHECK(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev) == cudaSuccess);
+    if (major * 10 + minor == 90) {
+        CHECK(st == FUSEGEN_OK && g_launches == 1);
+    } else {
+        CHECK(st == FUSEGEN_ERR_ARCH && g_launches == 0);
+        CHECK(strstr(fusegen_last_detail(), "p->sm = 90 but the current device is sm_") != NULL);
+    }
+}
+
 int main(void)
 {
     test_status_strings();
@@ -976,6 +1102,10 @@ int main(void)
     test_run_arg_errors();
     test_run_good();
     test_current_device();
+    test_bad_problem_first();
+    test_kernel_size_limits();
+    test_chain_ignores_out();
+    test_run_checks_device();
     printf("%d passed, %d failed\n", g_passed, g_failed);
     return g_failed == 0 ? 0 : 1;
 }

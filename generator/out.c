@@ -106,8 +106,51 @@ static void fg_out__io_error(const char *what, const char *path, int err)
     fprintf(stderr, "fusegen: error: %s '%s': %s\n", what, path, strerror(err));
 }
 
-/* mkdir -p for a path given by the user (symbolic links in it are the user's choice). */
-static int fg_out__make_dirs(const char *path)
+/* The folders one commit created, so that a failed commit can take them away again (rmdir: only
+ * while empty, so nothing that was there before is touched). */
+typedef struct fg_out__created {
+    char **paths;
+    size_t n, cap;
+    int failed;       /* out of memory: a folder was created but could not be recorded */
+} fg_out__created;
+
+static void fg_out__created_add(fg_out__created *c, const char *path, size_t len)
+{
+    if (c->n == c->cap) {
+        size_t cap = c->cap ? 2 * c->cap : 8;
+        char **grown = realloc(c->paths, cap * sizeof *grown);
+        if (!grown) {
+            c->failed = 1;
+            return;
+        }
+        c->paths = grown;
+        c->cap = cap;
+    }
+    char *copy = malloc(len + 1);
+    if (!copy) {
+        c->failed = 1;
+        return;
+    }
+    memcpy(copy, path, len);
+    copy[len] = '\0';
+    c->paths[c->n++] = copy;
+}
+
+/* Removes the recorded folders, newest first (children before parents), when undo is set, and
+ * frees the record. */
+static void fg_out__created_finish(fg_out__created *c, int undo)
+{
+    for (size_t i = c->n; i-- > 0;) {
+        if (undo) rmdir(c->paths[i]);
+        free(c->paths[i]);
+    }
+    free(c->paths);
+    memset(c, 0, sizeof *c);
+}
+
+/* mkdir -p for a path given by the user (symbolic links in it are the user's choice); records
+ * each folder it creates in created. */
+static int fg_out__make_dirs(const char *path, fg_out__created *created)
 {
     size_t n = strlen(path);
     char *p = malloc(n + 1);
@@ -120,7 +163,9 @@ static int fg_out__make_dirs(const char *path)
         if (p[i] != '/' && p[i] != '\0') continue;
         char saved = p[i];
         p[i] = '\0';
-        if (mkdir(p, 0777) != 0 && errno != EEXIST) {
+        if (mkdir(p, 0777) == 0) {
+            fg_out__created_add(created, p, i);
+        } else if (errno != EEXIST) {
             int err = errno;
             struct stat st;
             if (!(stat(p, &st) == 0 && S_ISDIR(st.st_mode))) {
@@ -209,8 +254,11 @@ typedef struct fg_out__pending {
     int written;      /* a temporary file exists and waits to be renamed */
 } fg_out__pending;
 
-/* Opens (creating when missing) the folder rel[0..n) under rootfd, never following links. */
-static int fg_out__open_dir(int rootfd, const char *rel, size_t n, const char *dir)
+static void fg_out__join(fg_buf *b, const char *dir, const char *rel);
+
+/* Opens (creating when missing) the folder rel[0..n) under rootfd, never following links;
+ * records each folder it creates (as dir/rel...) in created. */
+static int fg_out__open_dir(int rootfd, const char *rel, size_t n, const char *dir, fg_out__created *created)
 {
     int fd = rootfd;
     size_t at = 0;
@@ -221,7 +269,15 @@ static int fg_out__open_dir(int rootfd, const char *rel, size_t n, const char *d
         size_t len = end - at;
         memcpy(comp, rel + at, len);    /* components are at most 255 bytes (checked on add) */
         comp[len] = '\0';
-        if (mkdirat(fd, comp, 0777) != 0 && errno != EEXIST) {
+        if (mkdirat(fd, comp, 0777) == 0) {
+            fg_buf made;
+            fg_buf_init(&made);
+            fg_out__join(&made, dir, "");
+            fg_buf_append(&made, rel, end);
+            if (made.failed) created->failed = 1;
+            else fg_out__created_add(created, made.data, made.len);
+            fg_buf_free(&made);
+        } else if (errno != EEXIST) {
             int err = errno;
             fprintf(stderr, "fusegen: error: cannot create folder '%s/%.*s': %s\n", dir, (int)end, rel,
                     strerror(err));
@@ -265,13 +321,28 @@ static void fg_out__join(fg_buf *b, const char *dir, const char *rel)
     fg_buf_puts(b, rel);
 }
 
-static int fg_out__write_depfile(const fg_out *o, const char *dir, const char *depfile_path)
+/* The depfile, staged like the other files: its text in a temporary file next to it, renamed
+ * into place with them. */
+typedef struct fg_out__depfile {
+    int dirfd;
+    const char *base;
+    char tmp[64];
+    int written;
+} fg_out__depfile;
+
+/* Writes the depfile's text to a temporary file in its folder (created if missing, recorded in
+ * created), or nothing when the depfile already holds it. */
+static int fg_out__stage_depfile(const fg_out *o, const char *dir, const char *depfile_path, fg_out__depfile *df,
+                                 fg_out__created *created)
 {
     fg_buf text, target;
-    int rc = -1, dirfd = -1;
+    int rc = -1;
     char *parent = NULL;
+    struct stat st;
     fg_buf_init(&text);
     fg_buf_init(&target);
+    df->dirfd = -1;
+    df->written = 0;
     for (size_t i = 0; i < o->n_files; i++) {
         target.len = 0;
         fg_out__join(&target, dir, o->files[i].rel_path);
@@ -288,8 +359,8 @@ static int fg_out__write_depfile(const fg_out *o, const char *dir, const char *d
     if (text.failed) goto oom;
 
     const char *slash = strrchr(depfile_path, '/');
-    const char *base = slash ? slash + 1 : depfile_path;
-    if (*base == '\0') {
+    df->base = slash ? slash + 1 : depfile_path;
+    if (*df->base == '\0') {
         fprintf(stderr, "fusegen: error: depfile '%s' names a folder\n", depfile_path);
         goto out;
     }
@@ -299,23 +370,22 @@ static int fg_out__write_depfile(const fg_out *o, const char *dir, const char *d
     if (slash && plen == 0) strcpy(parent, "/");
     else if (slash) { memcpy(parent, depfile_path, plen); parent[plen] = '\0'; }
     else strcpy(parent, ".");
-    if (fg_out__make_dirs(parent) != 0) goto out;
-    dirfd = open(parent, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (dirfd < 0) {
+    if (fg_out__make_dirs(parent, created) != 0) goto out;
+    df->dirfd = open(parent, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (df->dirfd < 0) {
         fg_out__io_error("cannot open folder", parent, errno);
         goto out;
     }
-    if (fg_out__same(dirfd, base, text.data, text.len)) {
+    if (fstatat(df->dirfd, df->base, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode)) {
+        fprintf(stderr, "fusegen: error: depfile '%s' is a folder\n", depfile_path);
+        goto out;
+    }
+    if (fg_out__same(df->dirfd, df->base, text.data, text.len)) {
         rc = 0;
         goto out;
     }
-    char tmp[64];
-    if (fg_out__write_tmp(dirfd, text.data, text.len, tmp, sizeof tmp, depfile_path) != 0) goto out;
-    if (renameat(dirfd, tmp, dirfd, base) != 0) {
-        fg_out__io_error("cannot write", depfile_path, errno);
-        unlinkat(dirfd, tmp, 0);
-        goto out;
-    }
+    if (fg_out__write_tmp(df->dirfd, text.data, text.len, df->tmp, sizeof df->tmp, depfile_path) != 0) goto out;
+    df->written = 1;
     rc = 0;
     goto out;
 bad_path:
@@ -324,7 +394,6 @@ bad_path:
 oom:
     fg_out__io_error("cannot write", depfile_path, ENOMEM);
 out:
-    if (dirfd >= 0) close(dirfd);
     free(parent);
     fg_buf_free(&text);
     fg_buf_free(&target);
@@ -337,6 +406,8 @@ int fg_out_commit(const fg_out *o, const char *dir, const char *depfile_path)
     fg_out__dir *dirs = NULL;
     size_t n_dirs = 0;
     fg_out__pending *pend = NULL;
+    fg_out__depfile df = {.dirfd = -1};
+    fg_out__created created = {0};
     fg_buf shown;
     fg_buf_init(&shown);
 
@@ -344,11 +415,11 @@ int fg_out_commit(const fg_out *o, const char *dir, const char *depfile_path)
         fprintf(stderr, "fusegen: error: the output folder name is empty\n");
         return -1;
     }
-    if (fg_out__make_dirs(dir) != 0) return -1;
+    if (fg_out__make_dirs(dir, &created) != 0) goto undo_tmp;
     rootfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (rootfd < 0) {
         fg_out__io_error("cannot open output folder", dir, errno);
-        return -1;
+        goto undo_tmp;
     }
     if (o->n_files) {
         dirs = calloc(o->n_files, sizeof *dirs);
@@ -359,7 +430,8 @@ int fg_out_commit(const fg_out *o, const char *dir, const char *depfile_path)
         }
     }
 
-    /* Phase 1: every changed file goes to a temporary file next to its final place. */
+    /* Phase 1: every changed file, and the depfile, go to a temporary file next to their final
+     * place; nothing is renamed until all of them are written. */
     for (size_t i = 0; i < o->n_files; i++) {
         const fg_out_file *f = &o->files[i];
         const char *why = fg_out__bad_path(f->rel_path);   /* files[] is public: check again */
@@ -390,7 +462,7 @@ int fg_out_commit(const fg_out *o, const char *dir, const char *depfile_path)
             }
             memcpy(rel, f->rel_path, dlen);
             rel[dlen] = '\0';
-            int fd = fg_out__open_dir(rootfd, rel, dlen, dir);
+            int fd = fg_out__open_dir(rootfd, rel, dlen, dir, &created);
             if (fd < 0) {
                 free(rel);
                 goto undo_tmp;
@@ -405,8 +477,9 @@ int fg_out_commit(const fg_out *o, const char *dir, const char *depfile_path)
             goto undo_tmp;
         pend[i].written = 1;
     }
+    if (depfile_path && fg_out__stage_depfile(o, dir, depfile_path, &df, &created) != 0) goto undo_tmp;
 
-    /* Phase 2: rename them all into place. */
+    /* Phase 2: rename them all into place, the depfile last. */
     for (size_t i = 0; i < o->n_files; i++) {
         if (!pend[i].written) continue;
         if (renameat(pend[i].dirfd, pend[i].tmp, pend[i].dirfd, pend[i].base) != 0) {
@@ -418,21 +491,32 @@ int fg_out_commit(const fg_out *o, const char *dir, const char *depfile_path)
         }
         pend[i].written = 0;
     }
+    if (df.written) {
+        if (renameat(df.dirfd, df.tmp, df.dirfd, df.base) != 0) {
+            fg_out__io_error("cannot write", depfile_path, errno);
+            goto undo_tmp;
+        }
+        df.written = 0;
+    }
     rc = 0;
-    if (depfile_path) rc = fg_out__write_depfile(o, dir, depfile_path);
     goto close_dirs;
 
 undo_tmp:
     for (size_t i = 0; i < o->n_files && pend; i++)
         if (pend[i].written) unlinkat(pend[i].dirfd, pend[i].tmp, 0);
+    if (df.written) unlinkat(df.dirfd, df.tmp, 0);
 close_dirs:
     for (size_t k = 0; k < n_dirs; k++) {
         close(dirs[k].fd);
         free(dirs[k].rel);
     }
+    if (df.dirfd >= 0) close(df.dirfd);
     free(dirs);
     free(pend);
     fg_buf_free(&shown);
-    close(rootfd);
+    if (rootfd >= 0) close(rootfd);
+    /* a failure takes away the folders this commit created (they hold nothing of ours now;
+     * a folder renamed files went into is not empty, so it stays) */
+    fg_out__created_finish(&created, rc != 0);
     return rc;
 }

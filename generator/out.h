@@ -31,7 +31,9 @@ void fg_out_dep(fg_out *o, const char *path);
  * following symbolic links. When depfile_path is not NULL, also writes a Make-style depfile there
  * (a path as given: absolute or relative to the current folder, NOT relative to dir) naming every
  * output file (dir/rel_path) as a target of every dep; it too is replaced only when changed.
- * Returns 0, or -1 after an I/O error reported to stderr (files already renamed stay). */
+ * The depfile is staged with the files and renamed last. Returns 0, or -1 after an I/O error
+ * reported to stderr; then the folders this call created are removed again when empty (files
+ * already renamed stay: that takes a rename failing after another one succeeded). */
 int fg_out_commit(const fg_out *o, const char *dir, const char *depfile_path);
 
 #endif

@@ -234,5 +234,21 @@ expect_grep "kn: Hopper 128x128" "$TMP/out" "^k_sm90a_128x128x64_s4  arch=sm_90a
 expect_grep "kn: portable 64x32" "$TMP/out" "^k_sm80_64x32x64_s3  arch=sm_80"
 if grep -q "^k_sm90a_64x32" "$TMP/out"; then fail "a 32-column kn tile got a Hopper variant"; else ok; fi
 
+# A failed write leaves nothing behind: not the files, not a folder the run created, and a bad
+# depfile path is found before any output file is renamed into place.
+run 2 "depfile in a folder that cannot be made" generate "$TMP/two.json" -o "$TMP/dfail/out" --depfile /proc/self/nope/x.d
+expect_absent "depfile failure: no output" "$TMP/dfail"
+mkdir "$TMP/ddir"
+run 2 "depfile is a folder" generate "$TMP/two.json" -o "$TMP/dfail2" --depfile "$TMP/ddir"
+expect_grep "depfile is a folder: message" "$TMP/err" "depfile '.*ddir' is a folder"
+expect_absent "depfile is a folder: no output" "$TMP/dfail2"
+mkdir -p "$TMP/kept"
+: >"$TMP/kept/sentinel"
+(trap '' XFSZ; ulimit -f 8; "$FUSEGEN" generate specs/default.json -o "$TMP/kept/new" >"$TMP/out" 2>"$TMP/err")
+if [ $? -eq 2 ]; then ok; else fail "a write past the file size limit: exit status not 2"; fi
+expect_grep "file too large: message" "$TMP/err" "cannot write"
+expect_absent "file too large: the folder it created is gone" "$TMP/kept/new"
+if [ "$(ls -A "$TMP/kept")" = sentinel ]; then ok; else fail "file too large: $TMP/kept holds $(ls -A "$TMP/kept")"; fi
+
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

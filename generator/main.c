@@ -3,8 +3,8 @@
  *   fusegen check SPEC... [--nvrtc] [--templates DIR] [--only GLOB]...
  *   fusegen list SPEC... [--only GLOB]...
  * Every spec goes through parse -> check -> plan, and every error of every spec is reported
- * before anything is written. Exit status: 0 ok, 1 errors in a spec (or a template),
- * 2 usage or I/O errors. */
+ * before anything is written. Exit status: 0 ok, 1 errors in a spec (or in rendering it: a
+ * template that cannot be read or fails), 2 usage or I/O errors (a missing template folder). */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
 #include <fnmatch.h>
@@ -325,12 +325,17 @@ static void print_list(const job *jobs, size_t n_jobs)
     }
 }
 
+/* Whether dir holds the template folders (host/, kernels/, common/). */
 static int has_templates(const char *dir)
 {
-    char p[4096];
-    struct stat st;
-    if (snprintf(p, sizeof p, "%s/host", dir) >= (int)sizeof p) return 0;
-    return stat(p, &st) == 0 && S_ISDIR(st.st_mode);
+    static const char *const sub[] = {"host", "kernels", "common"};
+    for (size_t i = 0; i < sizeof sub / sizeof sub[0]; i++) {
+        char p[4096];
+        struct stat st;
+        if (snprintf(p, sizeof p, "%s/%s", dir, sub[i]) >= (int)sizeof p) return 0;
+        if (!(stat(p, &st) == 0 && S_ISDIR(st.st_mode))) return 0;
+    }
+    return 1;
 }
 
 /* --templates, then $FUSEGEN_TEMPLATE_DIR, then the installed layout next to the program
@@ -351,6 +356,17 @@ static const char *template_dir(const options *o)
         }
     }
     return FUSEGEN_TEMPLATE_DIR;
+}
+
+/* The template folder for rendering, or NULL after one line on stderr: a missing folder is an
+ * installation or usage problem (exit 2), not an error of the spec. */
+static const char *usable_template_dir(const options *o)
+{
+    const char *dir = template_dir(o);
+    if (has_templates(dir)) return dir;
+    fprintf(stderr, "fusegen: error: template folder '%s' not found or incomplete (it holds host/, kernels/ and "
+            "common/; give it with --templates or FUSEGEN_TEMPLATE_DIR)\n", dir);
+    return NULL;
 }
 
 int main(int argc, char **argv)
@@ -415,7 +431,11 @@ int main(int argc, char **argv)
         rc = EXIT_OK;
         if (opt.nvrtc) {
             /* Render every library in memory and compile its kernel files; nothing is written. */
-            const char *tdir = template_dir(&opt);
+            const char *tdir = usable_template_dir(&opt);
+            if (!tdir) {
+                rc = EXIT_USAGE;
+                break;
+            }
             for (size_t i = 0; i < opt.n_specs && rc == EXIT_OK; i++) {
                 fg_out out;
                 fg_out_init(&out, &arena);
@@ -439,7 +459,11 @@ int main(int argc, char **argv)
     case CMD_GENERATE: {
         fg_out out;
         fg_out_init(&out, &arena);
-        const char *tdir = template_dir(&opt);
+        const char *tdir = usable_template_dir(&opt);
+        if (!tdir) {
+            rc = EXIT_USAGE;
+            break;
+        }
         for (size_t i = 0; i < opt.n_specs; i++) {
             fg_diag_set_source(&d, jobs[i].path, jobs[i].text, jobs[i].len);
             fg_out_dep(&out, jobs[i].path);

@@ -157,11 +157,21 @@ expect_grep "same library twice" "$TMP/err" "two_again.json.*error: /library: li
 expect_absent "same library twice" "$TMP/dup"
 
 # ---- templates -------------------------------------------------------------------------------
+# a missing or incomplete template folder is a usage error (2), in one line; a template that is
+# there but cannot be read is reported located, as an error of the spec's rendering (1)
 mkdir "$TMP/no_templates"
-run 1 "empty template folder" generate "$TMP/two.json" -o "$TMP/nt" --templates "$TMP/no_templates"
+run 2 "empty template folder" generate "$TMP/two.json" -o "$TMP/nt" --templates "$TMP/no_templates"
 expect_absent "empty template folder" "$TMP/nt"
+if [ "$(wc -l <"$TMP/err")" -eq 1 ]; then ok; else fail "empty template folder: not one line"; fi
+expect_grep "empty template folder: message" "$TMP/err" "template folder '.*no_templates' not found or incomplete"
+run 2 "missing template folder" generate "$TMP/two.json" -o "$TMP/nt" --templates "$TMP/nowhere"
+expect_absent "missing template folder" "$TMP/nt"
 FUSEGEN_TEMPLATE_DIR="$TMP/no_templates" "$FUSEGEN" generate "$TMP/two.json" -o "$TMP/nt" 2>/dev/null
-if [ $? -eq 1 ]; then ok; else fail "FUSEGEN_TEMPLATE_DIR is not used"; fi
+if [ $? -eq 2 ]; then ok; else fail "FUSEGEN_TEMPLATE_DIR is not used"; fi
+mkdir -p "$TMP/part_templates/host" "$TMP/part_templates/kernels" "$TMP/part_templates/common"
+run 1 "template folder without the templates" generate "$TMP/two.json" -o "$TMP/nt" --templates "$TMP/part_templates"
+expect_grep "unreadable template: message" "$TMP/err" "cannot read template"
+expect_absent "template folder without the templates" "$TMP/nt"
 run 0 "--templates" generate "$TMP/two.json" -o "$TMP/tt" --templates "$SRC/templates"
 
 # ---- several specs into one folder -----------------------------------------------------------

@@ -109,6 +109,79 @@ static bool check_name(checker *c, const char *ptr, const char *what, const char
     return true;
 }
 
+/* A library's header is <library>.h in a folder that goes on the include path of everything
+ * that links the library, so it must not shadow a header that code includes; and its
+ * `extern const fusegen_library <library>_library;` must not redeclare a name of the runtime. */
+static const char *const runtime_headers[] = {"fusegen", "fusegen_jit", "fusegen_workspace", "fusegen_internal"};
+static const char *const c_headers[] = {
+    /* C standard */
+    "assert", "complex", "ctype", "errno", "fenv", "float", "inttypes", "iso646", "limits", "locale", "math",
+    "setjmp", "signal", "stdalign", "stdarg", "stdatomic", "stdbit", "stdbool", "stdckdint", "stddef", "stdint",
+    "stdio", "stdlib", "stdnoreturn", "string", "tgmath", "threads", "time", "uchar", "wchar", "wctype",
+    /* POSIX, as the runtime and tools include them */
+    "dirent", "dlfcn", "fcntl", "fnmatch", "poll", "pthread", "sched", "strings", "unistd",
+};
+static const char *const cuda_headers[] = {
+    "builtin_types", "cooperative_groups", "cuComplex", "cublas", "cublasLt", "cublas_api", "cublas_v2", "cuda",
+    "cudaTypedefs", "cuda_awbarrier", "cuda_bf16", "cuda_fp16", "cuda_fp8", "cuda_occupancy", "cuda_pipeline",
+    "cuda_runtime", "cuda_runtime_api", "device_launch_parameters", "driver_types", "host_defines",
+    "library_types", "math_constants", "nvToolsExt", "nvrtc", "vector_types",
+};
+/* The names of the runtime's public headers (fusegen.h, fusegen_jit.h, fusegen_workspace.h)
+ * that end in _library: a library X declares X_library, which must not be one of them;
+ * tests/cli/reserved_names_test.sh keeps this list complete. */
+static const char *const runtime_library_names[] = {"fusegen_library", "fusegen_jit_library"};
+
+static bool ascii_equal_nocase(const char *a, const char *b)
+{
+    for (; *a && *b; a++, b++) {
+        char x = (*a >= 'A' && *a <= 'Z') ? (char)(*a - 'A' + 'a') : *a;
+        char y = (*b >= 'A' && *b <= 'Z') ? (char)(*b - 'A' + 'a') : *b;
+        if (x != y) return false;
+    }
+    return *a == *b;
+}
+
+static const char *listed_nocase(const char *const *list, size_t n, const char *name)
+{
+    for (size_t i = 0; i < n; i++)
+        if (ascii_equal_nocase(list[i], name)) return list[i];
+    return NULL;
+}
+
+#define COUNT(a) (sizeof(a) / sizeof((a)[0]))
+
+/* The library name's own rules, after check_name. Headers compare without case: on a file system
+ * that ignores it, STDINT.h is stdint.h, and the include guard is the name in capitals. */
+static void check_library_name(checker *c, const char *name)
+{
+    const char *h;
+    const char *fs = "";
+    if (((h = listed_nocase(c_headers, COUNT(c_headers), name)) || (h = listed_nocase(cuda_headers, COUNT(cuda_headers), name))) &&
+        strcmp(h, name) != 0)
+        fs = " (on a file system that ignores case)";
+    if ((h = listed_nocase(runtime_headers, COUNT(runtime_headers), name)))
+        err(c, "/library", "library name '%s' would make the header %s.h, which is the fusegen runtime's %s.h "
+            "(and its include guard); choose another name", name, name, h);
+    else if ((h = listed_nocase(c_headers, COUNT(c_headers), name)))
+        err(c, "/library", "library name '%s' would make the header %s.h, which shadows the system header <%s.h> for "
+            "everything that has the library's folder on its include path%s; choose another name", name, name, h,
+            fs);
+    else if ((h = listed_nocase(cuda_headers, COUNT(cuda_headers), name)))
+        err(c, "/library", "library name '%s' would make the header %s.h, which shadows the CUDA header <%s.h> for "
+            "everything that has the library's folder on its include path%s; choose another name", name, name, h,
+            fs);
+    else
+        for (size_t i = 0; i < COUNT(runtime_library_names); i++) {
+            size_t n = strlen(name);
+            if (strncmp(runtime_library_names[i], name, n) == 0 && strcmp(runtime_library_names[i] + n, "_library") == 0) {
+                err(c, "/library", "library name '%s' would declare `extern const fusegen_library %s_library;`, a "
+                    "name the fusegen runtime declares; choose another name", name, name);
+                break;
+            }
+        }
+}
+
 /* ---- tiles ------------------------------------------------------------------------------ */
 
 static bool lists_arch(const fg_kernel_spec *k, fg_arch a);
@@ -364,12 +437,16 @@ static void check_kernel(checker *c, const fg_spec *spec, size_t ki)
     if (k->name && check_name(c, ptr_cat(&pb, k->ptr, "/name"), "kernel name", k->name)) {
         for (size_t j = 0; j < ki; j++) {
             const fg_kernel_spec *o = &spec->kernels[j];
-            if (o->name && strcmp(o->name, k->name) == 0) {
+            if (!o->name || !ascii_equal_nocase(o->name, k->name)) continue;
+            if (strcmp(o->name, k->name) == 0)
                 err(c, pb.s, "duplicate kernel name '%s'", k->name);
-                ptrbuf fb;
-                fg_diag_note(c->d, ptr_cat(&fb, o->ptr, "/name"), "first defined here");
-                break;
-            }
+            else
+                err(c, pb.s, "kernel name '%s' differs from '%s' only in case: the header's kernel-name macros "
+                    "(in capitals) would collide, and so would the files on a file system that ignores case",
+                    k->name, o->name);
+            ptrbuf fb;
+            fg_diag_note(c->d, ptr_cat(&fb, o->ptr, "/name"), "first defined here");
+            break;
         }
     }
 
@@ -416,7 +493,7 @@ int fg_check_spec(const fg_spec *spec, fg_diag *d)
     if (!spec->library)
         err(&c, "", "the spec has no library name");
     else
-        check_name(&c, "/library", "library name", spec->library);
+        if (check_name(&c, "/library", "library name", spec->library)) check_library_name(&c, spec->library);
     for (size_t i = 0; i < spec->n_kernels; i++) check_kernel(&c, spec, i);
     return c.errors;
 }

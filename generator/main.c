@@ -6,6 +6,7 @@
  * before anything is written. Exit status: 0 ok, 1 errors in a spec (or in rendering it: a
  * template that cannot be read or fails), 2 usage or I/O errors (a missing template folder). */
 #define _POSIX_C_SOURCE 200809L
+#include <ctype.h>
 #include <errno.h>
 #include <fnmatch.h>
 #include <stdarg.h>
@@ -369,6 +370,59 @@ static const char *usable_template_dir(const options *o)
     return NULL;
 }
 
+/* Whether a_lib + "_" + a_name and b_lib + "_" + b_name are one string, ignoring ASCII case. */
+static int same_prefix_nocase(const char *a_lib, const char *a_name, const char *b_lib, const char *b_name)
+{
+    const char *a[3] = {a_lib, "_", a_name}, *b[3] = {b_lib, "_", b_name};
+    size_t ai = 0, bi = 0;
+    const char *x = a[0], *y = b[0];
+    for (;;) {
+        while (!*x && ai < 2) x = a[++ai];
+        while (!*y && bi < 2) y = b[++bi];
+        if (!*x || !*y) return !*x && !*y;
+        if (tolower((unsigned char)*x) != tolower((unsigned char)*y)) return 0;
+        x++;
+        y++;
+    }
+}
+
+/* Specs of one run end up in one program: jobs[i] may not define a library that an earlier spec
+ * defines (one folder of output; in any case, as its include guard is the name in capitals),
+ * nor a kernel whose C symbols (library_kernel_...) an earlier spec's kernel makes too. */
+static void check_against_earlier(fg_arena *arena, job *jobs, size_t i, fg_diag *d)
+{
+    job *j = &jobs[i];
+    for (size_t e = 0; e < i; e++) {
+        const fg_spec *o = &jobs[e].spec;
+        if (!o->library) continue;
+        if (same_prefix_nocase(o->library, "", j->spec.library, "")) {
+            fg_diag_set_source(d, j->path, j->text, j->len);
+            if (strcmp(o->library, j->spec.library) == 0)
+                fg_diag_error(d, "/library", "library '%s' is also defined by %s", j->spec.library, jobs[e].path);
+            else
+                fg_diag_error(d, "/library", "library '%s' is also defined by %s, as '%s' (the names differ only in "
+                              "case, and so would their include guards)", j->spec.library, jobs[e].path, o->library);
+            j->ok = 0;
+            return;
+        }
+        for (size_t a = 0; a < j->spec.n_kernels; a++) {
+            const fg_kernel_spec *ka = &j->spec.kernels[a];
+            if (!ka->name) continue;
+            for (size_t b = 0; b < o->n_kernels; b++) {
+                const fg_kernel_spec *kb = &o->kernels[b];
+                if (!kb->name || !same_prefix_nocase(j->spec.library, ka->name, o->library, kb->name)) continue;
+                fg_diag_set_source(d, j->path, j->text, j->len);
+                fg_diag_error(d, fg_arena_printf(arena, "%s/name", ka->ptr),
+                              "kernel '%s' of library '%s' makes the C symbols %s_%s_*, which kernel '%s' of library "
+                              "'%s' (%s) makes too", ka->name, j->spec.library, j->spec.library, ka->name, kb->name,
+                              o->library, jobs[e].path);
+                j->ok = 0;
+                break;
+            }
+        }
+    }
+}
+
 int main(int argc, char **argv)
 {
     options opt;
@@ -406,16 +460,7 @@ int main(int argc, char **argv)
             continue;
         }
         process_spec(&arena, j, &opt, &d);
-        /* A library is one folder of output: two specs may not define the same one. */
-        if (!j->spec.library) continue;
-        for (size_t k = 0; k < i; k++)
-            if (jobs[k].spec.library && strcmp(jobs[k].spec.library, j->spec.library) == 0) {
-                fg_diag_set_source(&d, j->path, j->text, j->len);
-                fg_diag_error(&d, "/library", "library '%s' is also defined by %s", j->spec.library,
-                              jobs[k].path);
-                j->ok = 0;
-                break;
-            }
+        if (j->spec.library) check_against_earlier(&arena, jobs, i, &d);
     }
     if (io_error) {
         rc = EXIT_USAGE;

@@ -174,6 +174,20 @@ expect_grep "unreadable template: message" "$TMP/err" "cannot read template"
 expect_absent "template folder without the templates" "$TMP/nt"
 run 0 "--templates" generate "$TMP/two.json" -o "$TMP/tt" --templates "$SRC/templates"
 
+# ---- specs of one run must not make the same C symbols or include guards ------------------------
+cat >"$TMP/sym_a.json" <<'JSON'
+{"library": "sym", "kernels": [
+ {"name": "b_k", "arch": ["sm_80"], "a": "bf16", "b": "bf16", "out": "bf16",
+  "tiles": [{"m": 128, "n": 128, "k": 64, "stages": 3}], "epilogue": [{"op": "relu"}]}]}
+JSON
+sed 's/"library": "sym"/"library": "sym_b"/; s/"b_k"/"k"/' "$TMP/sym_a.json" >"$TMP/sym_ab.json"
+sed 's/"library": "sym"/"library": "SYM"/; s/"b_k"/"other"/' "$TMP/sym_a.json" >"$TMP/sym_caps.json"
+run 1 "two specs, one symbol prefix" generate "$TMP/sym_a.json" "$TMP/sym_ab.json" -o "$TMP/sym"
+expect_grep "one symbol prefix: message" "$TMP/err" "sym_ab.json:2:11: error: /kernels/0/name: kernel 'k' of library 'sym_b' makes the C symbols sym_b_k_\*"
+expect_absent "one symbol prefix: nothing written" "$TMP/sym"
+run 1 "two libraries differing in case" check "$TMP/sym_a.json" "$TMP/sym_caps.json"
+expect_grep "libraries differing in case: message" "$TMP/err" "/library: library 'SYM' is also defined by .*sym_a.json, as 'sym'"
+
 # ---- several specs into one folder -----------------------------------------------------------
 run 0 "two libraries" generate "$TMP/two.json" "$TMP/three.json" -o "$TMP/both" --depfile "$TMP/both.d"
 if [ -d "$TMP/both/two_lib" ] && [ -d "$TMP/both/three_lib" ]; then ok; else fail "two libraries: folders missing"; fi
@@ -213,7 +227,7 @@ fi
 # (the cooperative one names its schedule, as a 128-row ping-pong one does; both used to be
 # called k_sm90a_64x320x64_s3_row and the plan failed with "planned twice")
 cat >"$TMP/sched.json" <<'EOF'
-{"library": "sched", "kernels": [
+{"library": "sched_lib", "kernels": [
  {"name": "k", "arch": ["sm_90a"], "a": "bf16", "b": "bf16", "out": "bf16",
   "tiles": [{"m": 64, "n": 320, "k": 64, "stages": 3},
             {"m": 64, "n": 320, "k": 64, "stages": 3, "schedule": "cooperative"}],

@@ -336,6 +336,28 @@ static char *emit__upper(fg_arena *a, const char *s)
     return u;
 }
 
+/* s for a // comment of the generated code: control bytes (a line break would end the comment
+ * and make the rest of the path code) are written as \xNN. */
+static char *emit__comment_text(fg_arena *a, const char *s)
+{
+    size_t n = 0;
+    for (const char *p = s; *p; ++p) n += ((unsigned char)*p < 0x20 || *p == 0x7f) ? 4 : 1;
+    char *t = fg_arena_alloc(a, n + 1);
+    if (!t) return NULL;
+    char *q = t;
+    for (const char *p = s; *p; ++p) {
+        unsigned char ch = (unsigned char)*p;
+        if (ch < 0x20 || ch == 0x7f) {
+            snprintf(q, 5, "\\x%02x", ch);
+            q += 4;
+        } else {
+            *q++ = (char)ch;
+        }
+    }
+    *q = '\0';
+    return t;
+}
+
 static void emit__table_scope(emit_ctx *c, fg_tmpl_scope *s)
 {
     fg_tmpl_list_declare(s, "kernels");
@@ -385,8 +407,10 @@ int fg_emit_library(fg_arena *a, const fg_plan *plan, const char *template_dir, 
 {
     const fg_spec *spec = plan->spec;
     emit_ctx c = {a, plan, template_dir, out, d, NULL};
+    const char *shown_path = emit__comment_text(a, spec->path);
+    if (!shown_path) return -1;
     c.banner = fg_arena_printf(a, FUSEGEN_BANNER_PREFIX "%s from %s (sha256 %s); DO NOT EDIT.", FUSEGEN_VERSION,
-                               spec->path, spec->sha256_hex);
+                               shown_path, spec->sha256_hex);
     if (!c.banner) return -1;
 
     fg_tmpl_scope *root = fg_tmpl_scope_new(a, NULL);

@@ -188,6 +188,17 @@ expect_absent "one symbol prefix: nothing written" "$TMP/sym"
 run 1 "two libraries differing in case" check "$TMP/sym_a.json" "$TMP/sym_caps.json"
 expect_grep "libraries differing in case: message" "$TMP/err" "/library: library 'SYM' is also defined by .*sym_a.json, as 'sym'"
 
+# ---- a spec path with a line break stays inside the banner's comment ---------------------------
+nl_spec="$TMP/line
+#error injected
+.json"
+cp "$TMP/sym_a.json" "$nl_spec"
+run 0 "spec path with a line break" generate "$nl_spec" -o "$TMP/nl"
+if grep -q '^#error injected' "$TMP/nl/sym/sym.h" "$TMP/nl/sym/sym_dispatch.c"; then
+    fail "spec path with a line break: the banner let it out of the comment"
+else ok; fi
+expect_grep "spec path with a line break: escaped" "$TMP/nl/sym/sym.h" 'line\\x0a#error injected\\x0a.json'
+
 # ---- several specs into one folder -----------------------------------------------------------
 run 0 "two libraries" generate "$TMP/two.json" "$TMP/three.json" -o "$TMP/both" --depfile "$TMP/both.d"
 if [ -d "$TMP/both/two_lib" ] && [ -d "$TMP/both/three_lib" ]; then ok; else fail "two libraries: folders missing"; fi

@@ -481,6 +481,15 @@ static void check_kernel(checker *c, const fg_spec *spec, size_t ki)
                 "second GEMM multiplies the first one's result by a %s weight",
                 fg_spec_dtype_name(k->b), fg_spec_dtype_name(k->out), fg_spec_dtype_name(k->b));
         check_tiles(c, k, &k->then);
+        /* Without then.tiles, GEMM2 takes each of GEMM1's tiles: a tile only the Hopper family
+         * builds must suit then.b_layout too, or it would silently yield no variant. */
+        for (size_t i = 0; k->then.n_tiles == 0 && i < k->gemm.n_tiles; i++) {
+            const fg_tile *t = &k->gemm.tiles[i];
+            if (fg_arch_sm90_only(t->n, t->schedule) && !fg_arch_sm90_b_layout_ok(k->then.b_layout, t->n))
+                err(c, ptr_cat(&pb, t->ptr, "/n"), "tile n %ld is GEMM2's tile too (the chain has no then "
+                    "\"tiles\"), and with then \"b_layout\": \"kn\" the Hopper family takes tile n 64, 128 or "
+                    "256 only: give GEMM2 its own tiles in then \"tiles\"", t->n);
+        }
         check_epilogue(c, k, &k->then, true);
     }
 }

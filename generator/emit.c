@@ -421,7 +421,7 @@ int fg_emit_library(fg_arena *a, const fg_plan *plan, const char *template_dir, 
     fg_tmpl_set(root, "version", FUSEGEN_VERSION);
     fg_tmpl_set(root, "spec_path", spec->path);
     fg_tmpl_set(root, "spec_sha256", spec->sha256_hex);
-    fg_tmpl_setf(root, "n_kernels", "%zu", plan->n_kernels);
+    fg_tmpl_setf(root, "kernel_count", "%zu kernel%s", plan->n_kernels, plan->n_kernels == 1 ? "" : "s");
     emit__table_scope(&c, root);
 
     int rc = 0;

@@ -110,8 +110,10 @@ static bool check_name(checker *c, const char *ptr, const char *what, const char
 }
 
 /* A library's header is <library>.h in a folder that goes on the include path of everything
- * that links the library, so it must not shadow a header that code includes; and its
- * `extern const fusegen_library <library>_library;` must not redeclare a name of the runtime. */
+ * that links the library, so it must not shadow a header that code includes. The runtime's
+ * headers are in the list too: fusegen and fusegen_jit would also make fusegen_library and
+ * fusegen_jit_library, names the runtime declares (tests/cli/reserved_names_test.sh checks
+ * that every runtime name of the form X_library is refused this way). */
 static const char *const runtime_headers[] = {"fusegen", "fusegen_jit", "fusegen_workspace", "fusegen_internal"};
 static const char *const c_headers[] = {
     /* C standard */
@@ -127,11 +129,6 @@ static const char *const cuda_headers[] = {
     "cuda_runtime", "cuda_runtime_api", "device_launch_parameters", "driver_types", "host_defines",
     "library_types", "math_constants", "nvToolsExt", "nvrtc", "vector_types",
 };
-/* The names of the runtime's public headers (fusegen.h, fusegen_jit.h, fusegen_workspace.h)
- * that end in _library: a library X declares X_library, which must not be one of them;
- * tests/cli/reserved_names_test.sh keeps this list complete. */
-static const char *const runtime_library_names[] = {"fusegen_library", "fusegen_jit_library"};
-
 static bool ascii_equal_nocase(const char *a, const char *b)
 {
     for (; *a && *b; a++, b++) {
@@ -171,15 +168,13 @@ static void check_library_name(checker *c, const char *name)
         err(c, "/library", "library name '%s' would make the header %s.h, which shadows the CUDA header <%s.h> for "
             "everything that has the library's folder on its include path%s; choose another name", name, name, h,
             fs);
-    else
-        for (size_t i = 0; i < COUNT(runtime_library_names); i++) {
-            size_t n = strlen(name);
-            if (strncmp(runtime_library_names[i], name, n) == 0 && strcmp(runtime_library_names[i] + n, "_library") == 0) {
-                err(c, "/library", "library name '%s' would declare `extern const fusegen_library %s_library;`, a "
-                    "name the fusegen runtime declares; choose another name", name, name);
-                break;
-            }
-        }
+}
+
+int fg_check_library_files(const fg_spec *spec, fg_diag *d)
+{
+    checker c = {.d = d, .errors = 0};
+    if (spec->library) check_library_name(&c, spec->library);
+    return c.errors;
 }
 
 /* ---- tiles ------------------------------------------------------------------------------ */
@@ -502,7 +497,7 @@ int fg_check_spec(const fg_spec *spec, fg_diag *d)
     if (!spec->library)
         err(&c, "", "the spec has no library name");
     else
-        if (check_name(&c, "/library", "library name", spec->library)) check_library_name(&c, spec->library);
+        check_name(&c, "/library", "library name", spec->library);
     for (size_t i = 0; i < spec->n_kernels; i++) check_kernel(&c, spec, i);
     return c.errors;
 }

@@ -299,7 +299,9 @@ static void process_spec(fg_arena *a, job *j, const options *o, fg_diag *d)
     int before = fg_diag_errors(d);
     fg_diag_set_source(d, j->path, j->text, j->len);
     if (fg_spec_parse(a, j->path, j->text, j->len, &j->spec, d) != 0 || fg_diag_errors(d) != before) return;
-    if (fg_check_spec(&j->spec, d) != 0 || fg_diag_errors(d) != before) return;
+    int check_errors = fg_check_spec(&j->spec, d);
+    check_errors += fg_check_library_files(&j->spec, d);   /* both, so that one run lists every error */
+    if (check_errors != 0 || fg_diag_errors(d) != before) return;
     keep_only(&j->spec, o, d);
     if (fg_diag_errors(d) != before) return;
     if (fg_plan_build(a, &j->spec, &j->plan, d) != 0 || fg_diag_errors(d) != before) return;

@@ -111,29 +111,32 @@ static void fg_out__io_error(const char *what, const char *path, int err)
 typedef struct fg_out__created {
     char **paths;
     size_t n, cap;
-    int failed;       /* out of memory: a folder was created but could not be recorded */
 } fg_out__created;
 
-static void fg_out__created_add(fg_out__created *c, const char *path, size_t len)
+/* Records the folder path (NUL-terminated) just created; when it cannot (out of memory) it
+ * removes the folder again and returns -1 after the error, so that no folder of ours is left
+ * unrecorded. */
+static int fg_out__created_add(fg_out__created *c, const char *path)
 {
-    if (c->n == c->cap) {
+    size_t len = strlen(path);
+    char *copy = malloc(len + 1);
+    if (copy && c->n == c->cap) {
         size_t cap = c->cap ? 2 * c->cap : 8;
         char **grown = realloc(c->paths, cap * sizeof *grown);
-        if (!grown) {
-            c->failed = 1;
-            return;
+        if (grown) {
+            c->paths = grown;
+            c->cap = cap;
         }
-        c->paths = grown;
-        c->cap = cap;
     }
-    char *copy = malloc(len + 1);
-    if (!copy) {
-        c->failed = 1;
-        return;
+    if (!copy || c->n == c->cap) {
+        free(copy);
+        rmdir(path);
+        fg_out__io_error("cannot create folder", path, ENOMEM);
+        return -1;
     }
-    memcpy(copy, path, len);
-    copy[len] = '\0';
+    memcpy(copy, path, len + 1);
     c->paths[c->n++] = copy;
+    return 0;
 }
 
 /* Removes the recorded folders, newest first (children before parents), when undo is set, and
@@ -164,7 +167,10 @@ static int fg_out__make_dirs(const char *path, fg_out__created *created)
         char saved = p[i];
         p[i] = '\0';
         if (mkdir(p, 0777) == 0) {
-            fg_out__created_add(created, p, i);
+            if (fg_out__created_add(created, p) != 0) {
+                free(p);
+                return -1;
+            }
         } else if (errno != EEXIST) {
             int err = errno;
             struct stat st;
@@ -274,9 +280,15 @@ static int fg_out__open_dir(int rootfd, const char *rel, size_t n, const char *d
             fg_buf_init(&made);
             fg_out__join(&made, dir, "");
             fg_buf_append(&made, rel, end);
-            if (made.failed) created->failed = 1;
-            else fg_out__created_add(created, made.data, made.len);
+            int recorded = -1;
+            if (!made.failed) {
+                recorded = fg_out__created_add(created, made.data);
+            } else {   /* not even the path: remove the folder by its parent */
+                unlinkat(fd, comp, AT_REMOVEDIR);
+                fprintf(stderr, "fusegen: error: cannot create folder '%s/%.*s': out of memory\n", dir, (int)end, rel);
+            }
             fg_buf_free(&made);
+            if (recorded != 0) goto fail;
         } else if (errno != EEXIST) {
             int err = errno;
             fprintf(stderr, "fusegen: error: cannot create folder '%s/%.*s': %s\n", dir, (int)end, rel,

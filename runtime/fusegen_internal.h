@@ -1,6 +1,6 @@
 /* fusegen_internal.h - what the runtime's modules share and users do not call: the thread-local
  * detail of fusegen_last_detail(), set by the JIT (jit.c) with the runtime's conventions (cut
- * with "..." when longer than 1023 characters). Not installed. */
+ * with "..." when longer than 1023 characters), and the problem's own checks. Not installed. */
 #ifndef FUSEGEN_INTERNAL_H
 #define FUSEGEN_INTERNAL_H
 
@@ -11,5 +11,8 @@ __attribute__((format(printf, 2, 3)))
 #endif
 /* Sets this thread's detail (FUSEGEN_OK with "" clears it) and returns st. */
 fusegen_status fusegen__detail_set(fusegen_status st, const char *fmt, ...);
+/* The problem's own checks (what no kernel can run, whatever the library): FUSEGEN_OK, or
+ * FUSEGEN_ERR_INVALID_ARGUMENT with the reason in the detail. No CUDA call. */
+fusegen_status fusegen__check_problem(const fusegen_problem *p);
 
 #endif

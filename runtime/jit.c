@@ -1226,6 +1226,9 @@ fusegen_status fusegen_select_or_jit(const fusegen_library *lib, fusegen_jit *ji
     *out = NULL;
     if (!jit) return fusegen_select(lib, p, out);
     if (!p) return fusegen__detail_set(FUSEGEN_ERR_INVALID_ARGUMENT, "p (the problem) is NULL");
+    /* a bad problem is itself the answer: no compile can fix it */
+    st = fusegen__check_problem(p);
+    if (st != FUSEGEN_OK) return st;
     if (lib) {
         st = fusegen_select(lib, p, out);
         if (st != FUSEGEN_ERR_NOT_SUPPORTED) return st;   /* found, or an error no library can fix */

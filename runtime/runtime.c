@@ -417,9 +417,9 @@ static fusegen_status fg__check_ld(const char *field, int64_t ld, const char *ro
                           "p->%s = %" PRId64 " makes the tensor span more than 2^63 bytes (%" PRId64 " rows)",
                           field, ld, rows);
     if (stride_limit > 0 && (!fg__mul_i64(eff, (int64_t)elem_bytes, &stride) || stride >= stride_limit))
-        return fg__reason(buf, len, FUSEGEN_ERR_INVALID_ARGUMENT,
-                          "p->%s = %" PRId64 " is a row stride of 2^40 bytes or more, which a Hopper "
-                          "kernel's TMA descriptor cannot take", field, ld);
+        return fg__reason(buf, len, FUSEGEN_ERR_NOT_SUPPORTED,
+                          "p->%s = %" PRId64 " is a row stride of 2^40 bytes or more, which the Hopper "
+                          "family's TMA descriptors cannot take", field, ld);
     return FUSEGEN_OK;
 }
 
@@ -429,6 +429,14 @@ static fusegen_status fg__check_ld(const char *field, int64_t ld, const char *ro
         if (fg__st_ != FUSEGEN_OK)                                                                 \
             return fg__st_;                                                                        \
     } while (0)
+
+/* A kernel of the Hopper family (TMA and wgmma): its name says so (docs/api.md, kernel names).
+ * arch_specific alone does not: the JIT's portable kernels built for sm_90a are arch-specific
+ * code too. */
+static int fg__hopper_family(const fusegen_kernel *k)
+{
+    return k->arch_specific && k->name && strstr(k->name, "_sm90a_") != NULL;
+}
 
 static int fg__problem_is_chain(const fusegen_problem *p)
 {
@@ -469,6 +477,10 @@ static fusegen_status fg__check_problem(const fusegen_problem *p, char *buf, siz
     if (chain && !fg__layout_valid(p->b2_layout))
         return fg__reason(buf, len, FUSEGEN_ERR_INVALID_ARGUMENT,
                           "p->b2_layout = %d is not a fusegen_layout (nk = 0, kn = 1)", (int)p->b2_layout);
+    if (chain && p->n2 == 0)
+        return fg__reason(buf, len, FUSEGEN_ERR_INVALID_ARGUMENT,
+                          "p->epilogue2 is set, which makes a chain, but p->n2 = 0; give GEMM2's N, or "
+                          "leave p->epilogue2 NULL for a single GEMM");
     if (chain && !p->epilogue2)
         return fg__reason(buf, len, FUSEGEN_ERR_INVALID_ARGUMENT,
                           "p->n2 = %" PRId64 " makes a chain but p->epilogue2 is NULL; give GEMM2's epilogue "
@@ -497,6 +509,14 @@ static fusegen_status fg__check_problem(const fusegen_problem *p, char *buf, siz
     else
         FG__TRY(fg__check_ld("ldb", p->ldb, "n", p->n, p->k, fg__dtype_bytes(p->b), 1, 0, buf, len));
     return FUSEGEN_OK;
+}
+
+fusegen_status fusegen__check_problem(const fusegen_problem *p)
+{
+    char reason[FG__REASON_LEN];
+    if (fg__check_problem(p, reason, sizeof reason) != FUSEGEN_OK)
+        return fg__fail(FUSEGEN_ERR_INVALID_ARGUMENT, "%s", reason);
+    return fg__ok();
 }
 
 /* A size the kernel rounds up to whole tiles: v + tile - 1 must fit the kernels' ints. */
@@ -564,10 +584,15 @@ static fusegen_status fg__check_kernel(const fusegen_kernel *k, const fusegen_pr
     }
 
     /* the kernel's own limits: a corrupt table, sizes its ints cannot count, the workspace */
-    if (k->tile_m <= 0 || (fg__is_split(k) && k->tile_n <= 0) || (k->chain && k->tile2_m <= 0))
+    if (k->tile_m <= 0)
         return fg__reason(buf, len, FUSEGEN_ERR_INVALID_ARGUMENT,
-                          "the kernel's tile_m = %d, tile_n = %d, tile2_m = %d are not all positive "
-                          "(corrupt dispatch table)", k->tile_m, k->tile_n, k->tile2_m);
+                          "the kernel's tile_m = %d is not positive (corrupt dispatch table)", k->tile_m);
+    if (fg__is_split(k) && k->tile_n <= 0)
+        return fg__reason(buf, len, FUSEGEN_ERR_INVALID_ARGUMENT,
+                          "the split kernel's tile_n = %d is not positive (corrupt dispatch table)", k->tile_n);
+    if (k->chain && k->tile2_m <= 0)
+        return fg__reason(buf, len, FUSEGEN_ERR_INVALID_ARGUMENT,
+                          "the chain kernel's tile2_m = %d is not positive (corrupt dispatch table)", k->tile2_m);
     tile_n = k->tile_n > 0 ? k->tile_n : 1;
     tile_k = k->tile_k > 0 ? k->tile_k : 1;
     FG__TRY(fg__check_tiled("m", p->m, k->tile_m, "row tiles", buf, len));
@@ -603,7 +628,7 @@ static fusegen_status fg__check_kernel(const fusegen_kernel *k, const fusegen_pr
 
     /* leading dimensions (0: packed) of the tensors this kernel uses; a chain's GEMM1 writes
      * into the workspace, so it has no out (nor ldo) */
-    stride_limit = k->arch_specific ? FG__TMA_STRIDE_LIMIT : 0;
+    stride_limit = fg__hopper_family(k) ? FG__TMA_STRIDE_LIMIT : 0;
     if (k->b_layout == FUSEGEN_LAYOUT_NK) {
         ldb_row = "k"; ldb_len = p->k; ldb_rows = p->n;
     } else {

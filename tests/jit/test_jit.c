@@ -189,6 +189,17 @@ static void test_bad_input(void)
     CHECK(strcmp(fusegen_status_name(FUSEGEN_ERR_SPEC), "FUSEGEN_ERR_SPEC") == 0);
     CHECK(strcmp(fusegen_status_name(FUSEGEN_ERR_COMPILE), "FUSEGEN_ERR_COMPILE") == 0);
     CHECK(strstr(fusegen_status_message(FUSEGEN_ERR_COMPILE), "NVRTC") != NULL);
+    /* a library name that would shadow a header is the command line's rule (its files go on an
+     * include path); the JIT writes no header, so it takes such a name */
+    {
+        char *named = spec_with("relu");
+        char *lib = strstr(named, "jit_small");
+        memcpy(lib, "math", 4);                        /* jit_small -> math */
+        memmove(lib + 4, lib + 9, strlen(lib + 9) + 1);
+        CHECK(fusegen_jit_create(named, strlen(named), NULL, &j) == FUSEGEN_OK && j != NULL);
+        fusegen_jit_destroy(j);
+        j = NULL;
+    }
     /* arguments */
     CHECK(fusegen_jit_create(NULL, 0, NULL, &j) == FUSEGEN_ERR_INVALID_ARGUMENT);
     CHECK(fusegen_jit_create(bad, strlen(bad), NULL, NULL) == FUSEGEN_ERR_INVALID_ARGUMENT);
@@ -279,6 +290,12 @@ static void check_table(fusegen_jit *j)
     fusegen_library empty = {"empty", "0", "", NULL, 0};
     CHECK(fusegen_select_or_jit(&empty, j, &p, &sel) == FUSEGEN_OK && sel == k);
     CHECK(fusegen_select_or_jit(NULL, j, &p, &sel) == FUSEGEN_OK && sel == k);
+    /* a bad problem is refused before any compile, with or without an ahead-of-time library */
+    p.m = 0;
+    CHECK(fusegen_select_or_jit(NULL, j, &p, &sel) == FUSEGEN_ERR_INVALID_ARGUMENT && sel == NULL);
+    CHECK(strstr(fusegen_last_detail(), "p->m = 0") != NULL);
+    CHECK(fusegen_select_or_jit(&empty, j, &p, &sel) == FUSEGEN_ERR_INVALID_ARGUMENT && sel == NULL);
+    p.m = 100;
     p.epilogue = "bias+gelu";
     CHECK(fusegen_select_or_jit(&empty, j, &p, &sel) == FUSEGEN_ERR_NOT_SUPPORTED && sel == NULL);
     CHECK(strstr(fusegen_last_detail(), "JIT: ") != NULL);

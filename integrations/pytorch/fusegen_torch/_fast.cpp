@@ -198,13 +198,10 @@ py::object block_tail(const at::Tensor &x, const at::Tensor &w1, const at::Tenso
     const Plan *plan = find_plan(Key{1, dev.index(), m, n, k, n2}, eps);
     if (plan == nullptr) return fall_back("no plan for this shape and eps yet");
     at::Tensor out2 = at::empty({m, n2}, x.options());
-    // The runtime requires args.out (GEMM1's [M, N] result) although the chain keeps that
-    // result in the workspace (as ops.py does).
-    at::Tensor scratch = at::empty({m, n}, x.options());
+    // args.out stays NULL: a chain keeps GEMM1's [M, N] result in the workspace (as in ops.py)
     fusegen_args args{};
     args.a = x.data_ptr();
     args.b = w1.data_ptr();
-    args.out = scratch.data_ptr();
     args.bias = b1.data_ptr();
     args.residual = residual.data_ptr();
     args.gamma = gamma.data_ptr();

@@ -604,6 +604,10 @@ static void test_why_not(void)
     CHECK(r && strstr(r, "p->epilogue2 is NULL"));
     p.epilogue = "bias+residual+layernorm";
     p.n2 = 0;
+    p.epilogue2 = "bias+relu";
+    r = fusegen_why_not(K(K_CHAIN), &p, buf, sizeof buf);
+    CHECK(r && strstr(r, "p->epilogue2 is set, which makes a chain, but p->n2 = 0"));
+    p.epilogue2 = NULL;
     r = fusegen_why_not(K(K_CHAIN), &p, buf, sizeof buf);
     CHECK(r && strstr(r, "chain") && strstr(r, "one GEMM"));
     CHECK(fusegen_why_not(K(K_CHAIN), &c, buf, sizeof buf) == NULL);
@@ -1029,8 +1033,11 @@ static void test_kernel_size_limits(void)
     p.lda = (int64_t)1 << 39;   /* bf16: 2^40 bytes */
     hopper.launch = fake_launch;
     g_launches = 0;
-    EXPECT_FAIL(fusegen_run(&hopper, &p, &a, NULL, 0, (cudaStream_t)0), FUSEGEN_ERR_INVALID_ARGUMENT,
+    EXPECT_FAIL(fusegen_run(&hopper, &p, &a, NULL, 0, (cudaStream_t)0), FUSEGEN_ERR_NOT_SUPPORTED,
                 "p->lda = 549755813888", "TMA");
+    hopper.name = "ln_sm80_128x128x64_s3_row";   /* arch-specific code of the portable family (the JIT's) */
+    CHECK(fusegen_why_not(&hopper, &p, NULL, 0) == NULL);
+    hopper.name = "ln_sm90a_128x128x64_s3_row";
     CHECK(fusegen_run(K(K_ROW80), &p, &a, NULL, 0, (cudaStream_t)0) == FUSEGEN_OK && g_launches == 1);
 }
 

@@ -8,8 +8,8 @@
 #
 #   fusegen_generate(<target> SPECS <spec.json>... [ARCHS <cuda archs>...] [KERNELS <globs>...]
 #                    [OUTPUT_DIR <dir>])
-#     KERNELS: build only the spec kernels whose names match one of the globs (* and ?); the
-#     whole spec is still checked.
+#     One call per target. KERNELS: build only the spec kernels whose names match one of the
+#     globs (* and ? only); the whole spec is still checked.
 #       Generates the kernel library of each spec at build time and compiles it into <target>
 #       (through an object library <target>_fusegen that carries the generated headers' folders,
 #       the runtime and CUDA::cudart as usage requirements).
@@ -89,12 +89,16 @@ set(FUSEGEN_CUDA_ARCHITECTURES "80;90a-real" CACHE STRING
 #   <prefix>_LIBRARY  the library name       <prefix>_DIR      <out_dir>/<library>
 #   <prefix>_KERNELS  the spec kernel names  <prefix>_CU       the kernel .cu files
 #   <prefix>_SOURCES  .cu files + dispatch.c <prefix>_HEADERS  <library>.h and the family headers
+#   <prefix>_HOPPER   ON when a kept kernel lists sm_90a
 # KERNELS globs (ARGN, optional) keep only the spec kernels whose names match one of them, as
 # the generator's --only does: `*` any run of characters, `?` one character.
 function(_fusegen_spec_files spec out_dir prefix)
   set(globs ${ARGN})
   set(regexes "")
   foreach(g ${globs})
+    if(g MATCHES "[][\\]")
+      message(FATAL_ERROR "fusegen: KERNELS glob '${g}' has [, ] or \\: globs take * and ? only")
+    endif()
     string(REGEX REPLACE "([][.+^$(){}|\\])" "\\\\\\1" re "${g}")
     string(REPLACE "*" ".*" re "${re}")
     string(REPLACE "?" "." re "${re}")
@@ -118,6 +122,7 @@ function(_fusegen_spec_files spec out_dir prefix)
   set(dir "${out_dir}/${lib}")
   set(kernels "")
   set(cu "")
+  set(hopper OFF)
   math(EXPR last "${n} - 1")
   foreach(i RANGE ${last})
     string(JSON k ERROR_VARIABLE err GET "${text}" kernels ${i} name)
@@ -136,6 +141,10 @@ function(_fusegen_spec_files spec out_dir prefix)
     if(keep)
       list(APPEND kernels "${k}")
       list(APPEND cu "${dir}/${lib}_${k}.cu")
+      string(JSON arch ERROR_VARIABLE err GET "${text}" kernels ${i} arch)
+      if(NOT err AND arch MATCHES "\"sm_90a\"")
+        set(hopper ON)
+      endif()
     endif()
   endforeach()
   if(NOT kernels)
@@ -144,6 +153,7 @@ function(_fusegen_spec_files spec out_dir prefix)
   set(${prefix}_LIBRARY "${lib}" PARENT_SCOPE)
   set(${prefix}_DIR "${dir}" PARENT_SCOPE)
   set(${prefix}_KERNELS "${kernels}" PARENT_SCOPE)
+  set(${prefix}_HOPPER ${hopper} PARENT_SCOPE)
   set(${prefix}_CU "${cu}" PARENT_SCOPE)
   set(${prefix}_SOURCES ${cu} "${dir}/${lib}_dispatch.c" PARENT_SCOPE)
   set(${prefix}_HEADERS "${dir}/${lib}.h" "${dir}/fusegen_sm80.cuh" "${dir}/fusegen_sm90.cuh" PARENT_SCOPE)
@@ -177,14 +187,6 @@ function(_fusegen_add_objects name)
       set(has_90a ON)
     endif()
   endforeach()
-  if(NOT has_90a)
-    foreach(spec ${FG_SPECS})
-      file(READ "${spec}" text)
-      if(text MATCHES "\"sm_90a\"")
-        message(FATAL_ERROR "fusegen: ${spec} lists sm_90a but the CUDA architectures (${FG_ARCHS}) do not include 90a: add 90a (e.g. ARCHS 80 90a-real)")
-      endif()
-    endforeach()
-  endif()
   if(NOT EXISTS "${FUSEGEN_TEMPLATE_DIR}/host")
     message(FATAL_ERROR "fusegen: no templates in '${FUSEGEN_TEMPLATE_DIR}' (set FUSEGEN_TEMPLATE_DIR)")
   endif()
@@ -197,9 +199,20 @@ function(_fusegen_add_objects name)
   foreach(spec IN LISTS FG_SPECS)
     get_filename_component(spec "${spec}" ABSOLUTE BASE_DIR "${CMAKE_CURRENT_SOURCE_DIR}")
     _fusegen_spec_files("${spec}" "${FG_OUTPUT_DIR}" s ${FG_KERNELS})
+    if(s_HOPPER AND NOT has_90a)
+      message(FATAL_ERROR "fusegen: ${spec} lists sm_90a (for a kernel that KERNELS keeps) but the CUDA architectures (${FG_ARCHS}) do not include 90a: add 90a (e.g. ARCHS 80 90a-real)")
+    endif()
     if(s_LIBRARY IN_LIST libs)
       message(FATAL_ERROR "fusegen: library '${s_LIBRARY}' is defined by two specs (${spec})")
     endif()
+    # One folder of output has one generation rule: a second call (another folder, or
+    # fusegen_add_library twice) that writes the same library there would make two.
+    set(stamp "${FG_OUTPUT_DIR}/${s_LIBRARY}.stamp")
+    get_property(owner GLOBAL PROPERTY "_FUSEGEN_OWNER_${stamp}")
+    if(owner AND NOT owner STREQUAL "${CMAKE_CURRENT_SOURCE_DIR}")
+      message(FATAL_ERROR "fusegen: library '${s_LIBRARY}' is already generated into ${FG_OUTPUT_DIR} from ${owner}: give this call its own OUTPUT_DIR")
+    endif()
+    set_property(GLOBAL PROPERTY "_FUSEGEN_OWNER_${stamp}" "${CMAKE_CURRENT_SOURCE_DIR}")
     list(APPEND libs "${s_LIBRARY}")
     set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS "${spec}")
 
@@ -210,7 +223,6 @@ function(_fusegen_add_objects name)
       set(spec_arg "${spec}")
     endif()
     set(lib "${s_LIBRARY}")
-    set(stamp "${FG_OUTPUT_DIR}/${lib}.stamp")
     list(LENGTH s_KERNELS n_k)
     list(JOIN s_KERNELS ", " k_list)
     add_custom_command(
@@ -248,6 +260,9 @@ endfunction()
 
 # ---- the in-tree kernel libraries ------------------------------------------------------------
 function(fusegen_add_library)
+  if(CMAKE_VERSION VERSION_LESS 3.24)
+    message(FATAL_ERROR "fusegen_add_library needs CMake 3.24 or later (its shared library links the runtime whole with $<LINK_LIBRARY:WHOLE_ARCHIVE>); this is ${CMAKE_VERSION}: use fusegen_generate()")
+  endif()
   cmake_parse_arguments(PARSE_ARGV 0 FG "" "SPEC;OUTPUT_DIR;TARGET_PREFIX" "ARCHS")
   if(NOT FG_SPEC OR NOT FG_OUTPUT_DIR OR NOT FG_TARGET_PREFIX)
     message(FATAL_ERROR "fusegen_add_library: SPEC, OUTPUT_DIR and TARGET_PREFIX are required")
@@ -256,6 +271,14 @@ function(fusegen_add_library)
     set(FG_ARCHS ${FUSEGEN_CUDA_ARCHITECTURES})
   endif()
   set(t ${FG_TARGET_PREFIX})
+  get_filename_component(FG_SPEC "${FG_SPEC}" ABSOLUTE BASE_DIR "${CMAKE_CURRENT_SOURCE_DIR}")
+  _fusegen_spec_files("${FG_SPEC}" "${FG_OUTPUT_DIR}" s)
+  # the libraries are named after the spec's library: two of one name in one folder would clash
+  get_property(other GLOBAL PROPERTY "_FUSEGEN_ADD_LIBRARY_${CMAKE_CURRENT_BINARY_DIR}/${s_LIBRARY}")
+  if(other)
+    message(FATAL_ERROR "fusegen_add_library(${t}): library '${s_LIBRARY}' is already built in this folder by ${other}: its files (lib${s_LIBRARY}.a, .so) would clash")
+  endif()
+  set_property(GLOBAL PROPERTY "_FUSEGEN_ADD_LIBRARY_${CMAKE_CURRENT_BINARY_DIR}/${s_LIBRARY}" "${t}")
   _fusegen_add_objects(${t}_objects SPECS "${FG_SPEC}" OUTPUT_DIR "${FG_OUTPUT_DIR}" ARCHS ${FG_ARCHS}
     COMPILE_OPTIONS
       $<$<COMPILE_LANGUAGE:CUDA>:-Xptxas=-warn-spills --Werror=all-warnings -Xcompiler=-Wall>
@@ -292,6 +315,9 @@ function(_fusegen_generate target)
   endif()
   if(NOT FG_SPECS)
     message(FATAL_ERROR "fusegen_generate(${target}): SPECS is required")
+  endif()
+  if(TARGET ${target}_fusegen)
+    message(FATAL_ERROR "fusegen_generate(${target}): called before for this target; give all its specs in one call (SPECS a.json b.json)")
   endif()
   if(NOT FG_ARCHS)
     set(FG_ARCHS ${FUSEGEN_CUDA_ARCHITECTURES})

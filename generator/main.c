@@ -190,6 +190,7 @@ static int parse_args(int argc, char **argv, options *o)
         } else if ((r = take_value(argc, argv, &i, NULL, "--only", &v)) != 0) {
             if (r < 0) return usage_error("option '%s' needs a kernel name or glob", a);
             if (!*v) return usage_error("the --only glob is empty");
+            if (strpbrk(v, "[]\\")) return usage_error("the --only glob '%s' has [, ] or \\: globs take * and ? only", v);
             o->only[o->n_only++] = v;
         } else if (strcmp(a, "--nvrtc") == 0) {
             if (o->cmd != CMD_CHECK) return usage_error("option '%s' applies only to 'check'", a);

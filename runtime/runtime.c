@@ -844,16 +844,15 @@ fusegen_status fusegen_query(const fusegen_library *lib, const fusegen_problem *
     if (fg__check_problem(p, reason, sizeof reason) != FUSEGEN_OK)
         return fg__fail(FUSEGEN_ERR_INVALID_ARGUMENT, "%s", reason);
 
+    /* The reasons are written only when no kernel is eligible (a second pass below): most
+     * kernels of a library compute something else, and formatting why cost more than the
+     * checks themselves. */
     memset(&arch, 0, sizeof arch);
-    memset(&listing, 0, sizeof listing);
     for (i = 0; i < lib->n_kernels; i++) {
         const fusegen_kernel *k = &lib->kernels[i];
         size_t at, j;
-        if (fg__check_kernel(k, p, reason, sizeof reason) != FUSEGEN_OK ||
-            fg__check_arch(k, p, &arch, reason, sizeof reason) != FUSEGEN_OK) {
-            fg__listing_add(&listing, fg__str(k->name), reason);
+        if (fg__check_kernel(k, p, NULL, 0) != FUSEGEN_OK || fg__check_arch(k, p, &arch, NULL, 0) != FUSEGEN_OK)
             continue;
-        }
         found++;
         /* keep out[] sorted best first (fg__better); equals stay in table order */
         for (at = 0; at < written && !fg__better(k, out[at], p); at++)
@@ -875,6 +874,13 @@ fusegen_status fusegen_query(const fusegen_library *lib, const fusegen_problem *
         return fg__fail(FUSEGEN_ERR_CUDA, "%s", arch.why);
     if (lib->n_kernels == 0)
         return fg__fail(FUSEGEN_ERR_NOT_SUPPORTED, "library '%s' has no kernels", fg__str(lib->name));
+    memset(&listing, 0, sizeof listing);
+    for (i = 0; i < lib->n_kernels; i++) {
+        const fusegen_kernel *k = &lib->kernels[i];
+        if (fg__check_kernel(k, p, reason, sizeof reason) != FUSEGEN_OK ||
+            fg__check_arch(k, p, &arch, reason, sizeof reason) != FUSEGEN_OK)
+            fg__listing_add(&listing, fg__str(k->name), reason);
+    }
     if (listing.omitted > 0)
         return fg__fail(FUSEGEN_ERR_NOT_SUPPORTED,
                         "no kernel of library '%s' can run this problem: %s; ... and %zu more "

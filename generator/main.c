@@ -522,6 +522,9 @@ int main(int argc, char **argv)
             break;
         }
         rc = fg_out_commit(&out, opt.out_dir, opt.depfile) == 0 ? EXIT_OK : EXIT_USAGE;
+        /* files an earlier run generated into these library folders and this one does not:
+         * left there, a build that globs the folder would compile kernels the table lacks */
+        if (rc == EXIT_OK && fg_out_prune(&out, opt.out_dir, FUSEGEN_BANNER_PREFIX) < 0) rc = EXIT_USAGE;
         break;
     }
     }

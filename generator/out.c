@@ -4,6 +4,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "out.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -531,4 +532,80 @@ close_dirs:
      * a folder renamed files went into is not empty, so it stays) */
     fg_out__created_finish(&created, rc != 0);
     return rc;
+}
+
+/* Whether the file `name` in dirfd is a regular file (not a link) that begins with banner. */
+static int fg_out__has_banner(int dirfd, const char *name, const char *banner)
+{
+    char head[128];
+    size_t want = strlen(banner);
+    struct stat st;
+    if (want > sizeof head || fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(st.st_mode))
+        return 0;
+    int fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0) return 0;
+    size_t got = 0;
+    while (got < want) {
+        ssize_t r = read(fd, head + got, want - got);
+        if (r < 0 && errno == EINTR) continue;
+        if (r <= 0) break;
+        got += (size_t)r;
+    }
+    close(fd);
+    return got == want && memcmp(head, banner, want) == 0;
+}
+
+int fg_out_prune(const fg_out *o, const char *dir, const char *banner)
+{
+    int removed = 0, rc = 0;
+    for (size_t i = 0; i < o->n_files; i++) {
+        const char *slash = strrchr(o->files[i].rel_path, '/');
+        size_t dlen = slash ? (size_t)(slash - o->files[i].rel_path) : 0;
+        /* each folder once: the first file that lives in it */
+        int seen = 0;
+        for (size_t j = 0; j < i && !seen; j++) {
+            const char *s2 = strrchr(o->files[j].rel_path, '/');
+            size_t l2 = s2 ? (size_t)(s2 - o->files[j].rel_path) : 0;
+            seen = l2 == dlen && memcmp(o->files[j].rel_path, o->files[i].rel_path, dlen) == 0;
+        }
+        if (seen || dlen == 0) continue;   /* the output folder itself is the user's: left alone */
+        fg_buf path;
+        fg_buf_init(&path);
+        fg_out__join(&path, dir, "");
+        fg_buf_append(&path, o->files[i].rel_path, dlen);
+        if (path.failed) {
+            fg_out__io_error("cannot clean", dir, ENOMEM);
+            fg_buf_free(&path);
+            return -1;
+        }
+        int dirfd = open(path.data, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        DIR *d = dirfd >= 0 ? fdopendir(dirfd) : NULL;
+        if (!d) {
+            fg_out__io_error("cannot clean folder", path.data, errno);
+            if (dirfd >= 0) close(dirfd);
+            fg_buf_free(&path);
+            return -1;
+        }
+        struct dirent *e;
+        while ((e = readdir(d)) != NULL) {
+            if (e->d_name[0] == '.') continue;   /* ., .., and our own temporary files */
+            int ours = 0;
+            for (size_t j = 0; j < o->n_files && !ours; j++) {
+                const char *rp = o->files[j].rel_path;
+                ours = strncmp(rp, o->files[i].rel_path, dlen) == 0 && rp[dlen] == '/' &&
+                       strcmp(rp + dlen + 1, e->d_name) == 0;
+            }
+            if (ours || !fg_out__has_banner(dirfd, e->d_name, banner)) continue;
+            if (unlinkat(dirfd, e->d_name, 0) == 0) {
+                removed++;
+            } else {
+                fprintf(stderr, "fusegen: error: cannot remove the stale file '%s/%s': %s\n", path.data, e->d_name,
+                        strerror(errno));
+                rc = -1;
+            }
+        }
+        closedir(d);
+        fg_buf_free(&path);
+    }
+    return rc != 0 ? -1 : removed;
 }

@@ -36,4 +36,11 @@ void fg_out_dep(fg_out *o, const char *path);
  * already renamed stay: that takes a rename failing after another one succeeded). */
 int fg_out_commit(const fg_out *o, const char *dir, const char *depfile_path);
 
+/* After a commit: in each folder under dir that holds an output file, removes the regular files
+ * that this output does not hold and that begin with `banner` (files an earlier run generated:
+ * a kernel since removed from the spec, or left out by --only). Nothing else is touched; a file
+ * that cannot be removed is reported on stderr. Returns the number of files removed, or -1
+ * after an error. */
+int fg_out_prune(const fg_out *o, const char *dir, const char *banner);
+
 #endif

@@ -199,6 +199,18 @@ if grep -q '^#error injected' "$TMP/nl/sym/sym.h" "$TMP/nl/sym/sym_dispatch.c"; 
 else ok; fi
 expect_grep "spec path with a line break: escaped" "$TMP/nl/sym/sym.h" 'line\\x0a#error injected\\x0a.json'
 
+# ---- files an earlier run generated and this one does not are removed; nothing else is ----------
+run 0 "generate two kernels" generate "$TMP/two.json" -o "$TMP/prune"
+echo "not generated" >"$TMP/prune/two_lib/notes.cu"
+printf '%s 0.0.1 from old.json (sha256 0); DO NOT EDIT.\n' "${BANNER% from}" >"$TMP/prune/two_lib/two_lib_gone.cu"
+echo "outside the library folder" >"$TMP/prune/top.txt"
+run 0 "generate one kernel" generate "$TMP/two.json" -o "$TMP/prune" --only first
+expect_absent "stale: the other kernel's file" "$TMP/prune/two_lib/two_lib_second.cu"
+expect_absent "stale: an older run's file" "$TMP/prune/two_lib/two_lib_gone.cu"
+for kept in two_lib/two_lib_first.cu two_lib/notes.cu top.txt; do
+    if [ -f "$TMP/prune/$kept" ]; then ok; else fail "stale files: $kept was removed"; fi
+done
+
 # ---- several specs into one folder -----------------------------------------------------------
 run 0 "two libraries" generate "$TMP/two.json" "$TMP/three.json" -o "$TMP/both" --depfile "$TMP/both.d"
 if [ -d "$TMP/both/two_lib" ] && [ -d "$TMP/both/three_lib" ]; then ok; else fail "two libraries: folders missing"; fi

@@ -205,14 +205,16 @@ function(_fusegen_add_objects name)
     if(s_LIBRARY IN_LIST libs)
       message(FATAL_ERROR "fusegen: library '${s_LIBRARY}' is defined by two specs (${spec})")
     endif()
-    # One folder of output has one generation rule: a second call (another folder, or
-    # fusegen_add_library twice) that writes the same library there would make two.
+    # One folder of output has one generation rule: a second call that writes the same library
+    # there from another folder, or with other KERNELS (each run removes the files the other
+    # wrote), would make two. The same call again in the same folder shares the rule.
     set(stamp "${FG_OUTPUT_DIR}/${s_LIBRARY}.stamp")
+    set(rule "${CMAKE_CURRENT_SOURCE_DIR} (KERNELS: ${FG_KERNELS})")
     get_property(owner GLOBAL PROPERTY "_FUSEGEN_OWNER_${stamp}")
-    if(owner AND NOT owner STREQUAL "${CMAKE_CURRENT_SOURCE_DIR}")
+    if(owner AND NOT owner STREQUAL rule)
       message(FATAL_ERROR "fusegen: library '${s_LIBRARY}' is already generated into ${FG_OUTPUT_DIR} from ${owner}: give this call its own OUTPUT_DIR")
     endif()
-    set_property(GLOBAL PROPERTY "_FUSEGEN_OWNER_${stamp}" "${CMAKE_CURRENT_SOURCE_DIR}")
+    set_property(GLOBAL PROPERTY "_FUSEGEN_OWNER_${stamp}" "${rule}")
     list(APPEND libs "${s_LIBRARY}")
     set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS "${spec}")
 

@@ -36,6 +36,14 @@ elseif(CASE STREQUAL "twice")
   fusegen_generate(app SPECS other.json ARCHS 80)
 elseif(CASE STREQUAL "missing_spec")
   fusegen_generate(app SPECS missing.json ARCHS 80)
+elseif(CASE STREQUAL "same_rule_twice")     # one folder, one OUTPUT_DIR, the same call: shared
+  add_executable(app3 "${CMAKE_BINARY_DIR}/main.c")
+  fusegen_generate(app SPECS mixed.json ARCHS 80 KERNELS "p_*" OUTPUT_DIR "${CMAKE_BINARY_DIR}/gen")
+  fusegen_generate(app3 SPECS mixed.json ARCHS 80 KERNELS "p_*" OUTPUT_DIR "${CMAKE_BINARY_DIR}/gen")
+elseif(CASE STREQUAL "other_kernels_same_dir")
+  add_executable(app3 "${CMAKE_BINARY_DIR}/main.c")
+  fusegen_generate(app SPECS mixed.json ARCHS 80 KERNELS "p_*" OUTPUT_DIR "${CMAKE_BINARY_DIR}/gen")
+  fusegen_generate(app3 SPECS mixed.json ARCHS 80 90a-real KERNELS "h_*" OUTPUT_DIR "${CMAKE_BINARY_DIR}/gen")
 elseif(CASE STREQUAL "shared_output_dir")   # two folders, one OUTPUT_DIR
   fusegen_generate(app SPECS other.json ARCHS 80 OUTPUT_DIR "${CMAKE_BINARY_DIR}/gen")
   add_subdirectory(sub)
@@ -85,6 +93,8 @@ configure missing_spec 1 "spec '.*missing.json' does not exist"
 if grep -q "failed to open" "$TMP/out"; then
     failed=$((failed + 1)); echo "FAIL: missing spec: a raw file error came first" >&2
 else passed=$((passed + 1)); fi
+configure same_rule_twice 0 ""
+configure other_kernels_same_dir 1 "library 'mixed' is already generated into .*gen from .*(KERNELS: p_\*)"
 configure shared_output_dir 1 "library 'other' is already generated into .*gen from"
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -360,6 +360,9 @@ struct GemmSm90 {
     static constexpr int WG_COLS = COL_SPLIT ? BN / 2 : BN;   // ... and its columns
     static constexpr bool WIDE_WG = WG_ROWS * WG_COLS > 64 * 256;  // 160 accumulators a consumer thread
     static constexpr int PRODUCER_REGS = WIDE_WG ? 40 : 56, CONSUMER_REGS = WIDE_WG ? 232 : 224;
+    // 384 threads start with 168 registers each, and setmaxnreg.inc waits until the producer's
+    // dec has freed what the consumers take: past this sum their mainloop never starts.
+    static_assert(PRODUCER_REGS + CONSUMERS * CONSUMER_REGS <= 3 * 168, "the consumers' registers come from the producer's");
     // A tile's warps: warp w of a warpgroup owns rows 16w..16w+15 of each of the warpgroup's
     // row blocks, all of its columns (the epilogue's fragment step: 16, or 64 across two row
     // blocks); with COL_SPLIT the second warpgroup's warps are the second column of warps.
@@ -564,8 +567,8 @@ struct GemmSm90 {
         asm volatile("griddepcontrol.wait;\n" ::: "memory");
 
         // Registers: 56 a producer thread (its tile loops spill at 40 in some kernels), 224 a
-        // consumer thread (128 * 56 + 256 * 224 <= 64K); 40 and 232 where a consumer keeps 160
-        // accumulators (64x320 ping-pong).
+        // consumer thread; 40 and 232 where a consumer keeps 160 accumulators (64x320 ping-pong).
+        // Both pairs free exactly what they take (56 + 2 * 224 = 40 + 2 * 232 = 3 * 168).
         if (warpgroup == 0) {
             asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(PRODUCER_REGS) : "memory");
             if (threadIdx.x == 0) {

@@ -38,11 +38,14 @@ typedef struct fusegen_jit_options {
      * capability, as sm_90a on a 9.0 device when a kernel of the spec lists sm_90a. An explicit
      * arch compiles (and caches) without a GPU. */
     const char *arch;
-    /* The cache folder. NULL: $FUSEGEN_CACHE_DIR, else $XDG_CACHE_HOME/fusegen, else
-     * $HOME/.cache/fusegen (created, mode 0700, when missing). */
+    /* The cache folder. NULL or "": $FUSEGEN_CACHE_DIR, else $XDG_CACHE_HOME/fusegen (when
+     * absolute), else $HOME/.cache/fusegen (created, mode 0700, when missing; empty variables
+     * count as unset). A folder another user owns or can write into is not used (a warning). */
     const char *cache_dir;
     int no_cache;                       /* 1: neither read nor write the disk cache */
-    const char *const *nvrtc_options;   /* more NVRTC options (part of the cache key); may be NULL */
+    /* More NVRTC options (part of the cache key: their text, not the contents of files they
+     * name; use no_cache with --pre-include); may be NULL */
+    const char *const *nvrtc_options;
     int n_nvrtc_options;
 } fusegen_jit_options;
 
@@ -83,7 +86,7 @@ const fusegen_library *fusegen_jit_library(const fusegen_jit *jit);
 fusegen_status fusegen_jit_load(fusegen_jit *jit);
 
 /* The arch compiled for ("" before fusegen_jit_compile) and the cache entry's path (NULL when
- * no cache was used). */
+ * no entry was read or written). */
 const char *fusegen_jit_arch(const fusegen_jit *jit);
 const char *fusegen_jit_cache_entry(const fusegen_jit *jit);
 void fusegen_jit_get_stats(const fusegen_jit *jit, fusegen_jit_stats *out);
@@ -92,9 +95,10 @@ void fusegen_jit_get_stats(const fusegen_jit *jit, fusegen_jit_stats *out);
  * No kernel of the object may be running or be used afterwards. */
 void fusegen_jit_destroy(fusegen_jit *jit);
 
-/* Warnings (a cache folder that cannot be written, once per folder; a corrupt entry) go to
- * fn(message, user), or to stderr as "fusegen: warning: MESSAGE" when fn is NULL (the default).
- * Process-wide. */
+/* Warnings (a cache folder that cannot be written or is not private, once per folder; a
+ * corrupt entry) go to fn(message, user), or to stderr as "fusegen: warning: MESSAGE" when fn is
+ * NULL (the default). Process-wide. fn runs with no lock of the JIT held: it may call fusegen_jit_*
+ * functions. */
 typedef void (*fusegen_jit_warning_fn)(const char *message, void *user);
 void fusegen_jit_set_warning_handler(fusegen_jit_warning_fn fn, void *user);
 

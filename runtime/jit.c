@@ -129,34 +129,53 @@ void fusegen_jit_set_warning_handler(fusegen_jit_warning_fn fn, void *user)
     pthread_mutex_unlock(&jit__warn_lock);
 }
 
+/* The warnings of one compile. They are raised while the JIT's lock is held and given to the
+ * handler after it is released (jit__deliver), so a handler may call the JIT's accessors or set
+ * another handler. */
+#define JIT__MAX_WARNINGS 3   /* a compile raises two at most */
+#define JIT__WARNING_LEN 8192   /* room for two paths of PATH_MAX and the reason */
+typedef struct jit__warnings {
+    char msg[JIT__MAX_WARNINGS][JIT__WARNING_LEN];
+    const char *once_dir[JIT__MAX_WARNINGS];   /* warn only the first time for this folder (NULL: always) */
+    int n;
+} jit__warnings;
+
 #if defined(__GNUC__) || defined(__clang__)
-__attribute__((format(printf, 2, 3)))
+__attribute__((format(printf, 3, 4)))
 #endif
-/* once_dir: warn only the first time for this folder (NULL: always). */
-static void jit__warn(const char *once_dir, const char *fmt, ...)
+static void jit__warn(jit__warnings *w, const char *once_dir, const char *fmt, ...)
 {
-    char msg[1024];
     va_list ap;
+    if (w->n >= JIT__MAX_WARNINGS) return;
     va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
+    vsnprintf(w->msg[w->n], sizeof w->msg[w->n], fmt, ap);
     va_end(ap);
-    pthread_mutex_lock(&jit__warn_lock);
-    if (once_dir) {
-        for (size_t i = 0; i < jit__n_warned_dirs; ++i)
-            if (strcmp(jit__warned_dirs[i], once_dir) == 0) {
-                pthread_mutex_unlock(&jit__warn_lock);
-                return;
+    w->once_dir[w->n++] = once_dir;
+}
+
+/* Hands each warning to the handler (or stderr), with no lock held while it runs. */
+static void jit__deliver(const jit__warnings *w)
+{
+    for (int i = 0; i < w->n; ++i) {
+        const char *once_dir = w->once_dir[i];
+        int seen = 0;
+        pthread_mutex_lock(&jit__warn_lock);
+        if (once_dir) {
+            for (size_t d = 0; d < jit__n_warned_dirs && !seen; ++d) seen = strcmp(jit__warned_dirs[d], once_dir) == 0;
+            if (!seen && jit__n_warned_dirs < sizeof jit__warned_dirs / sizeof jit__warned_dirs[0]) {
+                char *copy = strdup(once_dir);
+                if (copy) jit__warned_dirs[jit__n_warned_dirs++] = copy;
             }
-        if (jit__n_warned_dirs < sizeof jit__warned_dirs / sizeof jit__warned_dirs[0]) {
-            char *copy = strdup(once_dir);
-            if (copy) jit__warned_dirs[jit__n_warned_dirs++] = copy;
         }
+        fusegen_jit_warning_fn fn = jit__warn_fn;
+        void *user = jit__warn_user;
+        pthread_mutex_unlock(&jit__warn_lock);
+        if (seen) continue;
+        if (fn)
+            fn(w->msg[i], user);
+        else
+            fprintf(stderr, "fusegen: warning: %s\n", w->msg[i]);
     }
-    if (jit__warn_fn)
-        jit__warn_fn(msg, jit__warn_user);
-    else
-        fprintf(stderr, "fusegen: warning: %s\n", msg);
-    pthread_mutex_unlock(&jit__warn_lock);
 }
 
 /* ---- the driver API, through the runtime ------------------------------------------------------ */
@@ -714,6 +733,8 @@ fusegen_status fusegen_jit_compile(fusegen_jit *jit, const fusegen_jit_options *
     size_t code_len = 0;
     fusegen_jit_cache_result result = FUSEGEN_JIT_CACHE_OFF;
     int use_cache = !opts->no_cache;
+    jit__warnings warnings;
+    warnings.n = 0;
 
     if (jit__source(jit, &src, why, sizeof why) != 0 || !all_opts || !h80 || !h90) {
         st = fusegen__detail_set(FUSEGEN_ERR_COMPILE, "%s", !all_opts || !h80 || !h90 ? "internal error: headers missing or out of memory" : why);
@@ -752,25 +773,30 @@ fusegen_status fusegen_jit_compile(fusegen_jit *jit, const fusegen_jit_options *
 
     /* the cache */
     if (use_cache && (!have_key || fg_jit_cache_dir(opts->cache_dir, dir, sizeof dir, why, sizeof why) != 0)) {
-        jit__warn(NULL, "the JIT cache is off for this compile: %s", have_key ? why : "out of memory");
+        jit__warn(&warnings, NULL, "the JIT cache is off for this compile: %s", have_key ? why : "out of memory");
+        use_cache = 0;
+    }
+    if (use_cache && fg_jit_cache_dir_private(dir, why, sizeof why) != 0) {
+        jit__warn(&warnings, dir, "the JIT cache folder %s %s, so code found there could be another user's: the "
+                  "cache is off for it (make it yours, mode 0700, or choose another)", dir, why);
         use_cache = 0;
     }
     if (use_cache && fg_jit_cache_entry_path(dir, key, jit->cache_entry, sizeof jit->cache_entry) != 0) {
-        jit__warn(NULL, "the JIT cache is off for this compile: the entry's path under %s is too long", dir);
+        jit__warn(&warnings, NULL, "the JIT cache is off for this compile: the entry's path under %s is too long", dir);
         use_cache = 0;
     }
     if (use_cache) {
         uint8_t *payload = NULL;
         size_t len = 0;
-        jit->has_cache_entry = 1;
         int r = fg_jit_cache_read(jit->cache_entry, key, &payload, &len, why, sizeof why);
         if (r == FG_JIT_CACHE_READ_HIT) {
+            jit->has_cache_entry = 1;
             code = payload;
             code_len = len;
             result = FUSEGEN_JIT_CACHE_HIT;
             jit->stats.cache_hits++;
         } else if (r == FG_JIT_CACHE_READ_CORRUPT) {
-            jit__warn(NULL, "JIT cache entry %s is corrupt (%s); compiling again", jit->cache_entry, why);
+            jit__warn(&warnings, NULL, "JIT cache entry %s is corrupt (%s); compiling again", jit->cache_entry, why);
             result = FUSEGEN_JIT_CACHE_CORRUPT;
             jit->stats.cache_corrupt++;
         } else {
@@ -803,10 +829,12 @@ fusegen_status fusegen_jit_compile(fusegen_jit *jit, const fusegen_jit_options *
         code_len = bin_len;
         if (use_cache) {
             if (fg_jit_cache_write(dir, jit->cache_entry, key, code, code_len, why, sizeof why) == 0) {
+                jit->has_cache_entry = 1;
                 jit->stats.cache_writes++;
             } else {
                 jit->stats.cache_write_failures++;
-                jit__warn(dir, "the JIT cache folder %s cannot be written (%s); compiled code is kept in memory only",
+                jit__warn(&warnings, dir,
+                          "the JIT cache folder %s cannot be written (%s); compiled code is kept in memory only",
                           dir, why);
             }
         }
@@ -832,6 +860,7 @@ out:
         jit->has_cache_entry = 0;
     }
     pthread_mutex_unlock(&jit->lock);
+    jit__deliver(&warnings);
     free(code);
     free(headers[0]);
     free(headers[1]);

@@ -1,5 +1,5 @@
 /* jit_cache.c - see jit_cache.h. */
-#define _POSIX_C_SOURCE 200809L
+#define _GNU_SOURCE   /* mkostemp */
 #include "jit_cache.h"
 
 #include <errno.h>
@@ -87,11 +87,29 @@ int fg_jit_cache_dir(const char *override, char *out, size_t out_len, char *why,
     } else if ((env = getenv("HOME")) && *env) {
         n = snprintf(out, out_len, "%s/.cache/fusegen", env);
     } else {
-        jit__why(why, why_len, "no cache folder: FUSEGEN_CACHE_DIR, XDG_CACHE_HOME and HOME are all unset");
+        jit__why(why, why_len,
+                 "no cache folder: FUSEGEN_CACHE_DIR and HOME are unset or empty and XDG_CACHE_HOME is not an "
+                 "absolute path");
         return -1;
     }
     if (n < 0 || (size_t)n >= out_len) {
         jit__why(why, why_len, "the cache folder's name is longer than %zu bytes", out_len - 1);
+        return -1;
+    }
+    return 0;
+}
+
+int fg_jit_cache_dir_private(const char *dir, char *why, size_t why_len)
+{
+    struct stat st;
+    /* missing: created 0700 when written; unreadable or not a folder: the write says why */
+    if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) return 0;
+    if (st.st_uid != geteuid() && st.st_uid != 0) {
+        jit__why(why, why_len, "is owned by another user (uid %lu)", (unsigned long)st.st_uid);
+        return -1;
+    }
+    if (st.st_mode & (S_IWGRP | S_IWOTH)) {
+        jit__why(why, why_len, "can be written by other users (mode %04o)", (unsigned)(st.st_mode & 07777));
         return -1;
     }
     return 0;
@@ -150,7 +168,9 @@ int fg_jit_cache_read(const char *path, const uint8_t key[32], uint8_t **payload
     struct stat st;
     *payload = NULL;
     *len = 0;
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    /* O_NONBLOCK: a FIFO or a device in the entry's place must not block the open (regular
+     * files ignore it); the check below then calls it corrupt */
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
     if (fd < 0) return FG_JIT_CACHE_READ_MISS;
     if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
         close(fd);
@@ -252,7 +272,7 @@ int fg_jit_cache_write(const char *dir, const char *path, const uint8_t key[32],
         jit__why(why, why_len, "the entry's name is too long");
         return -1;
     }
-    int fd = mkstemp(tmp);
+    int fd = mkostemp(tmp, O_CLOEXEC);   /* not inherited by a program another thread starts */
     if (fd < 0) {
         jit__why(why, why_len, "cannot create a file in %s: %s", dir, strerror(errno));
         return -1;

@@ -34,9 +34,15 @@ void fg_jit_key_add(fg_jit_key_builder *b, const char *name, const void *data, s
 int fg_jit_key_finish(fg_jit_key_builder *b, uint8_t key[32]);
 
 /* The cache folder: override when non-NULL and non-empty, else $FUSEGEN_CACHE_DIR, else
- * $XDG_CACHE_HOME/fusegen, else $HOME/.cache/fusegen. Returns 0, or -1 (why set) when none can be
- * named (no HOME) or the name is too long. */
+ * $XDG_CACHE_HOME/fusegen (an absolute XDG_CACHE_HOME only), else $HOME/.cache/fusegen; empty
+ * values count as unset. Returns 0, or -1 (why set) when none can be named (no HOME) or the
+ * name is too long. */
 int fg_jit_cache_dir(const char *override, char *out, size_t out_len, char *why, size_t why_len);
+
+/* Whether code read from folder dir may run: 0 when it is missing (it is created 0700), or is
+ * owned by this user or root and no one else may write into it; -1 (why set: "is owned by ...",
+ * "can be written by ...") otherwise, since an entry another user put there would run as ours. */
+int fg_jit_cache_dir_private(const char *dir, char *why, size_t why_len);
 
 /* <dir>/<hex>.fgjit into out. Returns 0, or -1 when it does not fit. */
 int fg_jit_cache_entry_path(const char *dir, const uint8_t key[32], char *out, size_t out_len);

@@ -1,6 +1,7 @@
 /* test_jit.c - the runtime's JIT on the CPU (NVRTC, no GPU): bad specs, the kernel table, the
- * disk cache (miss, hit, a changed option, arch or source is a miss, corrupt entries, an
- * unwritable folder, the folder's name from the environment) and the launch records checked
+ * disk cache (miss, hit, a changed option, arch or source is a miss, corrupt entries, a FIFO in
+ * an entry's place, a warning handler that calls the JIT, a folder other users can write into,
+ * an unwritable folder, the folder's name from the environment) and the launch records checked
  * against the family code. Every compile is for an explicit arch, so no device is needed.
  *
  *   test_jit all WORKDIR            every scenario below, in WORKDIR (emptied first)
@@ -422,6 +423,75 @@ static void test_cache(const char *work)
     fusegen_jit_destroy(j);
 }
 
+/* A handler that calls back into the JIT that warned (and sets a handler): the warnings of a
+ * compile reach it after the JIT's locks are released. */
+static fusegen_jit *g_reentrant_jit;
+static int g_reentrant_calls;
+static void on_warning_reentrant(const char *msg, void *user)
+{
+    fusegen_jit_stats s;
+    on_warning(msg, user);
+    fusegen_jit_get_stats(g_reentrant_jit, &s);
+    (void)fusegen_jit_library(g_reentrant_jit);
+    fusegen_jit_set_warning_handler(on_warning_reentrant, NULL);
+    g_reentrant_calls++;
+}
+
+static void test_hostile_cache(const char *work)
+{
+    char dir[1024], entry[4300];
+    fusegen_jit_stats s;
+    fusegen_jit *j = NULL;
+    const char *relu = spec_with("relu");
+    /* a hang below is a failure, not a stuck test run */
+    alarm(240);
+
+    printf("a FIFO in the entry's place\n");
+    snprintf(dir, sizeof dir, "%s/hostile", work);
+    CHECK(compile_into(relu, "sm_80", dir, NULL, &s, &j) == FUSEGEN_JIT_CACHE_MISS);
+    snprintf(entry, sizeof entry, "%s", j && fusegen_jit_cache_entry(j) ? fusegen_jit_cache_entry(j) : "");
+    fusegen_jit_destroy(j);
+    CHECK(entry[0] != '\0' && unlink(entry) == 0 && mkfifo(entry, 0600) == 0);
+    warn_reset();
+    CHECK(compile_into(relu, "sm_80", dir, NULL, &s, NULL) == FUSEGEN_JIT_CACHE_CORRUPT);
+    CHECK(g_n_warn == 1 && strstr(g_warn, "not a regular file"));
+    CHECK(compile_into(relu, "sm_80", dir, NULL, &s, NULL) == FUSEGEN_JIT_CACHE_HIT && s.compiles == 0);
+
+    printf("a warning handler that calls the JIT\n");
+    CHECK(truncate(entry, 10) == 0);
+    warn_reset();
+    g_reentrant_calls = 0;
+    g_reentrant_jit = make(relu);
+    fusegen_jit_set_warning_handler(on_warning_reentrant, NULL);
+    fusegen_jit_options o;
+    fusegen_jit_cache_result r = FUSEGEN_JIT_CACHE_OFF;
+    memset(&o, 0, sizeof o);
+    o.arch = "sm_80";
+    o.cache_dir = dir;
+    if (g_reentrant_jit) CHECK(fusegen_jit_compile(g_reentrant_jit, &o, &r) == FUSEGEN_OK);
+    fusegen_jit_set_warning_handler(on_warning, NULL);
+    CHECK(r == FUSEGEN_JIT_CACHE_CORRUPT && g_reentrant_calls == 1 && strstr(g_warn, "corrupt"));
+    fusegen_jit_destroy(g_reentrant_jit);
+    g_reentrant_jit = NULL;
+
+    printf("a cache folder other users can write into\n");
+    snprintf(dir, sizeof dir, "%s/shared", work);
+    CHECK(mkdir(dir, 0700) == 0 && chmod(dir, 0777) == 0);
+    warn_reset();
+    CHECK(compile_into(relu, "sm_80", dir, NULL, &s, &j) == FUSEGEN_JIT_CACHE_OFF);
+    CHECK(s.compiles == 1 && s.cache_hits == 0 && s.cache_writes == 0);
+    CHECK(g_n_warn == 1 && strstr(g_warn, "can be written by other users") && strstr(g_warn, "0777"));
+    if (j) CHECK(fusegen_jit_cache_entry(j) == NULL);
+    fusegen_jit_destroy(j);
+    CHECK(count_files(dir, ".fgjit") == 0);
+    /* warned once per folder */
+    CHECK(compile_into(relu, "sm_80", dir, NULL, &s, NULL) == FUSEGEN_JIT_CACHE_OFF && g_n_warn == 1);
+    /* made private: used */
+    CHECK(chmod(dir, 0700) == 0);
+    CHECK(compile_into(relu, "sm_80", dir, NULL, &s, NULL) == FUSEGEN_JIT_CACHE_MISS && s.cache_writes == 1);
+    alarm(0);
+}
+
 static void test_unwritable(const char *work)
 {
     char dir[1024], file[1024];
@@ -438,6 +508,7 @@ static void test_unwritable(const char *work)
     CHECK(compile_into(spec_with("relu"), "sm_80", dir, NULL, &s, &j) == FUSEGEN_JIT_CACHE_MISS);
     CHECK(s.compiles == 1 && s.cache_write_failures == 1 && s.cache_writes == 0);
     CHECK(g_n_warn == 1 && strstr(g_warn, "cannot be written") && strstr(g_warn, "plain_file"));
+    if (j) CHECK(fusegen_jit_cache_entry(j) == NULL);   /* no entry was written */
     if (j) check_table(j);
     fusegen_jit_destroy(j);
     CHECK(compile_into(spec_with("relu"), "sm_80", dir, NULL, &s, NULL) == FUSEGEN_JIT_CACHE_MISS);
@@ -566,6 +637,7 @@ int main(int argc, char **argv)
     }
     test_bad_input();
     test_cache(argv[2]);
+    test_hostile_cache(argv[2]);
     test_unwritable(argv[2]);
     test_records();
     rm_rf(argv[2]);

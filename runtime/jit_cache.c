@@ -302,7 +302,10 @@ int fg_jit_cache_write(const char *dir, const char *path, const uint8_t key[32],
     if (rename(tmp, path) != 0) {
         err = errno;
         unlink(tmp);
-        jit__why(why, why_len, "cannot rename %s to %s: %s", tmp, path, strerror(err));
+        if (err == EISDIR)   /* a folder in the entry's place: read as corrupt every time until removed */
+            jit__why(why, why_len, "%s is a folder, not a cache entry: remove it", path);
+        else
+            jit__why(why, why_len, "cannot rename %s to %s: %s", tmp, path, strerror(err));
         return -1;
     }
     return 0;

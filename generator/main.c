@@ -136,11 +136,13 @@ static int parse_args(int argc, char **argv, options *o)
     memset(o, 0, sizeof *o);
     if (argc < 2) return usage_error("no command given");
     const char *c = argv[1];
+    const int is_help = strcmp(c, "--help") == 0 || strcmp(c, "-h") == 0 || strcmp(c, "help") == 0;
+    if ((strcmp(c, "--version") == 0 || is_help) && argc > 2) return usage_error("'%s' takes no arguments", c);
     if (strcmp(c, "--version") == 0) {
         printf("fusegen %s\n", FUSEGEN_VERSION);
         return -1;
     }
-    if (strcmp(c, "--help") == 0 || strcmp(c, "-h") == 0 || strcmp(c, "help") == 0) {
+    if (is_help) {
         fputs(usage_text, stdout);
         fputs(help_text, stdout);
         return -1;
@@ -389,6 +391,13 @@ static int same_prefix_nocase(const char *a_lib, const char *a_name, const char 
     }
 }
 
+/* Whether two paths name one file (the same spec given twice). */
+static int same_file(const char *a, const char *b)
+{
+    struct stat sa, sb;
+    return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+}
+
 /* Specs of one run end up in one program: jobs[i] may not define a library that an earlier spec
  * defines (one folder of output; in any case, as its include guard is the name in capitals),
  * nor a kernel whose C symbols (library_kernel_...) an earlier spec's kernel makes too. */
@@ -400,7 +409,10 @@ static void check_against_earlier(fg_arena *arena, job *jobs, size_t i, fg_diag 
         if (!o->library) continue;
         if (same_prefix_nocase(o->library, "", j->spec.library, "")) {
             fg_diag_set_source(d, j->path, j->text, j->len);
-            if (strcmp(o->library, j->spec.library) == 0)
+            if (same_file(j->path, jobs[e].path))
+                fg_diag_error(d, "/library", "this spec is given twice (also as %s): give each spec once",
+                              jobs[e].path);
+            else if (strcmp(o->library, j->spec.library) == 0)
                 fg_diag_error(d, "/library", "library '%s' is also defined by %s", j->spec.library, jobs[e].path);
             else
                 fg_diag_error(d, "/library", "library '%s' is also defined by %s, as '%s' (the names differ only in "

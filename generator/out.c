@@ -299,9 +299,12 @@ static int fg_out__open_dir(int rootfd, const char *rel, size_t n, const char *d
         int next = openat(fd, comp, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
         if (next < 0) {
             int err = errno;
+            struct stat cst;
+            const int link = fstatat(fd, comp, &cst, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(cst.st_mode);
             fprintf(stderr, "fusegen: error: cannot open folder '%s/%.*s': %s\n", dir, (int)end, rel,
-                    err == ELOOP || err == ENOTDIR ? "not a folder (symbolic links are not followed)"
-                                                   : strerror(err));
+                    link ? "it is a symbolic link (links are not followed)"
+                    : err == ELOOP || err == ENOTDIR ? "a file that is not a folder is in the way"
+                                                     : strerror(err));
             goto fail;
         }
         if (fd != rootfd) close(fd);
@@ -390,7 +393,8 @@ static int fg_out__stage_depfile(const fg_out *o, const char *dir, const char *d
         goto out;
     }
     if (fstatat(df->dirfd, df->base, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode)) {
-        fprintf(stderr, "fusegen: error: depfile '%s' is a folder\n", depfile_path);
+        fprintf(stderr, "fusegen: error: depfile '%s' is a folder (the output folder, or another): give it a file's "
+                        "path, such as '%s.d'\n", depfile_path, depfile_path);
         goto out;
     }
     if (fg_out__same(df->dirfd, df->base, text.data, text.len)) {

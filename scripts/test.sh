@@ -5,6 +5,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/deps.sh
 fusegen_need
+case ${1:-} in
+  -*) echo "scripts/test.sh: the first argument is the build folder: scripts/test.sh [BUILD_DIR] [ctest args...] (e.g. scripts/test.sh build -R cli)" >&2
+      exit 2 ;;
+esac
 build=${1:-build}
 shift || true
 jobs=$(nproc 2>/dev/null || echo 2)

@@ -68,6 +68,9 @@ sed 's/"two_lib"/"three_lib"/' "$TMP/two.json" >"$TMP/three.json"
 # ---- usage -----------------------------------------------------------------------------------
 run 0 "--version" --version
 if [ "$(cat "$TMP/out")" = "fusegen $VERSION" ]; then ok; else fail "--version printed '$(cat "$TMP/out")'"; fi
+run 2 "--version with an argument" --version extra
+expect_grep "--version with an argument" "$TMP/err" "^fusegen: error: '--version' takes no arguments"
+run 2 "--help with an argument" --help extra
 run 0 "--help" --help
 expect_grep "--help" "$TMP/out" "usage: fusegen generate"
 run 0 "-h" -h
@@ -155,6 +158,18 @@ run 1 "list bad" list "$TMP/bad.json"
 run 1 "same library twice" generate "$TMP/two.json" "$TMP/two_again.json" -o "$TMP/dup"
 expect_grep "same library twice" "$TMP/err" "two_again.json.*error: /library: library 'two_lib' is also defined by .*two.json"
 expect_absent "same library twice" "$TMP/dup"
+run 1 "same spec twice" check "$TMP/two.json" "$TMP/two.json"
+expect_grep "same spec twice" "$TMP/err" "two.json:.*error: /library: this spec is given twice (also as .*two.json)"
+
+# ---- something else where the library's folder goes ------------------------------------------
+mkdir -p "$TMP/blocked"
+: >"$TMP/blocked/two_lib"
+run 2 "a file in the library folder's place" generate "$TMP/two.json" -o "$TMP/blocked"
+expect_grep "a file in the library folder's place" "$TMP/err" "cannot open folder '.*blocked/two_lib': a file that is not a folder is in the way"
+mkdir -p "$TMP/linked"
+ln -s "$TMP" "$TMP/linked/two_lib"
+run 2 "a link in the library folder's place" generate "$TMP/two.json" -o "$TMP/linked"
+expect_grep "a link in the library folder's place" "$TMP/err" "cannot open folder '.*linked/two_lib': it is a symbolic link"
 
 # ---- templates -------------------------------------------------------------------------------
 # a missing or incomplete template folder is a usage error (2), in one line; a template that is
@@ -287,7 +302,7 @@ run 2 "depfile in a folder that cannot be made" generate "$TMP/two.json" -o "$TM
 expect_absent "depfile failure: no output" "$TMP/dfail"
 mkdir "$TMP/ddir"
 run 2 "depfile is a folder" generate "$TMP/two.json" -o "$TMP/dfail2" --depfile "$TMP/ddir"
-expect_grep "depfile is a folder: message" "$TMP/err" "depfile '.*ddir' is a folder"
+expect_grep "depfile is a folder: message" "$TMP/err" "depfile '.*ddir' is a folder (the output folder, or another): give it a file's path"
 expect_absent "depfile is a folder: no output" "$TMP/dfail2"
 mkdir -p "$TMP/kept"
 : >"$TMP/kept/sentinel"

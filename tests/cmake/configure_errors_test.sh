@@ -44,6 +44,8 @@ elseif(CASE STREQUAL "other_kernels_same_dir")
   add_executable(app3 "${CMAKE_BINARY_DIR}/main.c")
   fusegen_generate(app SPECS mixed.json ARCHS 80 KERNELS "p_*" OUTPUT_DIR "${CMAKE_BINARY_DIR}/gen")
   fusegen_generate(app3 SPECS mixed.json ARCHS 80 90a-real KERNELS "h_*" OUTPUT_DIR "${CMAKE_BINARY_DIR}/gen")
+elseif(CASE STREQUAL "add_library_relative")   # a relative OUTPUT_DIR is the build folder's
+  fusegen_add_library(SPEC other.json OUTPUT_DIR gen TARGET_PREFIX rel ARCHS 80)
 elseif(CASE STREQUAL "shared_output_dir")   # two folders, one OUTPUT_DIR
   fusegen_generate(app SPECS other.json ARCHS 80 OUTPUT_DIR "${CMAKE_BINARY_DIR}/gen")
   add_subdirectory(sub)
@@ -87,13 +89,20 @@ configure() {   # configure CASE EXPECTED_STATUS PATTERN
 configure none 0 ""
 configure bracket_glob 1 "KERNELS glob '\[p\]_k' has \[, \] or"
 configure portable_subset 0 ""
-configure hopper_kept 1 "lists sm_90a (for a kernel that KERNELS keeps)"
+configure hopper_kept 1 "lists sm_90a for h_k but the CUDA architectures (80)"
 configure twice 1 "fusegen_generate(app): called before for this target"
 configure missing_spec 1 "spec '.*missing.json' does not exist"
 if grep -q "failed to open" "$TMP/out"; then
     failed=$((failed + 1)); echo "FAIL: missing spec: a raw file error came first" >&2
 else passed=$((passed + 1)); fi
 configure same_rule_twice 0 ""
+# generated into the build folder, where the object library looks (not next to the spec)
+configure add_library_relative 0 ""
+if grep -rqs -- "$TMP/p/gen" "$TMP/b" --include=*.make --include=*.ninja --include=Makefile; then
+    failed=$((failed + 1)); echo "FAIL: add_library_relative: a path under the source folder's gen/" >&2
+elif ! grep -rqs -- "$TMP/b/gen/other" "$TMP/b" --include=*.make --include=*.ninja --include=Makefile; then
+    failed=$((failed + 1)); echo "FAIL: add_library_relative: no rule names the build folder's gen/other" >&2
+else passed=$((passed + 1)); fi
 configure other_kernels_same_dir 1 "library 'mixed' is already generated into .*gen from .*(KERNELS: p_\*)"
 configure shared_output_dir 1 "library 'other' is already generated into .*gen from"
 echo "$passed passed, $failed failed"

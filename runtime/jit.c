@@ -49,8 +49,8 @@ extern const size_t fusegen_embedded_templates_count;
 enum {
     JIT__MAX_CONTEXTS = 16,   /* CUDA contexts one object's code may be loaded into */
     JIT__FNS = 3,             /* functions per variant: gemm1, normalize1, gemm2 */
-    JIT__WHY = 512,
-    JIT__PATH = 4200
+    JIT__PATH = 4200,
+    JIT__WHY = 2 * JIT__PATH + 256   /* a reason may name two paths (a rename) */
 };
 
 /* fusegen_sm80::Params, field for field (the compiled source asserts the same layout). */
@@ -133,7 +133,7 @@ void fusegen_jit_set_warning_handler(fusegen_jit_warning_fn fn, void *user)
  * handler after it is released (jit__deliver), so a handler may call the JIT's accessors or set
  * another handler. */
 #define JIT__MAX_WARNINGS 3   /* a compile raises two at most */
-#define JIT__WARNING_LEN 8192   /* room for two paths of PATH_MAX and the reason */
+#define JIT__WARNING_LEN (JIT__PATH + JIT__WHY + 256)   /* a folder or entry, the reason, the sentence */
 typedef struct jit__warnings {
     char msg[JIT__MAX_WARNINGS][JIT__WARNING_LEN];
     const char *once_dir[JIT__MAX_WARNINGS];   /* warn only the first time for this folder (NULL: always) */
@@ -146,7 +146,7 @@ __attribute__((format(printf, 3, 4)))
 static void jit__warn(jit__warnings *w, const char *once_dir, const char *fmt, ...)
 {
     va_list ap;
-    if (w->n >= JIT__MAX_WARNINGS) return;
+    if (!w || w->n >= JIT__MAX_WARNINGS) return;   /* NULL: no memory for them */
     va_start(ap, fmt);
     vsnprintf(w->msg[w->n], sizeof w->msg[w->n], fmt, ap);
     va_end(ap);
@@ -156,7 +156,7 @@ static void jit__warn(jit__warnings *w, const char *once_dir, const char *fmt, .
 /* Hands each warning to the handler (or stderr), with no lock held while it runs. */
 static void jit__deliver(const jit__warnings *w)
 {
-    for (int i = 0; i < w->n; ++i) {
+    for (int i = 0; w && i < w->n; ++i) {
         const char *once_dir = w->once_dir[i];
         int seen = 0;
         pthread_mutex_lock(&jit__warn_lock);
@@ -733,8 +733,7 @@ fusegen_status fusegen_jit_compile(fusegen_jit *jit, const fusegen_jit_options *
     size_t code_len = 0;
     fusegen_jit_cache_result result = FUSEGEN_JIT_CACHE_OFF;
     int use_cache = !opts->no_cache;
-    jit__warnings warnings;
-    warnings.n = 0;
+    jit__warnings *warnings = calloc(1, sizeof *warnings);   /* ~40 KB: not on a thread's stack */
 
     if (jit__source(jit, &src, why, sizeof why) != 0 || !all_opts || !h80 || !h90) {
         st = fusegen__detail_set(FUSEGEN_ERR_COMPILE, "%s", !all_opts || !h80 || !h90 ? "internal error: headers missing or out of memory" : why);
@@ -773,16 +772,16 @@ fusegen_status fusegen_jit_compile(fusegen_jit *jit, const fusegen_jit_options *
 
     /* the cache */
     if (use_cache && (!have_key || fg_jit_cache_dir(opts->cache_dir, dir, sizeof dir, why, sizeof why) != 0)) {
-        jit__warn(&warnings, NULL, "the JIT cache is off for this compile: %s", have_key ? why : "out of memory");
+        jit__warn(warnings, NULL, "the JIT cache is off for this compile: %s", have_key ? why : "out of memory");
         use_cache = 0;
     }
     if (use_cache && fg_jit_cache_dir_private(dir, why, sizeof why) != 0) {
-        jit__warn(&warnings, dir, "the JIT cache folder %s %s, so code found there could be another user's: the "
+        jit__warn(warnings, dir, "the JIT cache folder %s %s, so code found there could be another user's: the "
                   "cache is off for it (make it yours, mode 0700, or choose another)", dir, why);
         use_cache = 0;
     }
     if (use_cache && fg_jit_cache_entry_path(dir, key, jit->cache_entry, sizeof jit->cache_entry) != 0) {
-        jit__warn(&warnings, NULL, "the JIT cache is off for this compile: the entry's path under %s is too long", dir);
+        jit__warn(warnings, NULL, "the JIT cache is off for this compile: the entry's path under %s is too long", dir);
         use_cache = 0;
     }
     if (use_cache) {
@@ -796,7 +795,7 @@ fusegen_status fusegen_jit_compile(fusegen_jit *jit, const fusegen_jit_options *
             result = FUSEGEN_JIT_CACHE_HIT;
             jit->stats.cache_hits++;
         } else if (r == FG_JIT_CACHE_READ_CORRUPT) {
-            jit__warn(&warnings, NULL, "JIT cache entry %s is corrupt (%s); compiling again", jit->cache_entry, why);
+            jit__warn(warnings, NULL, "JIT cache entry %s is corrupt (%s); compiling again", jit->cache_entry, why);
             result = FUSEGEN_JIT_CACHE_CORRUPT;
             jit->stats.cache_corrupt++;
         } else {
@@ -833,7 +832,7 @@ fusegen_status fusegen_jit_compile(fusegen_jit *jit, const fusegen_jit_options *
                 jit->stats.cache_writes++;
             } else {
                 jit->stats.cache_write_failures++;
-                jit__warn(&warnings, dir,
+                jit__warn(warnings, dir,
                           "the JIT cache folder %s cannot be written (%s); compiled code is kept in memory only",
                           dir, why);
             }
@@ -860,7 +859,8 @@ out:
         jit->has_cache_entry = 0;
     }
     pthread_mutex_unlock(&jit->lock);
-    jit__deliver(&warnings);
+    jit__deliver(warnings);
+    free(warnings);
     free(code);
     free(headers[0]);
     free(headers[1]);

@@ -28,6 +28,8 @@
 #include <cjson/cJSON.h>
 #include <dlfcn.h>
 #include <nvtx3/nvToolsExt.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "fusegen.h"
 #include "fusegen_default.h"
@@ -261,6 +263,7 @@ __global__ void hold_stream(unsigned long long ns)
 constexpr int kLnVec = 8;              // bf16 values per 16-byte access
 constexpr int kLnMaxVecPerThread = 4;  // 16-byte vectors each thread keeps in registers
 constexpr int kLnWarpMaxN = 1024;      // up to this N: one warp per row
+constexpr int kLnMaxN = 1024 * kLnMaxVecPerThread * kLnVec;   // a block of 1024 threads a row
 constexpr int kLnRowsPerBlock = 4;     // warps (rows) per block in the warp-per-row kernel
 
 struct LnParams {
@@ -451,7 +454,7 @@ void layernorm_bf16(const void *in, const void *gamma, const void *beta, void *o
     threads = std::min<int64_t>(std::max<int64_t>(threads, 64), 1024);
     if (vecs > threads * kLnMaxVecPerThread)
         throw BenchError(strprintf("LayerNorm: n = %lld is above the %d this kernel holds in registers",
-                                   (long long)n, 1024 * kLnMaxVecPerThread * kLnVec));
+                                   (long long)n, kLnMaxN));
     CK_LAUNCH((layernorm_block_rows<<<unsigned(m), unsigned(threads), 0, s>>>(p)));
 }
 
@@ -575,6 +578,10 @@ struct Shape {
     int64_t m = 0, n = 0, k = 0, n2 = 0;
 };
 
+// Shapes files and specs are small: anything larger (a device file, a wrong path) is refused
+// before it takes the host's memory.
+constexpr size_t kMaxInputBytes = size_t(16) << 20;
+
 std::string read_file(const std::string &path)
 {
     FILE *f = fopen(path.c_str(), "rb");
@@ -583,8 +590,14 @@ std::string read_file(const std::string &path)
     std::string text;
     char buf[4096];
     size_t got;
-    while ((got = fread(buf, 1, sizeof buf, f)) > 0)
+    while ((got = fread(buf, 1, sizeof buf, f)) > 0) {
         text.append(buf, got);
+        if (text.size() > kMaxInputBytes) {
+            fclose(f);
+            throw BenchError(strprintf("%s: larger than %zu MiB: not a shapes file or spec", path.c_str(),
+                                       kMaxInputBytes >> 20));
+        }
+    }
     const bool bad = ferror(f) != 0;
     fclose(f);
     if (bad)
@@ -604,7 +617,26 @@ int64_t shape_dim(const std::string &path, const cJSON *obj, const char *key, co
     return int64_t(d);
 }
 
-// {"fused": [{"name", "m", "n", "k"}...], "chains": [{"name", "m", "n", "k", "n2"}...]}
+// The keys an object may have: a misspelt one ("chain", "n2" in a fused problem) would drop a
+// problem or a size without a word.
+void only_keys(const std::string &path, const cJSON *obj, const std::string &where,
+               std::initializer_list<const char *> allowed)
+{
+    for (const cJSON *it = obj->child; it; it = it->next) {
+        bool known = false;
+        for (const char *a : allowed)
+            known = known || (it->string && strcmp(it->string, a) == 0);
+        if (!known) {
+            std::string list;
+            for (const char *a : allowed)
+                list += std::string(list.empty() ? "" : ", ") + a;
+            throw BenchError(strprintf("%s: %s/%s: unknown key (expected: %s)", path.c_str(), where.c_str(),
+                                       it->string ? it->string : "", list.c_str()));
+        }
+    }
+}
+
+// {"fused": [{"name", "m", "n", "k"}...], "chains": [{"name", "m", "n", "k", "n2"}...], "about"}
 std::vector<Shape> load_shapes(const std::string &path)
 {
     const std::string text = read_file(path);
@@ -627,6 +659,7 @@ std::vector<Shape> load_shapes(const std::string &path)
     }
     if (!cJSON_IsObject(root.get()))
         throw BenchError(strprintf("%s: the top level must be an object", path.c_str()));
+    only_keys(path, root.get(), "", {"about", "fused", "chains"});
     std::vector<Shape> shapes;
     for (int chain = 0; chain < 2; ++chain) {
         const char *section = chain ? "chains" : "fused";
@@ -640,18 +673,34 @@ std::vector<Shape> load_shapes(const std::string &path)
             const std::string where = strprintf("/%s/%d", section, idx);
             if (!cJSON_IsObject(it))
                 throw BenchError(strprintf("%s: %s must be an object", path.c_str(), where.c_str()));
+            if (chain)
+                only_keys(path, it, where, {"name", "m", "n", "k", "n2", "about"});
+            else
+                only_keys(path, it, where, {"name", "m", "n", "k", "about"});
             const cJSON *name = cJSON_GetObjectItemCaseSensitive(it, "name");
             if (!cJSON_IsString(name) || !name->valuestring || !name->valuestring[0])
                 throw BenchError(strprintf("%s: %s/name: missing, or not a non-empty string", path.c_str(),
                                            where.c_str()));
             Shape s;
             s.name = name->valuestring;
+            for (const char ch : s.name)   // names go into tables, CSV and the plot's data lines
+                if (static_cast<unsigned char>(ch) < 0x20 || ch == 0x7f)
+                    throw BenchError(strprintf("%s: %s/name: control characters are not allowed", path.c_str(),
+                                               where.c_str()));
+            for (const Shape &other : shapes)   // results are keyed by name (bench/ab_compare.py)
+                if (other.name == s.name)
+                    throw BenchError(strprintf("%s: %s/name: '%s' is the name of an earlier problem", path.c_str(),
+                                               where.c_str(), s.name.c_str()));
             s.chain = chain != 0;
             s.m = shape_dim(path, it, "m", where);
             s.n = shape_dim(path, it, "n", where);
             s.k = shape_dim(path, it, "k", where);
             if (s.chain)
                 s.n2 = shape_dim(path, it, "n2", where);
+            // the reference LayerNorm (unfused side) reads rows of 16-byte vectors held in registers
+            if (s.n % kLnVec != 0 || s.n > kLnMaxN)
+                throw BenchError(strprintf("%s: %s/n = %lld: the LayerNorm needs a multiple of %d up to %d",
+                                           path.c_str(), where.c_str(), (long long)s.n, kLnVec, kLnMaxN));
             shapes.push_back(s);
         }
     }
@@ -1835,13 +1884,46 @@ std::string csv_num(double v)
     return std::isfinite(v) ? strprintf("%.6g", v) : std::string();
 }
 
-bool write_csv(const std::string &path, const std::vector<Row> &rows)
-{
-    FILE *f = fopen(path.c_str(), "w");
-    if (!f) {
-        fprintf(stderr, "fusegen-bench: %s: cannot write: %s\n", path.c_str(), strerror(errno));
+// A result file, written as PATH.tmp and renamed into place once complete: a run that fails
+// while writing leaves no partial file, and an earlier run's file stays whole until then.
+struct ResultFile {
+    std::string path, tmp;
+    FILE *f = nullptr;
+    explicit ResultFile(const std::string &p) : path(p), tmp(p + ".tmp")
+    {
+        f = fopen(tmp.c_str(), "w");
+        if (!f)
+            fprintf(stderr, "fusegen-bench: %s: cannot write: %s\n", tmp.c_str(), strerror(errno));
+    }
+    ResultFile(const ResultFile &) = delete;
+    ResultFile &operator=(const ResultFile &) = delete;
+    // Closes and renames; false (said why, nothing left behind) on any error.
+    bool commit()
+    {
+        bool ok = ferror(f) == 0;
+        ok = fclose(f) == 0 && ok;
+        f = nullptr;
+        if (ok && rename(tmp.c_str(), path.c_str()) == 0)
+            return true;
+        fprintf(stderr, "fusegen-bench: %s: write error: %s\n", path.c_str(), strerror(errno));
+        remove(tmp.c_str());
         return false;
     }
+    ~ResultFile()
+    {
+        if (f) {
+            fclose(f);
+            remove(tmp.c_str());
+        }
+    }
+};
+
+bool write_csv(const std::string &path, const std::vector<Row> &rows)
+{
+    ResultFile out(path);
+    FILE *f = out.f;
+    if (!f)
+        return false;
     fprintf(f, "kind,problem,m,n,k,n2,floor_ms,gemm_ms,unfused_ms,fusegen_ms,fusegen_tflops,fused_over_gemm,"
                "unfused_over_fused,rel_err,kernel,selected,check,note,fusegen_gemm_ms,gemm_mhz,fusegen_gemm_mhz,unfused_mhz,fusegen_mhz,power_capped\n");
     for (const Row &r : rows)
@@ -1853,11 +1935,8 @@ bool write_csv(const std::string &path, const std::vector<Row> &rows)
                 csv_text(r.kernel).c_str(), r.selected ? 1 : 0, r.status.c_str(), csv_text(r.note).c_str(),
                 csv_num(r.fusegen_gemm_ms).c_str(), csv_num(r.gemm_mhz).c_str(), csv_num(r.fusegen_gemm_mhz).c_str(),
                 csv_num(r.unfused_mhz).c_str(), csv_num(r.fused_mhz).c_str(), csv_num(r.power_capped).c_str());
-    const bool ok = ferror(f) == 0;
-    if (fclose(f) != 0 || !ok) {
-        fprintf(stderr, "fusegen-bench: %s: write error\n", path.c_str());
+    if (!out.commit())
         return false;
-    }
     printf("wrote %s\n", path.c_str());
     return true;
 }
@@ -1968,15 +2047,14 @@ bool write_json(const std::string &path, const Ctx &c, const DeviceInfo &dev, co
         fprintf(stderr, "fusegen-bench: out of memory printing JSON\n");
         return false;
     }
-    FILE *f = fopen(path.c_str(), "w");
-    bool ok = f != nullptr;
-    if (!f) {
-        fprintf(stderr, "fusegen-bench: %s: cannot write: %s\n", path.c_str(), strerror(errno));
-    } else {
-        ok = fputs(text, f) >= 0 && fputc('\n', f) != EOF;
-        ok = fclose(f) == 0 && ok;
-        if (!ok)
-            fprintf(stderr, "fusegen-bench: %s: write error\n", path.c_str());
+    bool ok = false;
+    {
+        ResultFile out(path);
+        if (out.f) {
+            fputs(text, out.f);
+            fputc('\n', out.f);
+            ok = out.commit();
+        }
     }
     cJSON_free(text);
     if (ok)
@@ -1991,11 +2069,10 @@ bool write_plot(const std::string &png, const std::vector<Row> &rows)
     if (stem.size() > 4 && stem.compare(stem.size() - 4, 4, ".png") == 0)
         stem.resize(stem.size() - 4);
     const std::string dat = stem + ".dat", gp = stem + ".gp";
-    FILE *f = fopen(dat.c_str(), "w");
-    if (!f) {
-        fprintf(stderr, "fusegen-bench: %s: cannot write: %s\n", dat.c_str(), strerror(errno));
+    ResultFile dat_out(dat), gp_out(gp);
+    if (!dat_out.f || !gp_out.f)
         return false;
-    }
+    FILE *f = dat_out.f;
     fprintf(f, "# problem floor/gemm unfused/gemm fusegen/gemm\n");
     for (const Row &r : rows) {
         if (!r.selected || !std::isfinite(r.gemm_ms))
@@ -2005,14 +2082,7 @@ bool write_plot(const std::string &png, const std::vector<Row> &rows)
         fprintf(f, "\"%s\" %.6g %.6g %s\n", label.c_str(), r.floor_ms / r.gemm_ms, r.unfused_ms / r.gemm_ms,
                 std::isfinite(r.fused_ms) ? strprintf("%.6g", r.fused_ms / r.gemm_ms).c_str() : "NaN");
     }
-    bool ok = fclose(f) == 0;
-    f = fopen(gp.c_str(), "w");
-    if (!f || !ok) {
-        if (f)
-            fclose(f);
-        fprintf(stderr, "fusegen-bench: %s: cannot write\n", gp.c_str());
-        return false;
-    }
+    f = gp_out.f;
     fprintf(f,
             "set terminal png size 1200,560\n"
             "set output '%s'\n"
@@ -2030,11 +2100,8 @@ bool write_plot(const std::string &png, const std::vector<Row> &rows)
             "plot '%s' using 2:xtic(1) title 'floor', '' using 3 title 'unfused (cuBLASLt + LayerNorm)', "
             "'' using 4 title 'fusegen'\n",
             png.c_str(), dat.c_str());
-    ok = fclose(f) == 0;
-    if (!ok) {
-        fprintf(stderr, "fusegen-bench: %s: write error\n", gp.c_str());
+    if (!dat_out.commit() || !gp_out.commit())
         return false;
-    }
     if (std::system("command -v gnuplot >/dev/null 2>&1") != 0) {
         printf("gnuplot is not available: wrote %s and %s; run 'gnuplot %s' elsewhere to draw %s\n", gp.c_str(),
                dat.c_str(), gp.c_str(), png.c_str());
@@ -2083,6 +2150,70 @@ std::string cuda_version(int v)
     return strprintf("%d.%d", v / 1000, (v % 1000) / 10);
 }
 
+// A path as one spelling: its folder resolved (symbolic links, "..") plus its last component,
+// so that two spellings of one file compare equal whether or not it exists yet.
+std::string same_file_key(const std::string &path)
+{
+    const size_t slash = path.find_last_of('/');
+    const std::string dir = slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash);
+    const std::string base = slash == std::string::npos ? path : path.substr(slash + 1);
+    char *real = realpath(dir.c_str(), nullptr);
+    const std::string key = (real ? std::string(real) : dir) + "/" + base;
+    free(real);
+    return key;
+}
+
+// --csv, --json and --plot's three files: each distinct from the others and from the inputs,
+// not a folder, and in a folder that exists and can be written. Checked before any GPU work,
+// since a result that cannot be written is otherwise found only after the run. 0, or 2.
+int check_outputs(const Options &o)
+{
+    struct Named {
+        std::string what, path;
+        bool output;
+    };
+    std::vector<Named> files;
+    if (!o.csv.empty())
+        files.push_back({"--csv", o.csv, true});
+    if (!o.json.empty())
+        files.push_back({"--json", o.json, true});
+    if (!o.plot.empty()) {
+        std::string stem = o.plot;
+        if (stem.size() > 4 && stem.compare(stem.size() - 4, 4, ".png") == 0)
+            stem.resize(stem.size() - 4);
+        files.push_back({"--plot", o.plot, true});
+        files.push_back({"--plot's data file", stem + ".dat", true});
+        files.push_back({"--plot's gnuplot script", stem + ".gp", true});
+    }
+    files.push_back({"--shapes", o.shapes, false});
+    if (!o.spec.empty())
+        files.push_back({"--spec", o.spec, false});
+    for (size_t i = 0; i < files.size(); ++i) {
+        const Named &a = files[i];
+        if (!a.output)
+            continue;
+        struct stat st;
+        if (stat(a.path.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
+            fprintf(stderr, "fusegen-bench: %s %s: is a folder\n", a.what.c_str(), a.path.c_str());
+            return 2;
+        }
+        const size_t slash = a.path.find_last_of('/');
+        const std::string dir = slash == std::string::npos ? "." : slash == 0 ? "/" : a.path.substr(0, slash);
+        if (access(dir.c_str(), W_OK) != 0) {
+            fprintf(stderr, "fusegen-bench: %s %s: its folder %s cannot be written: %s\n", a.what.c_str(),
+                    a.path.c_str(), dir.c_str(), strerror(errno));
+            return 2;
+        }
+        for (size_t j = 0; j < files.size(); ++j)
+            if (j != i && (j > i || !files[j].output) && same_file_key(a.path) == same_file_key(files[j].path)) {
+                fprintf(stderr, "fusegen-bench: %s and %s name the same file (%s): one would overwrite the other\n",
+                        files[std::min(i, j)].what.c_str(), files[std::max(i, j)].what.c_str(), a.path.c_str());
+                return 2;
+            }
+    }
+    return 0;
+}
+
 // The problems of the shapes file that --only keeps; 0, or 2 after reporting an error.
 int select_shapes(const Options &o, std::vector<Shape> &shapes)
 {
@@ -2090,6 +2221,9 @@ int select_shapes(const Options &o, std::vector<Shape> &shapes)
         shapes = load_shapes(o.shapes);
     } catch (const BenchError &e) {
         fprintf(stderr, "fusegen-bench: %s\n", e.what());
+        return 2;
+    } catch (const std::bad_alloc &) {
+        fprintf(stderr, "fusegen-bench: %s: out of host memory reading it\n", o.shapes.c_str());
         return 2;
     }
     if (!o.only.empty()) {
@@ -2223,6 +2357,8 @@ int run(Ctx &c, const std::vector<Shape> &shapes)
         files_ok = write_plot(c.opt.plot, rows) && files_ok;
     if (failed)
         printf("\nresult: FAILED (a check failed or a problem could not be measured)\n");
+    else if (!files_ok)
+        printf("\nresult: all checks passed, but a result file could not be written (see above)\n");
     else
         printf("\nresult: all checks passed\n");
     return failed || !files_ok ? 1 : 0;
@@ -2238,6 +2374,9 @@ int open_spec(Ctx &c)
         text = read_file(c.opt.spec);
     } catch (const BenchError &e) {
         fprintf(stderr, "fusegen-bench: --spec: %s\n", e.what());
+        return 2;
+    } catch (const std::bad_alloc &) {
+        fprintf(stderr, "fusegen-bench: --spec: %s: out of host memory reading it\n", c.opt.spec.c_str());
         return 2;
     }
     const fusegen_status st = fusegen_jit_create(text.data(), text.size(), c.opt.spec.c_str(), &c.jit);
@@ -2258,7 +2397,7 @@ int main(int argc, char **argv)
         return 2;
 
     std::vector<Shape> shapes;
-    if (select_shapes(c.opt, shapes) != 0)
+    if (select_shapes(c.opt, shapes) != 0 || check_outputs(c.opt) != 0)
         return 2;
     // A spec is read and checked before anything needs a GPU: its errors are usage errors.
     if (!c.opt.spec.empty() && open_spec(c) != 0)

@@ -786,6 +786,18 @@ static void syntax_error(parser *P, const char *cjson_end)
         fg_diag_error_at(P->d, line, col, NULL, "syntax error: unexpected end of file");
         return;
     }
+    /* the commonest slip: a comma before a closing bracket (the parse stops at the bracket, so
+     * the comma before it is structural, not inside a string) */
+    if (t[off] == '}' || t[off] == ']') {
+        size_t c = off;
+        while (c > 0 && (t[c - 1] == ' ' || t[c - 1] == '\t' || t[c - 1] == '\n' || t[c - 1] == '\r')) c--;
+        if (c > 0 && t[c - 1] == ',') {
+            fg_jsonpos_line_col(t, n, c - 1, &line, &col);
+            fg_diag_error_at(P->d, line, col, NULL, "syntax error: a comma before '%c' (JSON allows no trailing comma)",
+                             t[off]);
+            return;
+        }
+    }
     size_t e = off;
     while (e < n && e - off < 16 && t[e] != '\n' && t[e] != '\r') e++;
     char q[FG_DIAG_QUOTE_SIZE];

@@ -2204,10 +2204,10 @@ int check_outputs(const Options &o)
                     a.path.c_str(), dir.c_str(), strerror(errno));
             return 2;
         }
-        for (size_t j = 0; j < files.size(); ++j)
-            if (j != i && (j > i || !files[j].output) && same_file_key(a.path) == same_file_key(files[j].path)) {
+        for (size_t j = i + 1; j < files.size(); ++j)   // the inputs come last: every pair with an output
+            if (same_file_key(a.path) == same_file_key(files[j].path)) {
                 fprintf(stderr, "fusegen-bench: %s and %s name the same file (%s): one would overwrite the other\n",
-                        files[std::min(i, j)].what.c_str(), files[std::max(i, j)].what.c_str(), a.path.c_str());
+                        a.what.c_str(), files[j].what.c_str(), a.path.c_str());
                 return 2;
             }
     }

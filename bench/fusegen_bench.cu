@@ -2150,12 +2150,19 @@ std::string cuda_version(int v)
     return strprintf("%d.%d", v / 1000, (v % 1000) / 10);
 }
 
+// The folder a path's last component lies in ("." for a bare name).
+std::string parent_folder(const std::string &path)
+{
+    const size_t slash = path.find_last_of('/');
+    return slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash);
+}
+
 // A path as one spelling: its folder resolved (symbolic links, "..") plus its last component,
 // so that two spellings of one file compare equal whether or not it exists yet.
 std::string same_file_key(const std::string &path)
 {
     const size_t slash = path.find_last_of('/');
-    const std::string dir = slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash);
+    const std::string dir = parent_folder(path);
     const std::string base = slash == std::string::npos ? path : path.substr(slash + 1);
     char *real = realpath(dir.c_str(), nullptr);
     const std::string key = (real ? std::string(real) : dir) + "/" + base;
@@ -2197,8 +2204,7 @@ int check_outputs(const Options &o)
             fprintf(stderr, "fusegen-bench: %s %s: is a folder\n", a.what.c_str(), a.path.c_str());
             return 2;
         }
-        const size_t slash = a.path.find_last_of('/');
-        const std::string dir = slash == std::string::npos ? "." : slash == 0 ? "/" : a.path.substr(0, slash);
+        const std::string dir = parent_folder(a.path);
         if (access(dir.c_str(), W_OK) != 0) {
             fprintf(stderr, "fusegen-bench: %s %s: its folder %s cannot be written: %s\n", a.what.c_str(),
                     a.path.c_str(), dir.c_str(), strerror(errno));

@@ -101,6 +101,52 @@ def main():
     expect(_capi.kernel_info(kc).spec_kernel == "block_tail" and wsc >= 517 * 320 * 2,
            f"chain 517x320x320 -> 520: {_capi.kernel_info(kc).name}, workspace {wsc} bytes")
 
+    # fusegen_torch.gemm's choice: a spec kernel's variants only, problems from its entry
+    spec_names = _capi.spec_kernel_names(lib)
+    expect(sorted(spec_names) == sorted(["proj_bias_residual_layernorm", "proj", "proj_scale_bias_gelu",
+                                         "proj_residual_gelu_tanh_f32", "proj_bias_rmsnorm_silu",
+                                         "block_tail"]),
+           f"spec kernel names, each once: {spec_names}")
+    rms_entry = _capi.spec_kernel_entry(lib, "proj_bias_rmsnorm_silu")
+    pr = _capi.problem_for(rms_entry, 100, 768, 512, sm=90)
+    expect(pr.b_layout == _capi.LAYOUT_KN and pr.epilogue == b"bias+rmsnorm+silu" and
+           (pr.a, pr.b, pr.out) == (_capi.DTYPE_BF16,) * 3 and pr.epilogue2 is None and pr.n2 == 0,
+           "problem_for(proj_bias_rmsnorm_silu): kn, bias+rmsnorm+silu, bf16")
+    kr = _capi.kernel_info(_capi.select_spec_kernel(lib, "proj_bias_rmsnorm_silu", pr))
+    expect(kr.spec_kernel == "proj_bias_rmsnorm_silu" and kr.sm == 90,
+           f"select_spec_kernel(proj_bias_rmsnorm_silu) 100x768x512 on sm 90: {kr.name}")
+    f32_entry = _capi.spec_kernel_entry(lib, "proj_residual_gelu_tanh_f32")
+    pf = _capi.problem_for(f32_entry, 64, 128, 64, sm=90)
+    kf = _capi.kernel_info(_capi.select_spec_kernel(lib, "proj_residual_gelu_tanh_f32", pf))
+    expect(pf.out == _capi.DTYPE_F32 and pf.a == _capi.DTYPE_BF16 and kf.sm == 80,
+           f"select_spec_kernel(proj_residual_gelu_tanh_f32) on sm 90: {kf.name} (portable, f32 out)")
+    pt = _capi.problem_for(_capi.spec_kernel_entry(lib, "block_tail"), 517, 320, 320, n2=520, sm=90)
+    kt = _capi.kernel_info(_capi.select_spec_kernel(lib, "block_tail", pt))
+    expect(pt.n2 == 520 and pt.epilogue2 == CHAIN2 and kt.spec_kernel == "block_tail",
+           f"select_spec_kernel(block_tail) 517x320x320 -> 520: {kt.name}")
+    try:
+        _capi.spec_kernel_entry(lib, "proj_bias_rmsnorm_silo")
+        expect(False, "spec_kernel_entry of an unknown name fails")
+    except ValueError as e:
+        expect("proj_bias_rmsnorm_silo" in str(e) and "proj_bias_rmsnorm_silu" in str(e),
+               f"spec_kernel_entry of an unknown name: {e}")
+    # the proj kernels can run a problem without an epilogue, but they are not the one asked for
+    p_proj = _capi.problem_for(_capi.spec_kernel_entry(lib, "proj"), 64, 256, 64, sm=90)
+    expect(lib.query(p_proj) != [], "query of a plain GEMM problem finds the proj kernels")
+    try:
+        _capi.select_spec_kernel(lib, "proj_bias_rmsnorm_silu", p_proj)
+        expect(False, "select_spec_kernel refuses another spec kernel's problem")
+    except fusegen_torch.FusegenError as e:
+        expect(e.status_name == "FUSEGEN_ERR_NOT_SUPPORTED" and "no variant of proj_bias_rmsnorm_silu" in e.detail
+               and "proj_bias_rmsnorm_silu_sm90a" in e.detail,
+               f"select_spec_kernel(proj_bias_rmsnorm_silu) of a plain GEMM problem: {str(e)[:200]}...")
+    try:
+        _capi.select_spec_kernel(lib, "proj_bias_rmsnorm_silu", _capi.problem_for(rms_entry, 64, 1001, 64, sm=90))
+        expect(False, "select_spec_kernel at N=1001 fails")
+    except fusegen_torch.FusegenError as e:
+        expect(e.status_name == "FUSEGEN_ERR_NOT_SUPPORTED" and "1001" in e.detail,
+               f"select_spec_kernel(proj_bias_rmsnorm_silu) at N=1001: {str(e)[:200]}...")
+
     # why_not and failures with details
     row = lib.find("proj_bias_residual_layernorm_sm80_128x256x64_s3_row")
     reason = lib.why_not(row, _capi.make_problem(64, 1024, 64, FUSED, sm=90))

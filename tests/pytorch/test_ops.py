@@ -1,5 +1,6 @@
-"""GPU tests of the PyTorch integration: fusegen::linear_residual_layernorm and
-fusegen::block_tail against eager PyTorch in float64 on the same bf16 inputs, opcheck,
+"""GPU tests of the PyTorch integration: fusegen::linear_residual_layernorm,
+fusegen::block_tail and fusegen::gemm (every other kind of kernel of the default library: kn
+weights, RMSNorm, f16, f32 out) against eager PyTorch in float64 on the same inputs, opcheck,
 torch.compile(fullgraph=True), bad inputs, and a non-default stream.
 
 Run: FUSEGEN_LIBRARY=build/libfusegen_default.so PYTHONPATH=integrations/pytorch \
@@ -413,6 +414,126 @@ def test_second_device():
     torch.cuda.synchronize(dev)
     ry, rpre = ref_fused(t)
     assert rel_l2(y, ry) <= TOL and rel_l2(pre, rpre) <= TOL
+
+
+
+# ---- fusegen::gemm: any spec kernel of the library ---------------------------------------------
+
+def rand(shape, seed, lo, hi, dtype=torch.bfloat16):
+    g = torch.Generator(device="cpu").manual_seed(seed)
+    return (torch.rand(shape, generator=g, dtype=torch.float32) * (hi - lo) + lo).to(DEV, dtype)
+
+
+def gemm_tol(dtype):
+    return 1e-5 if dtype == torch.float32 else TOL   # docs/testing.md
+
+
+@pytest.mark.parametrize("m,n,k", [(1003, 768, 512), (77, 256, 64), (1, 4096, 256)])
+def test_gemm_rmsnorm_silu_kn(m, n, k):
+    # proj_bias_rmsnorm_silu: weight stored [K, N] (b_layout kn), eps 1e-6 from the spec
+    seed = 3000 + m + n + k
+    x, w = rand((m, k), seed, -1, 1), rand((k, n), seed + 1, -k ** -0.5, k ** -0.5)
+    b, g = rand((n,), seed + 2, -1, 1), rand((n,), seed + 3, 0.5, 1.5)
+    y = fusegen_torch.gemm("proj_bias_rmsnorm_silu", x, w, bias=b, gamma=g)
+    torch.cuda.synchronize()
+    pre = x.double() @ w.double() + b.double()
+    ref = F.silu(pre * torch.rsqrt(pre.pow(2).mean(-1, keepdim=True) + 1e-6) * g.double())
+    e = rel_l2(y, ref)
+    kernel = fusegen_torch.selected_kernel("proj_bias_rmsnorm_silu", m, n, k)
+    print(f"seed {seed} {m}x{n}x{k} {kernel}: rel L2 {e:.2e}")
+    assert kernel.startswith("proj_bias_rmsnorm_silu_")
+    assert y.shape == (m, n) and y.dtype == torch.bfloat16
+    assert e <= TOL, f"relative L2 error {e:.3e} > {TOL} (seed {seed}, {kernel})"
+
+
+def test_gemm_plain_f16_and_f32_kernels():
+    m, n, k = 300, 512, 256
+    x, w = rand((m, k), 3101, -1, 1), rand((n, k), 3102, -0.1, 0.1)
+    out = fusegen_torch.gemm("proj", x, w)                      # no epilogue
+    ref = x.double() @ w.double().t()
+    assert out.dtype == torch.bfloat16 and rel_l2(out, ref) <= TOL
+    # f16 in and out, alpha 0.5 from the spec, then bias and erf GELU (a portable kernel)
+    xh, wh, bh = x.half(), w.half(), rand((n,), 3103, -1, 1, torch.float16)
+    out = fusegen_torch.gemm("proj_scale_bias_gelu", xh, wh, bias=bh)
+    ref = F.gelu(0.5 * (xh.double() @ wh.double().t()) + bh.double())
+    e = rel_l2(out, ref)
+    assert out.dtype == torch.float16 and e <= TOL, f"f16: {e:.3e}"
+    # bf16 in, f32 out: x @ W ([K, N]) + 0.5 * residual (f32, the out dtype), tanh GELU
+    wkn = rand((k, n), 3104, -0.1, 0.1)
+    r = rand((m, n), 3105, -1, 1, torch.float32)
+    out = fusegen_torch.gemm("proj_residual_gelu_tanh_f32", x, wkn, residual=r)
+    ref = F.gelu(x.double() @ wkn.double() + 0.5 * r.double(), approximate="tanh")
+    e = rel_l2(out, ref)
+    assert out.dtype == torch.float32 and e <= gemm_tol(torch.float32), f"f32: {e:.3e}"
+
+
+def test_gemm_matches_the_named_ops_bitwise():
+    # The same spec kernel and shape select the same kernel: the results are the same bits.
+    t = make_fused(517, 1024, 512, 3201)
+    y, pre = fusegen_torch.gemm("proj_bias_residual_layernorm", t["x"], t["weight"], bias=t["bias"],
+                                residual=t["residual"], gamma=t["gamma"], beta=t["beta"])
+    y2, pre2 = torch.ops.fusegen.linear_residual_layernorm(*fused_args(t))
+    assert torch.equal(y, y2) and torch.equal(pre, pre2)
+    c = make_chain(300, 768, 768, 3072, 3202)
+    out2 = fusegen_torch.gemm("block_tail", c["x"], c["w1"], bias=c["b1"], residual=c["residual"],
+                              gamma=c["gamma"], beta=c["beta"], weight2=c["w2"], bias2=c["b2"])
+    assert out2.shape == (300, 3072)
+    assert torch.equal(out2, torch.ops.fusegen.block_tail(*chain_args(c)))
+    # leading dimensions flattened, as in the named wrappers
+    y3, pre3 = fusegen_torch.gemm("proj_bias_residual_layernorm", t["x"].view(11, 47, 512), t["weight"],
+                                  bias=t["bias"], residual=t["residual"].view(11, 47, 1024),
+                                  gamma=t["gamma"], beta=t["beta"])
+    assert y3.shape == (11, 47, 1024) and torch.equal(y3.view(517, 1024), y)
+
+
+def test_gemm_bad_inputs():
+    x, w = rand((64, 128), 3301, -1, 1), rand((128, 256), 3302, -0.1, 0.1)    # w: [K, N]
+    b, g = rand((256,), 3303, -1, 1), rand((256,), 3304, 0.5, 1.5)
+    with pytest.raises(ValueError, match=r"has no kernel 'proj_rmsnorm'.*proj_bias_rmsnorm_silu"):
+        fusegen_torch.gemm("proj_rmsnorm", x, w, bias=b, gamma=g)
+    with pytest.raises(ValueError, match=r"needs gamma \(its epilogue bias\+rmsnorm\+silu\)"):
+        fusegen_torch.gemm("proj_bias_rmsnorm_silu", x, w, bias=b)
+    with pytest.raises(ValueError, match=r"does not read beta"):
+        fusegen_torch.gemm("proj_bias_rmsnorm_silu", x, w, bias=b, gamma=g, beta=g)
+    with pytest.raises(ValueError, match=r"weight must have shape \[128, 256\], got \[256, 128\]"):
+        fusegen_torch.gemm("proj_bias_rmsnorm_silu", x, w.t().contiguous(), bias=b, gamma=g)
+    with pytest.raises(TypeError, match=r"x must be torch\.float16 \(kernel proj_scale_bias_gelu takes a = f16\)"):
+        fusegen_torch.gemm("proj_scale_bias_gelu", x, w.t().contiguous().half(), bias=b.half())
+    with pytest.raises(TypeError, match=r"residual must be torch\.float32"):
+        fusegen_torch.gemm("proj_residual_gelu_tanh_f32", x, w, residual=rand((64, 256), 3305, -1, 1))
+    with pytest.raises(ValueError, match=r"weight2 is required"):
+        fusegen_torch.gemm("block_tail", x, w.t().contiguous(), bias=b, residual=rand((64, 256), 3306, -1, 1),
+                           gamma=g, beta=g)
+    with pytest.raises(ValueError, match=r"single GEMM: weight2"):
+        fusegen_torch.gemm("proj", x, w.t().contiguous(), weight2=w)
+    with pytest.raises(ValueError, match=r"N = 100 must be a multiple of 8"):
+        fusegen_torch.gemm("proj", x, rand((100, 128), 3307, -1, 1))
+
+
+def test_gemm_opcheck_fake_and_compile():
+    x, w = rand((96, 256), 3401, -1, 1), rand((256, 512), 3402, -0.1, 0.1)
+    b, g = rand((512,), 3403, -1, 1), rand((512,), 3404, 0.5, 1.5)
+    args = ("proj_bias_rmsnorm_silu", x, w, b, None, g, None, None, None, None)
+    torch.library.opcheck(torch.ops.fusegen.gemm.default, args)
+    c = make_chain(64, 256, 128, 520, 3405)
+    torch.library.opcheck(torch.ops.fusegen.gemm.default,
+                          ("block_tail", c["x"], c["w1"], c["b1"], c["residual"], c["gamma"], c["beta"],
+                           c["w2"], c["b2"], None))
+    from torch._subclasses.fake_tensor import FakeTensorMode
+    mode = FakeTensorMode()
+    fx, fw, fb, fg = (mode.from_tensor(t) for t in (x, w, b, g))
+    with mode:
+        (y,) = torch.ops.fusegen.gemm("proj_bias_rmsnorm_silu", fx, fw, fb, None, fg, None, None, None, None)
+    assert y.shape == (96, 512) and y.dtype == torch.bfloat16 and y.device == DEV
+    torch._dynamo.reset()
+
+    def f(x, w, b, g):
+        return fusegen_torch.gemm("proj_bias_rmsnorm_silu", x * 2, w, bias=b, gamma=g).float().sum(-1)
+
+    eager = f(x, w, b, g)
+    got = torch.compile(f, fullgraph=True)(x, w, b, g)
+    torch.cuda.synchronize()
+    torch.testing.assert_close(got, eager, rtol=1e-4, atol=1e-3)
 
 
 # ---- the C++ happy path (fusegen_torch/_fast.cpp) ---------------------------------------------------

@@ -431,6 +431,60 @@ def make_problem(m, n, k, epilogue, n2=0, epilogue2=None, dtype=DTYPE_BF16, sm=0
     return p
 
 
+def spec_kernel_names(lib):
+    """The spec's kernel names (fusegen_kernel.spec_kernel), each once, in table order."""
+    names = []
+    for k in lib.kernel_ptrs():
+        name = _s(k.contents.spec_kernel)
+        if name not in names:
+            names.append(name)
+    return names
+
+
+def spec_kernel_entry(lib, name):
+    """The first table entry generated from the spec kernel `name` (its variants share dtypes,
+    layouts and epilogues); ValueError naming the library's spec kernels when there is none."""
+    for k in lib.kernel_ptrs():
+        if _s(k.contents.spec_kernel) == name:
+            return k
+    raise ValueError(f"library {lib.name} has no kernel {name!r} (its spec kernels: "
+                     + ", ".join(spec_kernel_names(lib)) + ")")
+
+
+def problem_for(kernel, m, n, k, n2=0, sm=0):
+    """A packed problem with the dtypes, layouts and epilogue signatures of kernel's entry."""
+    e = kernel.contents
+    p = Problem()
+    p.m, p.n, p.k, p.n2 = int(m), int(n), int(k), int(n2) if e.chain else 0
+    p.a, p.b, p.out = e.a, e.b, e.out
+    p.b_layout = e.b_layout
+    p.b2_layout = e.b2_layout
+    p.epilogue = e.epilogue
+    if e.chain:
+        p.epilogue2 = e.epilogue2
+    p.sm = int(sm)
+    return p
+
+
+def select_spec_kernel(lib, name, problem):
+    """The best kernel generated from the spec kernel `name` that can run problem. Another spec
+    kernel with the same signature (other constants: eps, alpha, ...) is never taken. Raises
+    FusegenError (FUSEGEN_ERR_NOT_SUPPORTED) with each variant's reason when none can."""
+    try:
+        eligible = lib.query(problem)
+    except FusegenError as e:
+        if e.status != ERR_NOT_SUPPORTED:
+            raise
+        eligible = []
+    for k in eligible:
+        if _s(k.contents.spec_kernel) == name:
+            return k
+    reasons = [f"{_s(k.contents.name)}: {lib.why_not(k, problem)}" for k in lib.kernel_ptrs()
+               if _s(k.contents.spec_kernel) == name]
+    raise FusegenError("fusegen_query", ERR_NOT_SUPPORTED, "FUSEGEN_ERR_NOT_SUPPORTED",
+                       f"no variant of {name} can run this problem: " + "; ".join(reasons))
+
+
 def kernel_ops(kernel, second=False):
     """The (kind, value, affine, index) tuples of a kernel's epilogue (GEMM2's with second)."""
     k = kernel.contents

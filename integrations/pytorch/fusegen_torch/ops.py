@@ -52,11 +52,12 @@ _plans = {}
 _plans_lock = threading.Lock()
 
 
-def _plan(key, make_problem, fast_key=None):
+def _plan(key, make_problem, fast_key=None, spec_kernel=None):
     """fusegen_select + fusegen_workspace_size, once per (op, device, shape); make_problem()
     builds the problem on the first call only. The caller has made the tensors' device
     current (problem.sm is 0: the current device). fast_key (op code, device, m, n, k, n2):
-    the plan is handed to the C++ path too (once), which runs later calls of that shape."""
+    the plan is handed to the C++ path too (once), which runs later calls of that shape.
+    spec_kernel: choose among that spec kernel's variants only (fusegen::gemm)."""
     plan = _plans.get(key)
     if plan is not None:
         if fast_key is not None and not plan.in_fast:   # made by selected_kernel, or before the C++ path
@@ -65,7 +66,7 @@ def _plan(key, make_problem, fast_key=None):
         return plan
     problem = make_problem()
     lib = _capi.load_library()
-    kernel = lib.select(problem)
+    kernel = lib.select(problem) if spec_kernel is None else _capi.select_spec_kernel(lib, spec_kernel, problem)
     ws = lib.workspace_size(kernel, problem)
     plan = _Plan(lib, kernel, problem, ws, _capi.norm_eps(kernel), _capi._s(kernel.contents.name))
     with _plans_lock:
@@ -82,13 +83,12 @@ def _op_name(op):
     return op.split("::")[1]
 
 
-def _check(op, name, t, dtype, device, shape):
+def _check(op, name, t, dtype, device, shape, why="the fusegen kernels of this library take bf16"):
     """dtype, device, contiguity and shape of one input, with messages that say which."""
     if not isinstance(t, torch.Tensor):
         raise TypeError(f"{op}: {name} must be a torch.Tensor, got {type(t).__name__}")
     if t.dtype != dtype:
-        raise TypeError(f"{op}: {name} must be torch.bfloat16 (the fusegen kernels of this "
-                        f"library take bf16), got {t.dtype}")
+        raise TypeError(f"{op}: {name} must be {dtype} ({why}), got {t.dtype}")
     if t.device.type != "cuda":
         raise ValueError(f"{op}: {name} must be a CUDA tensor, got device {t.device}")
     if device is not None and t.device != device:
@@ -365,7 +365,9 @@ def block_tail(x, w1, b1, residual, gamma, beta, w2, b2, eps=1e-5):
 
 
 def selected_kernel(op, m, n, k, n2=0, device=None):
-    """The name of the kernel the op runs for this shape on device (default: the current one)."""
+    """The name of the kernel the op runs for this shape on device (default: the current one).
+    op: "linear_residual_layernorm", "block_tail", or a spec kernel's name (what
+    fusegen_torch.gemm(op, ...) runs)."""
     dev = torch.device("cuda", torch.cuda.current_device()) if device is None else torch.device(device)
     if dev.index is None:
         dev = torch.device("cuda", torch.cuda.current_device())
@@ -378,5 +380,6 @@ def selected_kernel(op, m, n, k, n2=0, device=None):
                          lambda: _capi.make_problem(max(m, 1), n, k, EPILOGUE_CHAIN1, n2=n2,
                                                     epilogue2=EPILOGUE_CHAIN2))
         else:
-            raise ValueError(f"unknown op {op!r} (linear_residual_layernorm or block_tail)")
+            from . import gemm   # a spec kernel's name, as fusegen_torch.gemm takes it
+            plan = gemm.plan(op, dev, m, n, k, n2)
     return plan.name

@@ -1,0 +1,207 @@
+"""fusegen::gemm: any kernel of the loaded library, named by its spec kernel, as one custom op.
+
+    fusegen::gemm(str kernel, Tensor x, Tensor weight, Tensor? bias, Tensor? residual,
+                  Tensor? gamma, Tensor? beta, Tensor? weight2, Tensor? bias2,
+                  Tensor? residual2) -> Tensor[]
+
+`kernel` is a kernel's "name" in the spec (fusegen_torch.kernels() lists them as spec_kernel);
+the op runs the best of that spec kernel's variants for the shape and device, so the constants
+the spec gave it (eps, alpha, beta) are the ones used, never another kernel's with the same
+signature. The inputs it needs follow from the kernel's epilogue: bias for a bias op, residual
+for a residual op, gamma (and beta) for an affine norm; weight2, bias2, residual2 for a chain's
+GEMM2. Giving one the kernel does not read is an error, as is leaving out one it reads. The
+result is [out] (a chain: [out2]) followed by the store ops' outputs in their order, GEMM1's
+([M, N]) before GEMM2's ([M, N2]).
+
+dtypes are the spec kernel's: x has its `a` dtype, weight (and weight2) its `b` dtype, and
+every other tensor, input or output, its `out` dtype. weight is [N, K] for b_layout "nk"
+(nn.Linear's) and [K, N] for "kn"; weight2 is [N2, N] or [N, N2] by the chain's layout.
+This op runs in Python on every call (the C++ path serves the two named ops only).
+"""
+
+from typing import List, Optional
+
+import torch
+
+from . import _capi
+from .ops import _check, _check_2d, _direct, _on_device, _plan, _stream, _workspace
+
+GEMM = "fusegen::gemm"
+
+_TORCH_DTYPES = {_capi.DTYPE_F16: torch.float16, _capi.DTYPE_BF16: torch.bfloat16,
+                 _capi.DTYPE_F32: torch.float32}
+
+
+def _entry(kernel):
+    if not isinstance(kernel, str):
+        raise TypeError(f"{GEMM}: kernel must be a spec kernel's name (str), got {type(kernel).__name__}")
+    return _capi.spec_kernel_entry(_capi.load_library(), kernel)
+
+
+def _dims(e, x, weight, weight2):
+    """m, n, k, n2 as x, weight and weight2 give them under the kernel's layouts (n2 0 unless a
+    chain)."""
+    m, k = x.shape
+    n = weight.shape[1] if e.b_layout == _capi.LAYOUT_KN else weight.shape[0]
+    n2 = 0
+    if e.chain and weight2 is not None:
+        n2 = weight2.shape[1] if e.b2_layout == _capi.LAYOUT_KN else weight2.shape[0]
+    return m, n, k, n2
+
+
+def _check_inputs(name, entry, x, weight, bias, residual, gamma, beta, weight2, bias2, residual2):
+    """Every input against the spec kernel: present exactly when its epilogue reads it, with its
+    dtype, device, shape and contiguity. Returns m, n, k, n2."""
+    op = f"{GEMM}({name})"
+    e = entry.contents
+    _check_2d(op, "x", x)
+    _check_2d(op, "weight", weight)
+    if e.chain:
+        if weight2 is None:
+            raise ValueError(f"{op}: kernel {name} is a chain (GEMM -> {_capi._s(e.epilogue)} -> "
+                             f"GEMM -> {_capi._s(e.epilogue2)}): weight2 is required")
+        _check_2d(op, "weight2", weight2)
+    m, n, k, n2 = _dims(e, x, weight, weight2)
+    t_a, t_b, t_out = (_TORCH_DTYPES[d] for d in (e.a, e.b, e.out))
+    dt_name = _capi.DTYPE_NAMES
+    why_a = f"kernel {name} takes a = {dt_name[e.a]}"
+    why_b = f"kernel {name} takes b = {dt_name[e.b]}"
+    why_out = f"kernel {name} has out = {dt_name[e.out]}, the dtype of its vectors, residuals and outputs"
+    kn = e.b_layout == _capi.LAYOUT_KN
+    _check(op, "x", x, t_a, None, (m, k), why_a)
+    dev = x.device
+    _check(op, "weight", weight, t_b, dev, (k, n) if kn else (n, k),
+           why_b + (": weight is [K, N] (b_layout kn)" if kn else ": weight is [N, K] (b_layout nk)"))
+    first = f"{'GEMM1 ' if e.chain else ''}epilogue {_capi._s(e.epilogue) or 'none'}"
+    second = f"GEMM2 epilogue {_capi._s(e.epilogue2) or 'none'}"
+
+    def optional(arg, t, used, shape, epilogue):
+        if t is None:
+            if used:
+                raise ValueError(f"{op}: kernel {name} needs {arg} (its {epilogue})")
+            return
+        if not used:
+            raise ValueError(f"{op}: kernel {name} does not read {arg} (its {epilogue}); leave it out")
+        _check(op, arg, t, t_out, dev, shape, why_out)
+
+    optional("bias", bias, e.uses_bias, (n,), first)
+    optional("residual", residual, e.uses_residual, (m, n), first)
+    optional("gamma", gamma, e.uses_gamma, (n,), first)
+    optional("beta", beta, e.uses_beta, (n,), first)
+    if e.chain:
+        kn2 = e.b2_layout == _capi.LAYOUT_KN
+        _check(op, "weight2", weight2, t_b, dev, (n, n2) if kn2 else (n2, n),
+               why_b + (": weight2 is [N, N2] (kn)" if kn2 else ": weight2 is [N2, N] (nk)"))
+        optional("bias2", bias2, e.uses_bias2, (n2,), second)
+        optional("residual2", residual2, e.uses_residual2, (m, n2), second)
+    else:
+        for arg, t in (("weight2", weight2), ("bias2", bias2), ("residual2", residual2)):
+            if t is not None:
+                raise ValueError(f"{op}: kernel {name} is a single GEMM: {arg} is only for a chain's GEMM2")
+    dims = [("N", n), ("K", k)] + ([("N2", n2)] if e.chain else [])
+    for what, v in dims:
+        if v == 0:
+            raise ValueError(f"{op}: " + ", ".join(f"{w} = {d}" for w, d in dims) + " must be at least 1")
+        if v % e.align_elems != 0:
+            raise ValueError(f"{op}: {what} = {v} must be a multiple of {e.align_elems} (kernel "
+                             f"{name} loads 16-byte vectors)")
+    return m, n, k, n2
+
+
+def _outputs(entry, x, m, n, n2):
+    """Empty outputs: out (a chain: out2), then the stores of GEMM1, then those of GEMM2."""
+    e = entry.contents
+    dt = _TORCH_DTYPES[e.out]
+    first = (m, n2) if e.chain else (m, n)
+    outs = [x.new_empty(first, dtype=dt)]
+    outs += [x.new_empty((m, n), dtype=dt) for _ in range(e.n_stores)]
+    outs += [x.new_empty((m, n2), dtype=dt) for _ in range(e.n_stores2 if e.chain else 0)]
+    return outs
+
+
+def plan(name, device, m, n, k, n2=0):
+    """The plan (kernel, problem, workspace) of spec kernel `name` at this shape on device; the
+    caller has made device current."""
+    entry = _entry(name)
+    chain = bool(entry.contents.chain)
+    n2 = int(n2) if chain else 0
+    return _plan((GEMM, name, device.index, m, n, k, n2),
+                 lambda: _capi.problem_for(entry, max(m, 1), n, k, n2),
+                 spec_kernel=name)
+
+
+def _gemm_impl(kernel: str, x: torch.Tensor, weight: torch.Tensor, bias: Optional[torch.Tensor],
+               residual: Optional[torch.Tensor], gamma: Optional[torch.Tensor],
+               beta: Optional[torch.Tensor], weight2: Optional[torch.Tensor],
+               bias2: Optional[torch.Tensor], residual2: Optional[torch.Tensor]) -> List[torch.Tensor]:
+    entry = _entry(kernel)
+    m, n, k, n2 = _check_inputs(kernel, entry, x, weight, bias, residual, gamma, beta, weight2, bias2,
+                                residual2)
+    e = entry.contents
+    dev = x.device
+    with _on_device(dev):
+        outs = _outputs(entry, x, m, n, n2)
+        p = plan(kernel, dev, m, n, k, n2)
+        if m == 0:
+            return outs
+        ws, ws_ptr = _workspace(f"{GEMM}({kernel})", p.workspace_bytes, dev)
+        args = _capi.Args()
+        ptr = (lambda t: t.data_ptr() if t is not None else None)
+        args.a = x.data_ptr()
+        args.b = weight.data_ptr()
+        args.bias, args.residual = ptr(bias), ptr(residual)
+        args.gamma, args.beta = ptr(gamma), ptr(beta)
+        stores = outs[1:1 + e.n_stores]
+        for i, t in enumerate(stores):
+            args.store[i] = t.data_ptr()
+        if e.chain:   # GEMM1's [M, N] result stays in the workspace (args.out NULL)
+            args.b2 = weight2.data_ptr()
+            args.out2 = outs[0].data_ptr()
+            args.bias2, args.residual2 = ptr(bias2), ptr(residual2)
+            for i, t in enumerate(outs[1 + e.n_stores:]):
+                args.store2[i] = t.data_ptr()
+        else:
+            args.out = outs[0].data_ptr()
+        p.lib.run(p.kernel, p.problem, args, ws_ptr, p.workspace_bytes, _stream(dev))
+        del ws   # back to the caching allocator, in order on this stream
+    return outs
+
+
+_gemm_op = torch.library.custom_op(GEMM, mutates_args=())(_gemm_impl)
+
+
+@_gemm_op.register_fake
+def _gemm_fake(kernel, x, weight, bias, residual, gamma, beta, weight2, bias2, residual2):
+    entry = _entry(kernel)
+    op = f"{GEMM}({kernel})"
+    _check_2d(op, "x", x)
+    _check_2d(op, "weight", weight)
+    if entry.contents.chain:
+        torch._check(weight2 is not None, lambda: f"{op}: weight2 is required (a chain)")
+        _check_2d(op, "weight2", weight2)
+    m, n, _, n2 = _dims(entry.contents, x, weight, weight2)
+    return _outputs(entry, x, m, n, n2)
+
+
+def gemm(kernel, x, weight, *, bias=None, residual=None, gamma=None, beta=None, weight2=None,
+         bias2=None, residual2=None):
+    """Runs spec kernel `kernel` of the loaded library: x [..., K] (leading dims flattened, as
+    residual [..., N] and residual2 [..., N2]) times weight, then the kernel's epilogue (and, for
+    a chain, its GEMM2). Returns the output alone when the kernel has no store ops, else a tuple
+    (out, *stores) in the order of the store ops. See the module's docstring."""
+    if not isinstance(x, torch.Tensor):
+        raise TypeError(f"{GEMM}({kernel}): x must be a torch.Tensor, got {type(x).__name__}")
+    lead = x.shape[:-1]
+
+    def flat(t):
+        return t.reshape(-1, t.shape[-1]) if isinstance(t, torch.Tensor) and t.dim() != 2 else t
+
+    x2, r2, r22 = flat(x), flat(residual), flat(residual2)
+    args = (kernel, x2, weight, bias, r2, gamma, beta, weight2, bias2, r22)
+    if _direct(*(t for t in args[1:] if t is not None)):
+        outs = _gemm_impl(*args)
+    else:
+        outs = torch.ops.fusegen.gemm(*args)
+    if x.dim() != 2:
+        outs = [o.reshape(*lead, o.shape[-1]) for o in outs]
+    return outs[0] if len(outs) == 1 else tuple(outs)

@@ -495,8 +495,15 @@ def test_gemm_bad_inputs():
         fusegen_torch.gemm("proj_bias_rmsnorm_silu", x, w, bias=b)
     with pytest.raises(ValueError, match=r"does not read beta"):
         fusegen_torch.gemm("proj_bias_rmsnorm_silu", x, w, bias=b, gamma=g, beta=g)
-    with pytest.raises(ValueError, match=r"weight must have shape \[128, 256\], got \[256, 128\]"):
+    with pytest.raises(ValueError, match=r"weight must be \[K, N\] \(kernel proj_bias_rmsnorm_silu has b_layout kn\) "
+                                         r"with K = 128 as in x, got shape \[256, 128\]"):
         fusegen_torch.gemm("proj_bias_rmsnorm_silu", x, w.t().contiguous(), bias=b, gamma=g)
+    with pytest.raises(ValueError, match=r"residual must have shape \[64, 256\], got \[64, 128\]"):
+        fusegen_torch.gemm("proj_residual_gelu_tanh_f32", x, w, residual=rand((64, 128), 3308, -1, 1, torch.float32))
+    c = make_chain(64, 256, 128, 520, 3309)
+    with pytest.raises(ValueError, match=r"weight2 must be \[N2, N\] .* with N = 256 as GEMM1's output, got shape \[256, 520\]"):
+        fusegen_torch.gemm("block_tail", c["x"], c["w1"], bias=c["b1"], residual=c["residual"], gamma=c["gamma"],
+                           beta=c["beta"], weight2=c["w2"].t().contiguous(), bias2=c["b2"])
     with pytest.raises(TypeError, match=r"x must be torch\.float16 \(kernel proj_scale_bias_gelu takes a = f16\)"):
         fusegen_torch.gemm("proj_scale_bias_gelu", x, w.t().contiguous().half(), bias=b.half())
     with pytest.raises(TypeError, match=r"residual must be torch\.float32"):

@@ -28,7 +28,7 @@ except ImportError:  # the ctypes layer stays usable without PyTorch
 
 if _torch is not None:
     from .ops import block_tail, linear_residual_layernorm, selected_kernel
-    from .gemm import gemm
+    from .generic import gemm
     from . import _fast
 
     def fast_path_status():

@@ -380,6 +380,6 @@ def selected_kernel(op, m, n, k, n2=0, device=None):
                          lambda: _capi.make_problem(max(m, 1), n, k, EPILOGUE_CHAIN1, n2=n2,
                                                     epilogue2=EPILOGUE_CHAIN2))
         else:
-            from . import gemm   # a spec kernel's name, as fusegen_torch.gemm takes it
-            plan = gemm.plan(op, dev, m, n, k, n2)
+            from . import generic   # a spec kernel's name, as fusegen_torch.gemm takes it
+            plan = generic.plan(op, dev, m, n, k, n2)
     return plan.name

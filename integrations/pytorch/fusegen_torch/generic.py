@@ -70,8 +70,11 @@ def _check_inputs(name, entry, x, weight, bias, residual, gamma, beta, weight2, 
     kn = e.b_layout == _capi.LAYOUT_KN
     _check(op, "x", x, t_a, None, (m, k), why_a)
     dev = x.device
-    _check(op, "weight", weight, t_b, dev, (k, n) if kn else (n, k),
-           why_b + (": weight is [K, N] (b_layout kn)" if kn else ": weight is [N, K] (b_layout nk)"))
+    # N is read from weight, so a weight of the other layout shows as a K that differs from x's
+    if (weight.shape[0] if kn else weight.shape[1]) != k:
+        raise ValueError(f"{op}: weight must be {'[K, N]' if kn else '[N, K]'} (kernel {name} has b_layout "
+                         f"{_capi.LAYOUT_NAMES[e.b_layout]}) with K = {k} as in x, got shape {list(weight.shape)}")
+    _check(op, "weight", weight, t_b, dev, (k, n) if kn else (n, k), why_b)
     first = f"{'GEMM1 ' if e.chain else ''}epilogue {_capi._s(e.epilogue) or 'none'}"
     second = f"GEMM2 epilogue {_capi._s(e.epilogue2) or 'none'}"
 
@@ -90,8 +93,11 @@ def _check_inputs(name, entry, x, weight, bias, residual, gamma, beta, weight2, 
     optional("beta", beta, e.uses_beta, (n,), first)
     if e.chain:
         kn2 = e.b2_layout == _capi.LAYOUT_KN
-        _check(op, "weight2", weight2, t_b, dev, (n, n2) if kn2 else (n2, n),
-               why_b + (": weight2 is [N, N2] (kn)" if kn2 else ": weight2 is [N2, N] (nk)"))
+        if (weight2.shape[0] if kn2 else weight2.shape[1]) != n:
+            raise ValueError(f"{op}: weight2 must be {'[N, N2]' if kn2 else '[N2, N]'} (kernel {name}'s GEMM2 has "
+                             f"b_layout {_capi.LAYOUT_NAMES[e.b2_layout]}) with N = {n} as GEMM1's output, got "
+                             f"shape {list(weight2.shape)}")
+        _check(op, "weight2", weight2, t_b, dev, (n, n2) if kn2 else (n2, n), why_b)
         optional("bias2", bias2, e.uses_bias2, (n2,), second)
         optional("residual2", residual2, e.uses_residual2, (m, n2), second)
     else:

@@ -288,18 +288,49 @@ def test_bad_dtype():
         torch.ops.fusegen.block_tail(*chain_args(c))
 
 
-def test_not_contiguous():
-    t = make_fused(64, 256, 128, 73)
-    wide = torch.empty((64, 256), dtype=torch.bfloat16, device=DEV)
-    wide[:, :128] = t["x"]
-    t["x"] = wide[:, :128]
-    assert not t["x"].is_contiguous()
-    with pytest.raises(Exception, match=r"x must be contiguous"):
-        torch.ops.fusegen.linear_residual_layernorm(*fused_args(t))
+def test_not_row_major():
     t = make_fused(64, 256, 128, 74)
     t["weight"] = t["weight"].t().contiguous().t()   # [N,K] shape, column-major strides
-    with pytest.raises(Exception, match=r"weight must be contiguous"):
+    with pytest.raises(Exception, match=r"weight must be row-major with adjacent elements in a row"):
         torch.ops.fusegen.linear_residual_layernorm(*fused_args(t))
+    t = make_fused(64, 256, 128, 75)
+    t["bias"] = torch.stack([t["bias"], t["bias"]], dim=1)[:, 0]   # stride 2
+    with pytest.raises(Exception, match=r"bias must be row-major with adjacent elements in a row; got strides \[2\]"):
+        torch.ops.fusegen.linear_residual_layernorm(*fused_args(t))
+
+
+def _wide(t, extra):
+    """t as the first columns of a wider matrix: rows t.shape[1] + extra elements apart."""
+    w = torch.zeros((t.shape[0], t.shape[1] + extra), dtype=t.dtype, device=t.device)
+    w[:, :t.shape[1]] = t
+    v = w[:, :t.shape[1]]
+    assert not v.is_contiguous() and v.stride(0) == t.shape[1] + extra
+    return v
+
+
+def test_row_strided_views():
+    # Slices of wider matrices run as they are (the runtime's leading dimensions), with the
+    # same kernel and so the same bits as packed copies; the C++ path leaves them to Python.
+    t = make_fused(203, 256, 128, 73)
+    ref = torch.ops.fusegen.linear_residual_layernorm(*fused_args(t))
+    views = dict(t, x=_wide(t["x"], 24), weight=_wide(t["weight"], 8), residual=_wide(t["residual"], 64))
+    got = torch.ops.fusegen.linear_residual_layernorm(*fused_args(views))
+    assert torch.equal(got[0], ref[0]) and torch.equal(got[1], ref[1])
+    got = fusegen_torch.linear_residual_layernorm(*fused_args(views))   # the wrapper, twice
+    got = fusegen_torch.linear_residual_layernorm(*fused_args(views))
+    assert torch.equal(got[0], ref[0]) and torch.equal(got[1], ref[1])
+    c = make_chain(203, 256, 128, 520, 76)
+    ref2 = torch.ops.fusegen.block_tail(*chain_args(c))
+    cv = dict(c, x=_wide(c["x"], 8), w1=_wide(c["w1"], 16), residual=_wide(c["residual"], 8), w2=_wide(c["w2"], 8))
+    assert torch.equal(torch.ops.fusegen.block_tail(*chain_args(cv)), ref2)
+    # fusegen::gemm too, with weights stored [K, N]
+    x, w = rand((100, 64), 77, -1, 1), rand((64, 256), 78, -0.1, 0.1)     # w: [K, N]
+    b, g = t["bias"], t["gamma"]
+    y = fusegen_torch.gemm("proj_bias_rmsnorm_silu", x, w, bias=b, gamma=g)
+    assert torch.equal(fusegen_torch.gemm("proj_bias_rmsnorm_silu", _wide(x, 8), _wide(w, 40), bias=b, gamma=g), y)
+    # a row stride the kernels cannot take (not 16-byte aligned): the runtime says which
+    with pytest.raises(RuntimeError, match=r"FUSEGEN_ERR_\w+.*lda = 132"):
+        torch.ops.fusegen.linear_residual_layernorm(*fused_args(dict(t, x=_wide(t["x"], 4))))
 
 
 def test_wrong_eps():

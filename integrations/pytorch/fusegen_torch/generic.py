@@ -24,7 +24,7 @@ from typing import List, Optional
 import torch
 
 from . import _capi
-from .ops import _check, _check_2d, _direct, _on_device, _plan, _stream, _workspace
+from .ops import _check, _check_2d, _direct, _on_device, _plan, _strided_key, _stream, _with_lds, _workspace
 
 GEMM = "fusegen::gemm"
 
@@ -51,7 +51,8 @@ def _dims(e, x, weight, weight2):
 
 def _check_inputs(name, entry, x, weight, bias, residual, gamma, beta, weight2, bias2, residual2):
     """Every input against the spec kernel: present exactly when its epilogue reads it, with its
-    dtype, device, shape and contiguity. Returns m, n, k, n2."""
+    dtype, device, shape and layout. Returns m, n, k, n2 and the leading dimensions (lda, ldb,
+    ldr, ldb2; 0 where packed: matrices may be row slices of wider ones)."""
     op = f"{GEMM}({name})"
     e = entry.contents
     _check_2d(op, "x", x)
@@ -68,13 +69,13 @@ def _check_inputs(name, entry, x, weight, bias, residual, gamma, beta, weight2, 
     why_b = f"kernel {name} takes b = {dt_name[e.b]}"
     why_out = f"kernel {name} has out = {dt_name[e.out]}, the dtype of its vectors, residuals and outputs"
     kn = e.b_layout == _capi.LAYOUT_KN
-    _check(op, "x", x, t_a, None, (m, k), why_a)
+    lda = _check(op, "x", x, t_a, None, (m, k), why_a)
     dev = x.device
     # N is read from weight, so a weight of the other layout shows as a K that differs from x's
     if (weight.shape[0] if kn else weight.shape[1]) != k:
         raise ValueError(f"{op}: weight must be {'[K, N]' if kn else '[N, K]'} (kernel {name} has b_layout "
                          f"{_capi.LAYOUT_NAMES[e.b_layout]}) with K = {k} as in x, got shape {list(weight.shape)}")
-    _check(op, "weight", weight, t_b, dev, (k, n) if kn else (n, k), why_b)
+    ldb = _check(op, "weight", weight, t_b, dev, (k, n) if kn else (n, k), why_b)
     first = f"{'GEMM1 ' if e.chain else ''}epilogue {_capi._s(e.epilogue) or 'none'}"
     second = f"GEMM2 epilogue {_capi._s(e.epilogue2) or 'none'}"
 
@@ -82,13 +83,13 @@ def _check_inputs(name, entry, x, weight, bias, residual, gamma, beta, weight2, 
         if t is None:
             if used:
                 raise ValueError(f"{op}: kernel {name} needs {arg} (its {epilogue})")
-            return
+            return 0
         if not used:
             raise ValueError(f"{op}: kernel {name} does not read {arg} (its {epilogue}); leave it out")
-        _check(op, arg, t, t_out, dev, shape, why_out)
+        return _check(op, arg, t, t_out, dev, shape, why_out)
 
     optional("bias", bias, e.uses_bias, (n,), first)
-    optional("residual", residual, e.uses_residual, (m, n), first)
+    ldr = optional("residual", residual, e.uses_residual, (m, n), first)
     optional("gamma", gamma, e.uses_gamma, (n,), first)
     optional("beta", beta, e.uses_beta, (n,), first)
     if e.chain:
@@ -97,10 +98,13 @@ def _check_inputs(name, entry, x, weight, bias, residual, gamma, beta, weight2, 
             raise ValueError(f"{op}: weight2 must be {'[N, N2]' if kn2 else '[N2, N]'} (kernel {name}'s GEMM2 has "
                              f"b_layout {_capi.LAYOUT_NAMES[e.b2_layout]}) with N = {n} as GEMM1's output, got "
                              f"shape {list(weight2.shape)}")
-        _check(op, "weight2", weight2, t_b, dev, (n, n2) if kn2 else (n2, n), why_b)
+        ldb2 = _check(op, "weight2", weight2, t_b, dev, (n, n2) if kn2 else (n2, n), why_b)
         optional("bias2", bias2, e.uses_bias2, (n2,), second)
-        optional("residual2", residual2, e.uses_residual2, (m, n2), second)
+        if optional("residual2", residual2, e.uses_residual2, (m, n2), second):   # fusegen_problem has no ldr2
+            raise ValueError(f"{op}: residual2 must be contiguous (GEMM2's residual is packed [M, N2]); got "
+                             f"strides {list(residual2.stride())}: call .contiguous()")
     else:
+        ldb2 = 0
         for arg, t in (("weight2", weight2), ("bias2", bias2), ("residual2", residual2)):
             if t is not None:
                 raise ValueError(f"{op}: kernel {name} is a single GEMM: {arg} is only for a chain's GEMM2")
@@ -111,7 +115,7 @@ def _check_inputs(name, entry, x, weight, bias, residual, gamma, beta, weight2, 
         if v % e.align_elems != 0:
             raise ValueError(f"{op}: {what} = {v} must be a multiple of {e.align_elems} (kernel "
                              f"{name} loads 16-byte vectors)")
-    return m, n, k, n2
+    return m, n, k, n2, (lda, ldb, ldr, ldb2)
 
 
 def _outputs(entry, x, m, n, n2):
@@ -125,14 +129,16 @@ def _outputs(entry, x, m, n, n2):
     return outs
 
 
-def plan(name, device, m, n, k, n2=0):
-    """The plan (kernel, problem, workspace) of spec kernel `name` at this shape on device; the
-    caller has made device current."""
+def plan(name, device, m, n, k, n2=0, lds=(0, 0, 0, 0)):
+    """The plan (kernel, problem, workspace) of spec kernel `name` at this shape and these leading
+    dimensions (lda, ldb, ldr, ldb2) on device; the caller has made device current."""
     entry = _entry(name)
     chain = bool(entry.contents.chain)
     n2 = int(n2) if chain else 0
-    return _plan((GEMM, name, device.index, m, n, k, n2),
-                 lambda: _capi.problem_for(entry, max(m, 1), n, k, n2),
+    lda, ldb, ldr, ldb2 = lds
+    return _plan(_strided_key((GEMM, name, device.index, m, n, k, n2), lds),
+                 lambda: _with_lds(_capi.problem_for(entry, max(m, 1), n, k, n2), lda=lda, ldb=ldb, ldr=ldr,
+                                   ldb2=ldb2),
                  spec_kernel=name)
 
 
@@ -141,13 +147,13 @@ def _gemm_impl(kernel: str, x: torch.Tensor, weight: torch.Tensor, bias: Optiona
                beta: Optional[torch.Tensor], weight2: Optional[torch.Tensor],
                bias2: Optional[torch.Tensor], residual2: Optional[torch.Tensor]) -> List[torch.Tensor]:
     entry = _entry(kernel)
-    m, n, k, n2 = _check_inputs(kernel, entry, x, weight, bias, residual, gamma, beta, weight2, bias2,
-                                residual2)
+    m, n, k, n2, lds = _check_inputs(kernel, entry, x, weight, bias, residual, gamma, beta, weight2, bias2,
+                                     residual2)
     e = entry.contents
     dev = x.device
     with _on_device(dev):
         outs = _outputs(entry, x, m, n, n2)
-        p = plan(kernel, dev, m, n, k, n2)
+        p = plan(kernel, dev, m, n, k, n2, lds)
         if m == 0:
             return outs
         ws, ws_ptr = _workspace(f"{GEMM}({kernel})", p.workspace_bytes, dev)

@@ -84,7 +84,9 @@ def _op_name(op):
 
 
 def _check(op, name, t, dtype, device, shape, why="the fusegen kernels of this library take bf16"):
-    """dtype, device, contiguity and shape of one input, with messages that say which."""
+    """dtype, device, contiguity and shape of one input, with messages that say which. A matrix
+    may have its rows further apart than their length (a slice of a wider tensor, the runtime's
+    leading dimension): returns that row stride in elements, or 0 for a packed tensor."""
     if not isinstance(t, torch.Tensor):
         raise TypeError(f"{op}: {name} must be a torch.Tensor, got {type(t).__name__}")
     if t.dtype != dtype:
@@ -96,9 +98,26 @@ def _check(op, name, t, dtype, device, shape, why="the fusegen kernels of this l
                          "must be on one device")
     if tuple(t.shape) != tuple(shape):
         raise ValueError(f"{op}: {name} must have shape {list(shape)}, got {list(t.shape)}")
-    if not t.is_contiguous():
-        raise ValueError(f"{op}: {name} must be contiguous (row-major, packed); got strides "
-                         f"{list(t.stride())} for shape {list(t.shape)}: call .contiguous()")
+    if t.is_contiguous():
+        return 0
+    if t.dim() == 2 and t.stride(1) == 1 and t.stride(0) >= t.shape[1]:
+        return t.stride(0)
+    rows = " (rows may be further apart, as in a slice of a wider matrix)" if t.dim() == 2 else ""
+    raise ValueError(f"{op}: {name} must be row-major with adjacent elements in a row{rows}; got "
+                     f"strides {list(t.stride())} for shape {list(t.shape)}: call .contiguous()")
+
+
+def _strided_key(key, lds):
+    """The plan key of a call whose matrices have these leading dimensions: a packed call's
+    key is the plain one (selected_kernel's, and the C++ path's plans are packed only)."""
+    return key + (lds,) if any(lds) else key
+
+
+def _with_lds(problem, **lds):
+    """problem with its leading dimensions set (fusegen_problem's lda, ldb, ...; 0: packed)."""
+    for field, v in lds.items():
+        setattr(problem, field, v)
+    return problem
 
 
 def _check_2d(op, name, t):
@@ -180,18 +199,18 @@ def _lrl_shapes(x, weight, bias, residual, gamma, beta):
     m, k = x.shape
     n = weight.shape[0]
     bf16 = torch.bfloat16
-    _check(op, "x", x, bf16, None, (m, k))
+    lda = _check(op, "x", x, bf16, None, (m, k))
     dev = x.device
-    _check(op, "weight", weight, bf16, dev, (n, k))
+    ldb = _check(op, "weight", weight, bf16, dev, (n, k))
     _check(op, "bias", bias, bf16, dev, (n,))
-    _check(op, "residual", residual, bf16, dev, (m, n))
+    ldr = _check(op, "residual", residual, bf16, dev, (m, n))
     _check(op, "gamma", gamma, bf16, dev, (n,))
     _check(op, "beta", beta, bf16, dev, (n,))
     if n == 0 or k == 0:
         raise ValueError(f"{op}: N = {n} and K = {k} must be at least 1")
     _check_multiple(op, "N (weight.shape[0])", n)
     _check_multiple(op, "K (x.shape[1])", k)
-    return m, n, k
+    return m, n, k, (lda, ldb, ldr)
 
 
 def _lrl_impl(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor, residual: torch.Tensor,
@@ -202,15 +221,17 @@ def _lrl_impl(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor, residua
         if out is not None:
             return out
     op = LINEAR_RESIDUAL_LAYERNORM
-    m, n, k = _lrl_shapes(x, weight, bias, residual, gamma, beta)
+    m, n, k, lds = _lrl_shapes(x, weight, bias, residual, gamma, beta)
+    lda, ldb, ldr = lds
     dev = x.device
     with _on_device(dev):
         # new_empty: x's dtype (bf16, checked) and device, a little cheaper than torch.empty
         y = x.new_empty((m, n))
         pre_norm = x.new_empty((m, n))
-        plan = _plan((op, dev.index, n, k, m),
-                     lambda: _capi.make_problem(max(m, 1), n, k, EPILOGUE_FUSED),
-                     (_fast.OP_LINEAR_RESIDUAL_LAYERNORM, dev.index, m, n, k, 0))
+        plan = _plan(_strided_key((op, dev.index, n, k, m), lds),
+                     lambda: _with_lds(_capi.make_problem(max(m, 1), n, k, EPILOGUE_FUSED), lda=lda, ldb=ldb,
+                                       ldr=ldr),
+                     None if any(lds) else (_fast.OP_LINEAR_RESIDUAL_LAYERNORM, dev.index, m, n, k, 0))
         _check_eps(op, plan, eps)
         if m == 0:
             return y, pre_norm
@@ -257,21 +278,21 @@ def _tail_shapes(x, w1, b1, residual, gamma, beta, w2, b2):
     n = w1.shape[0]
     n2 = w2.shape[0]
     bf16 = torch.bfloat16
-    _check(op, "x", x, bf16, None, (m, k))
+    lda = _check(op, "x", x, bf16, None, (m, k))
     dev = x.device
-    _check(op, "w1", w1, bf16, dev, (n, k))
+    ldb = _check(op, "w1", w1, bf16, dev, (n, k))
     _check(op, "b1", b1, bf16, dev, (n,))
-    _check(op, "residual", residual, bf16, dev, (m, n))
+    ldr = _check(op, "residual", residual, bf16, dev, (m, n))
     _check(op, "gamma", gamma, bf16, dev, (n,))
     _check(op, "beta", beta, bf16, dev, (n,))
-    _check(op, "w2", w2, bf16, dev, (n2, n))
+    ldb2 = _check(op, "w2", w2, bf16, dev, (n2, n))
     _check(op, "b2", b2, bf16, dev, (n2,))
     if n == 0 or k == 0 or n2 == 0:
         raise ValueError(f"{op}: N = {n}, K = {k} and N2 = {n2} must be at least 1")
     _check_multiple(op, "N (w1.shape[0])", n)
     _check_multiple(op, "K (x.shape[1])", k)
     _check_multiple(op, "N2 (w2.shape[0])", n2)
-    return m, n, k, n2
+    return m, n, k, n2, (lda, ldb, ldr, ldb2)
 
 
 def _tail_impl(x: torch.Tensor, w1: torch.Tensor, b1: torch.Tensor, residual: torch.Tensor,
@@ -283,14 +304,16 @@ def _tail_impl(x: torch.Tensor, w1: torch.Tensor, b1: torch.Tensor, residual: to
         if out2 is not None:
             return out2
     op = BLOCK_TAIL
-    m, n, k, n2 = _tail_shapes(x, w1, b1, residual, gamma, beta, w2, b2)
+    m, n, k, n2, lds = _tail_shapes(x, w1, b1, residual, gamma, beta, w2, b2)
+    lda, ldb, ldr, ldb2 = lds
     dev = x.device
     with _on_device(dev):
         out2 = x.new_empty((m, n2))
-        plan = _plan((op, dev.index, n, k, n2, m),
-                     lambda: _capi.make_problem(max(m, 1), n, k, EPILOGUE_CHAIN1, n2=n2,
-                                                epilogue2=EPILOGUE_CHAIN2),
-                     (_fast.OP_BLOCK_TAIL, dev.index, m, n, k, n2))
+        plan = _plan(_strided_key((op, dev.index, n, k, n2, m), lds),
+                     lambda: _with_lds(_capi.make_problem(max(m, 1), n, k, EPILOGUE_CHAIN1, n2=n2,
+                                                          epilogue2=EPILOGUE_CHAIN2),
+                                       lda=lda, ldb=ldb, ldr=ldr, ldb2=ldb2),
+                     None if any(lds) else (_fast.OP_BLOCK_TAIL, dev.index, m, n, k, n2))
         _check_eps(op, plan, eps)
         if m == 0:
             return out2

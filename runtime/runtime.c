@@ -443,9 +443,26 @@ static int fg__problem_is_chain(const fusegen_problem *p)
     return p->epilogue2 != NULL || p->n2 > 0;
 }
 
+/* How many ops named op an epilogue signature ("bias+residual+store+...") lists. */
+static int fg__sig_count(const char *sig, const char *op)
+{
+    size_t op_len = strlen(op);
+    int count = 0;
+    while (sig && *sig) {
+        size_t len = strcspn(sig, "+");
+        if (len == op_len && strncmp(sig, op, len) == 0)
+            count++;
+        sig += len;
+        if (*sig == '+')
+            sig++;
+    }
+    return count;
+}
+
 /* What is wrong with p whatever the kernel, in this order: NULL, an unknown enum value, a NULL
  * epilogue, a negative n2 or sm, a size out of range, sizes whose products overflow, a leading
- * dimension of A or B that is negative, shorter than its row or too large. INVALID_ARGUMENT
+ * dimension that is negative, shorter than its row or too large, of a tensor that every kernel
+ * computing p reads (A, B; out; residual and stores by the signature; B2, out2). INVALID_ARGUMENT
  * with the reason in buf, and no CUDA call: every entry point runs this first, so a bad problem
  * is reported as itself, never as "no kernel can run it" (which fusegen_select_or_jit would
  * answer with a compile). */
@@ -502,12 +519,30 @@ static fusegen_status fg__check_problem(const fusegen_problem *p, char *buf, siz
         FG__TRY(fg__check_product("m", p->m, "n2", p->n2, buf, len));
         FG__TRY(fg__check_product("n", p->n, "n2", p->n2, buf, len));
     }
-    /* A and B, which every kernel reads (alignment and the TMA limit depend on the kernel) */
+    /* The tensors every kernel that computes this problem reads: A and B; out (single GEMMs);
+     * residual and stores as the signature lists them; B2 and out2 (chains). Alignment and the
+     * TMA limit depend on the kernel and come with its checks. */
     FG__TRY(fg__check_ld("lda", p->lda, "k", p->k, p->m, fg__dtype_bytes(p->a), 1, 0, buf, len));
     if (p->b_layout == FUSEGEN_LAYOUT_NK)
         FG__TRY(fg__check_ld("ldb", p->ldb, "k", p->k, p->n, fg__dtype_bytes(p->b), 1, 0, buf, len));
     else
         FG__TRY(fg__check_ld("ldb", p->ldb, "n", p->n, p->k, fg__dtype_bytes(p->b), 1, 0, buf, len));
+    if (!chain)
+        FG__TRY(fg__check_ld("ldo", p->ldo, "n", p->n, p->m, fg__dtype_bytes(p->out), 1, 0, buf, len));
+    if (fg__sig_count(p->epilogue, "residual") > 0)
+        FG__TRY(fg__check_ld("ldr", p->ldr, "n", p->n, p->m, fg__dtype_bytes(p->out), 1, 0, buf, len));
+    for (i = 0; i < fg__sig_count(p->epilogue, "store") && i < FUSEGEN_MAX_STORES; i++) {
+        char field[24];
+        snprintf(field, sizeof field, "ld_store[%d]", i);
+        FG__TRY(fg__check_ld(field, p->ld_store[i], "n", p->n, p->m, fg__dtype_bytes(p->out), 1, 0, buf, len));
+    }
+    if (chain) {
+        if (p->b2_layout == FUSEGEN_LAYOUT_NK)
+            FG__TRY(fg__check_ld("ldb2", p->ldb2, "n", p->n, p->n2, fg__dtype_bytes(p->b), 1, 0, buf, len));
+        else
+            FG__TRY(fg__check_ld("ldb2", p->ldb2, "n2", p->n2, p->n, fg__dtype_bytes(p->b), 1, 0, buf, len));
+        FG__TRY(fg__check_ld("ldo2", p->ldo2, "n2", p->n2, p->m, fg__dtype_bytes(p->out), 1, 0, buf, len));
+    }
     return FUSEGEN_OK;
 }
 
@@ -786,7 +821,7 @@ static long long fg__column_cost(const fusegen_kernel *k, const fusegen_problem 
 static int fg__class(const fusegen_kernel *k, const fusegen_problem *p)
 {
     int generator_class = k->priority / 1000000;
-    int wide_row_64 = k->arch_specific && k->strategy == FUSEGEN_STRATEGY_ROW && k->tile_m == 64 &&
+    int wide_row_64 = fg__hopper_family(k) && k->strategy == FUSEGEN_STRATEGY_ROW && k->tile_m == 64 &&
                       (!k->pingpong || k->tile_n > 256);
     if (wide_row_64 && p->k > FG__WIDE_ROW_64_MAX_K)
         return 2 * (generator_class - 2);   /* just below its family's split kernels (2 * class + 1) */
@@ -959,6 +994,9 @@ fusegen_status fusegen_workspace_size(const fusegen_kernel *k, const fusegen_pro
         return fg__fail(FUSEGEN_ERR_INVALID_ARGUMENT, "p (the problem) is NULL");
     if (!bytes)
         return fg__fail(FUSEGEN_ERR_INVALID_ARGUMENT, "bytes is NULL");
+    /* a bad problem is reported as itself, as fusegen_run does, not as the kernel's */
+    if (fg__check_problem(p, reason, sizeof reason) != FUSEGEN_OK)
+        return fg__fail(FUSEGEN_ERR_INVALID_ARGUMENT, "%s", reason);
     memset(&arch, 0, sizeof arch);
     st = fg__check(k, p, &arch, reason, sizeof reason);
     if (st != FUSEGEN_OK)

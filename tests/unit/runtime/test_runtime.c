@@ -446,6 +446,31 @@ static void test_query_col_split_long_k(void)
     CHECK(fusegen_query(&lib2, &p, out, 3, &n) == FUSEGEN_OK && n == 2 && out[0] == &pp[0]);
 }
 
+/* A portable kernel compiled for sm_90a (the JIT's, arch-specific code but not the Hopper
+ * family) keeps its class past K = 1024: the demotion is the Hopper 64-row row kernels' alone. */
+static void test_query_jit_portable_row(void)
+{
+    fusegen_kernel row = hopper_row("ln_sm80_64x256x32_s4_row", 64, 256, 4, 0);
+    row.priority = 4016388;
+    const fusegen_kernel table[] = {
+        row,
+        split_variant("ln_sm80_64x256x32_s4_split", 64, 256, 2016388, 90),
+    };
+    const fusegen_library lib = {.name = "jit", .generator_version = "0.1.0", .spec_sha256 = "0",
+                                 .kernels = table, .n_kernels = 2};
+    const fusegen_kernel *out[2];
+    size_t n = 0;
+    CHECK(table[0].arch_specific && table[1].arch_specific);
+    fusegen_problem p = ln_problem(256, 256, 2048);
+    CHECK(fusegen_query(&lib, &p, out, 2, &n) == FUSEGEN_OK && n == 2 && out[0] == &table[0]);
+    /* named as a Hopper kernel, the same entry is demoted below the split one */
+    fusegen_kernel hopper[2] = {table[0], table[1]};
+    hopper[0].name = "ln_sm90a_64x256x32_s4_row";
+    const fusegen_library lib2 = {.name = "jit", .generator_version = "0.1.0", .spec_sha256 = "0",
+                                  .kernels = hopper, .n_kernels = 2};
+    CHECK(fusegen_query(&lib2, &p, out, 2, &n) == FUSEGEN_OK && n == 2 && out[0] == &hopper[1]);
+}
+
 /* Row kernels: the ping-pong schedule counts 78 at K <= 1024 as it does for split kernels. */
 static void test_query_pingpong_row(void)
 {
@@ -998,6 +1023,42 @@ static void test_bad_problem_first(void)
     p.lda = 100;   /* shorter than K whatever the kernel */
     EXPECT_FAIL(fusegen_select(&g_lib, &p, &k), FUSEGEN_ERR_INVALID_ARGUMENT, "p->lda = 100", NULL);
 
+    /* the other leading dimensions that every kernel computing the problem reads: out, the
+     * residual and stores its signature lists, a chain's B2 and out2; the rest are not looked at */
+    p = ln_problem(256, 1024, 512);
+    p.ldo = -8;
+    EXPECT_FAIL(fusegen_select(&g_lib, &p, &k), FUSEGEN_ERR_INVALID_ARGUMENT, "p->ldo = -8", NULL);
+    CHECK(strstr(fusegen_last_detail(), "no kernel") == NULL);
+    p = ln_problem(256, 1024, 512);
+    p.ldr = 999;
+    EXPECT_FAIL(fusegen_query(&g_lib, &p, out, 4, &n), FUSEGEN_ERR_INVALID_ARGUMENT, "p->ldr = 999",
+                "row length n = 1024");
+    p = ln_problem(256, 1024, 512);
+    p.ld_store[0] = -1;
+    EXPECT_FAIL(fusegen_select(&g_lib, &p, &k), FUSEGEN_ERR_INVALID_ARGUMENT, "p->ld_store[0] = -1", NULL);
+    p.ld_store[0] = 0;
+    p.ld_store[1] = -1;   /* the signature has one store op */
+    CHECK(fusegen_select(&g_lib, &p, &k) == FUSEGEN_OK);
+    p = ln_problem(256, 1024, 512);
+    p.a = p.b = p.out = FUSEGEN_DTYPE_F16;
+    p.epilogue = "scale+bias+gelu";
+    p.ldr = -8;           /* no residual op */
+    CHECK(fusegen_select(&g_lib, &p, &k) == FUSEGEN_OK && k == K(K_F16_GELU));
+    p = chain_problem();
+    p.ldo2 = 500;
+    EXPECT_FAIL(fusegen_select(&g_lib, &p, &k), FUSEGEN_ERR_INVALID_ARGUMENT, "p->ldo2 = 500", "n2 = 512");
+    p = chain_problem();
+    p.ldb2 = 10;
+    EXPECT_FAIL(fusegen_select(&g_lib, &p, &k), FUSEGEN_ERR_INVALID_ARGUMENT, "p->ldb2 = 10", "n = 1000");
+    p = chain_problem();
+    p.ldo = -8;           /* a chain has no out */
+    CHECK(fusegen_select(&g_lib, &p, &k) == FUSEGEN_OK);
+    /* fusegen_workspace_size reports a bad problem as itself, as fusegen_run does */
+    p = ln_problem(256, 1024, 512);
+    p.a = (fusegen_dtype)7;
+    EXPECT_FAIL(fusegen_workspace_size(K(K_SPLIT_A), &p, &bytes), FUSEGEN_ERR_INVALID_ARGUMENT, "p->a = 7", NULL);
+    CHECK(strstr(fusegen_last_detail(), "cannot run") == NULL);
+
     /* with p->sm = 0, the kernel's own checks and the pointers also come before the device */
     p = ln_problem(256, 1024, 512);
     p.sm = 0;
@@ -1100,6 +1161,7 @@ int main(void)
     test_query_gemm2_pingpong();
     test_query_col_split_long_k();
     test_query_pingpong_row();
+    test_query_jit_portable_row();
     test_query_tile_n160();
     test_query_truncates();
     test_why_not();

@@ -328,9 +328,13 @@ def test_row_strided_views():
     b, g = t["bias"], t["gamma"]
     y = fusegen_torch.gemm("proj_bias_rmsnorm_silu", x, w, bias=b, gamma=g)
     assert torch.equal(fusegen_torch.gemm("proj_bias_rmsnorm_silu", _wide(x, 8), _wide(w, 40), bias=b, gamma=g), y)
-    # a row stride the kernels cannot take (not 16-byte aligned): the runtime says which
-    with pytest.raises(RuntimeError, match=r"FUSEGEN_ERR_\w+.*lda = 132"):
+    # a row stride the kernels cannot take (not a multiple of 8 elements, 16 bytes)
+    with pytest.raises(ValueError, match=r"x's rows are 132 elements apart, not a multiple of 8"):
         torch.ops.fusegen.linear_residual_layernorm(*fused_args(dict(t, x=_wide(t["x"], 4))))
+    with pytest.raises(ValueError, match=r"w2's rows are 260 elements apart, not a multiple of 8"):
+        torch.ops.fusegen.block_tail(*chain_args(dict(c, w2=_wide(c["w2"], 4))))
+    with pytest.raises(ValueError, match=r"weight's rows are 260 elements apart"):
+        fusegen_torch.gemm("proj_bias_rmsnorm_silu", x, _wide(w, 4), bias=b, gamma=g)
 
 
 def test_wrong_eps():
@@ -517,6 +521,17 @@ def test_gemm_matches_the_named_ops_bitwise():
     assert y3.shape == (11, 47, 1024) and torch.equal(y3.view(517, 1024), y)
 
 
+def test_selected_kernel_names():
+    # a spec kernel's name (block_tail is one in the default library), or the op's own name
+    assert fusegen_torch.selected_kernel("block_tail", 512, 768, 768, 3072) == \
+        fusegen_torch.selected_kernel("fusegen::block_tail", 512, 768, 768, 3072)
+    assert fusegen_torch.selected_kernel("proj_bias_rmsnorm_silu", 512, 256, 64).startswith("proj_bias_rmsnorm_silu_")
+    with pytest.raises(ValueError, match=r"kernel block_tail is a chain: give N2"):
+        fusegen_torch.selected_kernel("block_tail", 512, 768, 768)
+    with pytest.raises(ValueError, match=r"unknown op 'layer_norm'.*proj_bias_rmsnorm_silu"):
+        fusegen_torch.selected_kernel("layer_norm", 512, 768, 768)
+
+
 def test_gemm_bad_inputs():
     x, w = rand((64, 128), 3301, -1, 1), rand((128, 256), 3302, -0.1, 0.1)    # w: [K, N]
     b, g = rand((256,), 3303, -1, 1), rand((256,), 3304, 0.5, 1.5)
@@ -562,6 +577,13 @@ def test_gemm_opcheck_fake_and_compile():
     fx, fw, fb, fg = (mode.from_tensor(t) for t in (x, w, b, g))
     with mode:
         (y,) = torch.ops.fusegen.gemm("proj_bias_rmsnorm_silu", fx, fw, fb, None, fg, None, None, None, None)
+        # the fake refuses what the op would: inputs the kernel does not read, wrong operand dtypes
+        with pytest.raises(ValueError, match=r"single GEMM: weight2"):
+            torch.ops.fusegen.gemm("proj", fx, fw, None, None, None, None, fw, None, None)
+        with pytest.raises(ValueError, match=r"needs gamma"):
+            torch.ops.fusegen.gemm("proj_bias_rmsnorm_silu", fx, fw, fb, None, None, None, None, None, None)
+        with pytest.raises(TypeError, match=r"x must be torch\.float16"):
+            torch.ops.fusegen.gemm("proj_scale_bias_gelu", fx, fw, fb, None, None, None, None, None, None)
     assert y.shape == (96, 512) and y.dtype == torch.bfloat16 and y.device == DEV
     torch._dynamo.reset()
 

@@ -481,7 +481,7 @@ def select_spec_kernel(lib, name, problem):
             return k
     reasons = [f"{_s(k.contents.name)}: {lib.why_not(k, problem)}" for k in lib.kernel_ptrs()
                if _s(k.contents.spec_kernel) == name]
-    raise FusegenError("fusegen_query", ERR_NOT_SUPPORTED, "FUSEGEN_ERR_NOT_SUPPORTED",
+    raise FusegenError("fusegen_torch.gemm", ERR_NOT_SUPPORTED, "FUSEGEN_ERR_NOT_SUPPORTED",
                        f"no variant of {name} can run this problem: " + "; ".join(reasons))
 
 

@@ -49,6 +49,38 @@ def _dims(e, x, weight, weight2):
     return m, n, k, n2
 
 
+def _check_present(name, e, bias, residual, gamma, beta, weight2, bias2, residual2):
+    """The optional inputs given are exactly those the kernel reads (ValueError naming the
+    epilogue otherwise). Shapes and dtypes are not looked at: the fake kernel runs this too."""
+    op = f"{GEMM}({name})"
+    first = f"{'GEMM1 ' if e.chain else ''}epilogue {_capi._s(e.epilogue) or 'none'}"
+    second = f"GEMM2 epilogue {_capi._s(e.epilogue2) or 'none'}"
+    wanted = [("bias", bias, e.uses_bias, first), ("residual", residual, e.uses_residual, first),
+              ("gamma", gamma, e.uses_gamma, first), ("beta", beta, e.uses_beta, first)]
+    if e.chain:
+        if weight2 is None:
+            raise ValueError(f"{op}: kernel {name} is a chain (GEMM -> {_capi._s(e.epilogue)} -> "
+                             f"GEMM -> {_capi._s(e.epilogue2)}): weight2 is required")
+        wanted += [("bias2", bias2, e.uses_bias2, second), ("residual2", residual2, e.uses_residual2, second)]
+    else:
+        for arg, t in (("weight2", weight2), ("bias2", bias2), ("residual2", residual2)):
+            if t is not None:
+                raise ValueError(f"{op}: kernel {name} is a single GEMM: {arg} is only for a chain's GEMM2")
+    for arg, t, used, epilogue in wanted:
+        if t is None and used:
+            raise ValueError(f"{op}: kernel {name} needs {arg} (its {epilogue})")
+        if t is not None and not used:
+            raise ValueError(f"{op}: kernel {name} does not read {arg} (its {epilogue}); leave it out")
+
+
+def _check_operand_dtypes(name, e, x, weight, weight2):
+    op = f"{GEMM}({name})"
+    for arg, t, want in (("x", x, e.a), ("weight", weight, e.b), ("weight2", weight2, e.b)):
+        if t is not None and t.dtype != _TORCH_DTYPES[want]:
+            raise TypeError(f"{op}: {arg} must be {_TORCH_DTYPES[want]} (kernel {name} takes "
+                            f"{'a' if arg == 'x' else 'b'} = {_capi.DTYPE_NAMES[want]}), got {t.dtype}")
+
+
 def _check_inputs(name, entry, x, weight, bias, residual, gamma, beta, weight2, bias2, residual2):
     """Every input against the spec kernel: present exactly when its epilogue reads it, with its
     dtype, device, shape and layout. Returns m, n, k, n2 and the leading dimensions (lda, ldb,
@@ -57,64 +89,50 @@ def _check_inputs(name, entry, x, weight, bias, residual, gamma, beta, weight2, 
     e = entry.contents
     _check_2d(op, "x", x)
     _check_2d(op, "weight", weight)
+    _check_present(name, e, bias, residual, gamma, beta, weight2, bias2, residual2)
     if e.chain:
-        if weight2 is None:
-            raise ValueError(f"{op}: kernel {name} is a chain (GEMM -> {_capi._s(e.epilogue)} -> "
-                             f"GEMM -> {_capi._s(e.epilogue2)}): weight2 is required")
         _check_2d(op, "weight2", weight2)
+    _check_operand_dtypes(name, e, x, weight, weight2)
     m, n, k, n2 = _dims(e, x, weight, weight2)
     t_a, t_b, t_out = (_TORCH_DTYPES[d] for d in (e.a, e.b, e.out))
-    dt_name = _capi.DTYPE_NAMES
-    why_a = f"kernel {name} takes a = {dt_name[e.a]}"
-    why_b = f"kernel {name} takes b = {dt_name[e.b]}"
-    why_out = f"kernel {name} has out = {dt_name[e.out]}, the dtype of its vectors, residuals and outputs"
+    al = e.align_elems
+    why_a = f"kernel {name} takes a = {_capi.DTYPE_NAMES[e.a]}"
+    why_b = f"kernel {name} takes b = {_capi.DTYPE_NAMES[e.b]}"
+    why_out = (f"kernel {name} has out = {_capi.DTYPE_NAMES[e.out]}, the dtype of its vectors, residuals "
+               "and outputs")
     kn = e.b_layout == _capi.LAYOUT_KN
-    lda = _check(op, "x", x, t_a, None, (m, k), why_a)
+    lda = _check(op, "x", x, t_a, None, (m, k), why_a, al)
     dev = x.device
     # N is read from weight, so a weight of the other layout shows as a K that differs from x's
     if (weight.shape[0] if kn else weight.shape[1]) != k:
         raise ValueError(f"{op}: weight must be {'[K, N]' if kn else '[N, K]'} (kernel {name} has b_layout "
                          f"{_capi.LAYOUT_NAMES[e.b_layout]}) with K = {k} as in x, got shape {list(weight.shape)}")
-    ldb = _check(op, "weight", weight, t_b, dev, (k, n) if kn else (n, k), why_b)
-    first = f"{'GEMM1 ' if e.chain else ''}epilogue {_capi._s(e.epilogue) or 'none'}"
-    second = f"GEMM2 epilogue {_capi._s(e.epilogue2) or 'none'}"
-
-    def optional(arg, t, used, shape, epilogue):
-        if t is None:
-            if used:
-                raise ValueError(f"{op}: kernel {name} needs {arg} (its {epilogue})")
-            return 0
-        if not used:
-            raise ValueError(f"{op}: kernel {name} does not read {arg} (its {epilogue}); leave it out")
-        return _check(op, arg, t, t_out, dev, shape, why_out)
-
-    optional("bias", bias, e.uses_bias, (n,), first)
-    ldr = optional("residual", residual, e.uses_residual, (m, n), first)
-    optional("gamma", gamma, e.uses_gamma, (n,), first)
-    optional("beta", beta, e.uses_beta, (n,), first)
+    ldb = _check(op, "weight", weight, t_b, dev, (k, n) if kn else (n, k), why_b, al)
+    for arg, t in (("bias", bias), ("gamma", gamma), ("beta", beta)):
+        if t is not None:
+            _check(op, arg, t, t_out, dev, (n,), why_out, al)
+    ldr = _check(op, "residual", residual, t_out, dev, (m, n), why_out, al) if residual is not None else 0
+    ldb2 = 0
     if e.chain:
         kn2 = e.b2_layout == _capi.LAYOUT_KN
         if (weight2.shape[0] if kn2 else weight2.shape[1]) != n:
             raise ValueError(f"{op}: weight2 must be {'[N, N2]' if kn2 else '[N2, N]'} (kernel {name}'s GEMM2 has "
                              f"b_layout {_capi.LAYOUT_NAMES[e.b2_layout]}) with N = {n} as GEMM1's output, got "
                              f"shape {list(weight2.shape)}")
-        ldb2 = _check(op, "weight2", weight2, t_b, dev, (n, n2) if kn2 else (n2, n), why_b)
-        optional("bias2", bias2, e.uses_bias2, (n2,), second)
-        if optional("residual2", residual2, e.uses_residual2, (m, n2), second):   # fusegen_problem has no ldr2
-            raise ValueError(f"{op}: residual2 must be contiguous (GEMM2's residual is packed [M, N2]); got "
-                             f"strides {list(residual2.stride())}: call .contiguous()")
-    else:
-        ldb2 = 0
-        for arg, t in (("weight2", weight2), ("bias2", bias2), ("residual2", residual2)):
-            if t is not None:
-                raise ValueError(f"{op}: kernel {name} is a single GEMM: {arg} is only for a chain's GEMM2")
+        ldb2 = _check(op, "weight2", weight2, t_b, dev, (n, n2) if kn2 else (n2, n), why_b, al)
+        if bias2 is not None:
+            _check(op, "bias2", bias2, t_out, dev, (n2,), why_out, al)
+        if residual2 is not None and _check(op, "residual2", residual2, t_out, dev, (m, n2), why_out, al):
+            raise ValueError(f"{op}: residual2 must be contiguous (GEMM2's residual is packed [M, N2], "
+                             f"fusegen_problem has no leading dimension for it); got strides "
+                             f"{list(residual2.stride())}: call .contiguous()")
     dims = [("N", n), ("K", k)] + ([("N2", n2)] if e.chain else [])
     for what, v in dims:
         if v == 0:
             raise ValueError(f"{op}: " + ", ".join(f"{w} = {d}" for w, d in dims) + " must be at least 1")
-        if v % e.align_elems != 0:
-            raise ValueError(f"{op}: {what} = {v} must be a multiple of {e.align_elems} (kernel "
-                             f"{name} loads 16-byte vectors)")
+        if v % al != 0:
+            raise ValueError(f"{op}: {what} = {v} must be a multiple of {al} (kernel {name} loads "
+                             "16-byte vectors)")
     return m, n, k, n2, (lda, ldb, ldr, ldb2)
 
 
@@ -135,6 +153,8 @@ def plan(name, device, m, n, k, n2=0, lds=(0, 0, 0, 0)):
     entry = _entry(name)
     chain = bool(entry.contents.chain)
     n2 = int(n2) if chain else 0
+    if chain and n2 <= 0:
+        raise ValueError(f"{GEMM}({name}): kernel {name} is a chain: give N2 (its GEMM2's N)")
     lda, ldb, ldr, ldb2 = lds
     return _plan(_strided_key((GEMM, name, device.index, m, n, k, n2), lds),
                  lambda: _with_lds(_capi.problem_for(entry, max(m, 1), n, k, n2), lda=lda, ldb=ldb, ldr=ldr,
@@ -184,14 +204,17 @@ _gemm_op = torch.library.custom_op(GEMM, mutates_args=())(_gemm_impl)
 
 @_gemm_op.register_fake
 def _gemm_fake(kernel, x, weight, bias, residual, gamma, beta, weight2, bias2, residual2):
+    # what a trace can know: which inputs, the operands' ranks and dtypes; shapes at run time
     entry = _entry(kernel)
+    e = entry.contents
     op = f"{GEMM}({kernel})"
     _check_2d(op, "x", x)
     _check_2d(op, "weight", weight)
-    if entry.contents.chain:
-        torch._check(weight2 is not None, lambda: f"{op}: weight2 is required (a chain)")
+    _check_present(kernel, e, bias, residual, gamma, beta, weight2, bias2, residual2)
+    if e.chain:
         _check_2d(op, "weight2", weight2)
-    m, n, _, n2 = _dims(entry.contents, x, weight, weight2)
+    _check_operand_dtypes(kernel, e, x, weight, weight2)
+    m, n, _, n2 = _dims(e, x, weight, weight2)
     return _outputs(entry, x, m, n, n2)
 
 

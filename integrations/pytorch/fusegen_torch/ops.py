@@ -83,10 +83,12 @@ def _op_name(op):
     return op.split("::")[1]
 
 
-def _check(op, name, t, dtype, device, shape, why="the fusegen kernels of this library take bf16"):
+def _check(op, name, t, dtype, device, shape, why="the fusegen kernels of this library take bf16",
+           align=ALIGN_ELEMS):
     """dtype, device, contiguity and shape of one input, with messages that say which. A matrix
     may have its rows further apart than their length (a slice of a wider tensor, the runtime's
-    leading dimension): returns that row stride in elements, or 0 for a packed tensor."""
+    leading dimension), by a multiple of align elements: returns that row stride in elements,
+    or 0 for a packed tensor."""
     if not isinstance(t, torch.Tensor):
         raise TypeError(f"{op}: {name} must be a torch.Tensor, got {type(t).__name__}")
     if t.dtype != dtype:
@@ -101,6 +103,9 @@ def _check(op, name, t, dtype, device, shape, why="the fusegen kernels of this l
     if t.is_contiguous():
         return 0
     if t.dim() == 2 and t.stride(1) == 1 and t.stride(0) >= t.shape[1]:
+        if t.stride(0) % align != 0:
+            raise ValueError(f"{op}: {name}'s rows are {t.stride(0)} elements apart, not a multiple of "
+                             f"{align} (the kernels load 16-byte vectors): call .contiguous()")
         return t.stride(0)
     rows = " (rows may be further apart, as in a slice of a wider matrix)" if t.dim() == 2 else ""
     raise ValueError(f"{op}: {name} must be row-major with adjacent elements in a row{rows}; got "
@@ -388,14 +393,19 @@ def block_tail(x, w1, b1, residual, gamma, beta, w2, b2, eps=1e-5):
 
 
 def selected_kernel(op, m, n, k, n2=0, device=None):
-    """The name of the kernel the op runs for this shape on device (default: the current one).
-    op: "linear_residual_layernorm", "block_tail", or a spec kernel's name (what
-    fusegen_torch.gemm(op, ...) runs)."""
+    """The name of the kernel that runs this shape on device (default: the current one), for op:
+    a spec kernel's name (what fusegen_torch.gemm(op, ...) runs), or "linear_residual_layernorm"
+    or "block_tail" (what those ops run; "fusegen::block_tail" means the op where the library
+    also has a spec kernel of that name, as the default one does: both run the same kernel)."""
+    from . import generic   # (imports this module)
     dev = torch.device("cuda", torch.cuda.current_device()) if device is None else torch.device(device)
     if dev.index is None:
         dev = torch.device("cuda", torch.cuda.current_device())
     with torch.cuda.device(dev):
-        if op in ("linear_residual_layernorm", LINEAR_RESIDUAL_LAYERNORM):
+        spec_kernels = _capi.spec_kernel_names(_capi.load_library())
+        if op in spec_kernels:
+            plan = generic.plan(op, dev, m, n, k, n2)
+        elif op in ("linear_residual_layernorm", LINEAR_RESIDUAL_LAYERNORM):
             plan = _plan((LINEAR_RESIDUAL_LAYERNORM, dev.index, n, k, m),
                          lambda: _capi.make_problem(max(m, 1), n, k, EPILOGUE_FUSED))
         elif op in ("block_tail", BLOCK_TAIL):
@@ -403,6 +413,6 @@ def selected_kernel(op, m, n, k, n2=0, device=None):
                          lambda: _capi.make_problem(max(m, 1), n, k, EPILOGUE_CHAIN1, n2=n2,
                                                     epilogue2=EPILOGUE_CHAIN2))
         else:
-            from . import generic   # a spec kernel's name, as fusegen_torch.gemm takes it
-            plan = generic.plan(op, dev, m, n, k, n2)
+            raise ValueError(f"unknown op {op!r}: give linear_residual_layernorm, block_tail or a spec "
+                             "kernel of the library (" + ", ".join(spec_kernels) + ")")
     return plan.name

@@ -642,6 +642,32 @@ def test_fast_path_bitwise_as_python(monkeypatch):
     assert rel_l2(out2, ref_chain(c)) <= TOL
 
 
+def test_fast_path_gemm():
+    mod = _fast_module()
+    x, w = rand((300, 256), 3501, -1, 1), rand((256, 768), 3502, -0.1, 0.1)    # w: [K, N]
+    b, g = rand((768,), 3503, -1, 1), rand((768,), 3504, 0.5, 1.5)
+    c = make_chain(300, 256, 128, 520, 3505)
+    tail = dict(bias=c["b1"], residual=c["residual"], gamma=c["gamma"], beta=c["beta"], weight2=c["w2"],
+                bias2=c["b2"])
+    y0 = fusegen_torch.gemm("proj_bias_rmsnorm_silu", x, w, bias=b, gamma=g)       # plans made here
+    o0 = fusegen_torch.gemm("block_tail", c["x"], c["w1"], **tail)
+    before = mod.runs()
+    y1 = fusegen_torch.gemm("proj_bias_rmsnorm_silu", x, w, bias=b, gamma=g)
+    (y2,) = torch.ops.fusegen.gemm("proj_bias_rmsnorm_silu", x, w, b, None, g, None, None, None, None)
+    o1 = fusegen_torch.gemm("block_tail", c["x"], c["w1"], **tail)
+    assert mod.runs() == before + 3, f"a call of seen sizes fell back: {mod.last_fallback()}"
+    assert torch.equal(y0, y1) and torch.equal(y0, y2) and torch.equal(o0, o1)
+    # what the C++ path does not take runs in Python, with Python's results and errors
+    assert torch.equal(fusegen_torch.gemm("proj_bias_rmsnorm_silu", x, _wide(w, 8), bias=b, gamma=g), y0)
+    with pytest.raises(ValueError, match=r"does not read beta"):
+        fusegen_torch.gemm("proj_bias_rmsnorm_silu", x, w, bias=b, gamma=g, beta=b)
+    with pytest.raises(TypeError, match=r"gamma must be torch\.bfloat16"):
+        fusegen_torch.gemm("proj_bias_rmsnorm_silu", x, w, bias=b, gamma=g.float())
+    with pytest.raises(ValueError, match=r"needs bias2"):
+        fusegen_torch.gemm("block_tail", c["x"], c["w1"], **dict(tail, bias2=None))
+    assert mod.runs() == before + 3, "a call the C++ path should leave to Python ran from C++"
+
+
 def test_fast_path_falls_back_with_the_python_errors():
     mod = _fast_module()
     t = make_fused(96, 256, 128, 103)

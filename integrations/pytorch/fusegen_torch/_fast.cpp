@@ -46,12 +46,16 @@ struct Plan {
 
 // (op, device, m, n, k, n2): op 0 is linear_residual_layernorm, 1 block_tail.
 using Key = std::tuple<int, int, int64_t, int64_t, int64_t, int64_t>;
+// fusegen::gemm: (spec kernel, device, m, k, weight's two sizes, weight2's (0, 0 if none)), the
+// tensors' own sizes, since which of them is N follows from the kernel's layouts.
+using GemmKey = std::tuple<std::string, int, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t>;
 
 RunFn g_run = nullptr;
 NameFn g_status_name = nullptr;
 DetailFn g_last_detail = nullptr;
 std::string g_fallback = "no call yet";   // why the last call fell back to Python ("" if it did not)
 std::map<Key, Plan> g_plans;
+std::map<GemmKey, Plan> g_gemm_plans;
 uint64_t g_runs = 0;   // calls this path ran (tests check that it is taken)
 
 bool bf16_on(const at::Tensor &t, const at::Device &dev)
@@ -124,27 +128,56 @@ py::object fall_back(const char *why)
     return py::none();
 }
 
-// problem_addr: a ctypes fusegen_problem that is copied (with its strings) here.
-void add_plan(int op, int device, int64_t m, int64_t n, int64_t k, int64_t n2, uintptr_t kernel,
-              uintptr_t problem_addr, size_t workspace_bytes, double eps)
+// Fills slot from a ctypes fusegen_problem at problem_addr, copied with its strings.
+void store_plan(Plan &slot, uintptr_t kernel, uintptr_t problem_addr, size_t workspace_bytes, double eps)
 {
-    Plan plan;
-    plan.kernel = reinterpret_cast<const fusegen_kernel *>(kernel);
-    std::memcpy(&plan.problem, reinterpret_cast<const void *>(problem_addr), sizeof(fusegen_problem));
-    plan.epilogue = plan.problem.epilogue ? plan.problem.epilogue : "";
-    plan.epilogue2 = plan.problem.epilogue2 ? plan.problem.epilogue2 : "";
-    plan.workspace_bytes = workspace_bytes;
-    plan.eps = static_cast<float>(eps);
-    auto &slot = g_plans[Key{op, device, m, n, k, n2}];
-    slot = std::move(plan);
+    slot = Plan{};
+    slot.kernel = reinterpret_cast<const fusegen_kernel *>(kernel);
+    std::memcpy(&slot.problem, reinterpret_cast<const void *>(problem_addr), sizeof(fusegen_problem));
+    slot.epilogue = slot.problem.epilogue ? slot.problem.epilogue : "";
+    slot.epilogue2 = slot.problem.epilogue2 ? slot.problem.epilogue2 : "";
+    slot.workspace_bytes = workspace_bytes;
+    slot.eps = static_cast<float>(eps);
     // The copies' strings, not the ctypes object's (which Python may free).
     slot.problem.epilogue = slot.epilogue.c_str();
     slot.problem.epilogue2 = slot.problem.epilogue2 ? slot.epilogue2.c_str() : nullptr;
 }
 
-void clear_plans() { g_plans.clear(); }
+void add_plan(int op, int device, int64_t m, int64_t n, int64_t k, int64_t n2, uintptr_t kernel,
+              uintptr_t problem_addr, size_t workspace_bytes, double eps)
+{
+    store_plan(g_plans[Key{op, device, m, n, k, n2}], kernel, problem_addr, workspace_bytes, eps);
+}
 
-size_t plan_count() { return g_plans.size(); }
+// A packed plan of fusegen::gemm for spec kernel name, keyed by the tensors' sizes.
+void add_gemm_plan(const std::string &name, int device, int64_t m, int64_t k, int64_t w0, int64_t w1, int64_t w20,
+                   int64_t w21, uintptr_t kernel, uintptr_t problem_addr, size_t workspace_bytes)
+{
+    store_plan(g_gemm_plans[GemmKey{name, device, m, k, w0, w1, w20, w21}], kernel, problem_addr, workspace_bytes,
+               0.0);
+}
+
+void clear_plans()
+{
+    g_plans.clear();
+    g_gemm_plans.clear();
+}
+
+size_t plan_count() { return g_plans.size() + g_gemm_plans.size(); }
+
+at::ScalarType scalar_type(fusegen_dtype d)
+{
+    return d == FUSEGEN_DTYPE_F16 ? at::kHalf : d == FUSEGEN_DTYPE_BF16 ? at::kBFloat16 : at::kFloat;
+}
+
+// An optional input of fusegen::gemm: given exactly when the kernel reads it, then with the
+// dtype, device, shape and packed layout the Python checks require.
+bool optional_ok(const c10::optional<at::Tensor> &t, int used, at::ScalarType st, const at::Device &dev,
+                 at::IntArrayRef shape)
+{
+    if (!t.has_value()) return !used;
+    return used && t->scalar_type() == st && t->device() == dev && t->is_contiguous() && t->sizes().equals(shape);
+}
 
 // (y, pre_norm), or None: the caller runs the Python path.
 py::object linear_residual_layernorm(const at::Tensor &x, const at::Tensor &weight, const at::Tensor &bias,
@@ -213,6 +246,70 @@ py::object block_tail(const at::Tensor &x, const at::Tensor &w1, const at::Tenso
     return py::cast(out2);
 }
 
+// fusegen::gemm's outputs as a list (out or out2, then the stores), or None: the caller runs
+// the Python path.
+py::object gemm(const std::string &name, const at::Tensor &x, const at::Tensor &weight,
+                const c10::optional<at::Tensor> &bias, const c10::optional<at::Tensor> &residual,
+                const c10::optional<at::Tensor> &gamma, const c10::optional<at::Tensor> &beta,
+                const c10::optional<at::Tensor> &weight2, const c10::optional<at::Tensor> &bias2,
+                const c10::optional<at::Tensor> &residual2)
+{
+    if (g_run == nullptr) return fall_back("no runtime");
+    if (!on_current_device(x)) return fall_back("x is not on the current CUDA device");
+    if (x.dim() != 2 || weight.dim() != 2 || (weight2.has_value() && weight2->dim() != 2))
+        return fall_back("x, weight or weight2 is not 2-D");
+    const int64_t m = x.size(0), k = x.size(1);
+    const int64_t w20 = weight2.has_value() ? weight2->size(0) : 0, w21 = weight2.has_value() ? weight2->size(1) : 0;
+    const at::Device dev = x.device();
+    auto it = g_gemm_plans.find(GemmKey{name, dev.index(), m, k, weight.size(0), weight.size(1), w20, w21});
+    if (it == g_gemm_plans.end() || m == 0) return fall_back("no plan for this kernel and these sizes yet");
+    const Plan &plan = it->second;
+    const fusegen_kernel &e = *plan.kernel;
+    const int64_t n = plan.problem.n, n2 = plan.problem.n2;
+    const at::ScalarType st_out = scalar_type(e.out), st_b = scalar_type(e.b);
+    const bool chain = e.chain != 0;
+    if (x.scalar_type() != scalar_type(e.a) || !x.is_contiguous() || weight.scalar_type() != st_b ||
+        weight.device() != dev || !weight.is_contiguous() || weight2.has_value() != chain ||
+        (chain && (weight2->scalar_type() != st_b || weight2->device() != dev || !weight2->is_contiguous())))
+        return fall_back("x, weight or weight2: dtype, device or layout");
+    if (!optional_ok(bias, e.uses_bias, st_out, dev, {n}) || !optional_ok(residual, e.uses_residual, st_out, dev, {m, n}) ||
+        !optional_ok(gamma, e.uses_gamma, st_out, dev, {n}) || !optional_ok(beta, e.uses_beta, st_out, dev, {n}) ||
+        !optional_ok(bias2, chain && e.uses_bias2, st_out, dev, {n2}) ||
+        !optional_ok(residual2, chain && e.uses_residual2, st_out, dev, {m, n2}))
+        return fall_back("an optional input: given or not, dtype, device, shape or layout");
+    const auto opts = x.options().dtype(st_out);
+    py::list outs;
+    fusegen_args args{};
+    args.a = x.data_ptr();
+    args.b = weight.data_ptr();
+    args.bias = bias.has_value() ? bias->data_ptr() : nullptr;
+    args.residual = residual.has_value() ? residual->data_ptr() : nullptr;
+    args.gamma = gamma.has_value() ? gamma->data_ptr() : nullptr;
+    args.beta = beta.has_value() ? beta->data_ptr() : nullptr;
+    at::Tensor first = at::empty({m, chain ? n2 : n}, opts);
+    outs.append(first);
+    for (int i = 0; i < e.n_stores && i < FUSEGEN_MAX_STORES; ++i) {
+        at::Tensor t = at::empty({m, n}, opts);
+        args.store[i] = t.data_ptr();
+        outs.append(t);
+    }
+    if (chain) {   // GEMM1's [M, N] result stays in the workspace (args.out NULL), as in generic.py
+        args.b2 = weight2->data_ptr();
+        args.out2 = first.data_ptr();
+        args.bias2 = bias2.has_value() ? bias2->data_ptr() : nullptr;
+        args.residual2 = residual2.has_value() ? residual2->data_ptr() : nullptr;
+        for (int i = 0; i < e.n_stores2 && i < FUSEGEN_MAX_STORES; ++i) {
+            at::Tensor t = at::empty({m, n2}, opts);
+            args.store2[i] = t.data_ptr();
+            outs.append(t);
+        }
+    } else {
+        args.out = first.data_ptr();
+    }
+    if (!run(plan, args, x)) return py::none();
+    return std::move(outs);
+}
+
 }  // namespace
 
 PYBIND11_MODULE(TORCH_EXTENSION_NAME, m)
@@ -228,4 +325,6 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m)
     m.def("sizeof_args", [] { return sizeof(fusegen_args); });
     m.def("linear_residual_layernorm", &linear_residual_layernorm);
     m.def("block_tail", &block_tail);
+    m.def("add_gemm_plan", &add_gemm_plan, "register a plan of fusegen::gemm");
+    m.def("gemm", &gemm);
 }

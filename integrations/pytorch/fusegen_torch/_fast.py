@@ -26,6 +26,7 @@ _why_not = "not built yet (it is built on the first op call)"
 
 OP_LINEAR_RESIDUAL_LAYERNORM = 0
 OP_BLOCK_TAIL = 1
+OP_GEMM = 2   # its key: (OP_GEMM, device, spec kernel, m, k, weight's sizes, weight2's or (0, 0))
 
 
 def _build():
@@ -81,13 +82,21 @@ def status():
     return "on" if _module is not None else _why_not
 
 
-def add_plan(op, device, m, n, k, n2, plan):
-    """Hands a plan ops.py made (with a LayerNorm eps) to the C++ path; whether it did."""
+def add_plan(key, plan):
+    """Hands a plan ops.py made to the C++ path; whether it did. key: (op, device, m, n, k, n2) for
+    the named ops (whose kernels have a LayerNorm eps), or OP_GEMM's."""
     mod = _module
-    if mod is None or plan.eps is None:
+    if mod is None:
         return False
-    mod.add_plan(op, device, m, n, k, n2, ctypes.cast(plan.kernel, ctypes.c_void_p).value,
-                 ctypes.addressof(plan.problem), plan.workspace_bytes, float(plan.eps))
+    kernel = ctypes.cast(plan.kernel, ctypes.c_void_p).value
+    if key[0] == OP_GEMM:
+        _, device, name, m, k, w0, w1, w20, w21 = key
+        mod.add_gemm_plan(name, device, m, k, w0, w1, w20, w21, kernel, ctypes.addressof(plan.problem),
+                          plan.workspace_bytes)
+        return True
+    if plan.eps is None:
+        return False
+    mod.add_plan(*key, kernel, ctypes.addressof(plan.problem), plan.workspace_bytes, float(plan.eps))
     return True
 
 

@@ -16,14 +16,15 @@ result is [out] (a chain: [out2]) followed by the store ops' outputs in their or
 dtypes are the spec kernel's: x has its `a` dtype, weight (and weight2) its `b` dtype, and
 every other tensor, input or output, its `out` dtype. weight is [N, K] for b_layout "nk"
 (nn.Linear's) and [K, N] for "kn"; weight2 is [N2, N] or [N, N2] by the chain's layout.
-This op runs in Python on every call (the C++ path serves the two named ops only).
+A repeated valid call with packed tensors (sizes seen before) runs from the C++ path
+(_fast.cpp) as the named ops do; every other call, and every error, takes the Python path.
 """
 
 from typing import List, Optional
 
 import torch
 
-from . import _capi
+from . import _capi, _fast
 from .ops import _check, _check_2d, _direct, _on_device, _plan, _strided_key, _stream, _with_lds, _workspace
 
 GEMM = "fusegen::gemm"
@@ -147,9 +148,10 @@ def _outputs(entry, x, m, n, n2):
     return outs
 
 
-def plan(name, device, m, n, k, n2=0, lds=(0, 0, 0, 0)):
+def plan(name, device, m, n, k, n2=0, lds=(0, 0, 0, 0), fast_key=None):
     """The plan (kernel, problem, workspace) of spec kernel `name` at this shape and these leading
-    dimensions (lda, ldb, ldr, ldb2) on device; the caller has made device current."""
+    dimensions (lda, ldb, ldr, ldb2) on device; the caller has made device current. fast_key:
+    hand it to the C++ path under that key (packed calls only)."""
     entry = _entry(name)
     chain = bool(entry.contents.chain)
     n2 = int(n2) if chain else 0
@@ -159,13 +161,20 @@ def plan(name, device, m, n, k, n2=0, lds=(0, 0, 0, 0)):
     return _plan(_strided_key((GEMM, name, device.index, m, n, k, n2), lds),
                  lambda: _with_lds(_capi.problem_for(entry, max(m, 1), n, k, n2), lda=lda, ldb=ldb, ldr=ldr,
                                    ldb2=ldb2),
-                 spec_kernel=name)
+                 None if any(lds) else fast_key, spec_kernel=name)
 
 
 def _gemm_impl(kernel: str, x: torch.Tensor, weight: torch.Tensor, bias: Optional[torch.Tensor],
                residual: Optional[torch.Tensor], gamma: Optional[torch.Tensor],
                beta: Optional[torch.Tensor], weight2: Optional[torch.Tensor],
                bias2: Optional[torch.Tensor], residual2: Optional[torch.Tensor]) -> List[torch.Tensor]:
+    fast = _fast.module()
+    if fast is not None and isinstance(kernel, str) and isinstance(x, torch.Tensor) and \
+            isinstance(weight, torch.Tensor) and all(t is None or isinstance(t, torch.Tensor) for t in
+                                                     (bias, residual, gamma, beta, weight2, bias2, residual2)):
+        outs = fast.gemm(kernel, x, weight, bias, residual, gamma, beta, weight2, bias2, residual2)
+        if outs is not None:   # a valid call of sizes seen before: the same run, from C++
+            return outs
     entry = _entry(kernel)
     m, n, k, n2, lds = _check_inputs(kernel, entry, x, weight, bias, residual, gamma, beta, weight2, bias2,
                                      residual2)
@@ -173,7 +182,9 @@ def _gemm_impl(kernel: str, x: torch.Tensor, weight: torch.Tensor, bias: Optiona
     dev = x.device
     with _on_device(dev):
         outs = _outputs(entry, x, m, n, n2)
-        p = plan(kernel, dev, m, n, k, n2, lds)
+        w2_sizes = tuple(weight2.shape) if weight2 is not None else (0, 0)
+        p = plan(kernel, dev, m, n, k, n2, lds,
+                 (_fast.OP_GEMM, dev.index, kernel, m, k, weight.shape[0], weight.shape[1]) + w2_sizes)
         if m == 0:
             return outs
         ws, ws_ptr = _workspace(f"{GEMM}({kernel})", p.workspace_bytes, dev)

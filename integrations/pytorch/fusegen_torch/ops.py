@@ -55,14 +55,15 @@ _plans_lock = threading.Lock()
 def _plan(key, make_problem, fast_key=None, spec_kernel=None):
     """fusegen_select + fusegen_workspace_size, once per (op, device, shape); make_problem()
     builds the problem on the first call only. The caller has made the tensors' device
-    current (problem.sm is 0: the current device). fast_key (op code, device, m, n, k, n2):
-    the plan is handed to the C++ path too (once), which runs later calls of that shape.
+    current (problem.sm is 0: the current device). fast_key (op code, device, m, n, k, n2; for
+    fusegen::gemm _fast.OP_GEMM's key): the plan is handed to the C++ path too (once), which
+    runs later calls of that shape.
     spec_kernel: choose among that spec kernel's variants only (fusegen::gemm)."""
     plan = _plans.get(key)
     if plan is not None:
         if fast_key is not None and not plan.in_fast:   # made by selected_kernel, or before the C++ path
             with _plans_lock:
-                plan.in_fast = _fast.add_plan(*fast_key, plan)
+                plan.in_fast = _fast.add_plan(fast_key, plan)
         return plan
     problem = make_problem()
     lib = _capi.load_library()
@@ -75,7 +76,7 @@ def _plan(key, make_problem, fast_key=None, spec_kernel=None):
             _fast.clear_plans()
         _plans[key] = plan
         if fast_key is not None:
-            plan.in_fast = _fast.add_plan(*fast_key, plan)
+            plan.in_fast = _fast.add_plan(fast_key, plan)
     return plan
 
 

@@ -82,19 +82,26 @@ def _check_operand_dtypes(name, e, x, weight, weight2):
                             f"{'a' if arg == 'x' else 'b'} = {_capi.DTYPE_NAMES[want]}), got {t.dtype}")
 
 
-def _check_inputs(name, entry, x, weight, bias, residual, gamma, beta, weight2, bias2, residual2):
-    """Every input against the spec kernel: present exactly when its epilogue reads it, with its
-    dtype, device, shape and layout. Returns m, n, k, n2 and the leading dimensions (lda, ldb,
-    ldr, ldb2; 0 where packed: matrices may be row slices of wider ones)."""
+def _check_known(name, e, x, weight, bias, residual, gamma, beta, weight2, bias2, residual2):
+    """What a trace can know too (the fake kernel runs this): the operands' ranks and dtypes and
+    which optional inputs are given. Returns m, n, k, n2 as the operands give them."""
     op = f"{GEMM}({name})"
-    e = entry.contents
     _check_2d(op, "x", x)
     _check_2d(op, "weight", weight)
     _check_present(name, e, bias, residual, gamma, beta, weight2, bias2, residual2)
     if e.chain:
         _check_2d(op, "weight2", weight2)
     _check_operand_dtypes(name, e, x, weight, weight2)
-    m, n, k, n2 = _dims(e, x, weight, weight2)
+    return _dims(e, x, weight, weight2)
+
+
+def _check_inputs(name, entry, x, weight, bias, residual, gamma, beta, weight2, bias2, residual2):
+    """Every input against the spec kernel: present exactly when its epilogue reads it, with its
+    dtype, device, shape and layout. Returns m, n, k, n2 and the leading dimensions (lda, ldb,
+    ldr, ldb2; 0 where packed: matrices may be row slices of wider ones)."""
+    op = f"{GEMM}({name})"
+    e = entry.contents
+    m, n, k, n2 = _check_known(name, e, x, weight, bias, residual, gamma, beta, weight2, bias2, residual2)
     t_a, t_b, t_out = (_TORCH_DTYPES[d] for d in (e.a, e.b, e.out))
     al = e.align_elems
     why_a = f"kernel {name} takes a = {_capi.DTYPE_NAMES[e.a]}"
@@ -215,17 +222,9 @@ _gemm_op = torch.library.custom_op(GEMM, mutates_args=())(_gemm_impl)
 
 @_gemm_op.register_fake
 def _gemm_fake(kernel, x, weight, bias, residual, gamma, beta, weight2, bias2, residual2):
-    # what a trace can know: which inputs, the operands' ranks and dtypes; shapes at run time
-    entry = _entry(kernel)
-    e = entry.contents
-    op = f"{GEMM}({kernel})"
-    _check_2d(op, "x", x)
-    _check_2d(op, "weight", weight)
-    _check_present(kernel, e, bias, residual, gamma, beta, weight2, bias2, residual2)
-    if e.chain:
-        _check_2d(op, "weight2", weight2)
-    _check_operand_dtypes(kernel, e, x, weight, weight2)
-    m, n, _, n2 = _dims(e, x, weight, weight2)
+    entry = _entry(kernel)   # shapes and layouts are checked at run time
+    m, n, _, n2 = _check_known(kernel, entry.contents, x, weight, bias, residual, gamma, beta, weight2, bias2,
+                               residual2)
     return _outputs(entry, x, m, n, n2)
 
 

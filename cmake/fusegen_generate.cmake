@@ -27,7 +27,7 @@
 # template (the generator writes a depfile naming the templates it read; every template file is
 # also a plain dependency). It rewrites only the files whose bytes changed, and the build
 # recompiles only those: the custom command's output is a stamp file, the sources are its
-# byproducts.
+# byproducts. (Every banner carries the spec's hash: a spec edit rewrites every file.)
 #
 # When this file runs as a script (cmake -P), it is the build-time helper of the custom command:
 # it turns the generator's depfile into one for the stamp and touches the stamp.
@@ -268,11 +268,14 @@ function(_fusegen_add_objects name)
 endfunction()
 
 # ---- the in-tree kernel libraries ------------------------------------------------------------
-function(fusegen_add_library)
+function(_fusegen_add_library)
   if(CMAKE_VERSION VERSION_LESS 3.24)
     message(FATAL_ERROR "fusegen_add_library needs CMake 3.24 or later (its shared library links the runtime whole with $<LINK_LIBRARY:WHOLE_ARCHIVE>); this is ${CMAKE_VERSION}: use fusegen_generate()")
   endif()
   cmake_parse_arguments(PARSE_ARGV 0 FG "" "SPEC;OUTPUT_DIR;TARGET_PREFIX" "ARCHS")
+  if(FG_UNPARSED_ARGUMENTS)
+    message(FATAL_ERROR "fusegen_add_library: unknown arguments: ${FG_UNPARSED_ARGUMENTS} (it takes SPEC, OUTPUT_DIR, TARGET_PREFIX and ARCHS)")
+  endif()
   if(NOT FG_SPEC OR NOT FG_OUTPUT_DIR OR NOT FG_TARGET_PREFIX)
     message(FATAL_ERROR "fusegen_add_library: SPEC, OUTPUT_DIR and TARGET_PREFIX are required")
   endif()
@@ -355,9 +358,9 @@ function(_fusegen_generate target)
   endif()
 endfunction()
 
-# A macro, so that it can enable CUDA (and C, for the dispatch table) in the caller's folder
+# Macros, so that they can enable CUDA (and C, for the dispatch table) in the caller's folder
 # when the project has not: enable_language() may not be called from inside a function.
-macro(fusegen_generate)
+macro(_fusegen_enable_languages)
   get_property(_fusegen_languages GLOBAL PROPERTY ENABLED_LANGUAGES)
   if(NOT "C" IN_LIST _fusegen_languages)
     enable_language(C)
@@ -366,5 +369,14 @@ macro(fusegen_generate)
     enable_language(CUDA)
   endif()
   unset(_fusegen_languages)
+endmacro()
+
+macro(fusegen_generate)
+  _fusegen_enable_languages()
   _fusegen_generate(${ARGV})
+endmacro()
+
+macro(fusegen_add_library)
+  _fusegen_enable_languages()
+  _fusegen_add_library(${ARGV})
 endmacro()

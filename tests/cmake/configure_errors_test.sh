@@ -17,7 +17,11 @@ failed=0
 mkdir "$TMP/p"
 cat >"$TMP/p/CMakeLists.txt" <<'CMAKE'
 cmake_minimum_required(VERSION 3.24)
-project(t LANGUAGES C CUDA)
+if(CASE STREQUAL "add_library_c_only")   # fusegen_add_library enables CUDA itself
+  project(t LANGUAGES C)
+else()
+  project(t LANGUAGES C CUDA)
+endif()
 add_executable(fusegen IMPORTED)
 set_target_properties(fusegen PROPERTIES IMPORTED_LOCATION "${FUSEGEN_EXE}")
 add_library(fusegen_runtime INTERFACE)
@@ -46,6 +50,10 @@ elseif(CASE STREQUAL "other_kernels_same_dir")
   fusegen_generate(app3 SPECS mixed.json ARCHS 80 90a-real KERNELS "h_*" OUTPUT_DIR "${CMAKE_BINARY_DIR}/gen")
 elseif(CASE STREQUAL "add_library_relative")   # a relative OUTPUT_DIR is the build folder's
   fusegen_add_library(SPEC other.json OUTPUT_DIR gen TARGET_PREFIX rel ARCHS 80)
+elseif(CASE STREQUAL "add_library_c_only")
+  fusegen_add_library(SPEC other.json OUTPUT_DIR gen TARGET_PREFIX conly ARCHS 80)
+elseif(CASE STREQUAL "add_library_typo")
+  fusegen_add_library(SPEC other.json OUTPUT_DIR gen TARGET_PREFIX typo ARCH 80)
 elseif(CASE STREQUAL "shared_output_dir")   # two folders, one OUTPUT_DIR
   fusegen_generate(app SPECS other.json ARCHS 80 OUTPUT_DIR "${CMAKE_BINARY_DIR}/gen")
   add_subdirectory(sub)
@@ -70,7 +78,7 @@ cat >"$TMP/p/other.json" <<'JSON'
 JSON
 
 configure() {   # configure CASE EXPECTED_STATUS PATTERN
-    "$CMAKE" -S "$TMP/p" -B "$TMP/b" "-DFUSEGEN_EXE=$FUSEGEN" "-DFUSEGEN_SRC=$SRC" "-DCASE=$1" \
+    "$CMAKE" -S "$TMP/p" -B "$build" "-DFUSEGEN_EXE=$FUSEGEN" "-DFUSEGEN_SRC=$SRC" "-DCASE=$1" \
         >"$TMP/out" 2>&1
     got=$?
     ok_status=0
@@ -86,6 +94,7 @@ configure() {   # configure CASE EXPECTED_STATUS PATTERN
     fi
 }
 
+build="$TMP/b"
 configure none 0 ""
 configure bracket_glob 1 "KERNELS glob '\[p\]_k' has \[, \] or"
 configure portable_subset 0 ""
@@ -103,6 +112,11 @@ if grep -rqs -- "$TMP/p/gen" "$TMP/b" --include=*.make --include=*.ninja --inclu
 elif ! grep -rqs -- "$TMP/b/gen/other" "$TMP/b" --include=*.make --include=*.ninja --include=Makefile; then
     failed=$((failed + 1)); echo "FAIL: add_library_relative: no rule names the build folder's gen/other" >&2
 else passed=$((passed + 1)); fi
+# a project that enabled C only, configured from scratch (no CUDA compiler in its cache)
+build="$TMP/b_c_only"
+configure add_library_c_only 0 ""
+build="$TMP/b"
+configure add_library_typo 1 "fusegen_add_library: unknown arguments: ARCH;80"
 configure other_kernels_same_dir 1 "library 'mixed' is already generated into .*gen from .*(KERNELS: p_\*)"
 configure shared_output_dir 1 "library 'other' is already generated into .*gen from"
 echo "$passed passed, $failed failed"

@@ -85,8 +85,8 @@ const fusegen_library *fusegen_jit_library(const fusegen_jit *jit);
  * graph capture. */
 fusegen_status fusegen_jit_load(fusegen_jit *jit);
 
-/* The arch compiled for ("" before fusegen_jit_compile) and the cache entry's path (NULL when
- * no entry was read or written). */
+/* The arch compiled for ("" until a compile has finished well) and the cache entry's path (NULL
+ * when no entry was read or written). */
 const char *fusegen_jit_arch(const fusegen_jit *jit);
 const char *fusegen_jit_cache_entry(const fusegen_jit *jit);
 void fusegen_jit_get_stats(const fusegen_jit *jit, fusegen_jit_stats *out);

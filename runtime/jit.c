@@ -209,8 +209,9 @@ static int jit__cu_sym(const char *name, void **fn)
     enum cudaDriverEntryPointQueryResult found = cudaDriverEntryPointSymbolNotFound;
     cudaError_t e = cudaGetDriverEntryPointByVersion(name, fn, 12000, cudaEnableDefault, &found);
     if (e != cudaSuccess || found != cudaDriverEntryPointSuccess || !*fn) {
-        snprintf(jit__cu.why, sizeof jit__cu.why, "the driver entry point %s is not available (%s)", name,
-                 e != cudaSuccess ? cudaGetErrorName(e) : "symbol not found");
+        if (!jit__cu.why[0])   /* the first failure says why (without a driver, all of them fail) */
+            snprintf(jit__cu.why, sizeof jit__cu.why, "the driver entry point %s is not available (%s)", name,
+                     e != cudaSuccess ? cudaGetErrorName(e) : "symbol not found");
         *fn = NULL;
         return -1;
     }
@@ -688,6 +689,11 @@ fusegen_status fusegen_jit_compile(fusegen_jit *jit, const fusegen_jit_options *
                                    "opts->arch = '%s' is not a real architecture such as sm_80, sm_86 or sm_90a", arch);
     if (sm < 80)
         return fusegen__detail_set(FUSEGEN_ERR_NOT_SUPPORTED, "arch %s: fusegen kernels need sm_80 or newer", arch);
+    /* arch-specific code runs on one compute capability, and the runtime knows only 9.0's */
+    if (arch[strlen(arch) - 1] == 'f' || (is_a && sm != 90))
+        return fusegen__detail_set(FUSEGEN_ERR_INVALID_ARGUMENT,
+                                   "opts->arch = '%s': the only arch-specific target of fusegen's kernels is "
+                                   "sm_90a (the Hopper family); give sm_%d for the portable ones", arch, sm);
 
     pthread_mutex_lock(&jit->lock);
     if (jit->compiled) {
@@ -772,7 +778,9 @@ fusegen_status fusegen_jit_compile(fusegen_jit *jit, const fusegen_jit_options *
 
     /* the cache */
     if (use_cache && (!have_key || fg_jit_cache_dir(opts->cache_dir, dir, sizeof dir, why, sizeof why) != 0)) {
-        jit__warn(warnings, NULL, "the JIT cache is off for this compile: %s", have_key ? why : "out of memory");
+        /* keyed like a folder, so that it comes once a process as the folder warnings do */
+        jit__warn(warnings, have_key ? "<no cache folder>" : NULL, "the JIT cache is off for this compile: %s",
+                  have_key ? why : "out of memory");
         use_cache = 0;
     }
     if (use_cache && fg_jit_cache_dir_private(dir, why, sizeof why) != 0) {
@@ -859,7 +867,13 @@ out:
         jit->has_cache_entry = 0;
     }
     pthread_mutex_unlock(&jit->lock);
-    jit__deliver(warnings);
+    if (warnings && warnings->n > 0) {
+        /* a handler may call fusegen functions, which set the detail: this call's comes back */
+        char detail[1024];
+        snprintf(detail, sizeof detail, "%s", fusegen_last_detail());
+        jit__deliver(warnings);
+        fusegen__detail_set(st, "%s", detail);
+    }
     free(warnings);
     free(code);
     free(headers[0]);
@@ -882,14 +896,26 @@ const fusegen_library *fusegen_jit_library(const fusegen_jit *jit)
     return lib;
 }
 
+/* Both read under the lock and show only a finished compile (its arch and entry never change
+ * afterwards), not one in progress on another thread. */
 const char *fusegen_jit_arch(const fusegen_jit *jit)
 {
-    return jit ? jit->arch : "";
+    if (!jit) return "";
+    fusegen_jit *j = (fusegen_jit *)jit;
+    pthread_mutex_lock(&j->lock);
+    const char *arch = j->compiled ? j->arch : "";
+    pthread_mutex_unlock(&j->lock);
+    return arch;
 }
 
 const char *fusegen_jit_cache_entry(const fusegen_jit *jit)
 {
-    return jit && jit->compiled && jit->has_cache_entry ? jit->cache_entry : NULL;
+    if (!jit) return NULL;
+    fusegen_jit *j = (fusegen_jit *)jit;
+    pthread_mutex_lock(&j->lock);
+    const char *entry = j->compiled && j->has_cache_entry ? j->cache_entry : NULL;
+    pthread_mutex_unlock(&j->lock);
+    return entry;
 }
 
 void fusegen_jit_get_stats(const fusegen_jit *jit, fusegen_jit_stats *out)
@@ -988,6 +1014,9 @@ fusegen_status fusegen_jit_load(fusegen_jit *jit)
     char why[JIT__WHY];
     jit__module *m;
     if (!jit) return fusegen__detail_set(FUSEGEN_ERR_INVALID_ARGUMENT, "jit is NULL");
+    if (!fusegen_jit_library(jit))
+        return fusegen__detail_set(FUSEGEN_ERR_INVALID_ARGUMENT, "JIT library '%s' is not compiled yet "
+                                   "(fusegen_jit_compile first)", jit->spec.library);
     if (jit__module_get(jit, &m, why, sizeof why) != 0)
         return fusegen__detail_set(FUSEGEN_ERR_CUDA, "loading JIT library '%s': %s", jit->spec.library, why);
     return fusegen__detail_set(FUSEGEN_OK, "%s", "");

@@ -219,6 +219,14 @@ static void test_bad_input(void)
     CHECK(strstr(fusegen_last_detail(), "compute_80") != NULL);
     o.arch = "sm_75";
     CHECK(fusegen_jit_compile(j, &o, NULL) == FUSEGEN_ERR_NOT_SUPPORTED);
+    /* arch-specific targets other than sm_90a: code the runtime could not place */
+    o.arch = "sm_100a";
+    CHECK(fusegen_jit_compile(j, &o, NULL) == FUSEGEN_ERR_INVALID_ARGUMENT &&
+          strstr(fusegen_last_detail(), "sm_90a") && strstr(fusegen_last_detail(), "sm_100 "));
+    o.arch = "sm_90f";
+    CHECK(fusegen_jit_compile(j, &o, NULL) == FUSEGEN_ERR_INVALID_ARGUMENT);
+    /* loading before a compile is the caller's mistake, found before any CUDA call */
+    CHECK(fusegen_jit_load(j) == FUSEGEN_ERR_INVALID_ARGUMENT && strstr(fusegen_last_detail(), "not compiled"));
     o.arch = "sm_80";
     o.n_nvrtc_options = 1;
     CHECK(fusegen_jit_compile(j, &o, NULL) == FUSEGEN_ERR_INVALID_ARGUMENT);
@@ -228,6 +236,7 @@ static void test_bad_input(void)
     CHECK(fusegen_jit_compile(j, &o, NULL) == FUSEGEN_ERR_COMPILE);
     printf("  bad option: %s\n", fusegen_last_detail());
     CHECK(fusegen_jit_library(j) == NULL);
+    CHECK(strcmp(fusegen_jit_arch(j), "") == 0 && fusegen_jit_cache_entry(j) == NULL);   /* nothing finished */
     fusegen_jit_destroy(j);
 
     /* a kernel for sm_90a only: nothing for sm_80, and nothing compiled to find that out */
@@ -437,6 +446,15 @@ static void on_warning_reentrant(const char *msg, void *user)
     g_reentrant_calls++;
 }
 
+/* A handler that sets the thread's detail (loading a JIT library that is not compiled). */
+static int g_loading_calls;
+static void on_warning_loading(const char *msg, void *user)
+{
+    on_warning(msg, user);
+    (void)fusegen_jit_load(g_reentrant_jit);
+    g_loading_calls++;
+}
+
 static void test_hostile_cache(const char *work)
 {
     char dir[1024], entry[4300];
@@ -489,6 +507,29 @@ static void test_hostile_cache(const char *work)
     /* made private: used */
     CHECK(chmod(dir, 0700) == 0);
     CHECK(compile_into(relu, "sm_80", dir, NULL, &s, NULL) == FUSEGEN_JIT_CACHE_MISS && s.cache_writes == 1);
+
+    printf("a warning handler that sets the detail, and a compile that fails\n");
+    snprintf(dir, sizeof dir, "%s/shared2", work);
+    CHECK(mkdir(dir, 0700) == 0 && chmod(dir, 0777) == 0);
+    g_reentrant_jit = make(relu);
+    j = make(relu);
+    g_loading_calls = 0;
+    fusegen_jit_set_warning_handler(on_warning_loading, NULL);
+    const char *wrong = "--no-such-option";
+    memset(&o, 0, sizeof o);
+    o.arch = "sm_80";
+    o.cache_dir = dir;
+    o.nvrtc_options = &wrong;
+    o.n_nvrtc_options = 1;
+    if (j && g_reentrant_jit) {
+        CHECK(fusegen_jit_compile(j, &o, NULL) == FUSEGEN_ERR_COMPILE);
+        /* the compile's own detail, not the one the handler's call left */
+        CHECK(g_loading_calls == 1 && strstr(fusegen_last_detail(), "NVRTC") && !strstr(fusegen_last_detail(), "not compiled"));
+    }
+    fusegen_jit_set_warning_handler(on_warning, NULL);
+    fusegen_jit_destroy(j);
+    fusegen_jit_destroy(g_reentrant_jit);
+    g_reentrant_jit = NULL;
     alarm(0);
 }
 

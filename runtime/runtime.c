@@ -470,7 +470,7 @@ static fusegen_status fg__check_problem(const fusegen_problem *p, char *buf, siz
 {
     static const char *const dtype_fields[3] = {"a", "b", "out"};
     const fusegen_dtype dtypes[3] = {p ? p->a : 0, p ? p->b : 0, p ? p->out : 0};
-    int i, chain;
+    int i, chain, stores;
 
     if (buf && len)
         buf[0] = '\0';
@@ -531,7 +531,8 @@ static fusegen_status fg__check_problem(const fusegen_problem *p, char *buf, siz
         FG__TRY(fg__check_ld("ldo", p->ldo, "n", p->n, p->m, fg__dtype_bytes(p->out), 1, 0, buf, len));
     if (fg__sig_count(p->epilogue, "residual") > 0)
         FG__TRY(fg__check_ld("ldr", p->ldr, "n", p->n, p->m, fg__dtype_bytes(p->out), 1, 0, buf, len));
-    for (i = 0; i < fg__sig_count(p->epilogue, "store") && i < FUSEGEN_MAX_STORES; i++) {
+    stores = fg__sig_count(p->epilogue, "store");
+    for (i = 0; i < stores && i < FUSEGEN_MAX_STORES; i++) {
         char field[24];
         snprintf(field, sizeof field, "ld_store[%d]", i);
         FG__TRY(fg__check_ld(field, p->ld_store[i], "n", p->n, p->m, fg__dtype_bytes(p->out), 1, 0, buf, len));
@@ -994,13 +995,14 @@ fusegen_status fusegen_workspace_size(const fusegen_kernel *k, const fusegen_pro
         return fg__fail(FUSEGEN_ERR_INVALID_ARGUMENT, "p (the problem) is NULL");
     if (!bytes)
         return fg__fail(FUSEGEN_ERR_INVALID_ARGUMENT, "bytes is NULL");
-    /* a bad problem is reported as itself, as fusegen_run does, not as the kernel's */
-    if (fg__check_problem(p, reason, sizeof reason) != FUSEGEN_OK)
-        return fg__fail(FUSEGEN_ERR_INVALID_ARGUMENT, "%s", reason);
     memset(&arch, 0, sizeof arch);
     st = fg__check(k, p, &arch, reason, sizeof reason);
-    if (st != FUSEGEN_OK)
+    if (st != FUSEGEN_OK) {
+        /* a bad problem is reported as itself, as fusegen_run does, not as the kernel's */
+        if (fg__check_problem(p, NULL, 0) != FUSEGEN_OK)
+            return fg__fail(FUSEGEN_ERR_INVALID_ARGUMENT, "%s", reason);
         return fg__fail(st, "kernel %s cannot run this problem: %s", fg__str(k->name), reason);
+    }
     *bytes = fg__ws_bytes(k, p);
     return fg__ok();
 }

@@ -100,22 +100,22 @@ int fg_arch_sm90_epilogue_buffers(bool pingpong)
 bool fg_arch_sm90_builds(long m, long n, long k, long stages, bool pingpong)
 {
     return fg_arch_sm90_tile_ok(m, n, k, pingpong) &&
-           fg_arch_sm90_smem_bytes(m, n, stages, pingpong, false, 0) <= fg_arch_smem_limit(FG_ARCH_SM90A);
+           fg_arch_sm90_smem_bytes(m, n, stages, pingpong, 0, 0) <= fg_arch_smem_limit(FG_ARCH_SM90A);
 }
 
-size_t fg_arch_sm90_smem_bytes(long m, long n, long stages, bool pingpong, bool cluster, size_t staged_inputs)
+size_t fg_arch_sm90_smem_bytes(long m, long n, long stages, bool pingpong, int cluster_ranks, size_t staged_inputs)
 {
     /* Each stage: the A and B tiles as rows of 128 bytes (64 16-bit elements, swizzled) and
      * two 8-byte mbarriers; two mbarriers a buffer for the staged inputs (inputs_full/_empty)
      * and, for ping-pong, one a consumer warpgroup (order); then a buffer's epilogue row
      * scratch (4 bytes a row, twice for a column-split tile; the cluster strategy adds two mbarriers and two exchange slots
-     * of 8 ranks x 4 bytes a row), the staged inputs, and 1024 bytes of room to align the
+     * of cluster_ranks x 4 bytes a row), the staged inputs, and 1024 bytes of room to align the
      * first stage to the swizzle pattern. Mirrors GemmSm90::SMEM_BYTES (the generated code
      * asserts that they agree). */
     const size_t buffers = (size_t)fg_arch_sm90_epilogue_buffers(pingpong);
     const size_t warps_n = fg_arch_sm90_col_split(m, pingpong) ? 2u : 1u;   /* column-split tiles: a row sum a half */
     const size_t order = buffers > 1 ? 16u : 0u;
-    const size_t exchange = cluster ? 16u + 2u * 8u * 4u * (size_t)m : 0u;
+    const size_t exchange = cluster_ranks > 0 ? 16u + 2u * (size_t)cluster_ranks * 4u * (size_t)m : 0u;
     return (size_t)stages * ((size_t)(m + n) * 128u + 16u) + buffers * 16u + order +
            buffers * ((size_t)m * 4u * warps_n + exchange) + staged_inputs + 1024u;
 }

@@ -50,7 +50,9 @@ int fg_arch_sm90_epilogue_buffers(bool pingpong);
  * inputs fitting sm_90a (a cluster variant needs room for its exchange too: the planner checks
  * that). B's layout is the caller's to check (fg_arch_sm90_b_layout_ok). */
 bool fg_arch_sm90_builds(long m, long n, long k, long stages, bool pingpong);
-size_t fg_arch_sm90_smem_bytes(long m, long n, long stages, bool pingpong, bool cluster, size_t staged_inputs);
+/* Dynamic shared memory of a Hopper GEMM kernel; cluster_ranks: the most CTAs of a cluster
+ * variant's clusters (its exchange slots hold a row partial of each), 0 for other variants. */
+size_t fg_arch_sm90_smem_bytes(long m, long n, long stages, bool pingpong, int cluster_ranks, size_t staged_inputs);
 /* Bytes a Hopper CTA stages in shared memory for its epilogues: the tile buffers (residual in,
  * outputs out) and the biases. */
 size_t fg_arch_sm90_staged_inputs_bytes(long m, long n, int out_bytes, bool tile, bool bias, bool pingpong);

@@ -267,6 +267,7 @@ static void emit__gemm_scope(emit_ctx *c, fg_tmpl_scope *s, int index, const fg_
     fg_tmpl_set(s, "eps", emit__float(c->arena, g->norm_op ? g->norm_op->eps : 0.0));
     fg_tmpl_set(s, "affine", g->norm_op && g->norm_op->affine ? "true" : "false");
     fg_tmpl_setf(s, "prenorm_store_slot", "%d", g->prenorm_store_slot);
+    fg_tmpl_setf(s, "cluster_ranks", "%d", g->cluster_ranks);
     fg_tmpl_set(s, "pre_body", emit__body(c, g->spec, g->pre, g->n_pre, dt_out));
     fg_tmpl_set(s, "post_body", emit__body(c, g->spec, g->post, g->n_post, dt_out));
     fg_tmpl_set(s, "split", g->norm != FG_NORM_NONE && g->strategy == FG_STRATEGY_SPLIT ? "1" : "0");

@@ -13,8 +13,12 @@
 
 /* Operands are 16-bit and loaded 16 bytes at a time, so rows must hold whole 8-element chunks. */
 #define PLAN_ALIGN_ELEMS 8
-/* Most CTAs in a cluster that every sm_90 device can schedule (the portable limit). */
-#define FG_PLAN_MAX_CLUSTER 8
+/* Most CTAs in a cluster of a cluster variant: 16, past the 8 every sm_90 device schedules (the
+ * portable size), as Hopper GPUs do for a kernel that allows non-portable sizes (H100, H200; a
+ * GPU or MIG slice with too few SMs a GPC fits none that large, and the launch says so). The
+ * exchange slots for 16 cost 8 KB more than for 8 (128-row tiles); every cooperative 128-row
+ * tile keeps at 16 the staging it would have at 8. */
+#define FG_PLAN_MAX_CLUSTER 16
 
 static const char *plan__op_token(const fg_op *op)
 {
@@ -48,7 +52,7 @@ static bool plan__has_op(const fg_op *ops, size_t n, fg_op_kind kind)
  * waits a memory latency), and outputs go out through the same tile buffer by bulk copies of
  * whole rows (a warp's direct stores cover 8 rows x 16 bytes). Only the ops the GEMM kernel
  * runs count: a split kernel's ops after the norm run in its normalize kernel. */
-static void plan__sm90_staging(fg_plan_gemm *pg, const fg_tile *t, fg_dtype out, bool cluster)
+static void plan__sm90_staging(fg_plan_gemm *pg, const fg_tile *t, fg_dtype out, int cluster_ranks)
 {
     const bool split = pg->norm != FG_NORM_NONE && pg->strategy == FG_STRATEGY_SPLIT;
     const fg_op *ops = pg->spec->ops;
@@ -68,7 +72,8 @@ static void plan__sm90_staging(fg_plan_gemm *pg, const fg_tile *t, fg_dtype out,
      * f32 values): those go out directly. */
     const bool out_through = !(split && out == FG_DTYPE_F16);
 
-    size_t base = fg_arch_sm90_smem_bytes(t->m, t->n, t->stages, pg->pingpong, cluster, 0);
+    pg->cluster_ranks = cluster_ranks;
+    size_t base = fg_arch_sm90_smem_bytes(t->m, t->n, t->stages, pg->pingpong, cluster_ranks, 0);
     const bool tile = residual || store_slot >= 0 || out_through;
     size_t staged = fg_arch_sm90_staged_inputs_bytes(t->m, t->n, out == FG_DTYPE_F32 ? 4 : 2, tile, bias, pg->pingpong);
     if (staged > 0 && base + staged <= fg_arch_smem_limit(FG_ARCH_SM90A)) {
@@ -113,7 +118,7 @@ static void plan__gemm(fg_plan_gemm *pg, fg_family family, const fg_gemm *g, fg_
         pg->warps_m = pg->pingpong ? 4 : 8;
         pg->warps_n = 1;
         pg->threads = 3 * 128;
-        plan__sm90_staging(pg, t, out, strategy == FG_STRATEGY_CLUSTER);
+        plan__sm90_staging(pg, t, out, strategy == FG_STRATEGY_CLUSTER ? FG_PLAN_MAX_CLUSTER : 0);
     } else {
         fg_arch_sm80_warps(t->m, t->n, &pg->warps_m, &pg->warps_n);
         pg->threads = pg->warps_m * pg->warps_n * 32;
@@ -175,7 +180,7 @@ static bool plan__sm90_ok(const fg_kernel_spec *k, const fg_tile *t1, const fg_t
 }
 
 /* The cluster strategy's exchange serves one tile of each CTA at a time, so not the ping-pong
- * schedule (two tiles in flight), and it needs its shared memory (two slots of 8 ranks x m
+ * schedule (two tiles in flight), and it needs its shared memory (two slots of 16 ranks x m
  * floats) beside the stages. (Row and cluster norms over 256-column tiles fit the consumers'
  * 224 registers since setmaxnreg: no spills.) */
 static bool plan__sm90_strategy_ok(const fg_tile *t1, fg_strategy s, bool auto_strategy)
@@ -189,7 +194,8 @@ static bool plan__sm90_strategy_ok(const fg_tile *t1, fg_strategy s, bool auto_s
     if (auto_strategy && t1->m == 64 && t1->n == 320 && s != FG_STRATEGY_ROW) return false;
     if (s != FG_STRATEGY_CLUSTER) return true;
     return !fg_arch_sm90_pingpong(t1->m, t1->schedule) &&
-           fg_arch_sm90_smem_bytes(t1->m, t1->n, t1->stages, false, true, 0) <= fg_arch_smem_limit(FG_ARCH_SM90A);
+           fg_arch_sm90_smem_bytes(t1->m, t1->n, t1->stages, false, FG_PLAN_MAX_CLUSTER, 0) <=
+               fg_arch_smem_limit(FG_ARCH_SM90A);
 }
 
 /* Among eligible kernels the dispatch takes the largest priority: row kernels (and kernels
@@ -270,8 +276,10 @@ static int plan__add(fg_arena *a, fg_plan *plan, size_t cap, fg_family family, c
     pk->chain = k->has_then;
     if (pk->chain) plan__gemm(&pk->g2, family, &k->then, k->out, t2, FG_STRATEGY_AUTO, sig2);
     pk->align_elems = PLAN_ALIGN_ELEMS;
-    /* row: one CTA spans N; cluster: up to FG_PLAN_MAX_CLUSTER CTAs (portable cluster size) */
-    pk->max_n = strategy == FG_STRATEGY_ROW ? t1->n : strategy == FG_STRATEGY_CLUSTER ? FG_PLAN_MAX_CLUSTER * t1->n : 0;
+    /* row: one CTA spans N; cluster: one cluster of up to cluster_ranks CTAs does */
+    pk->max_n = strategy == FG_STRATEGY_ROW       ? t1->n
+                : strategy == FG_STRATEGY_CLUSTER ? pk->g1.cluster_ranks * t1->n
+                                                  : 0;
     pk->priority = plan__priority(family, strategy, t1, &pk->g1);
 
     const char *suffix = strategy == FG_STRATEGY_ROW       ? "_row"

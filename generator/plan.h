@@ -28,6 +28,8 @@ typedef struct fg_plan_gemm {
     bool pingpong;                      /* Hopper: the ping-pong schedule (else cooperative) */
     int warps_m, warps_n, threads;
     size_t smem_bytes;                  /* dynamic shared memory of the GEMM kernel */
+    int cluster_ranks;                  /* cluster strategy: the most CTAs a cluster has (16), a
+                                           slot each in the exchange; else 0 */
     /* Hopper epilogue staging (templates/common/fusegen_sm90.cuh): a shared-memory tile buffer
      * that the producer's spare warps fill with the residual and that the epilogue's outputs go
      * through (written as pairs, stored by bulk copies a row at a time), and the bias. */
@@ -42,7 +44,7 @@ typedef struct fg_plan_gemm {
     const fg_op *pre; size_t n_pre;     /* ops before the norm (all ops when no norm) */
     fg_norm norm;                       /* FG_NORM_NONE: no norm */
     const fg_op *norm_op;               /* the norm op itself, or NULL */
-    fg_strategy strategy;               /* ROW or SPLIT when norm != NONE (never AUTO) */
+    fg_strategy strategy;               /* ROW, CLUSTER or SPLIT when norm != NONE (never AUTO) */
     const fg_op *post; size_t n_post;   /* ops after the norm */
     const char *signature;              /* epilogue signature, e.g. "bias+residual+store+layernorm+relu" */
 } fg_plan_gemm;
@@ -59,7 +61,7 @@ typedef struct fg_plan_kernel {
     bool chain;
     fg_plan_gemm g2;          /* valid when chain */
     int align_elems;          /* K, N (and N2) and leading dims must be multiples of this */
-    long max_n;               /* row strategy: N <= max_n; 0 = any N */
+    long max_n;               /* row and cluster strategies: N <= max_n; 0 = any N */
     int priority;             /* larger is preferred by the dispatch among eligible kernels */
     const char *constraints;  /* human-readable, for `fusegen list` */
 } fg_plan_kernel;

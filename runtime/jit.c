@@ -996,6 +996,11 @@ static int jit__module_get(fusegen_jit *j, jit__module **out, char *why, size_t 
                                                        rec->smem_bytes)) != CUDA_SUCCESS)
                 rc = jit__cu_fail(r, why, len, "cuFuncSetAttribute(%s, max dynamic shared memory = %d)", var->sym[f],
                                   rec->smem_bytes);
+            /* a cluster kernel's clusters may pass 8 CTAs (the portable size): up to 16 */
+            else if (rec && rec->cluster &&
+                     (r = jit__cu.func_set_attribute(*fn, CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 1)) !=
+                         CUDA_SUCCESS)
+                rc = jit__cu_fail(r, why, len, "cuFuncSetAttribute(%s, non-portable cluster sizes)", var->sym[f]);
         }
     }
     if (rc == 0) {
@@ -1165,8 +1170,9 @@ static int jit__launch_gemm(const fg_launch_gemm *rec, jit__params g, CUfunction
         } else if (!rec->cluster) {
             r = jit__launch_dependent(gemm, gx, gy, rec->threads, rec->smem_bytes, stream, params);
         } else {
-            /* one cluster per row of tiles, its CTAs holding the whole of N (at most 8, checked);
-             * as many clusters as fit at once walk down the row tiles */
+            /* one cluster per row of tiles, its CTAs holding the whole of N (at most max_n / tile n,
+             * checked: 8, or 16 where the plan gave the exchange room); as many clusters as fit at
+             * once walk down the row tiles */
             CUlaunchConfig config;
             CUlaunchAttribute cluster[2];
             jit__launch_config(&config, gx, gy, rec->threads, rec->smem_bytes, stream);

@@ -16,7 +16,7 @@ static const fusegen_op fusegen_default_proj_bias_residual_layernorm_sm90a_128x1
     { FUSEGEN_OP_RELU, 0, 0, 0 },
 };
 
-/* proj_bias_residual_layernorm_sm90a_128x128x64_s5_cluster: K % 8 == 0, N % 8 == 0, N <= 1024, 16-byte aligned pointers */
+/* proj_bias_residual_layernorm_sm90a_128x128x64_s5_cluster: K % 8 == 0, N % 8 == 0, N <= 2048, 16-byte aligned pointers */
 cudaError_t fusegen_default_proj_bias_residual_layernorm_sm90a_128x128x64_s5_cluster_launch(const fusegen_problem *problem, const fusegen_args *args, void *workspace,
     cudaStream_t stream);
 static const fusegen_op fusegen_default_proj_bias_residual_layernorm_sm90a_128x128x64_s5_cluster_ops[] = {
@@ -71,7 +71,7 @@ static const fusegen_op fusegen_default_proj_bias_residual_layernorm_sm90a_128x2
     { FUSEGEN_OP_RELU, 0, 0, 0 },
 };
 
-/* proj_bias_residual_layernorm_sm90a_128x256x64_s3_cluster: K % 8 == 0, N % 8 == 0, N <= 2048, 16-byte aligned pointers */
+/* proj_bias_residual_layernorm_sm90a_128x256x64_s3_cluster: K % 8 == 0, N % 8 == 0, N <= 4096, 16-byte aligned pointers */
 cudaError_t fusegen_default_proj_bias_residual_layernorm_sm90a_128x256x64_s3_cluster_launch(const fusegen_problem *problem, const fusegen_args *args, void *workspace,
     cudaStream_t stream);
 static const fusegen_op fusegen_default_proj_bias_residual_layernorm_sm90a_128x256x64_s3_cluster_ops[] = {
@@ -104,7 +104,7 @@ static const fusegen_op fusegen_default_proj_bias_residual_layernorm_sm90a_128x1
     { FUSEGEN_OP_RELU, 0, 0, 0 },
 };
 
-/* proj_bias_residual_layernorm_sm90a_128x160x64_s5_cluster: K % 8 == 0, N % 8 == 0, N <= 1280, 16-byte aligned pointers */
+/* proj_bias_residual_layernorm_sm90a_128x160x64_s5_cluster: K % 8 == 0, N % 8 == 0, N <= 2560, 16-byte aligned pointers */
 cudaError_t fusegen_default_proj_bias_residual_layernorm_sm90a_128x160x64_s5_cluster_launch(const fusegen_problem *problem, const fusegen_args *args, void *workspace,
     cudaStream_t stream);
 static const fusegen_op fusegen_default_proj_bias_residual_layernorm_sm90a_128x160x64_s5_cluster_ops[] = {
@@ -289,7 +289,7 @@ static const fusegen_op fusegen_default_block_tail_sm90a_128x128x64_s3_row_g2_12
     { FUSEGEN_OP_RELU, 0, 0, 0 },
 };
 
-/* block_tail_sm90a_128x128x64_s3_cluster_g2_128x256x64_s3: K % 8 == 0, N % 8 == 0, N2 % 8 == 0, N <= 1024, 16-byte aligned pointers */
+/* block_tail_sm90a_128x128x64_s3_cluster_g2_128x256x64_s3: K % 8 == 0, N % 8 == 0, N2 % 8 == 0, N <= 2048, 16-byte aligned pointers */
 cudaError_t fusegen_default_block_tail_sm90a_128x128x64_s3_cluster_g2_128x256x64_s3_launch(const fusegen_problem *problem, const fusegen_args *args, void *workspace,
     cudaStream_t stream);
 static const fusegen_op fusegen_default_block_tail_sm90a_128x128x64_s3_cluster_g2_128x256x64_s3_ops[] = {
@@ -328,7 +328,7 @@ static const fusegen_op fusegen_default_block_tail_sm90a_128x128x64_s3_row_g2_12
     { FUSEGEN_OP_RELU, 0, 0, 0 },
 };
 
-/* block_tail_sm90a_128x128x64_s3_cluster_g2_128x128x64_s5_pingpong: K % 8 == 0, N % 8 == 0, N2 % 8 == 0, N <= 1024, 16-byte aligned pointers */
+/* block_tail_sm90a_128x128x64_s3_cluster_g2_128x128x64_s5_pingpong: K % 8 == 0, N % 8 == 0, N2 % 8 == 0, N <= 2048, 16-byte aligned pointers */
 cudaError_t fusegen_default_block_tail_sm90a_128x128x64_s3_cluster_g2_128x128x64_s5_pingpong_launch(const fusegen_problem *problem, const fusegen_args *args, void *workspace,
     cudaStream_t stream);
 static const fusegen_op fusegen_default_block_tail_sm90a_128x128x64_s3_cluster_g2_128x128x64_s5_pingpong_ops[] = {
@@ -419,7 +419,7 @@ static const fusegen_op fusegen_default_block_tail_sm90a_128x256x64_s3_row_g2_12
     { FUSEGEN_OP_RELU, 0, 0, 0 },
 };
 
-/* block_tail_sm90a_128x256x64_s3_cluster_g2_128x256x64_s3: K % 8 == 0, N % 8 == 0, N2 % 8 == 0, N <= 2048, 16-byte aligned pointers */
+/* block_tail_sm90a_128x256x64_s3_cluster_g2_128x256x64_s3: K % 8 == 0, N % 8 == 0, N2 % 8 == 0, N <= 4096, 16-byte aligned pointers */
 cudaError_t fusegen_default_block_tail_sm90a_128x256x64_s3_cluster_g2_128x256x64_s3_launch(const fusegen_problem *problem, const fusegen_args *args, void *workspace,
     cudaStream_t stream);
 static const fusegen_op fusegen_default_block_tail_sm90a_128x256x64_s3_cluster_g2_128x256x64_s3_ops[] = {
@@ -458,7 +458,7 @@ static const fusegen_op fusegen_default_block_tail_sm90a_128x256x64_s3_row_g2_12
     { FUSEGEN_OP_RELU, 0, 0, 0 },
 };
 
-/* block_tail_sm90a_128x256x64_s3_cluster_g2_128x128x64_s5_pingpong: K % 8 == 0, N % 8 == 0, N2 % 8 == 0, N <= 2048, 16-byte aligned pointers */
+/* block_tail_sm90a_128x256x64_s3_cluster_g2_128x128x64_s5_pingpong: K % 8 == 0, N % 8 == 0, N2 % 8 == 0, N <= 4096, 16-byte aligned pointers */
 cudaError_t fusegen_default_block_tail_sm90a_128x256x64_s3_cluster_g2_128x128x64_s5_pingpong_launch(const fusegen_problem *problem, const fusegen_args *args, void *workspace,
     cudaStream_t stream);
 static const fusegen_op fusegen_default_block_tail_sm90a_128x256x64_s3_cluster_g2_128x128x64_s5_pingpong_ops[] = {
@@ -607,7 +607,7 @@ static const fusegen_kernel fusegen_default_kernels[] = {
         .pingpong = 0, .pingpong2 = 0,
         .norm = FUSEGEN_NORM_LAYERNORM,
         .strategy = FUSEGEN_STRATEGY_CLUSTER,
-        .max_n = 1024,
+        .max_n = 2048,
         .align_elems = 8,
         .n_stores = 1, .n_stores2 = 0,
         .uses_bias = 1, .uses_residual = 1, .uses_gamma = 1, .uses_beta = 1,
@@ -737,7 +737,7 @@ static const fusegen_kernel fusegen_default_kernels[] = {
         .pingpong = 0, .pingpong2 = 0,
         .norm = FUSEGEN_NORM_LAYERNORM,
         .strategy = FUSEGEN_STRATEGY_CLUSTER,
-        .max_n = 2048,
+        .max_n = 4096,
         .align_elems = 8,
         .n_stores = 1, .n_stores2 = 0,
         .uses_bias = 1, .uses_residual = 1, .uses_gamma = 1, .uses_beta = 1,
@@ -815,7 +815,7 @@ static const fusegen_kernel fusegen_default_kernels[] = {
         .pingpong = 0, .pingpong2 = 0,
         .norm = FUSEGEN_NORM_LAYERNORM,
         .strategy = FUSEGEN_STRATEGY_CLUSTER,
-        .max_n = 1280,
+        .max_n = 2560,
         .align_elems = 8,
         .n_stores = 1, .n_stores2 = 0,
         .uses_bias = 1, .uses_residual = 1, .uses_gamma = 1, .uses_beta = 1,
@@ -1361,7 +1361,7 @@ static const fusegen_kernel fusegen_default_kernels[] = {
         .pingpong = 0, .pingpong2 = 0,
         .norm = FUSEGEN_NORM_LAYERNORM,
         .strategy = FUSEGEN_STRATEGY_CLUSTER,
-        .max_n = 1024,
+        .max_n = 2048,
         .align_elems = 8,
         .n_stores = 0, .n_stores2 = 0,
         .uses_bias = 1, .uses_residual = 1, .uses_gamma = 1, .uses_beta = 1,
@@ -1439,7 +1439,7 @@ static const fusegen_kernel fusegen_default_kernels[] = {
         .pingpong = 0, .pingpong2 = 1,
         .norm = FUSEGEN_NORM_LAYERNORM,
         .strategy = FUSEGEN_STRATEGY_CLUSTER,
-        .max_n = 1024,
+        .max_n = 2048,
         .align_elems = 8,
         .n_stores = 0, .n_stores2 = 0,
         .uses_bias = 1, .uses_residual = 1, .uses_gamma = 1, .uses_beta = 1,
@@ -1621,7 +1621,7 @@ static const fusegen_kernel fusegen_default_kernels[] = {
         .pingpong = 0, .pingpong2 = 0,
         .norm = FUSEGEN_NORM_LAYERNORM,
         .strategy = FUSEGEN_STRATEGY_CLUSTER,
-        .max_n = 2048,
+        .max_n = 4096,
         .align_elems = 8,
         .n_stores = 0, .n_stores2 = 0,
         .uses_bias = 1, .uses_residual = 1, .uses_gamma = 1, .uses_beta = 1,
@@ -1699,7 +1699,7 @@ static const fusegen_kernel fusegen_default_kernels[] = {
         .pingpong = 0, .pingpong2 = 1,
         .norm = FUSEGEN_NORM_LAYERNORM,
         .strategy = FUSEGEN_STRATEGY_CLUSTER,
-        .max_n = 2048,
+        .max_n = 4096,
         .align_elems = 8,
         .n_stores = 0, .n_stores2 = 0,
         .uses_bias = 1, .uses_residual = 1, .uses_gamma = 1, .uses_beta = 1,

@@ -14,6 +14,8 @@ struct Epilogue1 {
     static constexpr bool kAffine = true;
     // Split: the store op holding the norm's input, which the normalize kernel reads (-1: none).
     static constexpr int kPrenormStoreSlot = -1;
+    // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
+    static constexpr int kClusterRanks = 0;
     // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
     // (m, n) and (m, n+1); n is even.
     __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p,
@@ -56,7 +58,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) fusegen_default_proj_bias_r
 }
 
 // ---- proj_bias_residual_layernorm_sm90a_128x128x64_s5_cluster ----
-// constraints: K % 8 == 0, N % 8 == 0, N <= 1024, 16-byte aligned pointers
+// constraints: K % 8 == 0, N % 8 == 0, N <= 2048, 16-byte aligned pointers
 namespace proj_bias_residual_layernorm_sm90a_128x128x64_s5_cluster {
 
 // GEMM1 epilogue: bias+residual+store+layernorm+relu
@@ -65,6 +67,8 @@ struct Epilogue1 {
     static constexpr bool kAffine = true;
     // Split: the store op holding the norm's input, which the normalize kernel reads (-1: none).
     static constexpr int kPrenormStoreSlot = -1;
+    // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
+    static constexpr int kClusterRanks = 16;
     // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
     // (m, n) and (m, n+1); n is even.
     __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p,
@@ -95,7 +99,7 @@ struct Staging1 {
 };
 using Gemm1 = fusegen_sm90::GemmSm90<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF16, 128, 128, 5, false,
                                        fusegen_sm80::NORM_LAYERNORM, fusegen_sm80::STRATEGY_CLUSTER, Epilogue1, Staging1>;
-static_assert(Gemm1::kSmemBytes == 206704, "the plan and the family agree on shared memory");
+static_assert(Gemm1::kSmemBytes == 214896, "the plan and the family agree on shared memory");
 
 }  // namespace proj_bias_residual_layernorm_sm90a_128x128x64_s5_cluster
 
@@ -116,6 +120,8 @@ struct Epilogue1 {
     static constexpr bool kAffine = true;
     // Split: the store op holding the norm's input, which the normalize kernel reads (-1: none).
     static constexpr int kPrenormStoreSlot = 0;
+    // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
+    static constexpr int kClusterRanks = 0;
     // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
     // (m, n) and (m, n+1); n is even.
     __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p,
@@ -172,6 +178,8 @@ struct Epilogue1 {
     static constexpr bool kAffine = true;
     // Split: the store op holding the norm's input, which the normalize kernel reads (-1: none).
     static constexpr int kPrenormStoreSlot = -1;
+    // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
+    static constexpr int kClusterRanks = 0;
     // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
     // (m, n) and (m, n+1); n is even.
     __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p,
@@ -223,6 +231,8 @@ struct Epilogue1 {
     static constexpr bool kAffine = true;
     // Split: the store op holding the norm's input, which the normalize kernel reads (-1: none).
     static constexpr int kPrenormStoreSlot = 0;
+    // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
+    static constexpr int kClusterRanks = 0;
     // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
     // (m, n) and (m, n+1); n is even.
     __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p,
@@ -279,6 +289,8 @@ struct Epilogue1 {
     static constexpr bool kAffine = true;
     // Split: the store op holding the norm's input, which the normalize kernel reads (-1: none).
     static constexpr int kPrenormStoreSlot = -1;
+    // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
+    static constexpr int kClusterRanks = 0;
     // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
     // (m, n) and (m, n+1); n is even.
     __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p,
@@ -321,7 +333,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) fusegen_default_proj_bias_r
 }
 
 // ---- proj_bias_residual_layernorm_sm90a_128x256x64_s3_cluster ----
-// constraints: K % 8 == 0, N % 8 == 0, N <= 2048, 16-byte aligned pointers
+// constraints: K % 8 == 0, N % 8 == 0, N <= 4096, 16-byte aligned pointers
 namespace proj_bias_residual_layernorm_sm90a_128x256x64_s3_cluster {
 
 // GEMM1 epilogue: bias+residual+store+layernorm+relu
@@ -330,6 +342,8 @@ struct Epilogue1 {
     static constexpr bool kAffine = true;
     // Split: the store op holding the norm's input, which the normalize kernel reads (-1: none).
     static constexpr int kPrenormStoreSlot = -1;
+    // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
+    static constexpr int kClusterRanks = 16;
     // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
     // (m, n) and (m, n+1); n is even.
     __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p,
@@ -360,7 +374,7 @@ struct Staging1 {
 };
 using Gemm1 = fusegen_sm90::GemmSm90<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF16, 128, 256, 3, false,
                                        fusegen_sm80::NORM_LAYERNORM, fusegen_sm80::STRATEGY_CLUSTER, Epilogue1, Staging1>;
-static_assert(Gemm1::kSmemBytes == 223312, "the plan and the family agree on shared memory");
+static_assert(Gemm1::kSmemBytes == 231504, "the plan and the family agree on shared memory");
 
 }  // namespace proj_bias_residual_layernorm_sm90a_128x256x64_s3_cluster
 
@@ -381,6 +395,8 @@ struct Epilogue1 {
     static constexpr bool kAffine = true;
     // Split: the store op holding the norm's input, which the normalize kernel reads (-1: none).
     static constexpr int kPrenormStoreSlot = 0;
+    // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
+    static constexpr int kClusterRanks = 0;
     // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
     // (m, n) and (m, n+1); n is even.
     __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p,
@@ -437,6 +453,8 @@ struct Epilogue1 {
     static constexpr bool kAffine = true;
     // Split: the store op holding the norm's input, which the normalize kernel reads (-1: none).
     static constexpr int kPrenormStoreSlot = -1;
+    // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
+    static constexpr int kClusterRanks = 0;
     // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
     // (m, n) and (m, n+1); n is even.
     __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p,
@@ -479,7 +497,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) fusegen_default_proj_bias_r
 }
 
 // ---- proj_bias_residual_layernorm_sm90a_128x160x64_s5_cluster ----
-// constraints: K % 8 == 0, N % 8 == 0, N <= 1280, 16-byte aligned pointers
+// constraints: K % 8 == 0, N % 8 == 0, N <= 2560, 16-byte aligned pointers
 namespace proj_bias_residual_layernorm_sm90a_128x160x64_s5_cluster {
 
 // GEMM1 epilogue: bias+residual+store+layernorm+relu
@@ -488,6 +506,8 @@ struct Epilogue1 {
     static constexpr bool kAffine = true;
     // Split: the store op holding the norm's input, which the normalize kernel reads (-1: none).
     static constexpr int kPrenormStoreSlot = -1;
+    // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
+    static constexpr int kClusterRanks = 16;
     // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
     // (m, n) and (m, n+1); n is even.
     __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p,
@@ -518,7 +538,7 @@ struct Staging1 {
 };
 using Gemm1 = fusegen_sm90::GemmSm90<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF16, 128, 160, 5, false,
                                        fusegen_sm80::NORM_LAYERNORM, fusegen_sm80::STRATEGY_CLUSTER, Epilogue1, Staging1>;
-static_assert(Gemm1::kSmemBytes == 194160, "the plan and the family agree on shared memory");
+static_assert(Gemm1::kSmemBytes == 202352, "the plan and the family agree on shared memory");
 
 }  // namespace proj_bias_residual_layernorm_sm90a_128x160x64_s5_cluster
 
@@ -539,6 +559,8 @@ struct Epilogue1 {
     static constexpr bool kAffine = true;
     // Split: the store op holding the norm's input, which the normalize kernel reads (-1: none).
     static constexpr int kPrenormStoreSlot = 0;
+    // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
+    static constexpr int kClusterRanks = 0;
     // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
     // (m, n) and (m, n+1); n is even.
     __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p,
@@ -595,6 +617,8 @@ struct Epilogue1 {
     static constexpr bool kAffine = true;
     // Split: the store op holding the norm's input, which the normalize kernel reads (-1: none).
     static constexpr int kPrenormStoreSlot = -1;
+    // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
+    static constexpr int kClusterRanks = 0;
     // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
     // (m, n) and (m, n+1); n is even.
     __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p,
@@ -646,6 +670,8 @@ struct Epilogue1 {
     static constexpr bool kAffine = true;
     // Split: the store op holding the norm's input, which the normalize kernel reads (-1: none).
     static constexpr int kPrenormStoreSlot = -1;
+    // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
+    static constexpr int kClusterRanks = 0;
     // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
     // (m, n) and (m, n+1); n is even.
     __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p,
@@ -697,6 +723,8 @@ struct Epilogue1 {
     static constexpr bool kAffine = true;
     // Split: the store op holding the norm's input, which the normalize kernel reads (-1: none).
     static constexpr int kPrenormStoreSlot = 0;
+    // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
+    static constexpr int kClusterRanks = 0;
     // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
     // (m, n) and (m, n+1); n is even.
     __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p,
@@ -753,6 +781,8 @@ struct Epilogue1 {
     static constexpr bool kAffine = true;
     // Split: the store op holding the norm's input, which the normalize kernel reads (-1: none).
     static constexpr int kPrenormStoreSlot = -1;
+    // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
+    static constexpr int kClusterRanks = 0;
     // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
     // (m, n) and (m, n+1); n is even.
     __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p,
@@ -794,6 +824,8 @@ struct Epilogue1 {
     static constexpr bool kAffine = true;
     // Split: the store op holding the norm's input, which the normalize kernel reads (-1: none).
     static constexpr int kPrenormStoreSlot = 0;
+    // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
+    static constexpr int kClusterRanks = 0;
     // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
     // (m, n) and (m, n+1); n is even.
     __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p,
@@ -840,6 +872,8 @@ struct Epilogue1 {
     static constexpr bool kAffine = true;
     // Split: the store op holding the norm's input, which the normalize kernel reads (-1: none).
     static constexpr int kPrenormStoreSlot = -1;
+    // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
+    static constexpr int kClusterRanks = 0;
     // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
     // (m, n) and (m, n+1); n is even.
     __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p,
@@ -881,6 +915,8 @@ struct Epilogue1 {
     static constexpr bool kAffine = true;
     // Split: the store op holding the norm's input, which the normalize kernel reads (-1: none).
     static constexpr int kPrenormStoreSlot = 0;
+    // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
+    static constexpr int kClusterRanks = 0;
     // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
     // (m, n) and (m, n+1); n is even.
     __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p,

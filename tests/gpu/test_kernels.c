@@ -453,6 +453,8 @@ static int check_entry(const fusegen_kernel *k, char *why, size_t len)
 
 /* ---- shapes ------------------------------------------------------------------------------- */
 
+#define MAX_SHAPES 10   /* kernel_shapes adds at most 8 */
+
 typedef struct test_shape {
     gpu_shape s;
     int special;        /* large-mean and constant rows */
@@ -526,6 +528,9 @@ static int kernel_shapes(const fusegen_kernel *k, test_shape *out, int cap)
     }
     if (has_norm(k->ops, k->n_ops))
         ADD("special-rows", 517, row ? nmax : round_up(1000, al), K, n2_big, 0, 1);
+    /* a cluster of 9 CTAs, the first size past the portable 8 (a non-portable cluster) */
+    if (k->strategy == FUSEGEN_STRATEGY_CLUSTER && k->max_n > 8 * (int64_t)k->tile_n)
+        ADD("cluster-9", 300, round_up(8 * (int64_t)k->tile_n + 8, al), round_up(200, al), n2, 0, 0);
     {
         /* twice as many tiles as the device has SMs, so a persistent CTA (Hopper family)
          * works through several tiles and reuses its stages and staged inputs; short K keeps
@@ -837,8 +842,8 @@ static void test_kernel(const fusegen_kernel *k, gpu_rng *rng, cudaStream_t stre
     }
     report_plain(1, k->name, "-", "table entry", NULL);
 
-    test_shape shapes[8];
-    int n = kernel_shapes(k, shapes, 8);
+    test_shape shapes[MAX_SHAPES];
+    int n = kernel_shapes(k, shapes, MAX_SHAPES);
     int ran = 0, ran_tail = 0;
     for (int i = 0; i < n; i++) {
         int det = 0;
@@ -998,8 +1003,8 @@ static void check_bad_calls(const fusegen_library *lib, gpu_rng *rng, cudaStream
         if (!k->uses_residual || !runnable_here(k) ||
             (want_split && k->strategy != FUSEGEN_STRATEGY_SPLIT))
             continue;
-        test_shape shapes[8];
-        int n = kernel_shapes(k, shapes, 8);
+        test_shape shapes[MAX_SHAPES];
+        int n = kernel_shapes(k, shapes, MAX_SHAPES);
         for (int si = 0; si < n; si++) {
             fusegen_problem p;
             char why[512];

@@ -290,11 +290,13 @@ static void test_arch(void)
     /* the layout-exact form: "nk" keeps n rows of k + 8, "kn" k rows of n + 8 */
     CHECK(fg_arch_sm80_layout_smem_bytes(64, 32, 64, 2, false) == 2u * (64 * 72 + 32 * 72) * 2);
     CHECK(fg_arch_sm80_layout_smem_bytes(64, 32, 64, 2, true) == 2u * (64 * 72 + 64 * 40) * 2);
-    /* Hopper: stages * ((m + n) * 128 + 16) + 16 + m * 4 [+ 16 + 2 * 8 * m * 4: the cluster
+    /* Hopper: stages * ((m + n) * 128 + 16) + 16 + m * 4 [+ 16 + 2 * ranks * m * 4: the cluster
      * exchange's mbarriers and slots] + staged inputs + 1024 */
-    CHECK(fg_arch_sm90_smem_bytes(128, 256, 3, false, false, 0) == 3u * (384 * 128 + 16) + 16 + 512 + 1024);
-    CHECK(fg_arch_sm90_smem_bytes(128, 128, 3, false, true, 100) ==
+    CHECK(fg_arch_sm90_smem_bytes(128, 256, 3, false, 0, 0) == 3u * (384 * 128 + 16) + 16 + 512 + 1024);
+    CHECK(fg_arch_sm90_smem_bytes(128, 128, 3, false, 8, 100) ==
           3u * (256 * 128 + 16) + 16 + 512 + 16 + 8192 + 100 + 1024);
+    CHECK(fg_arch_sm90_smem_bytes(128, 128, 3, false, 16, 100) ==
+          3u * (256 * 128 + 16) + 16 + 512 + 16 + 16384 + 100 + 1024);
     /* the tile buffer (m rows of n * out_bytes, no padding: TMA boxes), then one bias row */
     CHECK(fg_arch_sm90_staged_inputs_bytes(128, 256, 2, true, true, false) == 128u * 512 + 512);
     CHECK(fg_arch_sm90_staged_inputs_bytes(128, 128, 4, false, true, false) == 512u);
@@ -305,8 +307,8 @@ static void test_arch(void)
     CHECK(fg_arch_sm90_tile_ok(64, 256, 64, true) && !fg_arch_sm90_tile_ok(32, 256, 64, true) &&
           !fg_arch_sm90_tile_ok(64, 256, 32, true));
     CHECK(fg_arch_sm90_staged_inputs_bytes(64, 256, 2, true, true, true) == 2u * (64 * 512 + 512));
-    CHECK(fg_arch_sm90_smem_bytes(64, 256, 4, true, false, 66560) == 4u * (320 * 128 + 16) + 32 + 16 + 512 + 66560 + 1024);
-    CHECK(fg_arch_sm90_smem_bytes(64, 256, 4, true, false, 66560) <= fg_arch_smem_limit(FG_ARCH_SM90A));
+    CHECK(fg_arch_sm90_smem_bytes(64, 256, 4, true, 0, 66560) == 4u * (320 * 128 + 16) + 32 + 16 + 512 + 66560 + 1024);
+    CHECK(fg_arch_sm90_smem_bytes(64, 256, 4, true, 0, 66560) <= fg_arch_smem_limit(FG_ARCH_SM90A));
     /* the schedule: by m unless named; m 64 is ping-pong only; a ping-pong warpgroup keeps at
      * most 64x256 accumulators, so 128-row ping-pong tiles are at most 128 wide */
     CHECK(fg_arch_sm90_pingpong(64, FG_SCHEDULE_AUTO) && !fg_arch_sm90_pingpong(128, FG_SCHEDULE_AUTO));
@@ -320,23 +322,23 @@ static void test_arch(void)
           fg_arch_sm90_tile_ok(64, 320, 64, true) && !fg_arch_sm90_tile_ok(64, 64, 64, false) &&
           !fg_arch_sm90_tile_ok(128, 320, 64, true) && !fg_arch_sm90_tile_ok(128, 160, 64, true));
     /* ... with two staged tile buffers, 3 stages fit (232288 of 232448 bytes); 4 only without */
-    CHECK(fg_arch_sm90_smem_bytes(64, 320, 3, true, false, fg_arch_sm90_staged_inputs_bytes(64, 320, 2, true, true, true)) ==
+    CHECK(fg_arch_sm90_smem_bytes(64, 320, 3, true, 0, fg_arch_sm90_staged_inputs_bytes(64, 320, 2, true, true, true)) ==
           3u * (384 * 128 + 16) + 32 + 16 + 2u * 256 + 2u * (64 * 640 + 640) + 1024);
-    CHECK(fg_arch_sm90_smem_bytes(64, 320, 3, true, false, fg_arch_sm90_staged_inputs_bytes(64, 320, 2, true, true, true)) <=
+    CHECK(fg_arch_sm90_smem_bytes(64, 320, 3, true, 0, fg_arch_sm90_staged_inputs_bytes(64, 320, 2, true, true, true)) <=
           fg_arch_smem_limit(FG_ARCH_SM90A));
     CHECK(fg_arch_sm90_builds(64, 320, 64, 4, true) && !fg_arch_sm90_builds(64, 320, 64, 5, true));
-    CHECK(fg_arch_sm90_smem_bytes(64, 320, 4, true, false, fg_arch_sm90_staged_inputs_bytes(64, 320, 2, true, true, true)) >
+    CHECK(fg_arch_sm90_smem_bytes(64, 320, 4, true, 0, fg_arch_sm90_staged_inputs_bytes(64, 320, 2, true, true, true)) >
           fg_arch_smem_limit(FG_ARCH_SM90A));
     CHECK(fg_arch_sm90_only(320, FG_SCHEDULE_AUTO));
     /* its row sums take two floats a row (a half each): 3 stages with bf16 staging fit */
-    CHECK(fg_arch_sm90_smem_bytes(64, 320, 3, false, false, fg_arch_sm90_staged_inputs_bytes(64, 320, 2, true, true, false)) ==
+    CHECK(fg_arch_sm90_smem_bytes(64, 320, 3, false, 0, fg_arch_sm90_staged_inputs_bytes(64, 320, 2, true, true, false)) ==
           3u * (384 * 128 + 16) + 16 + 512 + (64 * 640 + 640) + 1024);
     CHECK(fg_arch_sm90_builds(64, 320, 64, 3, false) && !fg_arch_sm90_builds(64, 320, 64, 5, false));
     CHECK(fg_arch_sm90_tile_ok(128, 128, 64, true) && !fg_arch_sm90_tile_ok(128, 256, 64, true));
     /* 128x128 ping-pong with 5 stages and bf16 staging (two 32 KB tile buffers) just fits */
-    CHECK(fg_arch_sm90_smem_bytes(128, 128, 5, true, false, fg_arch_sm90_staged_inputs_bytes(128, 128, 2, true, true, true)) ==
+    CHECK(fg_arch_sm90_smem_bytes(128, 128, 5, true, 0, fg_arch_sm90_staged_inputs_bytes(128, 128, 2, true, true, true)) ==
           5u * (256 * 128 + 16) + 32 + 16 + 1024 + 2u * (128 * 256 + 256) + 1024);
-    CHECK(fg_arch_sm90_smem_bytes(128, 128, 5, true, false, fg_arch_sm90_staged_inputs_bytes(128, 128, 2, true, true, true)) <=
+    CHECK(fg_arch_sm90_smem_bytes(128, 128, 5, true, 0, fg_arch_sm90_staged_inputs_bytes(128, 128, 2, true, true, true)) <=
           fg_arch_smem_limit(FG_ARCH_SM90A));
     /* what the Hopper family builds: shape, and shared memory without the staged inputs */
     CHECK(fg_arch_sm90_builds(64, 256, 64, 4, true) && fg_arch_sm90_builds(128, 256, 64, 4, false));
@@ -353,9 +355,9 @@ static void test_arch(void)
           fg_arch_sm90_b_layout_ok(FG_LAYOUT_KN, 256) && !fg_arch_sm90_b_layout_ok(FG_LAYOUT_KN, 160) &&
           !fg_arch_sm90_b_layout_ok(FG_LAYOUT_KN, 320) && fg_arch_sm90_b_layout_ok(FG_LAYOUT_NK, 160) &&
           fg_arch_sm90_b_layout_ok(FG_LAYOUT_NK, 320));
-    CHECK(fg_arch_sm90_smem_bytes(128, 160, 5, false, false, fg_arch_sm90_staged_inputs_bytes(128, 160, 2, true, true, false)) ==
+    CHECK(fg_arch_sm90_smem_bytes(128, 160, 5, false, 0, fg_arch_sm90_staged_inputs_bytes(128, 160, 2, true, true, false)) ==
           227232u);
-    CHECK(fg_arch_sm90_smem_bytes(128, 160, 5, false, false, fg_arch_sm90_staged_inputs_bytes(128, 160, 2, true, true, false)) <=
+    CHECK(fg_arch_sm90_smem_bytes(128, 160, 5, false, 0, fg_arch_sm90_staged_inputs_bytes(128, 160, 2, true, true, false)) <=
           fg_arch_smem_limit(FG_ARCH_SM90A));
     /* the tile buffer's row width: 64 bytes only where a row is not whole 128-byte blocks */
     CHECK(fg_arch_sm90_epilogue_row_bytes(160, 2) == 64 && fg_arch_sm90_epilogue_row_bytes(160, 4) == 128 &&

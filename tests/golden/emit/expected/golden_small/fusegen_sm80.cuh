@@ -442,7 +442,11 @@ struct Epilogue {
     // its own, then adds the partials in rank order, so all get the same bits. The slots serve a
     // CTA's exchanges in turn (mean, then squares, tile after tile): a CTA pushes exchange e + 2
     // only after every peer has pushed e + 1, which each does after reading e.
-    static constexpr int kMaxCluster = 8;
+    // The slots hold a partial of each rank the plan allows (Epi::kClusterRanks: 8, or 16 for
+    // non-portable clusters).
+    static constexpr int kMaxCluster = STRATEGY == STRATEGY_CLUSTER ? Epi::kClusterRanks : 0;
+    static_assert(STRATEGY != STRATEGY_CLUSTER || (kMaxCluster >= 2 && kMaxCluster <= 16),
+                  "a cluster variant's clusters have 2 to 16 CTAs");
     static constexpr int kExchanges = NORM == NORM_LAYERNORM ? 2 : 1;   // a tile
     static constexpr int XCH_SLOT_BYTES = kMaxCluster * BM * 4;         // [rank][row] floats
     static constexpr int RED_BYTES = WARPS_N * BM * 4;                  // row_sum's exchange

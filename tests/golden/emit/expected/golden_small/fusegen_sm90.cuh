@@ -819,8 +819,13 @@ cudaError_t start_gemm(void (*gemm)(Params, TensorMap, TensorMap, EpilogueMaps),
         return err != cudaSuccess ? err : cudaGetLastError();
     }
     // One cluster per row of tiles, its CTAs holding the whole of N between them (the runtime
-    // has checked that N fits in 8 tiles, the portable cluster size); as many clusters as fit
-    // at once walk down the row tiles.
+    // has checked N against max_n: at most 16 tiles); as many clusters as fit at once walk
+    // down the row tiles. Past 8 CTAs (the portable size) the kernel must allow non-portable
+    // cluster sizes; where the device fits none that large, the occupancy query says so.
+    if (grid.x > 8) {
+        err = cudaFuncSetAttribute(gemm, cudaFuncAttributeNonPortableClusterSizeAllowed, 1);
+        if (err != cudaSuccess) return err;
+    }
     cudaLaunchConfig_t config = {};
     config.gridDim = grid;
     config.blockDim = dim3(G::kThreads);
@@ -835,11 +840,11 @@ cudaError_t start_gemm(void (*gemm)(Params, TensorMap, TensorMap, EpilogueMaps),
     config.attrs = attrs;
     config.numAttrs = 1;   // the occupancy query sees the cluster alone
     // The count depends on the device and the cluster size only: asked once for each.
-    static std::atomic<int> known[16][9];   // 0: not asked yet
+    static std::atomic<int> known[16][17];   // 0: not asked yet
     int device = 0, clusters = 0;
     err = cudaGetDevice(&device);
     if (err != cudaSuccess) return err;
-    std::atomic<int> *cached = device < 16 && grid.x <= 8 ? &known[device][grid.x] : nullptr;
+    std::atomic<int> *cached = device < 16 && grid.x <= 16 ? &known[device][grid.x] : nullptr;
     if (cached) clusters = cached->load(std::memory_order_relaxed);
     if (clusters == 0) {
         err = cudaOccupancyMaxActiveClusters(&clusters, gemm, &config);

@@ -1135,8 +1135,14 @@ fusegen_status fusegen_run(const fusegen_kernel *k, const fusegen_problem *p, co
         return fg__fail(FUSEGEN_ERR_INVALID_ARGUMENT, "kernel %s has no launch function (corrupt dispatch table)",
                         fg__str(k->name));
     e = k->launch(p, args, workspace, stream);
-    if (e != cudaSuccess)
-        return fg__fail(FUSEGEN_ERR_CUDA, "launching kernel %s failed: %s: %s", fg__str(k->name),
-                        cudaGetErrorName(e), cudaGetErrorString(e));
+    if (e != cudaSuccess) {
+        /* a cluster of more than 8 CTAs (non-portable) is what a smaller GPU or MIG slice lacks */
+        const int64_t ctas = k->strategy == FUSEGEN_STRATEGY_CLUSTER && k->tile_n > 0 ? (p->n + k->tile_n - 1) / k->tile_n : 0;
+        return fg__fail(FUSEGEN_ERR_CUDA, "launching kernel %s failed: %s: %s%s", fg__str(k->name),
+                        cudaGetErrorName(e), cudaGetErrorString(e),
+                        ctas > 8 ? " (its clusters of more than 8 thread blocks, a non-portable size, may not fit "
+                                   "this device: a split kernel takes this N)"
+                                 : "");
+    }
     return fg__ok();
 }

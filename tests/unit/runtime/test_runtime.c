@@ -958,6 +958,25 @@ static void test_run_good(void)
         CHECK(strstr(fusegen_last_detail(), "cudaErrorInvalidValue") != NULL);
         CHECK(strstr(fusegen_last_detail(), "res_sm80_64x128x64_s3") != NULL);
     }
+
+    /* ... from a cluster kernel: past 8 thread blocks a cluster (a non-portable size) the detail
+     * says that the device may not fit it */
+    {
+        fusegen_kernel cl = *K(K_ROW80);
+        cl.name = "ln_sm90_128x128x64_s3_cluster";
+        cl.sm = 90;
+        cl.strategy = FUSEGEN_STRATEGY_CLUSTER;
+        cl.max_n = 2048;
+        cl.launch = fake_launch_fails;
+        fusegen_problem q = ln_problem(256, 1152, 512);   /* 9 column tiles */
+        CHECK(fusegen_run(&cl, &q, &a, NULL, 0, (cudaStream_t)0) == FUSEGEN_ERR_CUDA);
+        CHECK(strstr(fusegen_last_detail(), "cudaErrorInvalidValue") != NULL);
+        CHECK(strstr(fusegen_last_detail(), "non-portable size") != NULL);
+        q.n = 1024;   /* 8: a portable cluster, no such remark */
+        CHECK(fusegen_run(&cl, &q, &a, NULL, 0, (cudaStream_t)0) == FUSEGEN_ERR_CUDA);
+        CHECK(strstr(fusegen_last_detail(), "cudaErrorInvalidValue") != NULL);
+        CHECK(strstr(fusegen_last_detail(), "non-portable") == NULL);
+    }
 }
 
 /* p->sm = 0 asks the current device. Without a GPU (CI) that is a CUDA error naming the query;

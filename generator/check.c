@@ -261,7 +261,7 @@ static void check_hopper_tile(checker *c, const fg_kernel_spec *k, const fg_gemm
             }
         }
     }
-    size_t smem = fg_arch_sm90_smem_bytes(t->m, t->n, t->stages, pingpong, false, 0);
+    size_t smem = fg_arch_sm90_smem_bytes(t->m, t->n, t->stages, pingpong, 0, 0);
     if (smem > fg_arch_smem_limit(FG_ARCH_SM90A))
         err(c, t->ptr, "tile %ldx%ldx%ld with %ld stages and schedule '%s' needs %zu bytes of shared memory, more "
             "than the %zu bytes sm_90a allows", t->m, t->n, t->k, t->stages, name, smem,

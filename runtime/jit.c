@@ -1170,9 +1170,8 @@ static int jit__launch_gemm(const fg_launch_gemm *rec, jit__params g, CUfunction
         } else if (!rec->cluster) {
             r = jit__launch_dependent(gemm, gx, gy, rec->threads, rec->smem_bytes, stream, params);
         } else {
-            /* one cluster per row of tiles, its CTAs holding the whole of N (at most max_n / tile n,
-             * checked: 8, or 16 where the plan gave the exchange room); as many clusters as fit at
-             * once walk down the row tiles */
+            /* one cluster per row of tiles, its CTAs holding the whole of N (at most max_n / tile n
+             * = 16, checked); as many clusters as fit at once walk down the row tiles */
             CUlaunchConfig config;
             CUlaunchAttribute cluster[2];
             jit__launch_config(&config, gx, gy, rec->threads, rec->smem_bytes, stream);

@@ -43,6 +43,8 @@ enum {
 #define FG__INT_MAX ((int64_t)INT32_MAX)
 /* A Hopper kernel's TMA descriptors take row strides below 2^40 bytes. */
 #define FG__TMA_STRIDE_LIMIT ((int64_t)1 << 40)
+/* The most thread blocks of a cluster every sm_90 device schedules; cluster kernels go to 16. */
+#define FG__PORTABLE_CLUSTER 8
 
 static _Thread_local char fg__detail[FG__DETAIL_LEN];
 /* fusegen_why_not writes here when the caller gives no buffer. */
@@ -1078,6 +1080,17 @@ static fusegen_status fg__check_device(const fusegen_kernel *k, const fusegen_pr
     return FUSEGEN_OK;
 }
 
+/* A failed launch of a cluster kernel whose clusters pass the portable size: what a smaller GPU
+ * or MIG slice lacks (no cluster that large fits its GPCs). */
+static const char *fg__cluster_remark(const fusegen_kernel *k, const fusegen_problem *p)
+{
+    if (k->strategy != FUSEGEN_STRATEGY_CLUSTER || k->tile_n <= 0 ||
+        (p->n + k->tile_n - 1) / k->tile_n <= FG__PORTABLE_CLUSTER)
+        return "";
+    return " (its clusters of more than 8 thread blocks, a non-portable size, may not fit this device; a split "
+           "kernel, where the library has one, takes this N)";
+}
+
 fusegen_status fusegen_run(const fusegen_kernel *k, const fusegen_problem *p, const fusegen_args *args,
                            void *workspace, size_t workspace_bytes, cudaStream_t stream)
 {
@@ -1126,23 +1139,16 @@ fusegen_status fusegen_run(const fusegen_kernel *k, const fusegen_problem *p, co
     if (st != FUSEGEN_OK)
         return fg__fail(st, "kernel %s cannot run on this device: %s", fg__str(k->name), reason);
 
-    if (k->launch_jit) {
-        if (k->launch_jit(k, p, args, workspace, stream, reason, sizeof reason) != 0)
-            return fg__fail(FUSEGEN_ERR_CUDA, "launching kernel %s failed: %s", fg__str(k->name), reason);
-        return fg__ok();
-    }
-    if (!k->launch)
+    if (!k->launch_jit && !k->launch)
         return fg__fail(FUSEGEN_ERR_INVALID_ARGUMENT, "kernel %s has no launch function (corrupt dispatch table)",
                         fg__str(k->name));
-    e = k->launch(p, args, workspace, stream);
-    if (e != cudaSuccess) {
-        /* a cluster of more than 8 CTAs (non-portable) is what a smaller GPU or MIG slice lacks */
-        const int64_t ctas = k->strategy == FUSEGEN_STRATEGY_CLUSTER && k->tile_n > 0 ? (p->n + k->tile_n - 1) / k->tile_n : 0;
-        return fg__fail(FUSEGEN_ERR_CUDA, "launching kernel %s failed: %s: %s%s", fg__str(k->name),
-                        cudaGetErrorName(e), cudaGetErrorString(e),
-                        ctas > 8 ? " (its clusters of more than 8 thread blocks, a non-portable size, may not fit "
-                                   "this device: a split kernel takes this N)"
-                                 : "");
+    if (k->launch_jit) {
+        if (k->launch_jit(k, p, args, workspace, stream, reason, sizeof reason) == 0) return fg__ok();
+    } else {
+        e = k->launch(p, args, workspace, stream);
+        if (e == cudaSuccess) return fg__ok();
+        snprintf(reason, sizeof reason, "%s: %s", cudaGetErrorName(e), cudaGetErrorString(e));
     }
-    return fg__ok();
+    return fg__fail(FUSEGEN_ERR_CUDA, "launching kernel %s failed: %s%s", fg__str(k->name), reason,
+                    fg__cluster_remark(k, p));
 }

@@ -442,8 +442,8 @@ struct Epilogue {
     // its own, then adds the partials in rank order, so all get the same bits. The slots serve a
     // CTA's exchanges in turn (mean, then squares, tile after tile): a CTA pushes exchange e + 2
     // only after every peer has pushed e + 1, which each does after reading e.
-    // The slots hold a partial of each rank the plan allows (Epi::kClusterRanks: 8, or 16 for
-    // non-portable clusters).
+    // The slots hold a partial of each rank the plan allows (Epi::kClusterRanks: 16, the
+    // generator's FG_PLAN_MAX_CLUSTER; past 8 the clusters are of a non-portable size).
     static constexpr int kMaxCluster = STRATEGY == STRATEGY_CLUSTER ? Epi::kClusterRanks : 0;
     static_assert(STRATEGY != STRATEGY_CLUSTER || (kMaxCluster >= 2 && kMaxCluster <= 16),
                   "a cluster variant's clusters have 2 to 16 CTAs");

@@ -40,11 +40,15 @@ static int has_norm(const fusegen_kernel *k)
     return 0;
 }
 
-/* The shape kernel k is run at: M with a tail, N = 1000 or the row kernel's largest N. */
+/* The shape kernel k is run at: M with a tail, N = 1000 or the row kernel's largest N; a cluster
+ * kernel's clusters get 9 thread blocks (past the portable 8: the launch that allows non-portable
+ * sizes is captured too) where its max_n allows. */
 static gpu_shape shape_for(const fusegen_kernel *k)
 {
     int64_t al = k->align_elems > 0 ? k->align_elems : 1;
     int64_t n = round_up(1000, al);
+    if (k->strategy == FUSEGEN_STRATEGY_CLUSTER && k->max_n > 8 * (int64_t)k->tile_n)
+        n = round_up(8 * (int64_t)k->tile_n + 8, al);
     if ((k->strategy == FUSEGEN_STRATEGY_ROW || k->strategy == FUSEGEN_STRATEGY_CLUSTER) && k->max_n > 0 &&
         k->max_n < n)
         n = k->max_n / al * al;

@@ -56,6 +56,15 @@ static cudaError_t fake_launch_fails(const fusegen_problem *p, const fusegen_arg
     return cudaErrorInvalidValue;
 }
 
+static int fake_launch_jit_fails(const fusegen_kernel *k, const fusegen_problem *p, const fusegen_args *args,
+                                 void *workspace, cudaStream_t stream, char *why, size_t len)
+{
+    (void)k; (void)p; (void)args; (void)workspace; (void)stream;
+    g_launches++;
+    snprintf(why, len, "cuLaunchKernelEx: CUDA_ERROR_INVALID_CLUSTER_SIZE");
+    return 1;
+}
+
 #define LN_SIG "bias+residual+store+layernorm+relu"
 
 /* index names of the table below */
@@ -975,6 +984,20 @@ static void test_run_good(void)
         q.n = 1024;   /* 8: a portable cluster, no such remark */
         CHECK(fusegen_run(&cl, &q, &a, NULL, 0, (cudaStream_t)0) == FUSEGEN_ERR_CUDA);
         CHECK(strstr(fusegen_last_detail(), "cudaErrorInvalidValue") != NULL);
+        CHECK(strstr(fusegen_last_detail(), "non-portable") == NULL);
+        /* the same through the JIT's launcher */
+        cl.launch = NULL;
+        cl.launch_jit = fake_launch_jit_fails;
+        q.n = 1152;
+        CHECK(fusegen_run(&cl, &q, &a, NULL, 0, (cudaStream_t)0) == FUSEGEN_ERR_CUDA);
+        CHECK(strstr(fusegen_last_detail(), "CUDA_ERROR_INVALID_CLUSTER_SIZE") != NULL);
+        CHECK(strstr(fusegen_last_detail(), "non-portable size") != NULL);
+        /* a split kernel that fails at that N: no cluster, no remark */
+        fusegen_kernel sp = cl;
+        sp.strategy = FUSEGEN_STRATEGY_SPLIT;
+        sp.max_n = 0;
+        CHECK(fusegen_run(&sp, &q, &a, FAKE_PTR(32), (size_t)1 << 30, (cudaStream_t)0) == FUSEGEN_ERR_CUDA);
+        CHECK(strstr(fusegen_last_detail(), "CUDA_ERROR_INVALID_CLUSTER_SIZE") != NULL);
         CHECK(strstr(fusegen_last_detail(), "non-portable") == NULL);
     }
 }

@@ -324,6 +324,15 @@ class FusegenLibrary:
             self.runtime_path = rt_path
         self.rt = rt
         _declare(rt)
+        # The table is constant: its entries, and each spec kernel's first entry, made once
+        # (building the pointers took ~80 us a lookup, on every fusegen::gemm call).
+        base = ctypes.addressof(self.table.kernels.contents) if self.table.n_kernels else 0
+        size = ctypes.sizeof(Kernel)
+        self._kernel_ptrs = tuple(ctypes.cast(c_void_p(base + i * size), KernelPtr)
+                                  for i in range(self.table.n_kernels))
+        self._spec_entries = {}
+        for k in self._kernel_ptrs:
+            self._spec_entries.setdefault(_s(k.contents.spec_kernel), k)
 
     # -- the library's metadata
     @property
@@ -339,11 +348,12 @@ class FusegenLibrary:
         return _s(self.table.spec_sha256)
 
     def kernel_ptrs(self):
-        """Pointers to every entry of the dispatch table, in table order."""
-        base = ctypes.addressof(self.table.kernels.contents) if self.table.n_kernels else 0
-        size = ctypes.sizeof(Kernel)
-        return [ctypes.cast(c_void_p(base + i * size), KernelPtr)
-                for i in range(self.table.n_kernels)]
+        """Pointers to every entry of the dispatch table, in table order (a tuple)."""
+        return self._kernel_ptrs
+
+    def spec_entry(self, name):
+        """The first entry generated from spec kernel `name`, or None."""
+        return self._spec_entries.get(name)
 
     # -- status strings
     def status_name(self, st):
@@ -433,20 +443,15 @@ def make_problem(m, n, k, epilogue, n2=0, epilogue2=None, dtype=DTYPE_BF16, sm=0
 
 def spec_kernel_names(lib):
     """The spec's kernel names (fusegen_kernel.spec_kernel), each once, in table order."""
-    names = []
-    for k in lib.kernel_ptrs():
-        name = _s(k.contents.spec_kernel)
-        if name not in names:
-            names.append(name)
-    return names
+    return list(lib._spec_entries)
 
 
 def spec_kernel_entry(lib, name):
     """The first table entry generated from the spec kernel `name` (its variants share dtypes,
     layouts and epilogues); ValueError naming the library's spec kernels when there is none."""
-    for k in lib.kernel_ptrs():
-        if _s(k.contents.spec_kernel) == name:
-            return k
+    k = lib.spec_entry(name)
+    if k is not None:
+        return k
     raise ValueError(f"library {lib.name} has no kernel {name!r} (its spec kernels: "
                      + ", ".join(spec_kernel_names(lib)) + ")")
 

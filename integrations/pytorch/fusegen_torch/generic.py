@@ -54,8 +54,9 @@ def _check_present(name, e, bias, residual, gamma, beta, weight2, bias2, residua
     """The optional inputs given are exactly those the kernel reads (ValueError naming the
     epilogue otherwise). Shapes and dtypes are not looked at: the fake kernel runs this too."""
     op = f"{GEMM}({name})"
-    first = f"{'GEMM1 ' if e.chain else ''}epilogue {_capi._s(e.epilogue) or 'none'}"
-    second = f"GEMM2 epilogue {_capi._s(e.epilogue2) or 'none'}"
+    # the messages' epilogue names, made only for a message (this runs on every call)
+    first = lambda: f"{'GEMM1 ' if e.chain else ''}epilogue {_capi._s(e.epilogue) or 'none'}"
+    second = lambda: f"GEMM2 epilogue {_capi._s(e.epilogue2) or 'none'}"
     wanted = [("bias", bias, e.uses_bias, first), ("residual", residual, e.uses_residual, first),
               ("gamma", gamma, e.uses_gamma, first), ("beta", beta, e.uses_beta, first)]
     if e.chain:
@@ -69,9 +70,9 @@ def _check_present(name, e, bias, residual, gamma, beta, weight2, bias2, residua
                 raise ValueError(f"{op}: kernel {name} is a single GEMM: {arg} is only for a chain's GEMM2")
     for arg, t, used, epilogue in wanted:
         if t is None and used:
-            raise ValueError(f"{op}: kernel {name} needs {arg} (its {epilogue})")
+            raise ValueError(f"{op}: kernel {name} needs {arg} (its {epilogue()})")
         if t is not None and not used:
-            raise ValueError(f"{op}: kernel {name} does not read {arg} (its {epilogue}); leave it out")
+            raise ValueError(f"{op}: kernel {name} does not read {arg} (its {epilogue()}); leave it out")
 
 
 def _check_operand_dtypes(name, e, x, weight, weight2):

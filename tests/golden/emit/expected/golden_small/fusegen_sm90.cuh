@@ -822,7 +822,8 @@ cudaError_t start_gemm(void (*gemm)(Params, TensorMap, TensorMap, EpilogueMaps),
     // has checked N against max_n: at most 16 tiles); as many clusters as fit at once walk
     // down the row tiles. Past 8 CTAs (the portable size) the kernel must allow non-portable
     // cluster sizes; where the device fits none that large, the occupancy query says so.
-    if (grid.x > 8) {
+    constexpr unsigned kPortableCluster = 8;
+    if (grid.x > kPortableCluster) {
         err = cudaFuncSetAttribute(gemm, cudaFuncAttributeNonPortableClusterSizeAllowed, 1);
         if (err != cudaSuccess) return err;
     }
@@ -840,11 +841,12 @@ cudaError_t start_gemm(void (*gemm)(Params, TensorMap, TensorMap, EpilogueMaps),
     config.attrs = attrs;
     config.numAttrs = 1;   // the occupancy query sees the cluster alone
     // The count depends on the device and the cluster size only: asked once for each.
-    static std::atomic<int> known[16][17];   // 0: not asked yet
+    constexpr unsigned kMaxCluster = G::Ep::kMaxCluster;
+    static std::atomic<int> known[16][kMaxCluster + 1];   // 0: not asked yet
     int device = 0, clusters = 0;
     err = cudaGetDevice(&device);
     if (err != cudaSuccess) return err;
-    std::atomic<int> *cached = device < 16 && grid.x <= 16 ? &known[device][grid.x] : nullptr;
+    std::atomic<int> *cached = device < 16 && grid.x <= kMaxCluster ? &known[device][grid.x] : nullptr;
     if (cached) clusters = cached->load(std::memory_order_relaxed);
     if (clusters == 0) {
         err = cudaOccupancyMaxActiveClusters(&clusters, gemm, &config);

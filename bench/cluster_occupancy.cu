@@ -3,7 +3,8 @@
 // 128x256 cluster kernel's 231504): the count the cluster launchers get from
 // cudaOccupancyMaxActiveClusters, which sets how many row tiles a cluster kernel works on at a
 // time. Sizes past 8 are non-portable: the kernel allows them first.
-//   nvcc -arch=sm_90 -o cluster_occupancy bench/cluster_occupancy.cu && ./cluster_occupancy [SMEM_BYTES]
+// Built with the benchmark (build/bench/fusegen-cluster-occupancy [SMEM_BYTES]); scripts/gpu-check.sh
+// runs it.
 #include <cstdio>
 #include <cstdlib>
 

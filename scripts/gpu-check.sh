@@ -54,6 +54,11 @@ if command -v cuobjdump >/dev/null 2>&1; then
   status "k tile loop (SASS)" "$(python3 bench/sass_kloop.py "$out/sass.txt" --summary 2>&1)"
   rm -f "$out/sass.txt"
 fi
+# Clusters of 2-16 CTAs a Hopper GEMM's footprint gets at once (the cluster kernels' grid)
+if [ -x "$build/bench/fusegen-cluster-occupancy" ]; then
+  "$build/bench/fusegen-cluster-occupancy" >"$out/cluster-occupancy.txt" 2>&1
+  status "clusters of 8 / 16 at once" "$(awk '$1 == 8 || $1 == 16 {printf "%s ", $2}' "$out/cluster-occupancy.txt")"
+fi
 if [ "${FUSEGEN_SKIP_CPU_TESTS:-0}" != 1 ]; then
   (cd "$build" && ctest --output-on-failure -j 8 -LE gpu) >"$out/ctest-cpu.log" 2>&1
   status "ctest (cpu)" "$(grep -E 'tests passed|tests failed' "$out/ctest-cpu.log" | tail -1)"

@@ -152,6 +152,9 @@ if [ "$lines" -eq 6 ]; then ok; else fail "list of two specs printed $lines line
 run 0 "list default" list specs/default.json
 expect_grep "list default" "$TMP/out" "^block_tail_.*tile2="
 expect_grep "list schedule" "$TMP/out" "^proj_bias_residual_layernorm_sm90a_128x128x64_s5_pingpong_split  arch=sm_90a  tile=128x128x64  stages=5  schedule=pingpong  "
+# cluster kernels take N up to 16 tiles (clusters of up to 16 CTAs), row kernels one tile
+expect_grep "list cluster max N" "$TMP/out" "^proj_bias_residual_layernorm_sm90a_128x256x64_s3_cluster .*N <= 4096,"
+expect_grep "list row max N" "$TMP/out" "^proj_bias_residual_layernorm_sm90a_128x256x64_s3_row .*N <= 256,"
 run 1 "list bad" list "$TMP/bad.json"
 
 # ---- two specs, one library --------------------------------------------------------------------

@@ -279,25 +279,9 @@ oom:
     return -1;
 }
 
-/* parse -> check -> plan for one spec; each stage runs only when the previous one was clean. */
-/* --only: keeps the spec kernels whose name matches one of the globs (fnmatch). The whole spec
- * has been checked first, so a filtered build never hides an error. */
-static void keep_only(fg_spec *s, const options *o, fg_diag *d)
-{
-    if (o->n_only == 0) return;
-    size_t kept = 0;
-    for (size_t i = 0; i < s->n_kernels; i++) {
-        int match = 0;
-        for (size_t g = 0; g < o->n_only && !match; g++) match = fnmatch(o->only[g], s->kernels[i].name, 0) == 0;
-        if (match) s->kernels[kept++] = s->kernels[i];
-    }
-    if (kept == 0)
-        fg_diag_error(d, "/kernels", "no kernel name matches --only '%s'%s", o->only[0],
-                      o->n_only > 1 ? " or the other --only globs" : "");
-    s->n_kernels = kept;
-}
-
-static void process_spec(fg_arena *a, job *j, const options *o, fg_diag *d)
+/* parse -> check -> plan for one spec, the whole of it; each stage runs only when the previous one
+ * was clean. */
+static void process_spec(fg_arena *a, job *j, fg_diag *d)
 {
     int before = fg_diag_errors(d);
     fg_diag_set_source(d, j->path, j->text, j->len);
@@ -305,10 +289,31 @@ static void process_spec(fg_arena *a, job *j, const options *o, fg_diag *d)
     int check_errors = fg_check_spec(&j->spec, d);
     check_errors += fg_check_library_files(&j->spec, d);   /* both, so that one run lists every error */
     if (check_errors != 0 || fg_diag_errors(d) != before) return;
-    keep_only(&j->spec, o, d);
-    if (fg_diag_errors(d) != before) return;
     if (fg_plan_build(a, &j->spec, &j->plan, d) != 0 || fg_diag_errors(d) != before) return;
     j->ok = 1;
+}
+
+/* --only: keeps the spec kernels whose name matches one of the globs (fnmatch) and plans again.
+ * Runs after every spec was checked and planned whole (and against the others), so a filtered
+ * build never hides an error of the kernels it leaves out. */
+static void keep_only(fg_arena *a, job *j, const options *o, fg_diag *d)
+{
+    fg_spec *s = &j->spec;
+    size_t kept = 0;
+    for (size_t i = 0; i < s->n_kernels; i++) {
+        int match = 0;
+        for (size_t g = 0; g < o->n_only && !match; g++) match = fnmatch(o->only[g], s->kernels[i].name, 0) == 0;
+        if (match) s->kernels[kept++] = s->kernels[i];
+    }
+    s->n_kernels = kept;
+    fg_diag_set_source(d, j->path, j->text, j->len);
+    int before = fg_diag_errors(d);
+    if (kept == 0)
+        fg_diag_error(d, "/kernels", "no kernel name matches --only '%s'%s", o->only[0],
+                      o->n_only > 1 ? " or the other --only globs" : "");
+    else if (fg_plan_build(a, s, &j->plan, d) != 0)
+        j->ok = 0;
+    if (fg_diag_errors(d) != before) j->ok = 0;
 }
 
 static void print_list(const job *jobs, size_t n_jobs)
@@ -474,9 +479,11 @@ int main(int argc, char **argv)
             io_error = 1;
             continue;
         }
-        process_spec(&arena, j, &opt, &d);
+        process_spec(&arena, j, &d);
         if (j->spec.library) check_against_earlier(&arena, jobs, i, &d);
     }
+    if (opt.n_only != 0 && fg_diag_errors(&d) == 0)
+        for (size_t i = 0; i < opt.n_specs; i++) keep_only(&arena, &jobs[i], &opt, &d);
     if (io_error) {
         rc = EXIT_USAGE;
         goto finish;

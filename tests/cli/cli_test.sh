@@ -246,6 +246,20 @@ fi
 run 1 "--only matching nothing" list specs/default.json --only 'nothing_*'
 expect_grep "--only matching nothing" "$TMP/err" "no kernel name matches --only 'nothing_\*'"
 
+# --only plans the whole spec first: an error of a kernel it leaves out still fails the run,
+# and nothing is written.
+cat >"$TMP/only-bad.json" <<'EOF'
+{"library": "onlybad", "kernels": [
+ {"name": "good", "arch": ["sm_80"], "a": "bf16", "b": "bf16", "out": "bf16",
+  "tiles": [{"m": 64, "n": 64, "k": 32, "stages": 2}], "epilogue": []},
+ {"name": "bad", "arch": ["sm_90a"], "a": "bf16", "b": "bf16", "out": "bf16",
+  "tiles": [{"m": 64, "n": 64, "k": 32, "stages": 2}], "epilogue": [{"op": "layernorm", "strategy": "cluster"}]}
+]}
+EOF
+run 1 "--only with a planning error elsewhere" generate "$TMP/only-bad.json" --only good -o "$TMP/only-bad"
+expect_grep "--only with a planning error elsewhere" "$TMP/err" "/kernels/1/epilogue/0: no kernel can be built"
+expect_absent "--only with a planning error elsewhere" "$TMP/only-bad"
+
 # ---- the dispatch priority: a staged Hopper epilogue before a deeper pipeline -----------------
 # (64x320: 4 stages leave no room to stage the epilogue; measured 0.0612 ms against 0.0433 for
 # 3 staged stages, bench/NOTES.md v39)

@@ -301,6 +301,61 @@ static int plan__add(fg_arena *a, fg_plan *plan, size_t cap, fg_family family, c
     return 0;
 }
 
+/* Why two tiles of a chain may not run together: both GEMMs of a variant are one family's. */
+#define PLAN_FAMILY_PAIRING                                                                                  \
+    "(the Hopper family builds tiles of k 64 alone; the portable family no tile that names a schedule, has " \
+    "n 160 or 320, or needs more shared memory than a listed arch has)"
+
+/* Whether tiles t1 and t2 make a variant of some family, whatever the norm's strategy. */
+static bool plan__tiles_pair(const fg_kernel_spec *k, const fg_tile *t1, const fg_tile *t2)
+{
+    if (plan__sm90_ok(k, t1, t2)) return true;
+    return !fg_arch_sm90_only(t1->n, t1->schedule) && !(k->has_then && fg_arch_sm90_only(t2->n, t2->schedule)) &&
+           plan__sm80_fits(k, t1, t2);
+}
+
+/* After a spec kernel's variants are planned: every tile it lists, and every arch, got at least
+ * one variant. The planner skips pairs it cannot build, so without this a tile or an arch could
+ * drop out of the library with no word (a chain whose then.tiles fit only the other family; a
+ * norm forced to the cluster strategy on a kernel that lists older archs). */
+static void plan__check_coverage(const fg_kernel_spec *k, const fg_op *norm, const bool *t1_used, const bool *t2_used,
+                                 bool portable_used, fg_diag *d)
+{
+    const bool chain_tiles = k->has_then && k->then.n_tiles > 0;
+    const char *strategy = norm ? fg_spec_strategy_name(norm->strategy) : "auto";
+    for (size_t t = 0; t < k->gemm.n_tiles; ++t) {
+        if (t1_used[t]) continue;
+        const fg_tile *t1 = &k->gemm.tiles[t];
+        bool pairs = !chain_tiles;
+        for (size_t u = 0; chain_tiles && u < k->then.n_tiles && !pairs; ++u)
+            pairs = plan__tiles_pair(k, t1, &k->then.tiles[u]);
+        if (!pairs)
+            fg_diag_error(d, t1->ptr, "tile %ldx%ldx%ld gives no kernel: no tile of then.tiles runs with it in the "
+                          "same family " PLAN_FAMILY_PAIRING, t1->m, t1->n, t1->k);
+        else if (norm && norm->strategy != FG_STRATEGY_AUTO)
+            fg_diag_error(d, t1->ptr, "tile %ldx%ldx%ld gives no kernel: it cannot take strategy '%s' (cluster: a "
+                          "cooperative tile of m 128 on sm_90a; a 64-row cooperative tile: row alone)",
+                          t1->m, t1->n, t1->k, strategy);
+        else
+            fg_diag_error(d, t1->ptr, "tile %ldx%ldx%ld gives no kernel for the listed archs", t1->m, t1->n, t1->k);
+    }
+    for (size_t u = 0; chain_tiles && u < k->then.n_tiles; ++u) {
+        if (t2_used[u]) continue;
+        const fg_tile *t2 = &k->then.tiles[u];
+        fg_diag_error(d, t2->ptr, "GEMM2 tile %ldx%ldx%ld gives no kernel: no GEMM1 tile runs with it in the same "
+                      "family " PLAN_FAMILY_PAIRING, t2->m, t2->n, t2->k);
+    }
+    const fg_arch older = plan__lowest_arch(k, false);
+    if (older != FG_ARCH_NONE && !portable_used) {
+        if (norm && norm->strategy == FG_STRATEGY_CLUSTER)
+            fg_diag_error(d, norm->ptr, "strategy 'cluster' is the Hopper family's alone, so %s (listed) gets no "
+                          "kernel: use strategy 'auto' (cluster on sm_90a, row or split elsewhere) or list sm_90a alone",
+                          fg_spec_arch_name(older));
+        else
+            fg_diag_error(d, k->ptr, "no tile gives %s (listed) a kernel", fg_spec_arch_name(older));
+    }
+}
+
 static int plan__by_name(const void *x, const void *y)
 {
     const fg_plan_kernel *a = *(const fg_plan_kernel *const *)x, *b = *(const fg_plan_kernel *const *)y;
@@ -346,6 +401,7 @@ int fg_plan_build(fg_arena *arena, const fg_spec *spec, fg_plan *out, fg_diag *d
                 if (norm->strategy == FG_STRATEGY_AUTO || norm->strategy == all[a]) strategies[n_strategies++] = all[a];
         }
         size_t first_variant = out->n_kernels;
+        bool t1_used[FG_SPEC_MAX_TILES] = {false}, t2_used[FG_SPEC_MAX_TILES] = {false}, portable_used = false;
 
         /* Hopper variants first, so that they come first in the table too. */
         bool portable_archs = plan__lowest_arch(k, false) != FG_ARCH_NONE;
@@ -376,15 +432,25 @@ int fg_plan_build(fg_arena *arena, const fg_spec *spec, fg_plan *out, fg_diag *d
                         /* sm_90a alone is served by Hopper code where there is some */
                         if (family == FG_FAMILY_SM80 && hopper && !portable_archs) continue;
                         if (plan__add(arena, out, cap, family, k, t1, t2, strategies[s], sig1, sig2, d)) return -1;
+                        t1_used[t] = true;
+                        if (k->has_then && k->then.n_tiles) t2_used[u] = true;
+                        portable_used |= family == FG_FAMILY_SM80;
                     }
                 }
             }
         }
-        if (out->n_kernels == first_variant)
-            fg_diag_error(d, norm ? norm->ptr : k->ptr,
+        bool tiles_pair = false;   /* some pair of tiles makes a variant, whatever the strategy */
+        for (size_t t = 0; t < k->gemm.n_tiles && !tiles_pair; ++t)
+            for (size_t u = 0; u < (k->has_then && k->then.n_tiles ? k->then.n_tiles : 1) && !tiles_pair; ++u)
+                tiles_pair = plan__tiles_pair(k, &k->gemm.tiles[t],
+                                              k->has_then && k->then.n_tiles ? &k->then.tiles[u] : &k->gemm.tiles[t]);
+        if (out->n_kernels == first_variant && norm && norm->strategy != FG_STRATEGY_AUTO && tiles_pair)
+            fg_diag_error(d, norm->ptr,
                           "no kernel can be built: no tile takes strategy '%s' (cluster is the Hopper family's: "
                           "sm_90a listed, a cooperative tile of m 128 (with b_layout \"kn\": n 64, 128 or 256) "
-                          "whose exchange fits in shared memory)", norm ? fg_spec_strategy_name(norm->strategy) : "auto");
+                          "whose exchange fits in shared memory)", fg_spec_strategy_name(norm->strategy));
+        else
+            plan__check_coverage(k, norm, t1_used, t2_used, portable_used, d);
     }
 
     if (out->n_kernels > FG_PLAN_MAX_VARIANTS) {

@@ -109,8 +109,10 @@ static int rtc__compile(const fg_out_file *cu, const char *arch, char *const hea
     }
     char arch_opt[64];
     snprintf(arch_opt, sizeof arch_opt, "--gpu-architecture=%s", arch);
-    const char *opts[] = {arch_opt, "-std=c++17"};
-    r = rtc__api.compile(prog, 2, opts);
+    /* A spill is a warning in the log, so a failure here, as in the CMake build (-warn-spills
+     * with warnings as errors). */
+    const char *opts[] = {arch_opt, "-std=c++17", "--ptxas-options=--warn-on-spills"};
+    r = rtc__api.compile(prog, (int)(sizeof opts / sizeof opts[0]), opts);
     int failed = r != NVRTC_SUCCESS;
     size_t log_size = 0;
     if (rtc__api.log_size(prog, &log_size) == NVRTC_SUCCESS && log_size > 1) {

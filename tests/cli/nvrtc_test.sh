@@ -1,7 +1,8 @@
 #!/bin/sh
 # fusegen check --nvrtc: a good spec compiles (exit 0, one "ok" line per kernel file and arch);
 # a kernel template broken on purpose fails (exit 1) with NVRTC's message naming the generated
-# file, and nothing is written; the benchmark's specs (bench/specs) compile.
+# file, and nothing is written; a register spill fails too; the benchmark's specs (bench/specs)
+# compile.
 #   nvrtc_test.sh FUSEGEN SOURCE_DIR
 set -u
 fusegen=$1
@@ -36,6 +37,27 @@ if [ $rc -ne 2 ] || [ -e "$tmp/never" ]; then
     echo "FAIL --nvrtc with generate: rc=$rc"; fail=1
 else
     echo "PASS --nvrtc applies only to check"
+fi
+
+# Every 64x320 ping-pong epilogue check accepts (tests/cli/specs/wide-tile-epilogues.json: the
+# accepted ones of those measured when the rule was made) compiles without a spill: a spill is a
+# failure of check --nvrtc, as it fails the CMake build.
+"$fusegen" check --nvrtc tests/cli/specs/wide-tile-epilogues.json >"$tmp/out" 2>"$tmp/err"
+rc=$?
+if [ $rc -ne 0 ] || grep -qv '^ok ' "$tmp/out"; then
+    echo "FAIL 64x320 epilogues: rc=$rc"; grep -v '^ok ' "$tmp/out"; cat "$tmp/err"; fail=1
+else
+    echo "PASS the 64x320 ping-pong epilogues check accepts compile without spills"
+fi
+# A spec whose portable chain kernel spills 8 bytes when compiled for sm_90a (nvcc 13.0; not
+# for sm_80): check --nvrtc fails on it, naming the spill. (If a compiler stops spilling
+# there, this needs another such spec.)
+"$fusegen" check --nvrtc tests/cli/specs/spills-on-sm90a.json >"$tmp/out" 2>"$tmp/err"
+rc=$?
+if [ $rc -ne 1 ] || ! grep -q 'Registers are spilled' "$tmp/err" || ! grep -q '^FAIL sm_90a' "$tmp/out"; then
+    echo "FAIL a spilling kernel: rc=$rc"; cat "$tmp/out" "$tmp/err"; fail=1
+else
+    echo "PASS a spill fails check --nvrtc"
 fi
 
 # The benchmark's own specs (fusegen-bench --spec) keep compiling as the templates change.

@@ -222,32 +222,6 @@ static void check_duplicate_tile(checker *c, const fg_gemm *g, size_t i)
 /* A tile that names a schedule, or has n 160 or 320, is built by the Hopper family alone: the kernel
  * must list sm_90a, B's layout must suit the tile (fg_arch_sm90_b_layout_ok), and the tile must
  * suit its schedule and fit sm_90a's shared memory. */
-/* The 64x320 ping-pong tile keeps 160 accumulators a consumer thread (232 registers): the
- * epilogues beside them that ptxas compiles without spills, measured on nvcc 13.0 over 30
- * epilogues (bench/NOTES.md, twenty-seventh session). False when g's epilogue is one of them;
- * else true, with what is not in why. */
-static bool wide_tile_epilogue_problem(const fg_kernel_spec *k, const fg_gemm *g, char *why, size_t n)
-{
-    if (k->out == FG_DTYPE_F32) return snprintf(why, n, "out f32 (a 16-bit output is needed)") > 0;
-    size_t norm = g->n_ops, stores = 0, stores_after = 0;
-    for (size_t i = 0; i < g->n_ops; i++)
-        if (g->ops[i].kind == FG_OP_LAYERNORM || g->ops[i].kind == FG_OP_RMSNORM) norm = i;
-    if (norm == g->n_ops) return false;   /* no norm: any ops, up to 4 stores */
-    for (size_t i = 0; i < g->n_ops; i++) {
-        const fg_op_kind kind = g->ops[i].kind;
-        if (kind == FG_OP_STORE) {
-            stores++;
-            stores_after += i > norm;
-        } else if (i < norm && kind != FG_OP_SCALE && kind != FG_OP_BIAS && kind != FG_OP_RESIDUAL) {
-            return snprintf(why, n, "%s before the norm (only scale, bias, residual and store may come before it)",
-                            fg_spec_op_name(kind)) > 0;
-        }
-    }
-    if (stores > 2) return snprintf(why, n, "%zu store ops with a norm (at most 2)", stores) > 0;
-    if (stores_after > 1) return snprintf(why, n, "%zu store ops after the norm (at most 1)", stores_after) > 0;
-    return false;
-}
-
 static void check_hopper_tile(checker *c, const fg_kernel_spec *k, const fg_gemm *g, const fg_tile *t)
 {
     ptrbuf pb;
@@ -285,15 +259,6 @@ static void check_hopper_tile(checker *c, const fg_kernel_spec *k, const fg_gemm
                     t->m, t->n, t->k, fg_spec_strategy_name(op->strategy));
                 return;
             }
-        }
-    }
-    if (pingpong && t->m == 64 && t->n == 320) {
-        char problem[128];
-        if (wide_tile_epilogue_problem(k, g, problem, sizeof problem)) {
-            err(c, t->ptr, "tile 64x320x64 with schedule 'pingpong' keeps 160 accumulators a thread, and beside "
-                "them this epilogue would spill registers: %s; use tile 64x320 with schedule 'cooperative' "
-                "(row strategy) or 128x160", problem);
-            return;
         }
     }
     size_t smem = fg_arch_sm90_smem_bytes(t->m, t->n, t->stages, pingpong, 0, 0);

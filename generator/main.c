@@ -482,7 +482,7 @@ int main(int argc, char **argv)
         process_spec(&arena, j, &d);
         if (j->spec.library) check_against_earlier(&arena, jobs, i, &d);
     }
-    if (opt.n_only != 0 && fg_diag_errors(&d) == 0)
+    if (opt.n_only != 0 && fg_diag_errors(&d) == 0 && !io_error)
         for (size_t i = 0; i < opt.n_specs; i++) keep_only(&arena, &jobs[i], &opt, &d);
     if (io_error) {
         rc = EXIT_USAGE;

@@ -190,8 +190,8 @@ static bool plan__sm90_strategy_ok(const fg_tile *t1, fg_strategy s, bool auto_s
     if (fg_arch_sm90_col_split(t1->m, fg_arch_sm90_pingpong(t1->m, t1->schedule)) && (s == FG_STRATEGY_SPLIT || s == FG_STRATEGY_CLUSTER)) return false;
     /* So does the 64x320 ping-pong tile, unless a spec asks for split: as a split kernel it was
      * never faster than 128x160 split on an H200 (N = 320, K 320-2560; N = 640, K = 2560:
-     * 0.0723 ms against 0.0529; bench/NOTES.md v45). (Without a norm it gets its one variant.) */
-    if (auto_strategy && t1->m == 64 && t1->n == 320 && (s == FG_STRATEGY_SPLIT || s == FG_STRATEGY_CLUSTER)) return false;
+     * 0.0723 ms against 0.0529; bench/NOTES.md v45). Nor does it take a kernel without a norm. */
+    if (auto_strategy && t1->m == 64 && t1->n == 320 && s != FG_STRATEGY_ROW) return false;
     if (s != FG_STRATEGY_CLUSTER) return true;
     return !fg_arch_sm90_pingpong(t1->m, t1->schedule) &&
            fg_arch_sm90_smem_bytes(t1->m, t1->n, t1->stages, false, FG_PLAN_MAX_CLUSTER, 0) <=
@@ -251,16 +251,6 @@ static const char *plan__schedule_suffix(fg_family family, const fg_plan_gemm *g
     return g->pingpong ? "_pingpong" : "_cooperative";
 }
 
-/* A Hopper consumer thread's accumulators: its warpgroup's rows x columns of the tile over its
- * 128 threads (ping-pong: the whole tile; cooperative: half its rows, or with m 64 half its
- * columns). */
-static long plan__sm90_accumulators(const fg_plan_gemm *pg)
-{
-    const bool col_split = !pg->pingpong && pg->bm == 64;
-    const long rows = pg->pingpong || col_split ? pg->bm : pg->bm / 2, cols = col_split ? pg->bn / 2 : pg->bn;
-    return rows * cols / 128;
-}
-
 static int plan__add(fg_arena *a, fg_plan *plan, size_t cap, fg_family family, const fg_kernel_spec *k,
                      const fg_tile *t1, const fg_tile *t2, fg_strategy strategy, const char *sig1, const char *sig2,
                      fg_diag *d)
@@ -308,17 +298,6 @@ static int plan__add(fg_arena *a, fg_plan *plan, size_t cap, fg_family family, c
         fg_diag_error(d, k->ptr, "out of memory while planning");
         return -1;
     }
-    /* Measured (nvcc 13.0): a Hopper split kernel whose consumer threads keep 128 accumulators
-     * and whose epilogue has no room in shared memory to stage spills 20 bytes when a store op
-     * comes before the norm (its direct stores beside the split write); the build refuses
-     * spills, so the spec is refused here, at the tile. */
-    if (family == FG_FAMILY_SM90 && pk->g1.strategy == FG_STRATEGY_SPLIT && !pk->g1.stage_tile &&
-        plan__sm90_accumulators(&pk->g1) >= 128 && plan__has_op(pk->g1.pre, pk->g1.n_pre, FG_OP_STORE)) {
-        fg_diag_error(d, t1->ptr, "tile %ldx%ldx%ld with %ld stages leaves no room to stage the epilogue, and "
-                      "its split variant, with a store op before the norm, would spill registers: use fewer stages",
-                      t1->m, t1->n, t1->k, t1->stages);
-        plan->n_kernels--;
-    }
     return 0;
 }
 
@@ -357,14 +336,25 @@ static void plan__check_coverage(const fg_kernel_spec *k, const fg_op *norm, con
             fg_diag_error(d, t1->ptr, "tile %ldx%ldx%ld gives no kernel: it cannot take strategy '%s' (cluster: a "
                           "cooperative tile of m 128 on sm_90a; a 64-row cooperative tile: row alone)",
                           t1->m, t1->n, t1->k, strategy);
+        else if (!norm && t1->m == 64 && t1->n == 320)
+            fg_diag_error(d, t1->ptr, "tile 64x320x64 gives no kernel: it exists for the row strategy of a norm "
+                          "(whole rows of up to 320 columns in one CTA), and this GEMM has no norm: use 128x160 or "
+                          "64x256");
         else
             fg_diag_error(d, t1->ptr, "tile %ldx%ldx%ld gives no kernel for the listed archs", t1->m, t1->n, t1->k);
     }
     for (size_t u = 0; chain_tiles && u < k->then.n_tiles; ++u) {
         if (t2_used[u]) continue;
         const fg_tile *t2 = &k->then.tiles[u];
-        fg_diag_error(d, t2->ptr, "GEMM2 tile %ldx%ldx%ld gives no kernel: no GEMM1 tile runs with it in the same "
-                      "family " PLAN_FAMILY_PAIRING, t2->m, t2->n, t2->k);
+        bool pairs = false;
+        for (size_t t = 0; t < k->gemm.n_tiles && !pairs; ++t) pairs = plan__tiles_pair(k, &k->gemm.tiles[t], t2);
+        if (pairs && norm && norm->strategy != FG_STRATEGY_AUTO)
+            fg_diag_error(d, t2->ptr, "GEMM2 tile %ldx%ldx%ld gives no kernel: the GEMM1 tiles it runs with cannot "
+                          "take strategy '%s' in its family (cluster: the Hopper family's alone)", t2->m, t2->n, t2->k,
+                          strategy);
+        else
+            fg_diag_error(d, t2->ptr, "GEMM2 tile %ldx%ldx%ld gives no kernel: no GEMM1 tile runs with it in the "
+                          "same family " PLAN_FAMILY_PAIRING, t2->m, t2->n, t2->k);
     }
     const fg_arch older = plan__lowest_arch(k, false);
     if (older != FG_ARCH_NONE && !portable_used) {
@@ -422,7 +412,6 @@ int fg_plan_build(fg_arena *arena, const fg_spec *spec, fg_plan *out, fg_diag *d
                 if (norm->strategy == FG_STRATEGY_AUTO || norm->strategy == all[a]) strategies[n_strategies++] = all[a];
         }
         size_t first_variant = out->n_kernels;
-        const int errors_before = fg_diag_errors(d);   /* plan__add's refusals name the tile already */
         bool t1_used[FG_SPEC_MAX_TILES] = {false}, t2_used[FG_SPEC_MAX_TILES] = {false}, portable_used = false;
 
         /* Hopper variants first, so that they come first in the table too. */
@@ -461,8 +450,6 @@ int fg_plan_build(fg_arena *arena, const fg_spec *spec, fg_plan *out, fg_diag *d
                 }
             }
         }
-        if (fg_diag_errors(d) != errors_before)
-            continue;
         bool tiles_pair = false;   /* some pair of tiles makes a variant, whatever the strategy */
         for (size_t t = 0; t < k->gemm.n_tiles && !tiles_pair; ++t)
             for (size_t u = 0; u < (k->has_then && k->then.n_tiles ? k->then.n_tiles : 1) && !tiles_pair; ++u)

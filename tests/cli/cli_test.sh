@@ -260,6 +260,10 @@ run 1 "--only with a planning error elsewhere" generate "$TMP/only-bad.json" --o
 expect_grep "--only with a planning error elsewhere" "$TMP/err" "/kernels/1/epilogue/0: no kernel can be built"
 expect_absent "--only with a planning error elsewhere" "$TMP/only-bad"
 
+# An unreadable spec beside --only: the read error alone, no "matches nothing" for it.
+run 2 "--only with an unreadable spec" check "$TMP/no-such-spec.json" specs/default.json --only '*'
+if grep -q "matches --only" "$TMP/err"; then fail "--only with an unreadable spec: a --only error for it"; else ok; fi
+
 # ---- the dispatch priority: a staged Hopper epilogue before a deeper pipeline -----------------
 # (64x320: 4 stages leave no room to stage the epilogue; measured 0.0612 ms against 0.0433 for
 # 3 staged stages, bench/NOTES.md v39)

@@ -39,16 +39,6 @@ else
     echo "PASS --nvrtc applies only to check"
 fi
 
-# Every 64x320 ping-pong epilogue check accepts (tests/cli/specs/wide-tile-epilogues.json: the
-# accepted ones of those measured when the rule was made) compiles without a spill: a spill is a
-# failure of check --nvrtc, as it fails the CMake build.
-"$fusegen" check --nvrtc tests/cli/specs/wide-tile-epilogues.json >"$tmp/out" 2>"$tmp/err"
-rc=$?
-if [ $rc -ne 0 ] || grep -qv '^ok ' "$tmp/out"; then
-    echo "FAIL 64x320 epilogues: rc=$rc"; grep -v '^ok ' "$tmp/out"; cat "$tmp/err"; fail=1
-else
-    echo "PASS the 64x320 ping-pong epilogues check accepts compile without spills"
-fi
 # A spec whose portable chain kernel spills 8 bytes when compiled for sm_90a (nvcc 13.0; not
 # for sm_80): check --nvrtc fails on it, naming the spill. (If a compiler stops spilling
 # there, this needs another such spec.)

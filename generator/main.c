@@ -307,13 +307,13 @@ static void keep_only(fg_arena *a, job *j, const options *o, fg_diag *d)
     }
     s->n_kernels = kept;
     fg_diag_set_source(d, j->path, j->text, j->len);
-    int before = fg_diag_errors(d);
-    if (kept == 0)
+    if (kept == 0) {
         fg_diag_error(d, "/kernels", "no kernel name matches --only '%s'%s", o->only[0],
                       o->n_only > 1 ? " or the other --only globs" : "");
-    else if (fg_plan_build(a, s, &j->plan, d) != 0)
         j->ok = 0;
-    if (fg_diag_errors(d) != before) j->ok = 0;
+        return;
+    }
+    if (fg_plan_build(a, s, &j->plan, d) != 0) j->ok = 0;
 }
 
 static void print_list(const job *jobs, size_t n_jobs)

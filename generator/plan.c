@@ -314,10 +314,20 @@ static bool plan__tiles_pair(const fg_kernel_spec *k, const fg_tile *t1, const f
            plan__sm80_fits(k, t1, t2);
 }
 
+/* Whether some tile of GEMM1 and some of GEMM2 (or GEMM1's own, without then.tiles) pair. */
+static bool plan__some_tiles_pair(const fg_kernel_spec *k)
+{
+    const bool chain_tiles = k->has_then && k->then.n_tiles > 0;
+    for (size_t t = 0; t < k->gemm.n_tiles; ++t)
+        for (size_t u = 0; u < (chain_tiles ? k->then.n_tiles : 1); ++u)
+            if (plan__tiles_pair(k, &k->gemm.tiles[t], chain_tiles ? &k->then.tiles[u] : &k->gemm.tiles[t])) return true;
+    return false;
+}
+
 /* After a spec kernel's variants are planned: every tile it lists, and every arch, got at least
  * one variant. The planner skips pairs it cannot build, so without this a tile or an arch could
  * drop out of the library with no word (a chain whose then.tiles fit only the other family; a
- * norm forced to the cluster strategy on a kernel that lists older archs). */
+ * norm forced to the cluster strategy on a kernel that lists another arch than sm_90a). */
 static void plan__check_coverage(const fg_kernel_spec *k, const fg_op *norm, const bool *t1_used, const bool *t2_used,
                                  bool portable_used, fg_diag *d)
 {
@@ -356,14 +366,14 @@ static void plan__check_coverage(const fg_kernel_spec *k, const fg_op *norm, con
             fg_diag_error(d, t2->ptr, "GEMM2 tile %ldx%ldx%ld gives no kernel: no GEMM1 tile runs with it in the "
                           "same family " PLAN_FAMILY_PAIRING, t2->m, t2->n, t2->k);
     }
-    const fg_arch older = plan__lowest_arch(k, false);
-    if (older != FG_ARCH_NONE && !portable_used) {
+    const fg_arch other = plan__lowest_arch(k, false);   /* an arch other than sm_90a */
+    if (other != FG_ARCH_NONE && !portable_used) {
         if (norm && norm->strategy == FG_STRATEGY_CLUSTER)
             fg_diag_error(d, norm->ptr, "strategy 'cluster' is the Hopper family's alone, so %s (listed) gets no "
                           "kernel: use strategy 'auto' (cluster on sm_90a, row or split elsewhere) or list sm_90a alone",
-                          fg_spec_arch_name(older));
+                          fg_spec_arch_name(other));
         else
-            fg_diag_error(d, k->ptr, "no tile gives %s (listed) a kernel", fg_spec_arch_name(older));
+            fg_diag_error(d, k->ptr, "no tile gives %s (listed) a kernel", fg_spec_arch_name(other));
     }
 }
 
@@ -450,12 +460,8 @@ int fg_plan_build(fg_arena *arena, const fg_spec *spec, fg_plan *out, fg_diag *d
                 }
             }
         }
-        bool tiles_pair = false;   /* some pair of tiles makes a variant, whatever the strategy */
-        for (size_t t = 0; t < k->gemm.n_tiles && !tiles_pair; ++t)
-            for (size_t u = 0; u < (k->has_then && k->then.n_tiles ? k->then.n_tiles : 1) && !tiles_pair; ++u)
-                tiles_pair = plan__tiles_pair(k, &k->gemm.tiles[t],
-                                              k->has_then && k->then.n_tiles ? &k->then.tiles[u] : &k->gemm.tiles[t]);
-        if (out->n_kernels == first_variant && norm && norm->strategy != FG_STRATEGY_AUTO && tiles_pair)
+        /* No variant at all although the tiles pair: the forced strategy is the cause, said once. */
+        if (out->n_kernels == first_variant && norm && norm->strategy != FG_STRATEGY_AUTO && plan__some_tiles_pair(k))
             fg_diag_error(d, norm->ptr,
                           "no kernel can be built: no tile takes strategy '%s' (cluster is the Hopper family's: "
                           "sm_90a listed, a cooperative tile of m 128 (with b_layout \"kn\": n 64, 128 or 256) "

@@ -219,9 +219,17 @@ static const char *emit__symbol(emit_ctx *c, const fg_plan_kernel *pk)
 
 /* Variables of one GEMM of a variant, for the kernel template. */
 /* The C++ type of a GEMM: the family's template instantiated with the variant's decisions. */
-static const char *emit__gemm_type(emit_ctx *c, fg_family family, int index, const fg_plan_gemm *g, const fg_kernel_spec *k)
+static const char *emit__gemm_type(emit_ctx *c, fg_family family, int index, const fg_plan_gemm *g, const fg_kernel_spec *k,
+                                   bool split_k)
 {
     const char *dt_ab = emit__dt_device(k->a), *dt_out = emit__dt_device(k->out);
+    if (split_k)   /* the partial kernel: raw f32 sums of its K slice, the epilogue left to the reduce */
+        return fg_arena_printf(c->arena,
+                               "fusegen_sm80::Gemm<fusegen_sm80::%s, fusegen_sm80::DT_F32, %ld, %ld, %ld, %ld, %d, %d, %s,\n"
+                               "                               fusegen_sm80::NORM_NONE, fusegen_sm80::STRATEGY_NONE, "
+                               "fusegen_sm80::NoOps, /* split K */ true>",
+                               dt_ab, g->bm, g->bn, g->bk, g->stages, g->warps_m, g->warps_n,
+                               g->b_layout == FG_LAYOUT_KN ? "true" : "false");
     const char *norm = emit__norm_name(g->norm), *strategy = emit__strategy_name(g->norm, g->strategy);
     if (family == FG_FAMILY_SM90)
         return fg_arena_printf(c->arena,
@@ -240,7 +248,11 @@ static void emit__gemm_scope(emit_ctx *c, fg_tmpl_scope *s, int index, const fg_
 {
     const fg_kernel_spec *k = pk->spec;
     const char *dt_out = emit__dt_device(k->out);
-    fg_tmpl_set(s, "gemm_type", emit__gemm_type(c, pk->family, index, g, k));
+    fg_tmpl_set(s, "gemm_type", emit__gemm_type(c, pk->family, index, g, k, pk->split_k));
+    fg_tmpl_set(s, "reduce_type",
+                pk->split_k ? fg_arena_printf(c->arena, "fusegen_sm80::SplitKReduce<fusegen_sm80::%s, fusegen_sm80::%s, Epilogue%d>",
+                                              dt_out, emit__norm_name(g->norm), index)
+                            : "");
     fg_tmpl_setf(s, "smem_bytes", "%zu", g->smem_bytes);
     fg_tmpl_set(s, "hopper", pk->family == FG_FAMILY_SM90 ? "1" : "0");
     fg_tmpl_set(s, "stage_tile", g->stage_tile ? "true" : "false");
@@ -287,6 +299,7 @@ static void emit__kernel_file_scope(emit_ctx *c, fg_tmpl_scope *s, const fg_kern
         fg_tmpl_set(v, "symbol", symbol);
         fg_tmpl_set(v, "constraints", pk->constraints);
         fg_tmpl_set(v, "chain", pk->chain ? "1" : "0");
+        fg_tmpl_set(v, "split_k", pk->split_k ? "1" : "0");
         emit__gemm_scope(c, fg_tmpl_list_add(v, "gemms"), 1, &pk->g1, pk);
         if (pk->chain) emit__gemm_scope(c, fg_tmpl_list_add(v, "gemms"), 2, &pk->g2, pk);
         if (pk->family == FG_FAMILY_SM90) hopper = 1;
@@ -393,7 +406,8 @@ static void emit__table_scope(emit_ctx *c, fg_tmpl_scope *s)
         fg_tmpl_set(e, "pingpong", pk->g1.pingpong ? "1" : "0");
         fg_tmpl_set(e, "pingpong2", pk->chain && pk->g2.pingpong ? "1" : "0");
         fg_tmpl_set(e, "norm", emit__norm_enum(pk->g1.norm));
-        fg_tmpl_set(e, "strategy", emit__strategy_enum(pk->g1.norm, pk->g1.strategy));
+        fg_tmpl_set(e, "strategy", pk->split_k ? "FUSEGEN_STRATEGY_NONE" : emit__strategy_enum(pk->g1.norm, pk->g1.strategy));
+        fg_tmpl_set(e, "split_k", pk->split_k ? "1" : "0");
         fg_tmpl_setf(e, "max_n", "%ld", pk->max_n);
         fg_tmpl_setf(e, "align_elems", "%d", pk->align_elems);
         fg_tmpl_setf(e, "uses_gamma", "%d", norm && norm->affine);

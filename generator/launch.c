@@ -4,9 +4,9 @@
 
 #include "arch.h"
 
-static const char *launch__strategy_name(const fg_plan_gemm *g)
+static const char *launch__strategy_name(const fg_plan_kernel *pk, const fg_plan_gemm *g)
 {
-    if (g->norm == FG_NORM_NONE) return "STRATEGY_NONE";
+    if (g->norm == FG_NORM_NONE || pk->split_k) return "STRATEGY_NONE";   /* split K: the partial kernel's */
     return g->strategy == FG_STRATEGY_SPLIT ? "STRATEGY_SPLIT" : g->strategy == FG_STRATEGY_CLUSTER ? "STRATEGY_CLUSTER"
                                                                                                   : "STRATEGY_ROW";
 }
@@ -23,7 +23,10 @@ void fg_launch_record(const fg_plan_kernel *pk, int index, fg_launch_gemm *out)
     out->family = pk->family;
     out->tile_m = (int)g->bm;
     out->tile_n = (int)g->bn;
-    out->split = norm && g->strategy == FG_STRATEGY_SPLIT;
+    out->split = norm && !pk->split_k && g->strategy == FG_STRATEGY_SPLIT;
+    out->split_k = pk->split_k && index == 1;
+    out->tile_k = (int)g->bk;
+    out->split_k_row_smem = out->split_k && norm;
     out->cluster = norm && g->strategy == FG_STRATEGY_CLUSTER;
     out->persistent = pk->family == FG_FAMILY_SM90 && !out->cluster;
     out->dt_ab = pk->spec->a;
@@ -58,10 +61,14 @@ static void launch__checks(fg_buf *b, const fg_plan_kernel *pk, int index)
                   n, index, r.smem_bytes, n, index);
     fg_buf_printf(b, "static_assert(%s::Gemm%d::kStrategy == fusegen_sm80::%s, "
                      "\"fusegen JIT: the strategy of %s GEMM%d differs from its launch record\");\n",
-                  n, index, launch__strategy_name(g), n, index);
+                  n, index, launch__strategy_name(pk, g), n, index);
+    /* a split-K partial kernel writes f32 sums whatever the output's dtype */
     fg_buf_printf(b, "static_assert(%s::Gemm%d::kOutBytes == %d && %s::Gemm%d::kDtAB == fusegen_sm80::%s, "
                      "\"fusegen JIT: the dtypes of %s GEMM%d differ from its launch record\");\n",
-                  n, index, r.out_bytes, n, index, launch__dt_name(r.dt_ab), n, index);
+                  n, index, r.split_k ? 4 : r.out_bytes, n, index, launch__dt_name(r.dt_ab), n, index);
+    fg_buf_printf(b, "static_assert(%s::Gemm%d::kSplitK == %s && %s::Gemm%d::kTileK == %d, "
+                     "\"fusegen JIT: the K slicing of %s GEMM%d differs from its launch record\");\n",
+                  n, index, r.split_k ? "true" : "false", n, index, r.tile_k, n, index);
     if (r.family == FG_FAMILY_SM90) {
         fg_buf_printf(b, "static_assert(%s::Gemm%d::kTmaBoxA == %d && %s::Gemm%d::kTmaBoxB == %d && "
                          "%s::Gemm%d::kBKn == %s, "
@@ -85,6 +92,9 @@ void fg_launch_append_checks(fg_buf *b, const fg_plan *plan, const fg_kernel_spe
     fg_buf_printf(b, "static_assert(fusegen_sm80::NORMALIZE_THREADS == %d, "
                      "\"fusegen JIT: the normalize kernel's block size differs\");\n",
                   FG_LAUNCH_NORMALIZE_THREADS);
+    fg_buf_printf(b, "static_assert(fusegen_sm80::SPLIT_K_REDUCE_THREADS == %d, "
+                     "\"fusegen JIT: the split-K reduce kernel's block size differs\");\n",
+                  FG_LAUNCH_SPLIT_K_REDUCE_THREADS);
     for (size_t i = 0; i < plan->n_kernels; ++i) {
         const fg_plan_kernel *pk = &plan->kernels[i];
         if (pk->spec != k) continue;

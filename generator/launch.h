@@ -14,6 +14,9 @@
 /* Threads of a split strategy's normalize kernel (fusegen_sm80::NORMALIZE_THREADS), one warp
  * per row. */
 #define FG_LAUNCH_NORMALIZE_THREADS 256
+/* Threads of a split-K variant's reduce kernel (fusegen_sm80::SPLIT_K_REDUCE_THREADS), a block
+ * per row. */
+#define FG_LAUNCH_SPLIT_K_REDUCE_THREADS 256
 
 typedef struct fg_launch_gemm {
     fg_family family;
@@ -21,6 +24,11 @@ typedef struct fg_launch_gemm {
     int threads;              /* block size */
     int smem_bytes;           /* dynamic shared memory, exactly the family's kSmemBytes */
     int split;                /* a normalize kernel follows (split strategy) */
+    int split_k;              /* split K: a partial kernel on a grid of z = fusegen_k_slices slices,
+                                 then the reduce kernel, a CTA of FG_LAUNCH_SPLIT_K_REDUCE_THREADS
+                                 per row (with a norm: N x 4 bytes of dynamic shared memory) */
+    int tile_k;               /* k of the tile (the slices are whole k tiles) */
+    int split_k_row_smem;     /* split K with a norm: the reduce keeps a row in shared memory */
     int cluster;              /* Hopper cluster strategy: clusters of ceil(N / tile_n) CTAs, as many as
                                  fit at once, walk down the row tiles */
     int persistent;           /* Hopper, not cluster: min(tiles, SMs) CTAs on a 1-D grid work through

@@ -19,6 +19,13 @@
  * exchange slots for 16 cost 8 KB more than for 8 (128-row tiles); every cooperative 128-row
  * tile keeps at 16 the staging it would have at 8. */
 #define FG_PLAN_MAX_CLUSTER 16
+/* Split-K variants are planned for the portable family's tiles of this many rows: a problem
+ * with few rows (decode) is the one whose tiles cannot fill the device, and a narrow tile wastes
+ * the least of a partial sum's rows. */
+#define PLAN_SPLIT_K_TILE_M 64
+/* The split-K reduce kernel keeps a row's f32 values in shared memory for the norm: at most
+ * this many columns (64 KB, within every arch's limit for one block). */
+#define PLAN_SPLIT_K_MAX_NORM_N 16384
 
 static const char *plan__op_token(const fg_op *op)
 {
@@ -252,8 +259,8 @@ static const char *plan__schedule_suffix(fg_family family, const fg_plan_gemm *g
 }
 
 static int plan__add(fg_arena *a, fg_plan *plan, size_t cap, fg_family family, const fg_kernel_spec *k,
-                     const fg_tile *t1, const fg_tile *t2, fg_strategy strategy, const char *sig1, const char *sig2,
-                     fg_diag *d)
+                     const fg_tile *t1, const fg_tile *t2, fg_strategy strategy, bool split_k, const char *sig1,
+                     const char *sig2, fg_diag *d)
 {
     if (plan->n_kernels >= cap) {
         fg_diag_error(d, k->ptr, "internal error: too many variants planned");
@@ -280,9 +287,12 @@ static int plan__add(fg_arena *a, fg_plan *plan, size_t cap, fg_family family, c
     pk->max_n = strategy == FG_STRATEGY_ROW       ? t1->n
                 : strategy == FG_STRATEGY_CLUSTER ? pk->g1.cluster_ranks * t1->n
                                                   : 0;
+    pk->split_k = split_k;
+    if (split_k && pk->g1.norm != FG_NORM_NONE) pk->max_n = PLAN_SPLIT_K_MAX_NORM_N;
     pk->priority = plan__priority(family, strategy, t1, &pk->g1);
 
-    const char *suffix = strategy == FG_STRATEGY_ROW       ? "_row"
+    const char *suffix = split_k                           ? "_splitk"
+                         : strategy == FG_STRATEGY_ROW     ? "_row"
                          : strategy == FG_STRATEGY_CLUSTER ? "_cluster"
                          : strategy == FG_STRATEGY_SPLIT   ? "_split"
                                                            : "";
@@ -389,12 +399,13 @@ int fg_plan_build(fg_arena *arena, const fg_spec *spec, fg_plan *out, fg_diag *d
     memset(out, 0, sizeof *out);
     out->spec = spec;
 
-    /* Upper bound of variants: 2 families x tiles x GEMM2 tiles x 3 strategies per kernel. */
+    /* Upper bound of variants: 2 families x tiles x GEMM2 tiles x (3 strategies + split K) per
+     * kernel. */
     size_t cap = 0;
     for (size_t i = 0; i < spec->n_kernels; ++i) {
         const fg_kernel_spec *k = &spec->kernels[i];
         size_t t2 = k->has_then && k->then.n_tiles ? k->then.n_tiles : 1;
-        cap += 2 * k->gemm.n_tiles * t2 * 3;
+        cap += 2 * k->gemm.n_tiles * t2 * 4;
     }
     out->kernels = fg_arena_alloc(arena, (cap ? cap : 1) * sizeof *out->kernels);
     if (!out->kernels) {
@@ -452,10 +463,20 @@ int fg_plan_build(fg_arena *arena, const fg_spec *spec, fg_plan *out, fg_diag *d
                         if (family == FG_FAMILY_SM80 && strategies[s] == FG_STRATEGY_CLUSTER) continue;
                         /* sm_90a alone is served by Hopper code where there is some */
                         if (family == FG_FAMILY_SM80 && hopper && !portable_archs) continue;
-                        if (plan__add(arena, out, cap, family, k, t1, t2, strategies[s], sig1, sig2, d)) return -1;
+                        if (plan__add(arena, out, cap, family, k, t1, t2, strategies[s], false, sig1, sig2, d))
+                            return -1;
                         t1_used[t] = true;
                         if (k->has_then && k->then.n_tiles) t2_used[u] = true;
                         portable_used |= family == FG_FAMILY_SM80;
+                    }
+                    /* the split-K form of a narrow portable tile (single GEMMs): its reduce kernel
+                     * sees whole rows, so any epilogue runs there; the norm's strategy is moot */
+                    if (family == FG_FAMILY_SM80 && !k->has_then && t1->m == PLAN_SPLIT_K_TILE_M &&
+                        (!norm || norm->strategy == FG_STRATEGY_AUTO)) {
+                        if (plan__add(arena, out, cap, family, k, t1, t2, FG_STRATEGY_AUTO, true, sig1, sig2, d))
+                            return -1;
+                        t1_used[t] = true;
+                        portable_used = true;
                     }
                 }
             }

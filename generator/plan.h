@@ -52,7 +52,7 @@ typedef struct fg_plan_gemm {
 typedef struct fg_plan_kernel {
     const fg_kernel_spec *spec;
     const char *name;         /* C identifier, unique in the library:
-                               * <kernel>_<family>_<bm>x<bn>x<bk>_s<stages>[_row|_split][_g2_<tile>] */
+                               * <kernel>_<family>_<bm>x<bn>x<bk>_s<stages>[_row|_split|_splitk][_g2_<tile>] */
     fg_family family;
     fg_arch arch;             /* the lowest arch it serves */
     int sm;                   /* 80, 86, 89, 90 */
@@ -61,7 +61,10 @@ typedef struct fg_plan_kernel {
     bool chain;
     fg_plan_gemm g2;          /* valid when chain */
     int align_elems;          /* K, N (and N2) and leading dims must be multiples of this */
-    long max_n;               /* row and cluster strategies: N <= max_n; 0 = any N */
+    bool split_k;             /* the portable family's split-K form: a partial kernel sums slices of
+                               * K into the workspace (f32), a reduce kernel applies the whole
+                               * epilogue row by row (name suffix _splitk) */
+    long max_n;               /* row and cluster strategies, split K with a norm: N <= max_n; 0 = any N */
     int priority;             /* larger is preferred by the dispatch among eligible kernels */
     const char *constraints;  /* human-readable, for `fusegen list` */
 } fg_plan_kernel;

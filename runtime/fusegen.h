@@ -132,8 +132,11 @@ typedef struct fusegen_kernel {
                                        schedule, one consumer's epilogue under the other's mainloop */
     int pingpong2;                  /* the same for a chain's GEMM2 (0 for single GEMMs) */
     fusegen_norm norm;
-    fusegen_strategy strategy;
-    int64_t max_n;                  /* row strategy: N <= max_n; 0: any */
+    fusegen_strategy strategy;      /* NONE for split-K variants (their reduce kernel sees whole rows) */
+    int split_k;                    /* 1: a split-K variant: a partial kernel sums slices of K
+                                       (fusegen_k_slices, fusegen_workspace.h) into the workspace,
+                                       a reduce kernel applies the whole epilogue row by row */
+    int64_t max_n;                  /* row and cluster strategies, split K with a norm: N <= max_n; 0: any */
     int align_elems;                /* K, N, N2, leading dims multiple of this; pointers 16-byte aligned */
     int n_stores, n_stores2;
     int uses_bias, uses_residual, uses_gamma, uses_beta;

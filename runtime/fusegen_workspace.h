@@ -4,14 +4,16 @@
  *                                        outputs keep bf16 in its first half: deviations from
  *                                        the tile mean for LayerNorm, the values for RMSNorm)
  *   stats    f32x2 [M, ceil(N/tile_n)]  split strategy: per-row partial (mean, M2) of each N tile
- *   hidden   out dtype [M, N]           chains: GEMM1's result, GEMM2's A operand */
+ *   hidden   out dtype [M, N]           chains: GEMM1's result, GEMM2's A operand
+ *   partials f32 [S, M, N]              split-K variants: the K slices' sums (S from
+ *                                        fusegen_k_slices), reduced by the epilogue kernel */
 #ifndef FUSEGEN_WORKSPACE_H
 #define FUSEGEN_WORKSPACE_H
 #include <stddef.h>
 #include <stdint.h>
 
 typedef struct fusegen_ws_layout {
-    size_t prenorm, stats, hidden;   /* byte offsets (meaningful when the part exists) */
+    size_t prenorm, stats, hidden, partials;   /* byte offsets (meaningful when the part exists) */
     size_t total;                    /* bytes needed; 0 when the kernel needs none */
 } fusegen_ws_layout;
 
@@ -22,7 +24,7 @@ static inline size_t fusegen_ws_align(size_t x) { return (x + 255u) & ~(size_t)2
 static inline fusegen_ws_layout fusegen_ws_layout_for(int split, int64_t tile_n, int chain,
                                                       size_t out_elem_bytes, int64_t m, int64_t n)
 {
-    fusegen_ws_layout l = {0, 0, 0, 0};
+    fusegen_ws_layout l = {0, 0, 0, 0, 0};
     size_t at = 0;
     if (split) {
         int64_t tiles_n = (n + tile_n - 1) / tile_n;
@@ -33,6 +35,32 @@ static inline fusegen_ws_layout fusegen_ws_layout_for(int split, int64_t tile_n,
         l.hidden = at;  at = fusegen_ws_align(at + (size_t)m * (size_t)n * out_elem_bytes);
     }
     l.total = at;
+    return l;
+}
+
+/* Split-K variants: the slices of K their partial kernel runs, from the problem and the device's
+ * multiprocessor count alone (so the runtime's workspace size and the launcher agree, and a
+ * problem gets the same slices, so the same bits, every run). Enough slices that tiles x slices
+ * fills the device once, none shorter than FUSEGEN_SPLIT_K_MIN_K_TILES k tiles (a shorter one
+ * spends more of its time filling its pipeline than streaming), at most
+ * FUSEGEN_SPLIT_K_MAX_SLICES (each adds M x N x 4 bytes written and read). */
+#define FUSEGEN_SPLIT_K_MIN_K_TILES 4
+#define FUSEGEN_SPLIT_K_MAX_SLICES 16
+static inline int fusegen_k_slices(int64_t m, int64_t n, int64_t k, int tile_m, int tile_n, int tile_k, int sms)
+{
+    int64_t tiles = ((m + tile_m - 1) / tile_m) * ((n + tile_n - 1) / tile_n);
+    int64_t k_tiles = (k + tile_k - 1) / tile_k;
+    int64_t s = tiles > 0 ? sms / tiles : 1;
+    if (s > k_tiles / FUSEGEN_SPLIT_K_MIN_K_TILES) s = k_tiles / FUSEGEN_SPLIT_K_MIN_K_TILES;
+    if (s > FUSEGEN_SPLIT_K_MAX_SLICES) s = FUSEGEN_SPLIT_K_MAX_SLICES;
+    return s < 1 ? 1 : (int)s;
+}
+
+/* Caller guarantees slices, m, n > 0 and that slices x m x n x 4 fits in size_t. */
+static inline fusegen_ws_layout fusegen_ws_layout_for_split_k(int slices, int64_t m, int64_t n)
+{
+    fusegen_ws_layout l = {0, 0, 0, 0, 0};
+    l.total = fusegen_ws_align((size_t)slices * (size_t)m * (size_t)n * 4u);
     return l;
 }
 

@@ -48,7 +48,7 @@ extern const size_t fusegen_embedded_templates_count;
 
 enum {
     JIT__MAX_CONTEXTS = 16,   /* CUDA contexts one object's code may be loaded into */
-    JIT__FNS = 3,             /* functions per variant: gemm1, normalize1, gemm2 */
+    JIT__FNS = 3,             /* functions per variant: gemm1, normalize1 (or reduce1), gemm2 */
     JIT__PATH = 4200,
     JIT__WHY = 2 * JIT__PATH + 256   /* a reason may name two paths (a rename) */
 };
@@ -65,6 +65,8 @@ typedef struct jit__params {
     float *prenorm;
     float *stats;
     int stats_ld;
+    float *partials;
+    int k_slices;
 } jit__params;
 
 /* fusegen_sm90::EpilogueMaps: the residual's, a store op's and the output's tensor maps. */
@@ -77,7 +79,7 @@ typedef struct jit__variant {
     size_t index;                  /* in kernels[]; its functions are fn[JIT__FNS * index ...] */
     int chain;
     fg_launch_gemm g1, g2;
-    const char *sym[JIT__FNS];     /* gemm1, normalize1 (split only), gemm2 (chains only) */
+    const char *sym[JIT__FNS];     /* gemm1, normalize1 (split) or reduce1 (split K), gemm2 (chains) */
 } jit__variant;
 
 typedef struct jit__module {
@@ -501,12 +503,14 @@ static long jit__build_table(fusegen_jit *j)
         v->chain = pk->chain;
         fg_launch_record(pk, 1, &v->g1);
         v->sym[0] = fg_arena_printf(&j->arena, "%s_%s_gemm1", lib, pk->name);
-        v->sym[1] = v->g1.split ? fg_arena_printf(&j->arena, "%s_%s_normalize1", lib, pk->name) : NULL;
+        v->sym[1] = v->g1.split     ? fg_arena_printf(&j->arena, "%s_%s_normalize1", lib, pk->name)
+                    : v->g1.split_k ? fg_arena_printf(&j->arena, "%s_%s_reduce1", lib, pk->name)
+                                    : NULL;
         if (pk->chain) {
             fg_launch_record(pk, 2, &v->g2);
             v->sym[2] = fg_arena_printf(&j->arena, "%s_%s_gemm2", lib, pk->name);
         }
-        if (!v->sym[0] || (v->g1.split && !v->sym[1]) || (pk->chain && !v->sym[2])) return -1;
+        if (!v->sym[0] || ((v->g1.split || v->g1.split_k) && !v->sym[1]) || (pk->chain && !v->sym[2])) return -1;
 
         k->name = pk->name;
         k->spec_kernel = ks->name;
@@ -546,7 +550,8 @@ static long jit__build_table(fusegen_jit *j)
         k->norm = pk->g1.norm == FG_NORM_LAYERNORM ? FUSEGEN_NORM_LAYERNORM
                   : pk->g1.norm == FG_NORM_RMSNORM ? FUSEGEN_NORM_RMSNORM
                                                    : FUSEGEN_NORM_NONE;
-        k->strategy = pk->g1.norm == FG_NORM_NONE ? FUSEGEN_STRATEGY_NONE
+        k->split_k = pk->split_k;
+        k->strategy = pk->g1.norm == FG_NORM_NONE || pk->split_k ? FUSEGEN_STRATEGY_NONE
                       : pk->g1.strategy == FG_STRATEGY_SPLIT   ? FUSEGEN_STRATEGY_SPLIT
                       : pk->g1.strategy == FG_STRATEGY_CLUSTER ? FUSEGEN_STRATEGY_CLUSTER
                                                                : FUSEGEN_STRATEGY_ROW;
@@ -586,6 +591,7 @@ static const struct {
     {"bias", "const void *"}, {"residual", "const void *"}, {"gamma", "const void *"}, {"beta", "const void *"},
     {"store", "void *[4]"}, {"ld_store", "long long[4]"},
     {"prenorm", "float *"}, {"stats", "float *"}, {"stats_ld", "int"},
+    {"partials", "float *"}, {"k_slices", "int"},
 };
 
 /* The parameter layout the launcher passes, asserted in the compiled source: the same size,
@@ -1134,6 +1140,41 @@ static CUresult jit__launch_dependent(CUfunction f, unsigned gx, unsigned gy, in
     return jit__cu.launch_kernel_ex(&config, f, params, NULL);
 }
 
+/* A split-K variant (portable family): the partial kernel on a grid of N tiles x M tiles x
+ * slices, then the reduce kernel, a block per row, as fusegen_sm80::launch_split_k does. */
+static int jit__launch_split_k(const fg_launch_gemm *rec, jit__params g, CUfunction partial, CUfunction reduce,
+                               const char *name, void *workspace, CUstream stream, char *why, size_t len)
+{
+    int device = 0, sms = 0, major = 0;
+    if (cudaGetDevice(&device) != cudaSuccess ||
+        cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) != cudaSuccess || sms <= 0 ||
+        cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) != cudaSuccess) {
+        snprintf(why, len, "%s: cannot read the device's multiprocessor count", name);
+        return 1;
+    }
+    g.k_slices = fusegen_k_slices(g.m, g.n, g.k, rec->tile_m, rec->tile_n, rec->tile_k, sms);
+    g.partials = (float *)((char *)workspace + fusegen_ws_layout_for_split_k(g.k_slices, g.m, g.n).partials);
+    const unsigned gx = (unsigned)((g.n + rec->tile_n - 1) / rec->tile_n);
+    const unsigned gy = (unsigned)((g.m + rec->tile_m - 1) / rec->tile_m);
+    void *params[1] = {&g};
+    CUresult r = jit__cu.launch_kernel(partial, gx, gy, (unsigned)g.k_slices, (unsigned)rec->threads, 1, 1,
+                                       (unsigned)rec->smem_bytes, stream, params, NULL);
+    if (r != CUDA_SUCCESS)
+        return jit__cu_fail(r, why, len, "%s (grid %ux%ux%d, %d threads, %d bytes of shared memory)", name, gx, gy,
+                            g.k_slices, rec->threads, rec->smem_bytes);
+    const int row_bytes = rec->split_k_row_smem ? g.n * 4 : 0;
+    if (row_bytes > 48 * 1024) {
+        r = jit__cu.func_set_attribute(reduce, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, row_bytes);
+        if (r != CUDA_SUCCESS) return jit__cu_fail(r, why, len, "the reduce kernel of %s: shared memory", name);
+    }
+    if (major >= 9)   /* a programmatic dependent launch: the reduce waits for the sums itself */
+        r = jit__launch_dependent(reduce, (unsigned)g.m, 1, FG_LAUNCH_SPLIT_K_REDUCE_THREADS, row_bytes, stream, params);
+    else
+        r = jit__cu.launch_kernel(reduce, (unsigned)g.m, 1, 1, FG_LAUNCH_SPLIT_K_REDUCE_THREADS, 1, 1,
+                                  (unsigned)row_bytes, stream, params, NULL);
+    return r == CUDA_SUCCESS ? 0 : jit__cu_fail(r, why, len, "the reduce kernel of %s", name);
+}
+
 /* One GEMM (and its normalize kernel for the split strategy) on stream. */
 static int jit__launch_gemm(const fg_launch_gemm *rec, jit__params g, CUfunction gemm, CUfunction norm,
                             const char *name, void *workspace, CUstream stream, char *why, size_t len)
@@ -1228,6 +1269,9 @@ static int jit__launch(const fusegen_kernel *k, const fusegen_problem *p, const 
     if (jit__module_get(v->owner, &m, why, why_len) != 0) return 1;
     const CUfunction *fn = &m->fn[JIT__FNS * v->index];
     CUstream s = (CUstream)stream;
+    if (v->g1.split_k)
+        return jit__launch_split_k(&v->g1, jit__gemm1_params(p, args), fn[0], fn[1], v->sym[0], workspace, s, why,
+                                   why_len);
     if (!v->chain)
         return jit__launch_gemm(&v->g1, jit__gemm1_params(p, args), fn[0], fn[1], v->sym[0], workspace, s, why,
                                 why_len);

@@ -241,12 +241,20 @@ static int fg__is_split(const fusegen_kernel *k)
     return k->strategy == FUSEGEN_STRATEGY_SPLIT;
 }
 
-/* The same sum as fusegen_ws_layout_for, with every step checked, so that the runtime only
- * calls that function once the total is known to fit in size_t. */
+/* The same sum as fusegen_ws_layout_for (split K: with the most slices any device gets), with
+ * every step checked, so that the runtime only calls those functions once the total is known to
+ * fit in size_t. */
 static int fg__ws_fits(const fusegen_kernel *k, const fusegen_problem *p, size_t *total)
 {
     size_t at = 0, bytes;
     size_t m = (size_t)p->m, n = (size_t)p->n;
+    if (k->split_k) {
+        if (!fg__mul_sz(m, n, &bytes) || !fg__mul_sz(bytes, 4u * FUSEGEN_SPLIT_K_MAX_SLICES, &bytes) ||
+            !fg__ws_add(&at, bytes))
+            return 0;
+        *total = at;
+        return 1;
+    }
     if (fg__is_split(k)) {
         size_t tile_n = (size_t)k->tile_n;
         size_t tiles_n = (n + tile_n - 1) / tile_n;
@@ -304,6 +312,40 @@ static cudaError_t fg__device_sm(int *sm)
     if (dev >= 0 && dev < FG__MAX_DEVICES)
         atomic_store_explicit(&fg__device_sm_cache[dev], *sm, memory_order_relaxed);
     return cudaSuccess;
+}
+
+/* The current device's multiprocessor count, read once per device ordinal (as fg__device_sm). */
+static _Atomic int fg__device_sms_cache[FG__MAX_DEVICES];
+
+static cudaError_t fg__device_sms(int *sms)
+{
+    int dev = 0, cached;
+    cudaError_t e = cudaGetDevice(&dev);
+    if (e != cudaSuccess)
+        return e;
+    if (dev >= 0 && dev < FG__MAX_DEVICES) {
+        cached = atomic_load_explicit(&fg__device_sms_cache[dev], memory_order_relaxed);
+        if (cached > 0) {
+            *sms = cached;
+            return cudaSuccess;
+        }
+    }
+    e = cudaDeviceGetAttribute(sms, cudaDevAttrMultiProcessorCount, dev);
+    if (e != cudaSuccess || *sms <= 0)
+        return e != cudaSuccess ? e : cudaErrorInvalidValue;
+    if (dev >= 0 && dev < FG__MAX_DEVICES)
+        atomic_store_explicit(&fg__device_sms_cache[dev], *sms, memory_order_relaxed);
+    return cudaSuccess;
+}
+
+/* Slices of K a split-K kernel runs p with on the current device (the launcher computes the
+ * same); FUSEGEN_SPLIT_K_MAX_SLICES, an upper bound, when the device cannot be read. */
+static int fg__k_slices(const fusegen_kernel *k, const fusegen_problem *p)
+{
+    int sms = 0;
+    if (fg__device_sms(&sms) != cudaSuccess)
+        return FUSEGEN_SPLIT_K_MAX_SLICES;
+    return fusegen_k_slices(p->m, p->n, p->k, k->tile_m, k->tile_n, k->tile_k, sms);
 }
 
 static fusegen_status fg__resolve_sm(const fusegen_problem *p, fg__arch *a)
@@ -653,7 +695,8 @@ static fusegen_status fg__check_kernel(const fusegen_kernel *k, const fusegen_pr
     if (k->max_n > 0 && p->n > k->max_n)
         return fg__reason(buf, len, FUSEGEN_ERR_NOT_SUPPORTED,
                           "p->n = %" PRId64 " exceeds the kernel's max_n = %" PRId64 " (%s)", p->n, k->max_n,
-                          k->strategy == FUSEGEN_STRATEGY_CLUSTER
+                          k->split_k ? "split K: the reduce kernel keeps a whole row in shared memory"
+                          : k->strategy == FUSEGEN_STRATEGY_CLUSTER
                               ? "cluster strategy: the thread blocks of one cluster hold a whole row"
                               : "row strategy: one thread block holds a whole row");
 
@@ -821,9 +864,22 @@ static long long fg__column_cost(const fusegen_kernel *k, const fusegen_problem 
  * K = 2560 (M = 16384); 64x320 ping-pong 0.0336, 0.0458, 0.0763 against 0.0750, and 0.0798
  * against 0.0587. (64x256 ping-pong at N = 256, K = 3072 ties the 128x256 row kernel.) */
 #define FG__WIDE_ROW_64_MAX_K 1024
+/* Split-K variants go first where their own tiles, unsliced, would leave at least half of this
+ * device's SMs idle and K is long enough for two slices (decode-sized M: the other variants run
+ * a fraction of a wave), and last everywhere else (a full wave of tiles gains nothing from
+ * writing and reading partial sums). */
+#define FG__SPLIT_K_FIRST 1000
+#define FG__SPLIT_K_LAST (-1)
 static int fg__class(const fusegen_kernel *k, const fusegen_problem *p)
 {
     int generator_class = k->priority / 1000000;
+    if (k->split_k) {
+        int sms = 0;
+        int64_t tiles = ((p->m + k->tile_m - 1) / k->tile_m) * ((p->n + k->tile_n - 1) / k->tile_n);
+        if (fg__device_sms(&sms) != cudaSuccess)
+            return FG__SPLIT_K_LAST;
+        return 2 * tiles <= sms && fg__k_slices(k, p) >= 2 ? FG__SPLIT_K_FIRST : FG__SPLIT_K_LAST;
+    }
     int wide_row_64 = fg__hopper_family(k) && k->strategy == FUSEGEN_STRATEGY_ROW && k->tile_m == 64 &&
                       (!k->pingpong || k->tile_n > 256);
     if (wide_row_64 && p->k > FG__WIDE_ROW_64_MAX_K)
@@ -851,6 +907,9 @@ static int fg__better(const fusegen_kernel *a, const fusegen_kernel *b, const fu
     int class_a = fg__class(a, p), class_b = fg__class(b, p);
     if (class_a != class_b)
         return class_a > class_b;
+    /* two split-K variants: the fewer slices, the fewer partial sums written and read */
+    if (a->split_k && b->split_k && fg__k_slices(a, p) != fg__k_slices(b, p))
+        return fg__k_slices(a, p) < fg__k_slices(b, p);
     ca = fg__column_cost(a, p);
     cb = fg__column_cost(b, p);
     if (ca != cb)
@@ -978,6 +1037,8 @@ fusegen_status fusegen_find(const fusegen_library *lib, const char *name, const 
 static size_t fg__ws_bytes(const fusegen_kernel *k, const fusegen_problem *p)
 {
     int split = fg__is_split(k);
+    if (k->split_k)
+        return fusegen_ws_layout_for_split_k(fg__k_slices(k, p), p->m, p->n).total;
     if (!split && !k->chain)
         return 0;
     return fusegen_ws_layout_for(split, k->tile_n, k->chain, fg__dtype_bytes(k->out), p->m, p->n).total;

@@ -263,8 +263,11 @@ static void check_table(fusegen_jit *j)
     CHECK(lib != NULL);
     if (!lib) return;
     CHECK(strcmp(lib->name, "jit_small") == 0);
-    CHECK(lib->n_kernels == 1);
+    CHECK(lib->n_kernels == 2);   /* the 64-row tile, and its split-K form */
     CHECK(strcmp(fusegen_jit_arch(j), "sm_80") == 0);
+    const fusegen_kernel *sk = NULL;
+    CHECK(fusegen_find(lib, "proj_bias_relu_sm80_64x64x32_s2_splitk", &sk) == FUSEGEN_OK && sk);
+    if (sk) CHECK(sk->split_k == 1 && sk->strategy == FUSEGEN_STRATEGY_NONE && sk->tile_k == 32);
     const fusegen_kernel *k = NULL;
     CHECK(fusegen_find(lib, "proj_bias_relu_sm80_64x64x32_s2", &k) == FUSEGEN_OK && k);
     if (!k) return;

@@ -12,7 +12,7 @@ namespace fusegen_sm80 {
 enum { DT_F16 = 1, DT_BF16 = 2, DT_F32 = 3 };
 enum { NORM_NONE = 0, NORM_LAYERNORM = 1, NORM_RMSNORM = 2 };
 enum { STRATEGY_NONE = 0, STRATEGY_ROW = 1, STRATEGY_SPLIT = 2, STRATEGY_CLUSTER = 3 };
-enum { MAX_STORES = 4, NORMALIZE_THREADS = 256 };
+enum { MAX_STORES = 4, NORMALIZE_THREADS = 256, SPLIT_K_REDUCE_THREADS = 256 };
 
 // Everything one GEMM launch reads and writes. Leading dimensions are in elements.
 struct Params {
@@ -27,6 +27,8 @@ struct Params {
                       // keeps deviations from the tile mean, RMSNorm the values)
     float *stats;     // split: per row and N tile, (mean, M2) or (mean of squares, 0)
     int stats_ld;     // N tiles per row
+    float *partials;  // split K: [k_slices, m, n] f32 sums, slice z over k tiles z*KT/S ... (z+1)*KT/S - 1
+    int k_slices;     // split K: slices of K (the partial kernel's grid z); else 0
 };
 
 // ---- element conversions (round to nearest even; NaN stays NaN) -------------------------
@@ -1267,8 +1269,11 @@ struct Epilogue {
 
 // ---- the GEMM ---------------------------------------------------------------------------
 // DT_AB: operand dtype; DT_OUT: output (and vector, residual, store) dtype. B_KN: B is [K, N].
+// SPLIT_K: the partial kernel of a split-K variant: CTA (x, y, z) sums k tiles z*KT/S ...
+// (z+1)*KT/S - 1 (S = gridDim.z) and writes the raw f32 sums to p.partials slice z; SplitKReduce
+// then applies the epilogue (Epi must be NoOps, DT_OUT f32, no norm).
 template <int DT_AB, int DT_OUT, int BM, int BN, int BK, int STAGES, int WARPS_M, int WARPS_N, bool B_KN,
-          int NORM, int STRATEGY, class Epi>
+          int NORM, int STRATEGY, class Epi, bool SPLIT_K = false>
 struct Gemm {
     static constexpr int THREADS = WARPS_M * WARPS_N * 32;
     static constexpr int WM = BM / WARPS_M, WN = BN / WARPS_N;
@@ -1281,7 +1286,7 @@ struct Gemm {
     static constexpr int A_STAGE = BM * A_LD, B_STAGE = B_ROWS * B_LD;
     static constexpr int SMEM_BYTES = STAGES * (A_STAGE + B_STAGE) * 2;
     // What the host launcher needs to know.
-    static constexpr int kTileM = BM, kTileN = BN, kThreads = THREADS, kSmemBytes = SMEM_BYTES;
+    static constexpr int kTileM = BM, kTileN = BN, kTileK = BK, kThreads = THREADS, kSmemBytes = SMEM_BYTES;
     static constexpr int kStrategy = STRATEGY;
     static constexpr bool kHopper = false;   // the normalize kernel follows in plain stream order
     static constexpr int kOutBytes = DT_OUT == DT_F32 ? 4 : 2;
@@ -1289,6 +1294,9 @@ struct Gemm {
     static_assert(WM % 16 == 0 && WN % 16 == 0, "warp tile must be a multiple of 16x16");
     static_assert(BK % 16 == 0, "tile k must be a multiple of 16");
     static_assert(Ep::SCRATCH_BYTES <= SMEM_BYTES, "epilogue scratch must fit in the mainloop buffers");
+    static_assert(!SPLIT_K || (DT_OUT == DT_F32 && NORM == NORM_NONE && STRATEGY == STRATEGY_NONE),
+                  "a split-K partial kernel writes raw f32 sums");
+    static constexpr bool kSplitK = SPLIT_K;
 
     __device__ static void load_stage(const Params &p, unsigned short *sA, unsigned short *sB, int stage, int kt,
                                       int m0, int n0)
@@ -1366,7 +1374,7 @@ struct Gemm {
         }
     }
 
-    __device__ static void run(const Params &p)
+    __device__ static void run(const Params &p_in)
     {
         extern __shared__ __align__(16) unsigned char smem_raw[];
         unsigned short *sA = reinterpret_cast<unsigned short *>(smem_raw);
@@ -1377,7 +1385,17 @@ struct Gemm {
         // row-norm tiles of this family do not have.
         const TileCoord tile = {static_cast<int>(blockIdx.y), static_cast<int>(blockIdx.x)};
         const int m0 = tile.m * BM, n0 = tile.n * BN;
-        const int KT = (p.k + BK - 1) / BK;
+        const int KT_ALL = (p_in.k + BK - 1) / BK;
+        // Split K: this CTA's k tiles kt0 ... and its slice of the partial sums (f32 [m, n]).
+        int kt0 = 0, KT = KT_ALL;
+        Params p = p_in;
+        if constexpr (SPLIT_K) {
+            const int z = static_cast<int>(blockIdx.z), slices = static_cast<int>(gridDim.z);
+            kt0 = static_cast<int>(static_cast<long long>(KT_ALL) * z / slices);
+            KT = static_cast<int>(static_cast<long long>(KT_ALL) * (z + 1) / slices) - kt0;
+            p.out = p_in.partials + static_cast<long long>(z) * p_in.m * p_in.n;
+            p.ldo = p_in.n;
+        }
 
         float acc[MI][NI][4];
 #pragma unroll
@@ -1390,14 +1408,14 @@ struct Gemm {
         // Mainloop: STAGES-1 tiles in flight while one is multiplied.
 #pragma unroll
         for (int s = 0; s < STAGES - 1; ++s) {
-            if (s < KT) load_stage(p, sA, sB, s, s, m0, n0);
+            if (s < KT) load_stage(p, sA, sB, s, kt0 + s, m0, n0);
             cp_async_commit();
         }
         for (int kt = 0; kt < KT; ++kt) {
             cp_async_wait<STAGES - 2>();
             __syncthreads();
             int next = kt + STAGES - 1;
-            if (next < KT) load_stage(p, sA, sB, next % STAGES, next, m0, n0);
+            if (next < KT) load_stage(p, sA, sB, next % STAGES, kt0 + next, m0, n0);
             cp_async_commit();
             compute_stage(sA, sB, kt % STAGES, warp_m, warp_n, lane, acc);
         }
@@ -1410,6 +1428,108 @@ struct Gemm {
 
     // Split strategy, second kernel.
     __device__ static void normalize(const Params &p) { Ep::normalize(p); }
+};
+
+// ---- split K ----------------------------------------------------------------------------
+// The epilogue of a split-K partial kernel: none (its sums are raw, the reduce applies the ops).
+struct NoOps {
+    static constexpr float kEps = 0.0f;
+    static constexpr bool kAffine = false;
+    static constexpr int kPrenormStoreSlot = -1;
+    static constexpr int kClusterRanks = 0;
+    __device__ static __forceinline__ float2 pre(float2 v, int, int, const Params &, const TileInputs &) { return v; }
+    __device__ static __forceinline__ float2 post(float2 v, int, int, const Params &, const TileInputs &) { return v; }
+};
+
+// Split K, second kernel: one CTA per row. It adds the row's partial sums slice by slice (a
+// fixed order: the same bits every run), applies the ops before the norm, then the norm over
+// the whole row from the f32 values kept in shared memory (mean first, then the centred sum of
+// squares), then the ops after it; every output is written once.
+template <int DT_OUT, int NORM, class Epi>
+struct SplitKReduce {
+    static constexpr int kThreads = SPLIT_K_REDUCE_THREADS;
+    // Dynamic shared memory a row needs (f32 values of N columns; none without a norm).
+    static constexpr bool kRowInSmem = NORM != NORM_NONE;
+
+    // The block's sum of v, added in the same order by every thread (warp shuffles, then the
+    // warps' sums in warp order).
+    __device__ static __forceinline__ float block_sum(float v, float *red)
+    {
+#pragma unroll
+        for (int off = 16; off > 0; off >>= 1) v += __shfl_xor_sync(0xffffffffu, v, off);
+        if ((threadIdx.x & 31) == 0) red[threadIdx.x >> 5] = v;
+        __syncthreads();
+        float t = 0.0f;
+#pragma unroll
+        for (int w = 0; w < kThreads / 32; ++w) t += red[w];
+        __syncthreads();   // red is reused by the next call
+        return t;
+    }
+
+    __device__ static __forceinline__ float2 affine(float2 v, const Params &p, int n)
+    {
+        if (!Epi::kAffine) return v;
+        const float2 g = load2_f32<DT_OUT>(p.gamma, n);
+        v = make_float2(v.x * g.x, v.y * g.y);
+        if (NORM == NORM_LAYERNORM) {
+            const float2 b = load2_f32<DT_OUT>(p.beta, n);
+            v = make_float2(v.x + b.x, v.y + b.y);
+        }
+        return v;
+    }
+
+    __device__ static void run(const Params &p)
+    {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+        // Launched as a programmatic dependent of the partial kernel on sm_90 and later: waits
+        // until that grid has finished and its sums are visible (a no-op otherwise).
+        asm volatile("griddepcontrol.wait;\n" ::: "memory");
+#endif
+        extern __shared__ __align__(16) float row[];
+        __shared__ float red[kThreads / 32];
+        const TileInputs global_inputs = {};
+        const int m = static_cast<int>(blockIdx.x);
+        const long long slice = static_cast<long long>(p.m) * p.n;
+        const float *src = p.partials + static_cast<long long>(m) * p.n;
+        float sum = 0.0f;
+        // N % 8 == 0 (checked on the host): four columns are all in or all out.
+        for (int n = static_cast<int>(threadIdx.x) * 4; n < p.n; n += kThreads * 4) {
+            float4 a = __ldg(reinterpret_cast<const float4 *>(src + n));
+            for (int z = 1; z < p.k_slices; ++z) {
+                const float4 b = __ldg(reinterpret_cast<const float4 *>(src + z * slice + n));
+                a = make_float4(a.x + b.x, a.y + b.y, a.z + b.z, a.w + b.w);
+            }
+            const float2 lo = Epi::pre(make_float2(a.x, a.y), m, n, p, global_inputs);
+            const float2 hi = Epi::pre(make_float2(a.z, a.w), m, n + 2, p, global_inputs);
+            if constexpr (NORM == NORM_NONE) {
+                store2_f32<DT_OUT>(p.out, static_cast<long long>(m) * p.ldo + n, lo);
+                store2_f32<DT_OUT>(p.out, static_cast<long long>(m) * p.ldo + n + 2, hi);
+            } else {
+                *reinterpret_cast<float4 *>(row + n) = make_float4(lo.x, lo.y, hi.x, hi.y);
+                sum += (lo.x + lo.y) + (hi.x + hi.y);
+            }
+        }
+        if constexpr (NORM != NORM_NONE) {
+            // __frcp_rn and rsqrtf: no IEEE division's slow-path call, whose saved registers
+            // spill
+            const float inv_n = __frcp_rn(static_cast<float>(p.n));
+            // (block_sum's barrier also makes the row's values visible to every thread)
+            const float total = block_sum(sum, red);
+            const float mean = NORM == NORM_LAYERNORM ? total * inv_n : 0.0f;
+            float squares = 0.0f;
+            for (int n = static_cast<int>(threadIdx.x); n < p.n; n += kThreads) {
+                const float d = row[n] - mean;
+                squares += d * d;
+            }
+            const float rstd = rsqrtf(block_sum(squares, red) * inv_n + Epi::kEps);
+            for (int n = static_cast<int>(threadIdx.x) * 2; n < p.n; n += kThreads * 2) {
+                const float2 x = *reinterpret_cast<const float2 *>(row + n);
+                float2 v = make_float2((x.x - mean) * rstd, (x.y - mean) * rstd);
+                v = Epi::post(affine(v, p, n), m, n, p, global_inputs);
+                store2_f32<DT_OUT>(p.out, static_cast<long long>(m) * p.ldo + n, v);
+            }
+        }
+    }
 };
 
 }  // namespace fusegen_sm80
@@ -1503,6 +1623,69 @@ cudaError_t launch_gemm(Params g, Kernel gemm, void (*norm)(Params), void *works
     config.attrs = &dependent;
     config.numAttrs = 1;
     err = cudaLaunchKernelEx(&config, norm, g);
+    return err != cudaSuccess ? err : cudaGetLastError();
+}
+
+// The device's multiprocessor count and compute capability x10, read once per device.
+struct DeviceShape {
+    int sms, sm;
+};
+inline cudaError_t device_shape(DeviceShape *out)
+{
+    enum { kMaxDevices = 64 };
+    static DeviceShape cache[kMaxDevices];   // zero until read; a device's shape never changes
+    int dev = 0;
+    cudaError_t err = cudaGetDevice(&dev);
+    if (err != cudaSuccess) return err;
+    if (dev >= 0 && dev < kMaxDevices && cache[dev].sms > 0) {
+        *out = cache[dev];
+        return cudaSuccess;
+    }
+    DeviceShape d = {0, 0};
+    int major = 0, minor = 0;
+    if ((err = cudaDeviceGetAttribute(&d.sms, cudaDevAttrMultiProcessorCount, dev)) != cudaSuccess ||
+        (err = cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev)) != cudaSuccess ||
+        (err = cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev)) != cudaSuccess)
+        return err;
+    d.sm = major * 10 + minor;
+    if (dev >= 0 && dev < kMaxDevices) cache[dev] = d;
+    *out = d;
+    return cudaSuccess;
+}
+
+// A split-K variant: the partial kernel (grid x: N tiles, y: M tiles, z: K slices) writes f32
+// sums into the workspace, then the reduce kernel (a CTA per row) applies the epilogue. The
+// slice count comes from fusegen_k_slices, as the runtime's workspace size does.
+template <class G, class R>
+cudaError_t launch_split_k(Params g, void (*partial)(Params), void (*reduce)(Params), void *workspace,
+                           cudaStream_t stream)
+{
+    DeviceShape dev;
+    cudaError_t err = device_shape(&dev);
+    if (err != cudaSuccess) return err;
+    const int slices = fusegen_k_slices(g.m, g.n, g.k, G::kTileM, G::kTileN, G::kTileK, dev.sms);
+    fusegen_ws_layout l = fusegen_ws_layout_for_split_k(slices, g.m, g.n);
+    g.partials = reinterpret_cast<float *>(static_cast<char *>(workspace) + l.partials);
+    g.k_slices = slices;
+    if ((err = cudaFuncSetAttribute(partial, cudaFuncAttributeMaxDynamicSharedMemorySize, G::kSmemBytes)) != cudaSuccess)
+        return err;
+    const dim3 grid((g.n + G::kTileN - 1) / G::kTileN, (g.m + G::kTileM - 1) / G::kTileM, slices);
+    partial<<<grid, G::kThreads, G::kSmemBytes, stream>>>(g);
+    if ((err = cudaGetLastError()) != cudaSuccess) return err;
+    const int row_bytes = R::kRowInSmem ? g.n * 4 : 0;
+    if (row_bytes > 48 * 1024 &&
+        (err = cudaFuncSetAttribute(reduce, cudaFuncAttributeMaxDynamicSharedMemorySize, row_bytes)) != cudaSuccess)
+        return err;
+    cudaLaunchConfig_t config = {};
+    config.gridDim = dim3(static_cast<unsigned>(g.m));
+    config.blockDim = dim3(R::kThreads);
+    config.dynamicSmemBytes = static_cast<size_t>(row_bytes);
+    config.stream = stream;
+    // sm_90 and later: a programmatic dependent launch (the reduce waits for the sums itself)
+    cudaLaunchAttribute dependent = programmatic_dependent();
+    config.attrs = &dependent;
+    config.numAttrs = dev.sm >= 90 ? 1 : 0;
+    err = cudaLaunchKernelEx(&config, reduce, g);
     return err != cudaSuccess ? err : cudaGetLastError();
 }
 

@@ -394,8 +394,9 @@ struct GemmSm90 {
     // first stage to 1024 bytes
     static constexpr int SMEM_BYTES =
         STAGES * STAGE_BYTES + BARRIER_BYTES + BUFFERS * (Ep::SCRATCH_BYTES + TILE_BYTES + BIAS_BYTES) + 1024;
-    static constexpr int kTileM = BM, kTileN = BN, kThreads = THREADS, kSmemBytes = SMEM_BYTES;
+    static constexpr int kTileM = BM, kTileN = BN, kTileK = BK, kThreads = THREADS, kSmemBytes = SMEM_BYTES;
     static constexpr int kStrategy = STRATEGY;
+    static constexpr bool kSplitK = false;   // split K is the portable family's
     static constexpr bool kHopper = true;   // launch_gemm starts the normalize kernel as a programmatic dependent
     static constexpr int kOutBytes = OUT_BYTES;
     static constexpr int kDtAB = DT_AB;

@@ -23,6 +23,15 @@ static const fusegen_op golden_small_proj_bias_residual_layernorm_sm80_64x128x32
     { FUSEGEN_OP_LAYERNORM, 1.0000000000000001e-05, 1, 0 },
 };
 
+/* proj_bias_residual_layernorm_sm80_64x128x32_s3_splitk: K % 8 == 0, N % 8 == 0, N <= 16384, 16-byte aligned pointers */
+cudaError_t golden_small_proj_bias_residual_layernorm_sm80_64x128x32_s3_splitk_launch(const fusegen_problem *problem, const fusegen_args *args, void *workspace,
+    cudaStream_t stream);
+static const fusegen_op golden_small_proj_bias_residual_layernorm_sm80_64x128x32_s3_splitk_ops[] = {
+    { FUSEGEN_OP_BIAS, 0, 0, 0 },
+    { FUSEGEN_OP_RESIDUAL, 0.5, 0, 0 },
+    { FUSEGEN_OP_LAYERNORM, 1.0000000000000001e-05, 1, 0 },
+};
+
 /* proj_scale_gelu_sm80_128x128x32_s4: K % 8 == 0, N % 8 == 0, 16-byte aligned pointers */
 cudaError_t golden_small_proj_scale_gelu_sm80_128x128x32_s4_launch(const fusegen_problem *problem, const fusegen_args *args, void *workspace,
     cudaStream_t stream);
@@ -51,6 +60,7 @@ static const fusegen_kernel golden_small_kernels[] = {
         .pingpong = 0, .pingpong2 = 0,
         .norm = FUSEGEN_NORM_LAYERNORM,
         .strategy = FUSEGEN_STRATEGY_ROW,
+        .split_k = 0,
         .max_n = 128,
         .align_elems = 8,
         .n_stores = 0, .n_stores2 = 0,
@@ -77,6 +87,7 @@ static const fusegen_kernel golden_small_kernels[] = {
         .pingpong = 0, .pingpong2 = 0,
         .norm = FUSEGEN_NORM_LAYERNORM,
         .strategy = FUSEGEN_STRATEGY_SPLIT,
+        .split_k = 0,
         .max_n = 0,
         .align_elems = 8,
         .n_stores = 0, .n_stores2 = 0,
@@ -84,6 +95,33 @@ static const fusegen_kernel golden_small_kernels[] = {
         .uses_bias2 = 0, .uses_residual2 = 0,
         .priority = 2008195,
         .launch = golden_small_proj_bias_residual_layernorm_sm80_64x128x32_s3_split_launch,
+    },
+    {
+        .name = "proj_bias_residual_layernorm_sm80_64x128x32_s3_splitk",
+        .spec_kernel = "proj_bias_residual_layernorm",
+        .sm = 80,
+        .arch_specific = 0,
+        .a = FUSEGEN_DTYPE_BF16, .b = FUSEGEN_DTYPE_BF16, .out = FUSEGEN_DTYPE_BF16,
+        .b_layout = FUSEGEN_LAYOUT_NK,
+        .epilogue = "bias+residual+layernorm",
+        .ops = golden_small_proj_bias_residual_layernorm_sm80_64x128x32_s3_splitk_ops, .n_ops = 3,
+        .chain = 0,
+        .b2_layout = FUSEGEN_LAYOUT_NK,
+        .epilogue2 = NULL,
+        .ops2 = NULL, .n_ops2 = 0,
+        .tile_m = 64, .tile_n = 128, .tile_k = 32, .stages = 3, .threads = 128,
+        .tile2_m = 0, .tile2_n = 0, .tile2_k = 0, .stages2 = 0, .threads2 = 0,
+        .pingpong = 0, .pingpong2 = 0,
+        .norm = FUSEGEN_NORM_LAYERNORM,
+        .strategy = FUSEGEN_STRATEGY_NONE,
+        .split_k = 1,
+        .max_n = 16384,
+        .align_elems = 8,
+        .n_stores = 0, .n_stores2 = 0,
+        .uses_bias = 1, .uses_residual = 1, .uses_gamma = 1, .uses_beta = 1,
+        .uses_bias2 = 0, .uses_residual2 = 0,
+        .priority = 4008195,
+        .launch = golden_small_proj_bias_residual_layernorm_sm80_64x128x32_s3_splitk_launch,
     },
     {
         .name = "proj_scale_gelu_sm80_128x128x32_s4",
@@ -103,6 +141,7 @@ static const fusegen_kernel golden_small_kernels[] = {
         .pingpong = 0, .pingpong2 = 0,
         .norm = FUSEGEN_NORM_NONE,
         .strategy = FUSEGEN_STRATEGY_NONE,
+        .split_k = 0,
         .max_n = 0,
         .align_elems = 8,
         .n_stores = 1, .n_stores2 = 0,

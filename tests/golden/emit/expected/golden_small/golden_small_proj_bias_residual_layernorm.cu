@@ -91,6 +91,54 @@ extern "C" __global__ void __launch_bounds__(fusegen_sm80::NORMALIZE_THREADS) go
     proj_bias_residual_layernorm_sm80_64x128x32_s3_split::Gemm1::normalize(p);
 }
 
+// ---- proj_bias_residual_layernorm_sm80_64x128x32_s3_splitk ----
+// constraints: K % 8 == 0, N % 8 == 0, N <= 16384, 16-byte aligned pointers
+namespace proj_bias_residual_layernorm_sm80_64x128x32_s3_splitk {
+
+// GEMM1 epilogue: bias+residual+layernorm
+struct Epilogue1 {
+    static constexpr float kEps = 1e-05f;
+    static constexpr bool kAffine = true;
+    // Split: the store op holding the norm's input, which the normalize kernel reads (-1: none).
+    static constexpr int kPrenormStoreSlot = -1;
+    // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
+    static constexpr int kClusterRanks = 0;
+    // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
+    // (m, n) and (m, n+1); n is even.
+    __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p,
+                                                const fusegen_sm80::TileInputs &in)
+    {
+        (void)m, (void)n, (void)p, (void)in;
+        v = fusegen_sm80::op_bias<fusegen_sm80::DT_BF16>(v, p, in, n);
+        v = fusegen_sm80::op_residual<fusegen_sm80::DT_BF16>(v, p, in, m, n, 0.5f);
+        return v;
+    }
+    // Ops after the norm, on the same pair.
+    __device__ static __forceinline__ float2 post(float2 v, int m, int n, const fusegen_sm80::Params &p,
+                                                 const fusegen_sm80::TileInputs &in)
+    {
+        (void)m, (void)n, (void)p, (void)in;
+        return v;
+    }
+};
+using Gemm1 = fusegen_sm80::Gemm<fusegen_sm80::DT_BF16, fusegen_sm80::DT_F32, 64, 128, 32, 3, 2, 2, false,
+                               fusegen_sm80::NORM_NONE, fusegen_sm80::STRATEGY_NONE, fusegen_sm80::NoOps, /* split K */ true>;
+static_assert(Gemm1::kSmemBytes == 46080, "the plan and the family agree on shared memory");
+// Split K: the partial kernel's sums reduced row by row, with the epilogue above.
+using Reduce1 = fusegen_sm80::SplitKReduce<fusegen_sm80::DT_BF16, fusegen_sm80::NORM_LAYERNORM, Epilogue1>;
+
+}  // namespace proj_bias_residual_layernorm_sm80_64x128x32_s3_splitk
+
+extern "C" __global__ void __launch_bounds__(128, 1) golden_small_proj_bias_residual_layernorm_sm80_64x128x32_s3_splitk_gemm1(fusegen_sm80::Params p)
+{
+    proj_bias_residual_layernorm_sm80_64x128x32_s3_splitk::Gemm1::run(p);
+}
+
+extern "C" __global__ void __launch_bounds__(fusegen_sm80::SPLIT_K_REDUCE_THREADS, 1) golden_small_proj_bias_residual_layernorm_sm80_64x128x32_s3_splitk_reduce1(fusegen_sm80::Params p)
+{
+    proj_bias_residual_layernorm_sm80_64x128x32_s3_splitk::Reduce1::run(p);
+}
+
 #ifndef __CUDACC_RTC__
 
 extern "C" cudaError_t golden_small_proj_bias_residual_layernorm_sm80_64x128x32_s3_row_launch(const fusegen_problem *problem, const fusegen_args *args, void *workspace,
@@ -105,5 +153,12 @@ extern "C" cudaError_t golden_small_proj_bias_residual_layernorm_sm80_64x128x32_
 {
     return fusegen_sm80::launch_gemm<proj_bias_residual_layernorm_sm80_64x128x32_s3_split::Gemm1>(fusegen_sm80::gemm1_params(problem, args), golden_small_proj_bias_residual_layernorm_sm80_64x128x32_s3_split_gemm1,
                                        golden_small_proj_bias_residual_layernorm_sm80_64x128x32_s3_split_normalize1, workspace, stream);
+}
+
+extern "C" cudaError_t golden_small_proj_bias_residual_layernorm_sm80_64x128x32_s3_splitk_launch(const fusegen_problem *problem, const fusegen_args *args, void *workspace,
+                                       cudaStream_t stream)
+{
+    return fusegen_sm80::launch_split_k<proj_bias_residual_layernorm_sm80_64x128x32_s3_splitk::Gemm1, proj_bias_residual_layernorm_sm80_64x128x32_s3_splitk::Reduce1>(fusegen_sm80::gemm1_params(problem, args),
+                                       golden_small_proj_bias_residual_layernorm_sm80_64x128x32_s3_splitk_gemm1, golden_small_proj_bias_residual_layernorm_sm80_64x128x32_s3_splitk_reduce1, workspace, stream);
 }
 #endif  // __CUDACC_RTC__

@@ -66,7 +66,7 @@ static void print_pointer(FILE *f, const char *p)
             size_t k = 1;
             while (k < n && k - 1 < FG_DIAG_TOKEN_MAX - 3) {
                 size_t m = 1;
-                if (p[k] == '~') m = 2;
+                if (p[k] == '~' && k + 1 < n) m = 2;
                 else if ((unsigned char)p[k] >= 0x80) {
                     int u = fg_jsonpos_utf8_seq((const unsigned char *)p + k, n - k);
                     m = u > 0 ? (size_t)u : 1;

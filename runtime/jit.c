@@ -416,8 +416,8 @@ static int jit__known_arch(int sm)
 
 /* Options the JIT sets itself, or that make NVRTC give something other than the one CUBIN for
  * the arch it reports: given in nvrtc_options they would make the JIT say one thing and run
- * another (--gpu-architecture=sm_90a behind arch sm_80). Matched as the option's name alone or
- * followed by '=' (NVRTC's two spellings of a value). */
+ * another (--gpu-architecture=sm_90a behind arch sm_80). Matched, after leading blanks, as the
+ * option's name alone (its value in the next option) or followed by '=' or a blank. */
 static const struct jit__opt {
     const char *name;
     const char *why;

@@ -9,6 +9,7 @@
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "arch.h"
@@ -51,6 +52,28 @@ static void err(checker *c, const char *ptr, const char *fmt, ...)
     c->errors++;
 }
 
+/* The shortest spelling of v that reads back as v: a limit and a value that differ never print
+ * the same (%g's six digits made FLT_MAX and 3.4028235e38 look equal). */
+typedef struct numbuf { char s[40]; } numbuf;
+
+static const char *num(numbuf *b, double v)
+{
+    for (int prec = 1; prec <= 17; prec++) {
+        snprintf(b->s, sizeof b->s, "%.*g", prec, v);
+        if (strtod(b->s, NULL) == v) break;
+    }
+    return b->s;
+}
+
+/* Characters (UTF-8 code points) of s: the spec's text is valid UTF-8 by now. */
+static size_t utf8_chars(const char *s)
+{
+    size_t n = 0;
+    for (; *s; s++)
+        if (((unsigned char)*s & 0xC0) != 0x80) n++;
+    return n;
+}
+
 /* ---- names ------------------------------------------------------------------------------ */
 
 static const char *const keywords[] = {
@@ -87,8 +110,9 @@ static bool check_name(checker *c, const char *ptr, const char *what, const char
         err(c, ptr, "%s is empty (expected a C identifier)", what);
         return false;
     }
-    if (n > FG_SPEC_MAX_NAME) {
-        err(c, ptr, "%s is %zu characters long, more than %d", what, n, FG_SPEC_MAX_NAME);
+    size_t chars = utf8_chars(name);
+    if (chars > FG_SPEC_MAX_NAME) {
+        err(c, ptr, "%s is %zu characters long, more than %d", what, chars, FG_SPEC_MAX_NAME);
         return false;
     }
     if (!is_ident(name)) {
@@ -363,6 +387,7 @@ static const fg_op *earlier_store(const fg_kernel_spec *k, const fg_op *op)
 static void check_epilogue(checker *c, const fg_kernel_spec *k, const fg_gemm *g, bool second)
 {
     ptrbuf pb;
+    numbuf lo, lim, val;
     const fg_op *norm = NULL;
     int stores = 0;
     for (size_t i = 0; i < g->n_ops; i++) {
@@ -370,13 +395,13 @@ static void check_epilogue(checker *c, const fg_kernel_spec *k, const fg_gemm *g
         switch (op->kind) {
         case FG_OP_SCALE:
             if (!isfinite(op->alpha) || fabs(op->alpha) > FLT_MAX)
-                err(c, ptr_cat(&pb, op->ptr, "/alpha"), "alpha must be finite in f32 (|alpha| <= %g), found %g",
-                    (double)FLT_MAX, op->alpha);
+                err(c, ptr_cat(&pb, op->ptr, "/alpha"), "alpha must be finite in f32 (|alpha| <= %s), found %s",
+                    num(&lim, (double)FLT_MAX), num(&val, op->alpha));
             break;
         case FG_OP_RESIDUAL:
             if (!isfinite(op->beta) || fabs(op->beta) > FLT_MAX)
-                err(c, ptr_cat(&pb, op->ptr, "/beta"), "beta must be finite in f32 (|beta| <= %g), found %g",
-                    (double)FLT_MAX, op->beta);
+                err(c, ptr_cat(&pb, op->ptr, "/beta"), "beta must be finite in f32 (|beta| <= %s), found %s",
+                    num(&lim, (double)FLT_MAX), num(&val, op->beta));
             break;
         case FG_OP_LAYERNORM:
         case FG_OP_RMSNORM:
@@ -385,8 +410,8 @@ static void check_epilogue(checker *c, const fg_kernel_spec *k, const fg_gemm *g
                     "strategy 'cluster' needs thread-block clusters: the kernel must list sm_90a");
             /* eps is added in f32: it must stay a normal, finite f32 number. */
             if (!(op->eps >= FLT_MIN) || !(op->eps <= FLT_MAX))
-                err(c, ptr_cat(&pb, op->ptr, "/eps"), "eps must be a positive normal f32 (%g to %g), found %g",
-                    (double)FLT_MIN, (double)FLT_MAX, op->eps);
+                err(c, ptr_cat(&pb, op->ptr, "/eps"), "eps must be a positive normal f32 (%s to %s), found %s",
+                    num(&lo, (double)FLT_MIN), num(&lim, (double)FLT_MAX), num(&val, op->eps));
             break;
         case FG_OP_STORE:
             if (++stores == MAX_STORES_PER_GEMM + 1)

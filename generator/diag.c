@@ -53,6 +53,34 @@ static void print_safe(FILE *f, const char *s, size_t n)
     }
 }
 
+/* Prints a JSON pointer with each token longer than FG_DIAG_TOKEN_MAX bytes cut to about that
+ * many (at a character boundary, never inside a ~0/~1 escape) and marked "...", so that a key of
+ * a megabyte makes a line of normal length. */
+static void print_pointer(FILE *f, const char *p)
+{
+    while (*p) {
+        size_t n = 1 + strcspn(p + 1, "/");       /* the '/' and the token */
+        if (n - 1 <= FG_DIAG_TOKEN_MAX) {
+            print_safe(f, p, n);
+        } else {
+            size_t k = 1;
+            while (k < n && k - 1 < FG_DIAG_TOKEN_MAX - 3) {
+                size_t m = 1;
+                if (p[k] == '~' && k + 1 < n) m = 2;
+                else if ((unsigned char)p[k] >= 0x80) {
+                    int u = fg_jsonpos_utf8_seq((const unsigned char *)p + k, n - k);
+                    m = u > 0 ? (size_t)u : 1;
+                }
+                if (k - 1 + m > FG_DIAG_TOKEN_MAX - 3) break;
+                k += m;
+            }
+            print_safe(f, p, k);
+            fputs("...", f);
+        }
+        p += n;
+    }
+}
+
 char *fg_diag_quote(char dst[FG_DIAG_QUOTE_SIZE], const char *s, size_t n)
 {
     size_t o = 0, k = 0;
@@ -104,7 +132,7 @@ static void emit(fg_diag *d, const char *severity, int line, int col, const char
     if (line > 0) fprintf(f, ":%d:%d", line, col);
     fprintf(f, ": %s: ", severity);
     if (pointer && *pointer) {
-        print_safe(f, pointer, strlen(pointer));
+        print_pointer(f, pointer);
         fputs(": ", f);
     }
     print_safe(f, msg, (size_t)n);

@@ -7,6 +7,7 @@
 #include <stdio.h>
 
 #define FG_DIAG_MAX_ERRORS 100   /* more than this are counted but not printed */
+#define FG_DIAG_TOKEN_MAX 64     /* a longer token of a printed JSON pointer is cut ("...") */
 
 typedef struct fg_diag {
     FILE *out;                 /* where messages go (stderr by default) */
@@ -22,7 +23,8 @@ void fg_diag_init(fg_diag *d, FILE *out);
 /* Sets the file (and its text, may be NULL) that following messages refer to. */
 void fg_diag_set_source(fg_diag *d, const char *file, const char *text, size_t len);
 /* Error at a JSON pointer ("" for the document root, NULL for none). line:col is looked up
- * in the current text; when the pointer cannot be located the message prints without it. */
+ * in the current text; when the pointer cannot be located the message prints without it. The
+ * pointer prints with tokens over FG_DIAG_TOKEN_MAX bytes cut. */
 void fg_diag_error(fg_diag *d, const char *pointer, const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 3, 4)))

@@ -267,13 +267,18 @@ int fg_jsonpos_find_key(const char *text, size_t len, const char *pointer, int n
     return locate(text, len, pointer, true, nth, offset);
 }
 
+int fg_jsonpos_line_break(const char *text, size_t len, size_t i)
+{
+    return i < len && (text[i] == '\n' || (text[i] == '\r' && (i + 1 >= len || text[i + 1] != '\n')));
+}
+
 void fg_jsonpos_line_col(const char *text, size_t len, size_t offset, int *line, int *col)
 {
     int l = 1;
     size_t line_start = 0;
     if (offset > len) offset = len;
     for (size_t i = 0; i < offset; i++) {
-        if (text[i] == '\n') {
+        if (fg_jsonpos_line_break(text, len, i)) {
             if (l < INT32_MAX) l++;
             line_start = i + 1;
         }
@@ -355,16 +360,14 @@ static int wb_key(walk_buf *b, const char *t, size_t n, size_t *i)
 {
     if (*i >= n || t[*i] != '"') return -1;
     size_t k = *i + 1;
-    bool cut = false;
     wb_put(b, "/", 1);
     for (;;) {
         unsigned char ch[4];
         int m = str_next(t, n, &k, ch);
         if (m < 0) return -1;
         if (m == 0) break;
-        if (cut) continue;
-        if (m == 1 && ch[0] == 0) { cut = true; continue; }
-        if (m == 1 && ch[0] == '~') wb_put(b, "~0", 2);
+        if (m == 1 && ch[0] == 0) wb_put(b, "\\u0000", 6);   /* no NUL in a C string */
+        else if (m == 1 && ch[0] == '~') wb_put(b, "~0", 2);
         else if (m == 1 && ch[0] == '/') wb_put(b, "~1", 2);
         else wb_put(b, (const char *)ch, (size_t)m);
     }

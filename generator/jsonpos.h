@@ -16,7 +16,12 @@ int fg_jsonpos_find(const char *text, size_t len, const char *pointer, size_t *o
  * when there is no such key (also when pointer is "" or its parent is an array). */
 int fg_jsonpos_find_key(const char *text, size_t len, const char *pointer, int nth, size_t *offset);
 
-/* 1-based line and 1-based byte column of offset (clamped to len). */
+/* Whether text[i] ends a line: a line feed, or a carriage return not followed by one (so
+ * LF, CRLF and lone-CR files all count lines; CRLF counts once). */
+int fg_jsonpos_line_break(const char *text, size_t len, size_t i);
+
+/* 1-based line and 1-based byte column of offset (clamped to len); lines end as
+ * fg_jsonpos_line_break says. */
 void fg_jsonpos_line_col(const char *text, size_t len, size_t offset, int *line, int *col);
 
 /* Length of the well-formed UTF-8 sequence at s[0..n) (1..4), or 0 when the bytes there are
@@ -24,7 +29,8 @@ void fg_jsonpos_line_col(const char *text, size_t len, size_t offset, int *line,
 int fg_jsonpos_utf8_seq(const unsigned char *s, size_t n);
 
 /* Walk of every key, string and number of a document that a JSON parser accepted, with the
- * JSON pointer of each. For a key the pointer names the member it introduces. off/n delimit the
+ * JSON pointer of each. For a key the pointer names the member it introduces (a key's U+0000,
+ * which a C string cannot hold, is written as the six characters \u0000). off/n delimit the
  * raw token in text: for keys and strings, the bytes between the quotes (escapes not decoded). */
 typedef enum { FG_JSONPOS_KEY, FG_JSONPOS_STRING, FG_JSONPOS_NUMBER } fg_jsonpos_token;
 typedef void (*fg_jsonpos_visit)(void *ctx, fg_jsonpos_token kind, const char *pointer,

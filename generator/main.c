@@ -8,7 +8,9 @@
 #define _POSIX_C_SOURCE 200809L
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <fnmatch.h>
+#include <poll.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -218,22 +220,29 @@ static int parse_args(int argc, char **argv, options *o)
 #define READ_TOO_LARGE (-2)
 
 /* Reads a spec file into arena memory (NUL-terminated). Returns 0, READ_TOO_LARGE, or -1 after
- * printing one error line. */
+ * printing one error line. The file is opened non-blocking: opening a FIFO that has no writer
+ * would wait for one forever. Reading waits (poll) only while a writer holds it open; a FIFO or
+ * pipe that gives no byte and has no writer is an error, not an empty spec. */
 static int read_spec(fg_arena *a, const char *path, const char **text, size_t *len)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f) {
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+    if (fd < 0) {
         fprintf(stderr, "fusegen: error: cannot open '%s': %s\n", path, strerror(errno));
         return -1;
     }
     struct stat st;
-    if (fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode)) {
-        fprintf(stderr, "fusegen: error: '%s' is a folder, not a spec file\n", path);
-        fclose(f);
+    if (fstat(fd, &st) != 0) {
+        fprintf(stderr, "fusegen: error: cannot read '%s': %s\n", path, strerror(errno));
+        close(fd);
         return -1;
     }
-    if (fstat(fileno(f), &st) == 0 && S_ISREG(st.st_mode) && (unsigned long long)st.st_size > FG_SPEC_MAX_BYTES) {
-        fclose(f);
+    if (S_ISDIR(st.st_mode)) {
+        fprintf(stderr, "fusegen: error: '%s' is a folder, not a spec file\n", path);
+        close(fd);
+        return -1;
+    }
+    if (S_ISREG(st.st_mode) && (unsigned long long)st.st_size > FG_SPEC_MAX_BYTES) {
+        close(fd);
         return READ_TOO_LARGE;
     }
     /* Read at most one byte more than allowed: pipes and devices have no size to trust. */
@@ -249,17 +258,29 @@ static int read_spec(fg_arena *a, const char *path, const char **text, size_t *l
             buf = nb;
             cap = ncap;
         }
-        size_t r = fread(buf + n, 1, cap - n, f);
-        n += r;
+        ssize_t r = read(fd, buf + n, cap - n);
+        if (r > 0) {
+            n += (size_t)r;
+            continue;
+        }
         if (r == 0) break;
-    }
-    if (ferror(f)) {
+        if (errno == EINTR) continue;
+        if (errno == EAGAIN || errno == EWOULDBLOCK) {   /* a writer, no data yet */
+            struct pollfd pfd = {.fd = fd, .events = POLLIN};
+            if (poll(&pfd, 1, -1) >= 0 || errno == EINTR) continue;
+        }
         fprintf(stderr, "fusegen: error: cannot read '%s': %s\n", path, strerror(errno));
         free(buf);
-        fclose(f);
+        close(fd);
         return -1;
     }
-    fclose(f);
+    close(fd);
+    if (n == 0 && S_ISFIFO(st.st_mode)) {
+        fprintf(stderr, "fusegen: error: '%s' is a FIFO or pipe with no data and no writer (fusegen does not "
+                "wait for a writer to open it)\n", path);
+        free(buf);
+        return -1;
+    }
     if (n > FG_SPEC_MAX_BYTES) {
         free(buf);
         return READ_TOO_LARGE;
@@ -276,7 +297,7 @@ static int read_spec(fg_arena *a, const char *path, const char **text, size_t *l
 oom:
     fprintf(stderr, "fusegen: error: out of memory reading '%s'\n", path);
     free(buf);
-    fclose(f);
+    close(fd);
     return -1;
 }
 
@@ -451,6 +472,11 @@ int main(int argc, char **argv)
     if (rc != 0) {
         free(opt.specs);
         free(opt.only);
+        /* --help and --version too: output that did not arrive is an error (a full disk) */
+        if (rc < 0 && (fflush(stdout) != 0 || ferror(stdout))) {
+            fprintf(stderr, "fusegen: error: cannot write to standard output: %s\n", strerror(errno));
+            return EXIT_USAGE;
+        }
         return rc < 0 ? EXIT_OK : rc;
     }
 

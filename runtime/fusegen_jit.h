@@ -36,7 +36,8 @@ typedef struct fusegen_jit_options {
     /* The target: "sm_80", "sm_86", "sm_89", "sm_90", "sm_90a", ... (the form of NVRTC's
      * --gpu-architecture, a real architecture). NULL or "": the current device's compute
      * capability, as sm_90a on a 9.0 device when a kernel of the spec lists sm_90a. An explicit
-     * arch compiles (and caches) without a GPU. */
+     * arch compiles (and caches) without a GPU; one that is no real architecture (sm_99,
+     * sm_0080) is FUSEGEN_ERR_INVALID_ARGUMENT. */
     const char *arch;
     /* The cache folder. NULL or "": $FUSEGEN_CACHE_DIR, else $XDG_CACHE_HOME/fusegen (when
      * absolute), else $HOME/.cache/fusegen (created, mode 0700, when missing; empty variables
@@ -44,7 +45,9 @@ typedef struct fusegen_jit_options {
     const char *cache_dir;
     int no_cache;                       /* 1: neither read nor write the disk cache */
     /* More NVRTC options (part of the cache key: their text, not the contents of files they
-     * name; use no_cache with --pre-include); may be NULL */
+     * name; use no_cache with --pre-include); may be NULL. Options the JIT sets itself
+     * (--gpu-architecture/-arch, -std) or that make no CUBIN (-dlto, --fdevice-syntax-only)
+     * are FUSEGEN_ERR_INVALID_ARGUMENT. */
     const char *const *nvrtc_options;
     int n_nvrtc_options;
 } fusegen_jit_options;

@@ -320,7 +320,12 @@ fusegen_status fusegen_jit_create(const char *spec_json, size_t len, const char 
     if (out) *out = NULL;
     if (!out) return fusegen__detail_set(FUSEGEN_ERR_INVALID_ARGUMENT, "out is NULL");
     if (!spec_json) return fusegen__detail_set(FUSEGEN_ERR_INVALID_ARGUMENT, "spec_json is NULL");
-    const char *name = spec_name && *spec_name ? spec_name : "<jit>";
+    /* the name goes into one-line details and diagnostics: its control bytes escaped, cut when long */
+    char name[FG_DIAG_QUOTE_SIZE];
+    if (spec_name && *spec_name)
+        fg_diag_quote(name, spec_name, strlen(spec_name));
+    else
+        snprintf(name, sizeof name, "%s", "<jit>");
     if (len > FG_SPEC_MAX_BYTES)
         return fusegen__detail_set(FUSEGEN_ERR_SPEC, "%s: error: the spec is %zu bytes, over the limit of %u bytes",
                                    name, len, FG_SPEC_MAX_BYTES);
@@ -381,20 +386,65 @@ fusegen_status fusegen_jit_create(const char *spec_json, size_t len, const char 
 
 /* ---- compile ------------------------------------------------------------------------------------ */
 
-/* "sm_<digits>[a|f]": the number (80, 90, 100, ...) and whether it has the 'a' suffix. */
+/* "sm_<digits>[a|f]": the number (80, 90, 100, ...) and whether it has the 'a' suffix. The
+ * digits are NVRTC's spelling: two or three, no leading zero (NVRTC refuses sm_080). */
 static int jit__parse_arch(const char *arch, int *sm, int *is_a)
 {
     if (strncmp(arch, "sm_", 3) != 0) return -1;
     const char *p = arch + 3;
     int v = 0, digits = 0;
+    if (*p == '0') return -1;
     while (*p >= '0' && *p <= '9' && digits < 4) v = v * 10 + (*p++ - '0'), ++digits;
-    if (digits < 2) return -1;
+    if (digits < 2 || digits > 3) return -1;
     *is_a = 0;
     if (*p == 'a') *is_a = 1, ++p;
     else if (*p == 'f') ++p;
     if (*p) return -1;
     *sm = v;
     return 0;
+}
+
+/* The real architectures from sm_80 on that NVIDIA has shipped (compute capabilities). An arch
+ * the caller names must be one of them, so that a slip (sm_99, sm_85) is an invalid argument
+ * rather than an NVRTC failure; the current device's own arch is taken as it comes. */
+static const int jit__known_sm[] = {80, 86, 87, 88, 89, 90, 100, 101, 103, 110, 120, 121};
+
+static int jit__known_arch(int sm)
+{
+    for (size_t i = 0; i < sizeof jit__known_sm / sizeof jit__known_sm[0]; ++i)
+        if (jit__known_sm[i] == sm) return 1;
+    return 0;
+}
+
+/* Options the JIT sets itself, or that make NVRTC give something other than the one CUBIN for
+ * the arch it reports: given in nvrtc_options they would make the JIT say one thing and run
+ * another (--gpu-architecture=sm_90a behind arch sm_80). Matched, after leading blanks, as the
+ * option's name alone (its value in the next option) or followed by '=' or a blank. */
+static const struct jit__opt {
+    const char *name;
+    const char *why;
+} jit__refused_opts[] = {
+    {"--gpu-architecture", "the JIT sets the arch: give it as opts->arch"},
+    {"-arch", "the JIT sets the arch: give it as opts->arch"},
+    {"--std", "the JIT sets the language standard (-std=c++17) that the kernels are written in"},
+    {"-std", "the JIT sets the language standard (-std=c++17) that the kernels are written in"},
+    {"--dlink-time-opt", "the JIT loads a CUBIN, not LTO IR"},
+    {"-dlto", "the JIT loads a CUBIN, not LTO IR"},
+    {"--fdevice-syntax-only", "the JIT needs the compiled code"},
+    {"-fdevice-syntax-only", "the JIT needs the compiled code"},
+};
+
+/* The reason option opt is refused, or NULL. */
+static const char *jit__refused_option(const char *opt)
+{
+    while (*opt == ' ' || *opt == '\t') ++opt;
+    for (size_t i = 0; i < sizeof jit__refused_opts / sizeof jit__refused_opts[0]; ++i) {
+        size_t n = strlen(jit__refused_opts[i].name);
+        if (strncmp(opt, jit__refused_opts[i].name, n) == 0 &&
+            (opt[n] == '\0' || opt[n] == '=' || opt[n] == ' ' || opt[n] == '\t'))
+            return jit__refused_opts[i].why;
+    }
+    return NULL;
 }
 
 static int jit__spec_lists_90a(const fg_spec *s)
@@ -678,23 +728,42 @@ fusegen_status fusegen_jit_compile(fusegen_jit *jit, const fusegen_jit_options *
     if (opts->n_nvrtc_options < 0 || (opts->n_nvrtc_options > 0 && !opts->nvrtc_options))
         return fusegen__detail_set(FUSEGEN_ERR_INVALID_ARGUMENT, "opts->nvrtc_options is NULL but n_nvrtc_options = %d",
                                    opts->n_nvrtc_options);
-    for (int i = 0; i < opts->n_nvrtc_options; ++i)
+    for (int i = 0; i < opts->n_nvrtc_options; ++i) {
         if (!opts->nvrtc_options[i])
             return fusegen__detail_set(FUSEGEN_ERR_INVALID_ARGUMENT, "opts->nvrtc_options[%d] is NULL", i);
+        const char *why_not = jit__refused_option(opts->nvrtc_options[i]);
+        if (why_not) {
+            char q[FG_DIAG_QUOTE_SIZE];
+            const char *o = opts->nvrtc_options[i];
+            return fusegen__detail_set(FUSEGEN_ERR_INVALID_ARGUMENT, "opts->nvrtc_options[%d] = '%s' is refused: %s",
+                                       i, fg_diag_quote(q, o, strlen(o)), why_not);
+        }
+    }
 
     int from_device = !opts->arch || !*opts->arch;
     if (from_device) {
         st = jit__device_arch(jit, arch, sizeof arch);
         if (st != FUSEGEN_OK) return st;
-    } else if (snprintf(arch, sizeof arch, "%s", opts->arch) >= (int)sizeof arch) {
-        return fusegen__detail_set(FUSEGEN_ERR_INVALID_ARGUMENT, "opts->arch '%.32s...' is too long", opts->arch);
+    } else if (strlen(opts->arch) >= sizeof arch) {
+        char q[FG_DIAG_QUOTE_SIZE];
+        return fusegen__detail_set(FUSEGEN_ERR_INVALID_ARGUMENT, "opts->arch '%s...' is too long",
+                                   fg_diag_quote(q, opts->arch, sizeof arch - 1));
+    } else {
+        snprintf(arch, sizeof arch, "%s", opts->arch);
     }
     int sm = 0, is_a = 0;
-    if (jit__parse_arch(arch, &sm, &is_a) != 0)
+    if (jit__parse_arch(arch, &sm, &is_a) != 0) {
+        char q[FG_DIAG_QUOTE_SIZE];
         return fusegen__detail_set(FUSEGEN_ERR_INVALID_ARGUMENT,
-                                   "opts->arch = '%s' is not a real architecture such as sm_80, sm_86 or sm_90a", arch);
+                                   "opts->arch = '%s' is not a real architecture such as sm_80, sm_86 or sm_90a",
+                                   fg_diag_quote(q, arch, strlen(arch)));
+    }
     if (sm < 80)
         return fusegen__detail_set(FUSEGEN_ERR_NOT_SUPPORTED, "arch %s: fusegen kernels need sm_80 or newer", arch);
+    if (!from_device && !jit__known_arch(sm))
+        return fusegen__detail_set(FUSEGEN_ERR_INVALID_ARGUMENT,
+                                   "opts->arch = '%s' is not a real architecture (from sm_80 on: sm_80, sm_86, sm_87, "
+                                   "sm_88, sm_89, sm_90, sm_90a, sm_100, sm_101, sm_103, sm_110, sm_120, sm_121)", arch);
     /* arch-specific code runs on one compute capability, and the runtime knows only 9.0's */
     if (arch[strlen(arch) - 1] == 'f' || (is_a && sm != 90))
         return fusegen__detail_set(FUSEGEN_ERR_INVALID_ARGUMENT,

@@ -73,6 +73,27 @@ expect_grep "--version with an argument" "$TMP/err" "^fusegen: error: '--version
 run 2 "--help with an argument" --help extra
 run 0 "--help" --help
 expect_grep "--help" "$TMP/out" "usage: fusegen generate"
+# output that cannot be written is an error, for --version and --help too (a full device)
+if [ -w /dev/full ]; then
+    for a in --version --help -h; do
+        "$FUSEGEN" $a >/dev/full 2>"$TMP/err"
+        if [ $? -eq 2 ]; then ok; else fail "$a to /dev/full: exit status not 2"; fi
+        expect_grep "$a to /dev/full: message" "$TMP/err" "^fusegen: error: cannot write to standard output"
+    done
+    "$FUSEGEN" check --help >/dev/full 2>/dev/null
+    if [ $? -eq 2 ]; then ok; else fail "check --help to /dev/full: exit status not 2"; fi
+fi
+# a FIFO with no writer is refused at once (opening it for reading used to wait forever); one
+# whose writer is slow is waited for
+if mkfifo "$TMP/fifo" 2>/dev/null; then
+    if command -v timeout >/dev/null 2>&1; then to="timeout 20"; else to=; fi
+    $to "$FUSEGEN" check "$TMP/fifo" >"$TMP/out" 2>"$TMP/err"
+    if [ $? -eq 2 ]; then ok; else fail "a FIFO with no writer: exit status not 2"; fi
+    expect_grep "a FIFO with no writer: message" "$TMP/err" "is a FIFO or pipe with no data and no writer"
+    (sleep 1; cat specs/default.json) | $to "$FUSEGEN" check /dev/stdin >"$TMP/out" 2>"$TMP/err"
+    if [ $? -eq 0 ]; then ok; else fail "a pipe with a slow writer: exit status not 0"; sed 's/^/  | /' "$TMP/err" >&2; fi
+    rm -f "$TMP/fifo"
+fi
 run 0 "-h" -h
 expect_grep "-h" "$TMP/out" "usage:"
 run 2 "no arguments"

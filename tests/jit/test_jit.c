@@ -201,6 +201,21 @@ static void test_bad_input(void)
         fusegen_jit_destroy(j);
         j = NULL;
     }
+    /* the spec's name goes into a one-line detail: its line breaks escaped, a long one cut */
+    {
+        CHECK(fusegen_jit_create(bad, strlen(bad), "two\nlines.json", &j) == FUSEGEN_ERR_SPEC && j == NULL);
+        printf("  name with a line break: %s\n", fusegen_last_detail());
+        CHECK(strchr(fusegen_last_detail(), '\n') == NULL && strstr(fusegen_last_detail(), "two\\x0alines.json"));
+        size_t n = 100000;
+        char *longname = malloc(n + 1);
+        if (longname) {
+            memset(longname, 'n', n);
+            longname[n] = '\0';
+            CHECK(fusegen_jit_create(bad, strlen(bad), longname, &j) == FUSEGEN_ERR_SPEC && j == NULL);
+            CHECK(strlen(fusegen_last_detail()) < 1000 && strstr(fusegen_last_detail(), "/kernels/0/tiles/0/m"));
+            free(longname);
+        }
+    }
     /* arguments */
     CHECK(fusegen_jit_create(NULL, 0, NULL, &j) == FUSEGEN_ERR_INVALID_ARGUMENT);
     CHECK(fusegen_jit_create(bad, strlen(bad), NULL, NULL) == FUSEGEN_ERR_INVALID_ARGUMENT);
@@ -230,6 +245,42 @@ static void test_bad_input(void)
     o.arch = "sm_80";
     o.n_nvrtc_options = 1;
     CHECK(fusegen_jit_compile(j, &o, NULL) == FUSEGEN_ERR_INVALID_ARGUMENT);
+    /* options the JIT sets itself (or that make no CUBIN for the arch it reports) are refused
+     * before anything compiles: --gpu-architecture=sm_90a behind arch sm_80 ran sm_90a code */
+    {
+        static const char *const refused[] = {"--gpu-architecture=sm_90a", "-arch=sm_90a", "-arch", "--gpu-architecture",
+                                              " -arch=compute_90", "-std=c++20", "--std=c++14", "-dlto",
+                                              "--dlink-time-opt", "-fdevice-syntax-only"};
+        for (size_t i = 0; i < sizeof refused / sizeof refused[0]; ++i) {
+            const char *two[2] = {"-lineinfo", refused[i]};
+            o.nvrtc_options = two;
+            o.n_nvrtc_options = 2;
+            CHECK(fusegen_jit_compile(j, &o, NULL) == FUSEGEN_ERR_INVALID_ARGUMENT &&
+                  strstr(fusegen_last_detail(), "opts->nvrtc_options[1]") && strstr(fusegen_last_detail(), "refused"));
+        }
+        printf("  refused option: %s\n", fusegen_last_detail());
+        fusegen_jit_stats s0;
+        fusegen_jit_get_stats(j, &s0);
+        CHECK(s0.compiles == 0);
+        o.n_nvrtc_options = 1;
+    }
+    /* archs that are no real architecture are invalid arguments, as sm_8 is, not NVRTC failures */
+    {
+        static const char *const bad_archs[] = {"sm_8", "sm_0080", "sm_080", "sm_99", "sm_85", "sm_1000", "sm_999",
+                                                "sm_\n80"};
+        fusegen_jit_options oa;
+        memset(&oa, 0, sizeof oa);
+        oa.no_cache = 1;
+        for (size_t i = 0; i < sizeof bad_archs / sizeof bad_archs[0]; ++i) {
+            fusegen_jit *ja = make(spec_with("relu"));   /* a fresh one: not compiled for another arch */
+            if (!ja) break;
+            oa.arch = bad_archs[i];
+            CHECK(fusegen_jit_compile(ja, &oa, NULL) == FUSEGEN_ERR_INVALID_ARGUMENT);
+            CHECK(strchr(fusegen_last_detail(), '\n') == NULL);
+            fusegen_jit_destroy(ja);
+        }
+        printf("  unknown arch: %s\n", fusegen_last_detail());
+    }
     /* an option NVRTC refuses: a compile error with NVRTC's words */
     const char *wrong = "--no-such-option";
     o.nvrtc_options = &wrong;

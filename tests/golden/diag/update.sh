@@ -10,7 +10,7 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT INT TERM
 mkdir "$work/cases"
 cp "$here"/cases/*.json "$work/cases/"
-for name in deep_array deep_object; do
+for name in deep_array deep_object long_key long_utf8_name; do
     cmake -DGEN_CASE="$name" -DGEN_OUT="$work/cases/$name.json" -P "$here/gen_cases.cmake"
 done
 cd "$work"

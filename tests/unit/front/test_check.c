@@ -53,6 +53,22 @@ static void test_names(void)
     CHECK(fires("l", "\"name\": \"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\", \"arch\": [\"sm_80\"],"
                 " \"a\": \"bf16\", \"b\": \"bf16\", \"out\": \"bf16\"", TILE ", " NOOPS,
                 "/kernels/0/name: kernel name is 65 characters long, more than 64", 1));
+    /* characters, not bytes: 40 two-byte characters are 40, and not over the limit (but not ASCII) */
+    CHECK(fires("\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9"
+                "\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9"
+                "\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9"
+                "\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9",
+                HEAD, TILE ", " NOOPS, "/library: library name '\xc3\xa9\xc3\xa9", 1));
+    CHECK(fires("\xe2\x82\xac\xe2\x82\xac\xe2\x82\xac\xe2\x82\xac\xe2\x82\xac\xe2\x82\xac\xe2\x82\xac\xe2\x82\xac"
+                "\xe2\x82\xac\xe2\x82\xac\xe2\x82\xac\xe2\x82\xac\xe2\x82\xac\xe2\x82\xac\xe2\x82\xac\xe2\x82\xac"
+                "\xe2\x82\xac\xe2\x82\xac\xe2\x82\xac\xe2\x82\xac\xe2\x82\xac\xe2\x82\xac\xe2\x82\xac\xe2\x82\xac"
+                "\xe2\x82\xac\xe2\x82\xac\xe2\x82\xac\xe2\x82\xac\xe2\x82\xac\xe2\x82\xac\xe2\x82\xac\xe2\x82\xac"
+                "\xe2\x82\xac\xe2\x82\xac\xe2\x82\xac\xe2\x82\xac\xe2\x82\xac\xe2\x82\xac\xe2\x82\xac\xe2\x82\xac"
+                "\xe2\x82\xac\xe2\x82\xac\xe2\x82\xac\xe2\x82\xac\xe2\x82\xac\xe2\x82\xac\xe2\x82\xac\xe2\x82\xac"
+                "\xe2\x82\xac\xe2\x82\xac\xe2\x82\xac\xe2\x82\xac\xe2\x82\xac\xe2\x82\xac\xe2\x82\xac\xe2\x82\xac"
+                "\xe2\x82\xac\xe2\x82\xac\xe2\x82\xac\xe2\x82\xac\xe2\x82\xac\xe2\x82\xac\xe2\x82\xac\xe2\x82\xac"
+                "\xe2\x82\xac",
+                HEAD, TILE ", " NOOPS, "/library: library name is 65 characters long, more than 64", 1));
     CHECK(fires("l", HEAD, TILE ", \"epilogue\": [{\"op\": \"store\", \"as\": \"a b\"}]",
                 "/kernels/0/epilogue/0/as: store name 'a b' is not a C identifier", 1));
 
@@ -178,9 +194,17 @@ static void test_tiles(void)
 static void test_epilogues(void)
 {
     CHECK(fires("l", HEAD, TILE ", \"epilogue\": [{\"op\": \"layernorm\", \"eps\": 0}]",
-                "/kernels/0/epilogue/0/eps: eps must be a positive normal f32 (1.17549e-38 to 3.40282e+38), found 0", 1));
+                "/kernels/0/epilogue/0/eps: eps must be a positive normal f32 (1.1754943508222875e-38 to 3.4028234663852886e+38), found 0", 1));
     CHECK(fires("l", HEAD, TILE ", \"epilogue\": [{\"op\": \"rmsnorm\", \"eps\": -1e-6}]",
-                "/kernels/0/epilogue/0/eps: eps must be a positive normal f32 (1.17549e-38 to 3.40282e+38), found -1e-06", 1));
+                "/kernels/0/epilogue/0/eps: eps must be a positive normal f32 (1.1754943508222875e-38 to 3.4028234663852886e+38), found -1e-06", 1));
+    /* a limit and a value that differ never print the same (%g printed both as 3.40282e+38) */
+    CHECK(fires("l", HEAD, TILE ", \"epilogue\": [{\"op\": \"scale\", \"alpha\": 3.4028235e38}]",
+                "/kernels/0/epilogue/0/alpha: alpha must be finite in f32 (|alpha| <= 3.4028234663852886e+38), found "
+                "3.4028235e+38", 1));
+    CHECK(fires("l", HEAD, TILE ", \"epilogue\": [{\"op\": \"residual\", \"beta\": -3.40282347e38}]",
+                "found -3.40282347e+38", 1));
+    CHECK(fires("l", HEAD, TILE ", \"epilogue\": [{\"op\": \"rmsnorm\", \"eps\": 1.1754942e-38}]",
+                "found 1.1754942e-38", 1));
     CHECK(fires("l", HEAD, TILE ", \"epilogue\": [{\"op\": \"layernorm\"}, {\"op\": \"relu\"}, {\"op\": \"layernorm\"}]",
                 "/kernels/0/epilogue/2: a second norm (layernorm) in one epilogue", 1));
     CHECK(fires("l", HEAD, TILE ", \"epilogue\": [{\"op\": \"store\", \"as\": \"s1\"}, {\"op\": \"store\", \"as\": \"s2\"},"

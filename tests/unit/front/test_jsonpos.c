@@ -48,11 +48,14 @@ typedef struct seen {
     int tokens;
 } seen;
 
+static int pointers_only;   /* record: log the pointer alone (for documents other than doc) */
+
 static void record(void *ctx, fg_jsonpos_token kind, const char *pointer, size_t off, size_t n)
 {
     seen *s = ctx;
     const char *k = kind == FG_JSONPOS_KEY ? "K" : kind == FG_JSONPOS_STRING ? "S" : "N";
-    int w = snprintf(s->log + s->len, sizeof s->log - s->len, "%s %s %.*s\n", k, pointer, (int)n, doc + off);
+    int w = pointers_only ? snprintf(s->log + s->len, sizeof s->log - s->len, "%s %s\n", k, pointer)
+                          : snprintf(s->log + s->len, sizeof s->log - s->len, "%s %s %.*s\n", k, pointer, (int)n, doc + off);
     if (w > 0 && (size_t)w < sizeof s->log - s->len) s->len += (size_t)w;
     s->tokens++;
 }
@@ -98,6 +101,17 @@ int main(void)
     CHECK(l == 2 && c == 2);
     fg_jsonpos_line_col("ab", 2, 99, &l, &c);   /* clamped */
     CHECK(l == 1 && c == 3);
+    /* lone CR (classic Mac OS) ends a line too; CRLF counts once */
+    fg_jsonpos_line_col("ab\rcd\r\rx", 8, 7, &l, &c);
+    CHECK(l == 4 && c == 1);
+    fg_jsonpos_line_col("ab\r\ncd\r\n\r\nx", 11, 10, &l, &c);
+    CHECK(l == 4 && c == 1);
+    fg_jsonpos_line_col("a\rb\r\nc\nd", 8, 7, &l, &c);
+    CHECK(l == 4 && c == 1);
+    fg_jsonpos_line_col("ab\r", 3, 3, &l, &c);   /* a CR at the very end */
+    CHECK(l == 2 && c == 1);
+    CHECK(fg_jsonpos_line_break("a\r", 2, 1) && !fg_jsonpos_line_break("a\r\n", 3, 1) &&
+          fg_jsonpos_line_break("a\r\n", 3, 2) && !fg_jsonpos_line_break("a\r", 2, 2));
 
     /* UTF-8 */
     CHECK(fg_jsonpos_utf8_seq((const unsigned char *)"a", 1) == 1);
@@ -127,6 +141,18 @@ int main(void)
     CHECK(strstr(s.log, "S /A\n escaped key\n") != NULL);
     CHECK(strstr(s.log, "N /end -2.5e3\n") != NULL);
     CHECK(s.tokens == 20);
+
+    /* a key's U+0000 is in the pointer as the text \u0000, not a cut (which named another key) */
+    {
+        static const char nul_doc[] = "{\"a\\u0000b\": {\"c\": 1}, \"a\": 2}";
+        seen s2 = {{0}, 0, 0};
+        pointers_only = 1;
+        CHECK(fg_jsonpos_walk(nul_doc, strlen(nul_doc), 32, record, &s2, NULL) == 0);
+        pointers_only = 0;
+        CHECK(strstr(s2.log, "K /a\\u0000b\n") != NULL);
+        CHECK(strstr(s2.log, "K /a\\u0000b/c\n") != NULL);
+        CHECK(strstr(s2.log, "K /a\n") != NULL);
+    }
 
     /* walk failures: too deep, malformed (with where it stopped), empty */
     CHECK(fg_jsonpos_walk("[[[1]]]", 7, 2, NULL, NULL, NULL) != 0);

@@ -183,6 +183,43 @@ static void test_errors(void)
                       "/kernels/0/epilogue: expected an array, found number 3", 3));
     /* NUL bytes are in the length, not seen by a C-string parser: still found */
     CHECK(parse_error_nul());
+    /* a key holding \u0000: reported once, at its own pointer; cJSON's copy of the key is cut there,
+     * so no "unknown key 'a'" and no duplicate of a key cut to a known one */
+    {
+        ft_result r;
+        ft_run("{\"library\": \"l\", \"library\\u0000x\": \"m\", \"a\\u0000b\": 1, \"a\\u0000c\": 2, \"kernels\": [1]}", &r);
+        CHECK(r.parse_rc == -1 && r.errors == 3);
+        CHECK(ft_lines_with(&r, "t.json:1:26: error: /library\\u0000x: NUL character (\\u0000) in a key") == 1);
+        CHECK(ft_lines_with(&r, "error: /a\\u0000b: NUL character") == 1);
+        CHECK(ft_lines_with(&r, "error: /a\\u0000c: NUL character") == 1);
+        CHECK(ft_lines_with(&r, "duplicate") == 0 && ft_lines_with(&r, "unknown key") == 0);
+    }
+    /* lone CR and CRLF line endings locate by line, in every pass */
+    CHECK(parse_error("{\r\"library\": \"l\",\r\"kernels\": [],\r\"x\": 1}", "t.json:4:1: error: /x: unknown key 'x'", 2));
+    CHECK(parse_error("{\r\n\"library\": \"l\",\r\n\"kernels\": [],\r\n\"x\": 1}", "t.json:4:1: error: /x: unknown key", 2));
+    CHECK(parse_error("{\r\"library\": \"l\",\r\"kernels\": [],\r\"x\": 01}", "t.json:4:6: error: /x: malformed number", 3));
+    CHECK(parse_error("{\r\"library\": \"l\",\r\"kernels\": [\r\r}", "t.json:5:1: error: syntax error", 1));
+    {
+        static const char json[] = "{\r\"library\": \"l\"}\r\0";
+        ft_result r;
+        ft_run_n(json, sizeof json - 1, &r, NULL, NULL);
+        CHECK(r.parse_rc == -1 && ft_lines_with(&r, "t.json:3:1: error: NUL byte") == 1);
+    }
+    /* a megabyte of unknown key makes a line of normal length: the pointer's token is cut */
+    {
+        size_t n = 1000000;
+        char *big = malloc(n + 64);
+        if (big) {
+            memcpy(big, "{\"library\": \"l\", \"kernels\": [1], \"", 34);
+            memset(big + 34, 'k', n);
+            memcpy(big + 34 + n, "\": 1}", 6);
+            ft_result r;
+            ft_run_n(big, 34 + n + 5, &r, NULL, NULL);
+            CHECK(r.parse_rc == -1 && strlen(r.text) < 1000);
+            CHECK(ft_lines_with(&r, "t.json:1:34: error: /kkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkk...: unknown key 'kkk") == 1);
+            free(big);
+        }
+    }
 }
 
 static void test_limits(void)

@@ -11,8 +11,8 @@ moves by a few percent), it also compares fusegen / cuBLASLt-GEMM taken within e
 "B/A in-run" is the median of B's in-run ratios over the median of A's. When the CSVs carry the
 SM clock fusegen ran at (`fusegen_mhz`, fusegen-bench with NVML), the median clock of each side
 is printed too: under the power cap a kernel that draws less can run at a higher clock.
-Runs should alternate (A B A B, or A B C A B C) in one session. Exit status: 0, or 2 on bad
-input.
+Runs should alternate (A B A B, or A B C A B C) on one machine, back to back. Exit status: 0,
+or 2 on bad input.
 """
 import csv
 import math

@@ -721,7 +721,7 @@ bool contains_nocase(const std::string &hay, const std::string &needle)
 
 // ---- clock telemetry (NVML, loaded at run time) ------------------------------------------------
 //
-// The large GEMMs run against the board's power cap (bench/NOTES.md v91), so a time means more
+// The large GEMMs run against the board's power cap (docs/decisions.md v91), so a time means more
 // with the clock it ran at. While a block of repetitions is timed, a thread samples the SM
 // clock and the clock event reasons through the driver's NVML every 2 ms; each side of a problem
 // then reports the mean SM clock of its busy samples, and the problem the share of them held
@@ -943,8 +943,8 @@ double time_median_ms(Ctx &c, int warmup, int reps, int launches, F &&enqueue)
 }
 
 // Side-by-side timing of one problem's measurements. Large GEMMs run against the board's power
-// cap, and the clock they get depends on what ran in the last tens of milliseconds (bench/
-// NOTES.md v91, v92): timed one side after the other, a side could run at another clock than
+// cap, and the clock they get depends on what ran in the last tens of milliseconds (docs/
+// decisions.md v91, v92): timed one side after the other, a side could run at another clock than
 // the side before it (the one timed first after an idle stretch got the full clock). By
 // default the repetitions are split into kRounds blocks, and round r runs one block of every
 // measurement, starting from measurement r mod n: every side sees the same mix of power states,
@@ -1010,7 +1010,7 @@ public:
 
 private:
     // The checks before the timing leave the GPU idle, and after an idle stretch large GEMMs run
-    // at the full clock for a while (over 70 ms) before the power cap pulls it down (NOTES v92):
+    // at the full clock for a while (over 70 ms) before the power cap pulls it down (decisions.md v92):
     // the side timed first would get that burst. So every side runs untimed, in turn, until
     // kSettleMs have passed; the timing then starts in the loaded state, as in a model.
     void settle()

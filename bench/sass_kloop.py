@@ -2,7 +2,7 @@
 """Sizes the wgmma k tile loop of every Hopper kernel in a `cuobjdump -sass` listing.
 
 The instructions between a stage's arrival and its wgmma issue leave the tensor cores idle
-(bench/NOTES.md v62, v81: 91 -> 67 instructions a k tile gave 1-2% on every problem), so the
+(docs/decisions.md v62, v81: 91 -> 67 instructions a k tile gave 1-2% on every problem), so the
 loop's length is worth watching. For each function with HGMMA instructions this finds the
 smallest loop (a backward branch and its target label) that contains an HGMMA and prints its
 instruction count and how many HGMMA it holds. Out-of-line blocks (a wait's retry placed at the
@@ -15,7 +15,7 @@ function's end) are not counted.
 
 --against counts every HGMMA of each kernel in both listings and names the kernels whose
 counts differ (or that only one listing has), then says how many: a timing floor that stops
-reading some accumulators lets ptxas drop the wgmmas that fed them, silently (bench/NOTES.md
+reading some accumulators lets ptxas drop the wgmmas that fed them, silently (docs/decisions.md
 v85), and this is how a run notices.
 
 Exit status 1 when no function with HGMMA was found (not a Hopper build, or an unknown

@@ -92,7 +92,7 @@ def time_side_by_side(fns, n_sets, warmup, reps, rounds=5, settle_ms=300.0):
     """Median ms of reps single-call CUDA-event timings of each fn(i) (call i uses input set
     i % n_sets), all of them side by side: every fn runs untimed, in turn, for settle_ms, then
     the repetitions are taken in `rounds` rotating rounds of one block per fn. Large GEMMs run
-    against the power cap and get a full-clock burst after an idle stretch (bench/NOTES.md v92):
+    against the power cap and get a full-clock burst after an idle stretch (docs/decisions.md v92):
     timed one after the other, the first would get it."""
     nxt = [0] * len(fns)
     host_runs = [[] for _ in fns]   # the host's time a call, per settling round

@@ -8,7 +8,7 @@
 // argument, another current device, a runtime status other than OK, which launches nothing)
 // it returns None and the caller runs the Python path, which raises the precise error or
 // registers the missing plan. So the results and the errors are the Python path's by
-// construction; only the host time differs (bench/NOTES.md, v57).
+// construction; only the host time differs (docs/decisions.md, v57).
 //
 // Every entry point runs with the GIL held (pybind11 functions that do not release it), which
 // also serializes access to the plan table.

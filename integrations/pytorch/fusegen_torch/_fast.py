@@ -2,7 +2,7 @@
 
 The ops in ops.py are the definition; this module only makes a repeated, valid call cheaper on
 the host (the Python checks, allocations and ctypes: 28.5 -> 12.2 us a call in one measurement,
-bench/NOTES.md v57). It is optional: FUSEGEN_TORCH_FAST=0 turns it off, and where it cannot be
+docs/decisions.md v57). It is optional: FUSEGEN_TORCH_FAST=0 turns it off, and where it cannot be
 built (no C++ compiler, no CUDA headers, the runtime header not found) the ops run in Python as
 before, after one warning that says why. status() tells which is in use.
 """

@@ -160,7 +160,7 @@ def _workspace(op, nbytes, device):
 
 
 # The current stream's handle without building a torch.cuda.Stream object (0.2 us against 5 a
-# call on the H200 machine: bench/NOTES.md v52); the public call where this build lacks it.
+# call on the H200 machine: docs/decisions.md v52); the public call where this build lacks it.
 _raw_stream = getattr(torch._C, "_cuda_getCurrentRawStream", None)
 
 

@@ -528,6 +528,13 @@ static int kernel_shapes(const fusegen_kernel *k, test_shape *out, int cap)
     }
     if (has_norm(k->ops, k->n_ops))
         ADD("special-rows", 517, row ? nmax : round_up(1000, al), K, n2_big, 0, 1);
+    /* split K: few rows and a long K, so that the device's SMs take several slices (unequal
+     * ones: 33 k tiles of 64); large-mean and constant rows through the reduce kernel's norm */
+    if (k->split_k) {
+        ADD("split-k", 37, round_up(1000, al), round_up(2056, al), n2, 0, 0);
+        if (has_norm(k->ops, k->n_ops))
+            ADD("split-k-special", 45, round_up(1000, al), round_up(2056, al), n2, 0, 1);
+    }
     /* a cluster of 9 CTAs, the first size past the portable 8 (a non-portable cluster) */
     if (k->strategy == FUSEGEN_STRATEGY_CLUSTER && k->max_n > 8 * (int64_t)k->tile_n)
         ADD("cluster-9", 300, round_up(8 * (int64_t)k->tile_n + 8, al), round_up(200, al), n2, 0, 0);
@@ -853,6 +860,9 @@ static void test_kernel(const fusegen_kernel *k, gpu_rng *rng, cudaStream_t stre
             det = *det_row = 1;
         /* every cluster kernel: its CTAs add their partials through distributed shared memory */
         if (i == 0 && k->strategy == FUSEGEN_STRATEGY_CLUSTER)
+            det = 1;
+        /* every split-K kernel: its reduce adds the slices' sums in a fixed order */
+        if (k->split_k && strcmp(shapes[i].s.label, "split-k") == 0)
             det = 1;
         int before = ran;
         run_case(k, &shapes[i], det, rng, stream, &ran, &ran_tail);

@@ -53,6 +53,10 @@ static gpu_shape shape_for(const fusegen_kernel *k)
         k->max_n < n)
         n = k->max_n / al * al;
     gpu_shape s = {"graph", 1003, n, round_up(1000, al), k->chain ? round_up(520, al) : 0, 0};
+    if (k->split_k) {   /* few rows, long K: several slices */
+        s.m = 37;
+        s.k = round_up(2056, al);
+    }
     return s;
 }
 
@@ -70,6 +74,17 @@ static const fusegen_kernel *find_split_norm(const fusegen_library *lib)
     for (size_t i = 0; i < lib->n_kernels; i++) {
         const fusegen_kernel *k = &lib->kernels[i];
         if (!k->chain && k->strategy == FUSEGEN_STRATEGY_SPLIT && has_norm(k) && eligible(k))
+            return k;
+    }
+    return NULL;
+}
+
+/* A split-K kernel with a norm (a partial kernel, then a reduce as a dependent launch). */
+static const fusegen_kernel *find_split_k_norm(const fusegen_library *lib)
+{
+    for (size_t i = 0; i < lib->n_kernels; i++) {
+        const fusegen_kernel *k = &lib->kernels[i];
+        if (k->split_k && has_norm(k) && eligible(k))
             return k;
     }
     return NULL;
@@ -191,14 +206,14 @@ int main(void)
         return GPU_SKIP_EXIT;
 
     const fusegen_library *lib = &fusegen_default_library;
-    const fusegen_kernel *ks = find_split_norm(lib), *kc = find_chain(lib);
-    if (!ks || !kc) {
+    const fusegen_kernel *ks = find_split_norm(lib), *kc = find_chain(lib), *ksk = find_split_k_norm(lib);
+    if (!ks || !kc || !ksk) {
         report(0, "kernels", !ks ? "no split-strategy norm kernel can run here"
-                                 : "no chain kernel can run here");
+                             : !kc ? "no chain kernel can run here" : "no split-K norm kernel can run here");
         printf("%d passed, %d failed\n", g_pass, g_fail);
         return 1;
     }
-    printf("split norm kernel: %s\nchain kernel: %s\n", ks->name, kc->name);
+    printf("split norm kernel: %s\nchain kernel: %s\nsplit-K norm kernel: %s\n", ks->name, kc->name, ksk->name);
     const fusegen_kernel *kcl = find_cluster_norm(lib);
     printf("cluster norm kernel: %s\n", kcl ? kcl->name : "(none can run here)");
 
@@ -207,9 +222,9 @@ int main(void)
     gpu_rng rng;
     gpu_rng_seed(&rng, seed);
 
-    gpu_case cs[3];
-    const fusegen_kernel *kk[3] = {ks, kc, kcl};
-    const int n_k = kcl ? 3 : 2;
+    gpu_case cs[4];
+    const fusegen_kernel *kk[4] = {ks, kc, ksk, kcl};
+    const int n_k = kcl ? 4 : 3;
     for (int i = 0; i < n_k; i++) {
         gpu_shape s = shape_for(kk[i]);
         gpu_case_init(&cs[i], kk[i], &s, &rng);
@@ -225,7 +240,7 @@ int main(void)
     }
 
     /* Direct runs: the expected bytes. */
-    saved want[3] = {{0, {NULL}}, {0, {NULL}}, {0, {NULL}}};
+    saved want[4] = {{0, {NULL}}, {0, {NULL}}, {0, {NULL}}, {0, {NULL}}};
     int direct_ok = 1;
     for (int i = 0; i < n_k; i++)
         gpu_case_poison(&cs[i], stream);
@@ -253,8 +268,8 @@ int main(void)
             gpu_case_poison(&cs[i], stream);
         GPU_CHECK(cudaStreamSynchronize(stream));
         GPU_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal));
-        fusegen_status st[3];
-        char detail[3][400];
+        fusegen_status st[4];
+        char detail[4][400];
         for (int i = 0; i < n_k; i++) {
             st[i] = gpu_case_run(&cs[i], stream);
             snprintf(detail[i], sizeof detail[i], "%s", fusegen_last_detail());

@@ -9,6 +9,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <fnmatch.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -453,6 +454,10 @@ int main(int argc, char **argv)
         free(opt.only);
         return rc < 0 ? EXIT_OK : rc;
     }
+
+    /* A write past `ulimit -f` fails with EFBIG, like a full disk (exit 2, nothing left
+     * behind), rather than killing the run between its writes and its clean-up. */
+    signal(SIGXFSZ, SIG_IGN);
 
     fg_arena arena;
     fg_arena_init(&arena);

@@ -333,5 +333,16 @@ expect_grep "file too large: message" "$TMP/err" "cannot write"
 expect_absent "file too large: the folder it created is gone" "$TMP/kept/new"
 if [ "$(ls -A "$TMP/kept")" = sentinel ]; then ok; else fail "file too large: $TMP/kept holds $(ls -A "$TMP/kept")"; fi
 
+# A write past the file size limit with SIGXFSZ at its default (which kills the process): the
+# run handles it as a full disk, exit 2 and nothing left. (`env --default-signal` undoes a
+# caller's ignoring it, which sh cannot.)
+if env --default-signal=XFSZ true 2>/dev/null; then dflt="env --default-signal=XFSZ"; else dflt=""; fi
+(ulimit -f 8; $dflt "$FUSEGEN" generate specs/default.json -o "$TMP/kept/new" --depfile "$TMP/kept/new.d" \
+    >"$TMP/out" 2>"$TMP/err")
+st=$?
+if [ $st -eq 2 ]; then ok; else fail "SIGXFSZ: exit status $st, not 2"; fi
+expect_grep "SIGXFSZ: message" "$TMP/err" "^fusegen: error: cannot write '.*': File too large"
+if [ "$(ls -A "$TMP/kept")" = sentinel ]; then ok; else fail "SIGXFSZ: $TMP/kept holds $(ls -A "$TMP/kept")"; fi
+
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

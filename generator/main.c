@@ -11,6 +11,7 @@
 #include <fcntl.h>
 #include <fnmatch.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -70,7 +71,10 @@ static const char help_text[] =
     "\n"
     "commands:\n"
     "  generate   parse, check and plan every SPEC, then write the library sources under DIR\n"
-    "             (DIR/<library>/...). Nothing is written when any spec has an error.\n"
+    "             (DIR/<library>/...). Nothing is written when any spec has an error, or\n"
+    "             when anything is in the way. Removes the files that an earlier run\n"
+    "             generated (DIR/<library>/fusegen_manifest.txt names them) and this one\n"
+    "             does not, one line each. Runs into one DIR take turns (a lock).\n"
     "  check      parse, check and plan every SPEC; write nothing. With --nvrtc, also render\n"
     "             every kernel file and compile it with NVRTC for each arch it targets\n"
     "             (no GPU needed); NVRTC's messages name the generated file's lines, and a\n"
@@ -80,7 +84,8 @@ static const char help_text[] =
     "options:\n"
     "  -o, --output DIR     folder to write into (generate)\n"
     "  --depfile FILE       also write a Make-style depfile (generate); FILE is relative to\n"
-    "                       the current folder, not to DIR\n"
+    "                       the current folder, not to DIR, and may not be a spec, a\n"
+    "                       template or a generated file\n"
     "  --only GLOB          keep only the spec kernels whose name matches GLOB (repeatable;\n"
     "                       the whole spec is still checked)\n"
     "  --nvrtc              compile the rendered kernels with NVRTC (check)\n"
@@ -480,6 +485,10 @@ int main(int argc, char **argv)
         return rc < 0 ? EXIT_OK : rc;
     }
 
+    /* A write past `ulimit -f` fails with EFBIG, like a full disk (exit 2, nothing left
+     * behind), rather than killing the run between its writes and its clean-up. */
+    signal(SIGXFSZ, SIG_IGN);
+
     fg_arena arena;
     fg_arena_init(&arena);
     fg_diag d;
@@ -567,10 +576,13 @@ int main(int argc, char **argv)
             rc = EXIT_SPEC;   /* nothing is written */
             break;
         }
+        /* each library folder gets a manifest of the files written there, so that a later run
+         * removes the ones it no longer writes, and nothing else */
+        if (fg_out_add_manifests(&out, FUSEGEN_BANNER_PREFIX, &d) != 0) {
+            rc = EXIT_SPEC;
+            break;
+        }
         rc = fg_out_commit(&out, opt.out_dir, opt.depfile) == 0 ? EXIT_OK : EXIT_USAGE;
-        /* files an earlier run generated into these library folders and this one does not:
-         * left there, a build that globs the folder would compile kernels the table lacks */
-        if (rc == EXIT_OK && fg_out_prune(&out, opt.out_dir, FUSEGEN_BANNER_PREFIX) < 0) rc = EXIT_USAGE;
         break;
     }
     }

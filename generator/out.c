@@ -2,6 +2,7 @@
  * a time with O_NOFOLLOW, so a symbolic link planted inside the output folder cannot redirect a
  * write outside it; a link standing where a file goes is replaced, never followed. */
 #define _POSIX_C_SOURCE 200809L
+#define _DEFAULT_SOURCE   /* flock */
 #include "out.h"
 
 #include <dirent.h>
@@ -10,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <unistd.h>
@@ -249,26 +251,64 @@ static int fg_out__write_tmp(int dirfd, const char *data, size_t len, char *tmp,
     return 0;
 }
 
-typedef struct fg_out__dir {
-    char *rel;        /* folder relative to the output folder ("" for the folder itself) */
-    int fd;
-} fg_out__dir;
+/* A folder under the output folder that holds files of the set, while a commit runs. */
+typedef struct fg_out__folder {
+    const char *rel;          /* its path relative to the output folder: rel[0..rel_len) */
+    size_t rel_len;
+    size_t first, n;          /* its files: order[first .. first + n) */
+    dev_t dev;                /* its identity, once phase 1 opened it */
+    ino_t ino;
+    int opened;
+    int has_manifest;         /* the set holds an FG_OUT_MANIFEST for it */
+    char *old_manifest;       /* the manifest there before this run (malloc), or NULL */
+} fg_out__folder;
 
 typedef struct fg_out__pending {
-    int dirfd;
-    const char *base;
     char tmp[64];
-    int written;      /* a temporary file exists and waits to be renamed */
+    int written;              /* a temporary file exists and waits to be renamed */
 } fg_out__pending;
+
+/* One file's place in the sort by folder. */
+typedef struct fg_out__entry {
+    const char *rel;
+    size_t dlen;              /* length of its folder part ("" for the output folder itself) */
+    size_t index;             /* in o->files */
+} fg_out__entry;
+
+static size_t fg_out__dir_len(const char *rel)
+{
+    const char *slash = strrchr(rel, '/');
+    return slash ? (size_t)(slash - rel) : 0;
+}
+
+static const char *fg_out__base(const char *rel)
+{
+    const char *slash = strrchr(rel, '/');
+    return slash ? slash + 1 : rel;
+}
+
+/* By folder, then in the order the files were added. */
+static int fg_out__entry_cmp(const void *pa, const void *pb)
+{
+    const fg_out__entry *a = pa, *b = pb;
+    size_t n = a->dlen < b->dlen ? a->dlen : b->dlen;
+    int c = memcmp(a->rel, b->rel, n);
+    if (c != 0) return c;
+    if (a->dlen != b->dlen) return a->dlen < b->dlen ? -1 : 1;
+    return a->index < b->index ? -1 : a->index > b->index;
+}
 
 static void fg_out__join(fg_buf *b, const char *dir, const char *rel);
 
-/* Opens (creating when missing) the folder rel[0..n) under rootfd, never following links;
- * records each folder it creates (as dir/rel...) in created. */
-static int fg_out__open_dir(int rootfd, const char *rel, size_t n, const char *dir, fg_out__created *created)
+/* Opens the folder rel[0..n) under rootfd, never following links. With create set, creates the
+ * folders that are missing and records each (as dir/rel...) in created; without, a missing
+ * folder sets *missing and returns -1 with no message. Anything else in the way is reported. */
+static int fg_out__open_dir(int rootfd, const char *rel, size_t n, const char *dir, fg_out__created *created,
+                            int create, int *missing)
 {
     int fd = rootfd;
     size_t at = 0;
+    if (missing) *missing = 0;
     while (at < n) {
         size_t end = at;
         while (end < n && rel[end] != '/') end++;
@@ -276,7 +316,9 @@ static int fg_out__open_dir(int rootfd, const char *rel, size_t n, const char *d
         size_t len = end - at;
         memcpy(comp, rel + at, len);    /* components are at most 255 bytes (checked on add) */
         comp[len] = '\0';
-        if (mkdirat(fd, comp, 0777) == 0) {
+        if (!create) {
+            /* looked at only */
+        } else if (mkdirat(fd, comp, 0777) == 0) {
             fg_buf made;
             fg_buf_init(&made);
             fg_out__join(&made, dir, "");
@@ -299,6 +341,10 @@ static int fg_out__open_dir(int rootfd, const char *rel, size_t n, const char *d
         int next = openat(fd, comp, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
         if (next < 0) {
             int err = errno;
+            if (!create && err == ENOENT && missing) {
+                *missing = 1;
+                goto fail;
+            }
             struct stat cst;
             const int link = fstatat(fd, comp, &cst, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(cst.st_mode);
             fprintf(stderr, "fusegen: error: cannot open folder '%s/%.*s': %s\n", dir, (int)end, rel,
@@ -311,7 +357,7 @@ static int fg_out__open_dir(int rootfd, const char *rel, size_t n, const char *d
         fd = next;
         at = end + 1;
     }
-    return fd == rootfd ? dup(rootfd) : fd;
+    return fd == rootfd ? fcntl(rootfd, F_DUPFD_CLOEXEC, 0) : fd;
 fail:
     if (fd != rootfd) close(fd);
     return -1;
@@ -346,10 +392,50 @@ typedef struct fg_out__depfile {
     int written;
 } fg_out__depfile;
 
+/* Whether the depfile path, as it stands, is a folder or an input of the run (the spec, a
+ * template: the depfile would replace it); reports it. */
+static int fg_out__depfile_in_the_way(const fg_out *o, const char *depfile_path)
+{
+    struct stat dst, st;
+    if (stat(depfile_path, &dst) != 0) return 0;
+    if (S_ISDIR(dst.st_mode)) {
+        fprintf(stderr, "fusegen: error: depfile '%s' is a folder (the output folder, or another): give it a file's "
+                        "path, such as '%s.d'\n", depfile_path, depfile_path);
+        return 1;
+    }
+    for (size_t i = 0; i < o->n_deps; i++)
+        if (stat(o->deps[i], &st) == 0 && st.st_dev == dst.st_dev && st.st_ino == dst.st_ino) {
+            fprintf(stderr, "fusegen: error: depfile '%s' is '%s', an input of this run (a spec or a template): "
+                            "give the depfile a file of its own\n", depfile_path, o->deps[i]);
+            return 1;
+        }
+    return 0;
+}
+
+/* Whether the depfile would replace one of the output files; reports it. Runs after phase 1
+ * opened every output folder (their identities are known) and the depfile's folder. */
+static int fg_out__depfile_clashes(const char *dir, const char *depfile_path, const fg_out__depfile *df,
+                                   const fg_out__folder *folders, size_t n_folders, const fg_out__entry *order)
+{
+    struct stat dst;
+    if (fstat(df->dirfd, &dst) != 0) return 0;
+    for (size_t f = 0; f < n_folders; f++) {
+        if (!folders[f].opened || folders[f].dev != dst.st_dev || folders[f].ino != dst.st_ino) continue;
+        for (size_t k = folders[f].first; k < folders[f].first + folders[f].n; k++) {
+            if (strcmp(fg_out__base(order[k].rel), df->base) != 0) continue;
+            fprintf(stderr, "fusegen: error: depfile '%s' is the generated file '%s%s%s': give the depfile a file of "
+                            "its own\n", depfile_path, dir, dir[strlen(dir) - 1] == '/' ? "" : "/", order[k].rel);
+            return 1;
+        }
+    }
+    return 0;
+}
+
 /* Writes the depfile's text to a temporary file in its folder (created if missing, recorded in
  * created), or nothing when the depfile already holds it. */
 static int fg_out__stage_depfile(const fg_out *o, const char *dir, const char *depfile_path, fg_out__depfile *df,
-                                 fg_out__created *created)
+                                 fg_out__created *created, const fg_out__folder *folders, size_t n_folders,
+                                 const fg_out__entry *order)
 {
     fg_buf text, target;
     int rc = -1;
@@ -397,6 +483,9 @@ static int fg_out__stage_depfile(const fg_out *o, const char *dir, const char *d
                         "path, such as '%s.d'\n", depfile_path, depfile_path);
         goto out;
     }
+    if (fg_out__depfile_in_the_way(o, depfile_path) ||   /* again: phase 0 looked before folders were made */
+        fg_out__depfile_clashes(dir, depfile_path, df, folders, n_folders, order))
+        goto out;
     if (fg_out__same(df->dirfd, df->base, text.data, text.len)) {
         rc = 0;
         goto out;
@@ -417,125 +506,91 @@ out:
     return rc;
 }
 
-int fg_out_commit(const fg_out *o, const char *dir, const char *depfile_path)
+/* ---- manifests -------------------------------------------------------------------------- */
+
+int fg_out_add_manifests(fg_out *o, const char *banner, fg_diag *d)
 {
-    int rc = -1, rootfd = -1;
-    fg_out__dir *dirs = NULL;
-    size_t n_dirs = 0;
-    fg_out__pending *pend = NULL;
-    fg_out__depfile df = {.dirfd = -1};
-    fg_out__created created = {0};
-    fg_buf shown;
-    fg_buf_init(&shown);
-
-    if (!dir || !*dir) {
-        fprintf(stderr, "fusegen: error: the output folder name is empty\n");
-        return -1;
+    const size_t n = o->n_files;   /* the manifests added below are not listed */
+    fg_out__entry *order = n ? malloc(n * sizeof *order) : NULL;
+    fg_buf text, rel;
+    int rc = 0;
+    fg_buf_init(&text);
+    fg_buf_init(&rel);
+    if (n && !order) goto oom;
+    for (size_t i = 0; i < n; i++) {
+        order[i].rel = o->files[i].rel_path;
+        order[i].dlen = fg_out__dir_len(order[i].rel);
+        order[i].index = i;
     }
-    if (fg_out__make_dirs(dir, &created) != 0) goto undo_tmp;
-    rootfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (rootfd < 0) {
-        fg_out__io_error("cannot open output folder", dir, errno);
-        goto undo_tmp;
-    }
-    if (o->n_files) {
-        dirs = calloc(o->n_files, sizeof *dirs);
-        pend = calloc(o->n_files, sizeof *pend);
-        if (!dirs || !pend) {
-            fg_out__io_error("cannot write into", dir, ENOMEM);
-            goto undo_tmp;
-        }
-    }
-
-    /* Phase 1: every changed file, and the depfile, go to a temporary file next to their final
-     * place; nothing is renamed until all of them are written. */
-    for (size_t i = 0; i < o->n_files; i++) {
-        const fg_out_file *f = &o->files[i];
-        const char *why = fg_out__bad_path(f->rel_path);   /* files[] is public: check again */
-        if (why) {
-            fprintf(stderr, "fusegen: error: cannot write '%s': %s\n", f->rel_path, why);
-            goto undo_tmp;
-        }
-        shown.len = 0;
-        fg_out__join(&shown, dir, f->rel_path);
-        if (shown.failed) {
-            fg_out__io_error("cannot write", f->rel_path, ENOMEM);
-            goto undo_tmp;
-        }
-        const char *slash = strrchr(f->rel_path, '/');
-        size_t dlen = slash ? (size_t)(slash - f->rel_path) : 0;
-        pend[i].base = slash ? slash + 1 : f->rel_path;
-        pend[i].dirfd = -1;
-        for (size_t k = 0; k < n_dirs; k++)
-            if (strlen(dirs[k].rel) == dlen && memcmp(dirs[k].rel, f->rel_path, dlen) == 0) {
-                pend[i].dirfd = dirs[k].fd;
+    if (n) qsort(order, n, sizeof *order, fg_out__entry_cmp);
+    for (size_t i = 0; i < n;) {
+        size_t end = i + 1;
+        while (end < n && order[end].dlen == order[i].dlen && memcmp(order[end].rel, order[i].rel, order[i].dlen) == 0)
+            end++;
+        if (order[i].dlen != 0) {   /* the output folder itself is the user's: no manifest, no pruning */
+            text.len = 0;
+            rel.len = 0;
+            fg_buf_puts(&text, FG_OUT_MANIFEST_HEADER);
+            for (size_t k = i; k < end; k++) {
+                fg_buf_puts(&text, fg_out__base(order[k].rel));
+                fg_buf_puts(&text, "\n");
+            }
+            fg_buf_append(&rel, order[i].rel, order[i].dlen);
+            fg_buf_puts(&rel, "/" FG_OUT_MANIFEST);
+            if (text.failed || rel.failed) goto oom;
+            if (fg_out_add(o, rel.data, text.data, text.len, d) != 0) {
+                rc = -1;
                 break;
             }
-        if (pend[i].dirfd < 0) {
-            char *rel = malloc(dlen + 1);
-            if (!rel) {
-                fg_out__io_error("cannot write", shown.data, ENOMEM);
-                goto undo_tmp;
-            }
-            memcpy(rel, f->rel_path, dlen);
-            rel[dlen] = '\0';
-            int fd = fg_out__open_dir(rootfd, rel, dlen, dir, &created);
-            if (fd < 0) {
-                free(rel);
-                goto undo_tmp;
-            }
-            dirs[n_dirs].rel = rel;
-            dirs[n_dirs].fd = fd;
-            n_dirs++;
-            pend[i].dirfd = fd;
         }
-        if (fg_out__same(pend[i].dirfd, pend[i].base, f->data, f->len)) continue;
-        if (fg_out__write_tmp(pend[i].dirfd, f->data, f->len, pend[i].tmp, sizeof pend[i].tmp, shown.data) != 0)
-            goto undo_tmp;
-        pend[i].written = 1;
+        i = end;
     }
-    if (depfile_path && fg_out__stage_depfile(o, dir, depfile_path, &df, &created) != 0) goto undo_tmp;
-
-    /* Phase 2: rename them all into place, the depfile last. */
-    for (size_t i = 0; i < o->n_files; i++) {
-        if (!pend[i].written) continue;
-        if (renameat(pend[i].dirfd, pend[i].tmp, pend[i].dirfd, pend[i].base) != 0) {
-            int err = errno;
-            shown.len = 0;
-            fg_out__join(&shown, dir, o->files[i].rel_path);
-            fg_out__io_error("cannot write", shown.failed ? o->files[i].rel_path : shown.data, err);
-            goto undo_tmp;
-        }
-        pend[i].written = 0;
+    if (rc == 0) {
+        o->prune_banner = fg_arena_strdup(o->arena, banner);
+        if (!o->prune_banner) goto oom;
     }
-    if (df.written) {
-        if (renameat(df.dirfd, df.tmp, df.dirfd, df.base) != 0) {
-            fg_out__io_error("cannot write", depfile_path, errno);
-            goto undo_tmp;
-        }
-        df.written = 0;
-    }
-    rc = 0;
-    goto close_dirs;
-
-undo_tmp:
-    for (size_t i = 0; i < o->n_files && pend; i++)
-        if (pend[i].written) unlinkat(pend[i].dirfd, pend[i].tmp, 0);
-    if (df.written) unlinkat(df.dirfd, df.tmp, 0);
-close_dirs:
-    for (size_t k = 0; k < n_dirs; k++) {
-        close(dirs[k].fd);
-        free(dirs[k].rel);
-    }
-    if (df.dirfd >= 0) close(df.dirfd);
-    free(dirs);
-    free(pend);
-    fg_buf_free(&shown);
-    if (rootfd >= 0) close(rootfd);
-    /* a failure takes away the folders this commit created (they hold nothing of ours now;
-     * a folder renamed files went into is not empty, so it stays) */
-    fg_out__created_finish(&created, rc != 0);
+    goto out;
+oom:
+    fg_diag_error(d, NULL, "cannot emit the manifests: out of memory");
+    rc = -1;
+out:
+    free(order);
+    fg_buf_free(&text);
+    fg_buf_free(&rel);
     return rc;
+}
+
+#define FG_OUT__MAX_MANIFEST (1u << 20)
+
+/* The manifest in dirfd (malloc'd, NUL-terminated), or NULL when there is none, it is not a
+ * regular file, it is larger than any manifest fusegen writes, or it does not begin with the
+ * header fusegen writes: then nothing is pruned there. */
+static char *fg_out__read_manifest(int dirfd)
+{
+    int fd = openat(dirfd, FG_OUT_MANIFEST, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+    if (fd < 0) return NULL;
+    struct stat st;
+    char *text = NULL;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size < 0 || st.st_size > (off_t)FG_OUT__MAX_MANIFEST)
+        goto fail;
+    size_t want = (size_t)st.st_size, at = 0;
+    text = malloc(want + 1);
+    if (!text) goto fail;
+    while (at < want) {
+        ssize_t r = read(fd, text + at, want - at);
+        if (r < 0 && errno == EINTR) continue;
+        if (r <= 0) break;
+        at += (size_t)r;
+    }
+    text[at] = '\0';
+    if (at != want || strlen(text) != at || strncmp(text, FG_OUT_MANIFEST_HEADER, strlen(FG_OUT_MANIFEST_HEADER)) != 0)
+        goto fail;
+    close(fd);
+    return text;
+fail:
+    free(text);
+    close(fd);
+    return NULL;
 }
 
 /* Whether the file `name` in dirfd is a regular file (not a link) that begins with banner. */
@@ -546,7 +601,7 @@ static int fg_out__has_banner(int dirfd, const char *name, const char *banner)
     struct stat st;
     if (want > sizeof head || fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(st.st_mode))
         return 0;
-    int fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    int fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
     if (fd < 0) return 0;
     size_t got = 0;
     while (got < want) {
@@ -559,57 +614,274 @@ static int fg_out__has_banner(int dirfd, const char *name, const char *banner)
     return got == want && memcmp(head, banner, want) == 0;
 }
 
-int fg_out_prune(const fg_out *o, const char *dir, const char *banner)
+/* Removes from folder f the files its old manifest names that this run does not write and
+ * that still begin with the banner; one line on stdout for each. Returns -1 after an error. */
+static int fg_out__prune_folder(const fg_out *o, int rootfd, const char *dir, const fg_out__folder *f,
+                                const fg_out__entry *order)
 {
-    int removed = 0, rc = 0;
-    for (size_t i = 0; i < o->n_files; i++) {
-        const char *slash = strrchr(o->files[i].rel_path, '/');
-        size_t dlen = slash ? (size_t)(slash - o->files[i].rel_path) : 0;
-        /* each folder once: the first file that lives in it */
-        int seen = 0;
-        for (size_t j = 0; j < i && !seen; j++) {
-            const char *s2 = strrchr(o->files[j].rel_path, '/');
-            size_t l2 = s2 ? (size_t)(s2 - o->files[j].rel_path) : 0;
-            seen = l2 == dlen && memcmp(o->files[j].rel_path, o->files[i].rel_path, dlen) == 0;
+    int missing = 0, rc = 0;
+    int fd = fg_out__open_dir(rootfd, f->rel, f->rel_len, dir, NULL, 0, &missing);
+    if (fd < 0) return missing ? 0 : -1;
+    char *line = f->old_manifest + strlen(FG_OUT_MANIFEST_HEADER);
+    while (*line) {
+        char *nl = strchr(line, '\n');
+        if (!nl) break;   /* a last line without its end is not ours */
+        *nl = '\0';
+        const char *name = line;
+        line = nl + 1;
+        if (strchr(name, '/') || fg_out__bad_path(name) || strcmp(name, FG_OUT_MANIFEST) == 0) continue;
+        int kept = 0;
+        for (size_t k = f->first; k < f->first + f->n && !kept; k++) kept = strcmp(fg_out__base(order[k].rel), name) == 0;
+        if (kept || !fg_out__has_banner(fd, name, o->prune_banner)) continue;
+        if (unlinkat(fd, name, 0) == 0) {
+            printf("fusegen: removed '%s%s%.*s/%s' (an earlier run generated it; this run does not)\n", dir,
+                   dir[strlen(dir) - 1] == '/' ? "" : "/", (int)f->rel_len, f->rel, name);
+        } else if (errno != ENOENT) {
+            fprintf(stderr, "fusegen: error: cannot remove the stale file '%s/%.*s/%s': %s\n", dir, (int)f->rel_len,
+                    f->rel, name, strerror(errno));
+            rc = -1;
         }
-        if (seen || dlen == 0) continue;   /* the output folder itself is the user's: left alone */
-        fg_buf path;
-        fg_buf_init(&path);
-        fg_out__join(&path, dir, "");
-        fg_buf_append(&path, o->files[i].rel_path, dlen);
-        if (path.failed) {
-            fg_out__io_error("cannot clean", dir, ENOMEM);
-            fg_buf_free(&path);
-            return -1;
-        }
-        int dirfd = open(path.data, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-        DIR *d = dirfd >= 0 ? fdopendir(dirfd) : NULL;
-        if (!d) {
-            fg_out__io_error("cannot clean folder", path.data, errno);
-            if (dirfd >= 0) close(dirfd);
-            fg_buf_free(&path);
-            return -1;
-        }
-        struct dirent *e;
-        while ((e = readdir(d)) != NULL) {
-            if (e->d_name[0] == '.') continue;   /* ., .., and our own temporary files */
-            int ours = 0;
-            for (size_t j = 0; j < o->n_files && !ours; j++) {
-                const char *rp = o->files[j].rel_path;
-                ours = strncmp(rp, o->files[i].rel_path, dlen) == 0 && rp[dlen] == '/' &&
-                       strcmp(rp + dlen + 1, e->d_name) == 0;
-            }
-            if (ours || !fg_out__has_banner(dirfd, e->d_name, banner)) continue;
-            if (unlinkat(dirfd, e->d_name, 0) == 0) {
-                removed++;
-            } else {
-                fprintf(stderr, "fusegen: error: cannot remove the stale file '%s/%s': %s\n", path.data, e->d_name,
-                        strerror(errno));
-                rc = -1;
-            }
-        }
-        closedir(d);
-        fg_buf_free(&path);
     }
-    return rc != 0 ? -1 : removed;
+    close(fd);
+    return rc;
+}
+
+/* ---- commit ----------------------------------------------------------------------------- */
+
+/* Locks the output folder for this run (flock, released when the process ends, however it
+ * ends). Another run holding it is waited for, with one line on stderr. When the folder was
+ * removed while this run waited (the other run failed and took away the folder it had made), it
+ * is made and opened again. File systems without flock are written unlocked. */
+static int fg_out__lock(int *rootfd, const char *dir, fg_out__created *created)
+{
+    int said = 0;
+    for (int attempt = 0; attempt < 100; attempt++) {
+        if (flock(*rootfd, LOCK_EX | LOCK_NB) != 0) {
+            if (errno == ENOLCK || errno == EOPNOTSUPP || errno == ENOSYS || errno == EINVAL) return 0;
+            if (errno != EWOULDBLOCK && errno != EINTR) {
+                fg_out__io_error("cannot lock the output folder", dir, errno);
+                return -1;
+            }
+            if (!said) {
+                fprintf(stderr, "fusegen: waiting for another fusegen run that writes into '%s'\n", dir);
+                said = 1;
+            }
+            int r;
+            while ((r = flock(*rootfd, LOCK_EX)) != 0 && errno == EINTR) {}
+            if (r != 0) {
+                fg_out__io_error("cannot lock the output folder", dir, errno);
+                return -1;
+            }
+        }
+        struct stat held, now;
+        if (fstat(*rootfd, &held) == 0 && stat(dir, &now) == 0 && held.st_dev == now.st_dev && held.st_ino == now.st_ino)
+            return 0;
+        close(*rootfd);
+        *rootfd = -1;
+        if (fg_out__make_dirs(dir, created) != 0) return -1;
+        *rootfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (*rootfd < 0) {
+            fg_out__io_error("cannot open output folder", dir, errno);
+            return -1;
+        }
+    }
+    fprintf(stderr, "fusegen: error: the output folder '%s' keeps being removed and made again by another process\n",
+            dir);
+    return -1;
+}
+
+int fg_out_commit(const fg_out *o, const char *dir, const char *depfile_path)
+{
+    int rc = -1, rootfd = -1;
+    fg_out__entry *order = NULL;
+    fg_out__folder *folders = NULL;
+    size_t n_folders = 0;
+    fg_out__pending *pend = NULL;
+    fg_out__depfile df = {.dirfd = -1};
+    fg_out__created created = {0};
+    fg_buf shown;
+    fg_buf_init(&shown);
+
+    if (!dir || !*dir) {
+        fprintf(stderr, "fusegen: error: the output folder name is empty\n");
+        return -1;
+    }
+    for (size_t i = 0; i < o->n_files; i++) {
+        const char *why = fg_out__bad_path(o->files[i].rel_path);   /* files[] is public: check again */
+        if (why) {
+            fprintf(stderr, "fusegen: error: cannot write '%s': %s\n", o->files[i].rel_path, why);
+            return -1;
+        }
+    }
+    if (fg_out__make_dirs(dir, &created) != 0) goto undo_tmp;
+    rootfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (rootfd < 0) {
+        fg_out__io_error("cannot open output folder", dir, errno);
+        goto undo_tmp;
+    }
+    /* Everything below happens under the lock: a second run into this folder waits, rather
+     * than pruning this run's files or mixing its own in. */
+    if (fg_out__lock(&rootfd, dir, &created) != 0) goto undo_tmp;
+    if (o->n_files) {
+        order = malloc(o->n_files * sizeof *order);
+        folders = calloc(o->n_files, sizeof *folders);
+        pend = calloc(o->n_files, sizeof *pend);
+        if (!order || !folders || !pend) {
+            fg_out__io_error("cannot write into", dir, ENOMEM);
+            goto undo_tmp;
+        }
+    }
+    for (size_t i = 0; i < o->n_files; i++) {
+        order[i].rel = o->files[i].rel_path;
+        order[i].dlen = fg_out__dir_len(order[i].rel);
+        order[i].index = i;
+    }
+    if (o->n_files) qsort(order, o->n_files, sizeof *order, fg_out__entry_cmp);
+    for (size_t i = 0; i < o->n_files;) {
+        fg_out__folder *f = &folders[n_folders++];
+        f->rel = order[i].rel;
+        f->rel_len = order[i].dlen;
+        f->first = i;
+        while (i < o->n_files && order[i].dlen == f->rel_len && memcmp(order[i].rel, f->rel, f->rel_len) == 0) {
+            if (f->rel_len && strcmp(fg_out__base(order[i].rel), FG_OUT_MANIFEST) == 0) f->has_manifest = 1;
+            i++;
+        }
+        f->n = i - f->first;
+    }
+
+    /* Phase 0: every obstacle, before anything is made or written: a file or a link where a
+     * folder goes, a folder where a file goes, a depfile that is a folder or an input. All are
+     * reported. Also the manifests there. */
+    int obstacles = 0;
+    for (size_t f = 0; f < n_folders; f++) {
+        int missing = 0;
+        int fd = fg_out__open_dir(rootfd, folders[f].rel, folders[f].rel_len, dir, NULL, 0, &missing);
+        if (fd < 0) {
+            if (!missing) obstacles++;
+            continue;
+        }
+        for (size_t k = folders[f].first; k < folders[f].first + folders[f].n; k++) {
+            struct stat st;
+            if (fstatat(fd, fg_out__base(order[k].rel), &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode)) {
+                shown.len = 0;
+                fg_out__join(&shown, dir, order[k].rel);
+                fprintf(stderr, "fusegen: error: cannot write '%s': a folder is in the way\n",
+                        shown.failed ? order[k].rel : shown.data);
+                obstacles++;
+            }
+        }
+        if (folders[f].has_manifest && o->prune_banner) folders[f].old_manifest = fg_out__read_manifest(fd);
+        close(fd);
+    }
+    if (depfile_path) obstacles += fg_out__depfile_in_the_way(o, depfile_path);
+    if (obstacles) goto undo_tmp;
+
+    /* Phase 1: every changed file, and the depfile, go to a temporary file next to their final
+     * place; nothing is renamed until all of them are written. One folder open at a time. */
+    for (size_t f = 0; f < n_folders; f++) {
+        int fd = fg_out__open_dir(rootfd, folders[f].rel, folders[f].rel_len, dir, &created, 1, NULL);
+        if (fd < 0) goto undo_tmp;
+        struct stat st;
+        if (fstat(fd, &st) == 0) {
+            folders[f].dev = st.st_dev;
+            folders[f].ino = st.st_ino;
+            folders[f].opened = 1;
+        }
+        for (size_t k = folders[f].first; k < folders[f].first + folders[f].n; k++) {
+            const fg_out_file *file = &o->files[order[k].index];
+            const char *base = fg_out__base(file->rel_path);
+            if (fg_out__same(fd, base, file->data, file->len)) continue;
+            shown.len = 0;
+            fg_out__join(&shown, dir, file->rel_path);
+            fg_out__pending *p = &pend[order[k].index];
+            if (shown.failed ||
+                fg_out__write_tmp(fd, file->data, file->len, p->tmp, sizeof p->tmp, shown.data) != 0) {
+                if (shown.failed) fg_out__io_error("cannot write", file->rel_path, ENOMEM);
+                close(fd);
+                goto undo_tmp;
+            }
+            p->written = 1;
+        }
+        close(fd);
+    }
+    if (depfile_path &&
+        fg_out__stage_depfile(o, dir, depfile_path, &df, &created, folders, n_folders, order) != 0)
+        goto undo_tmp;
+
+    /* Phase 2: rename them all into place, the depfile last. */
+    for (size_t f = 0; f < n_folders; f++) {
+        int any = 0;
+        for (size_t k = folders[f].first; k < folders[f].first + folders[f].n && !any; k++)
+            any = pend[order[k].index].written;
+        if (!any) continue;
+        int missing = 0;
+        int fd = fg_out__open_dir(rootfd, folders[f].rel, folders[f].rel_len, dir, NULL, 0, &missing);
+        struct stat st;
+        if (fd < 0 || fstat(fd, &st) != 0 || st.st_dev != folders[f].dev || st.st_ino != folders[f].ino) {
+            fprintf(stderr, "fusegen: error: the folder '%s/%.*s' was removed or replaced while fusegen wrote into "
+                            "it\n", dir, (int)folders[f].rel_len, folders[f].rel);
+            if (fd >= 0) close(fd);
+            goto undo_tmp;
+        }
+        for (size_t k = folders[f].first; k < folders[f].first + folders[f].n; k++) {
+            fg_out__pending *p = &pend[order[k].index];
+            if (!p->written) continue;
+            const char *base = fg_out__base(order[k].rel);
+            if (renameat(fd, p->tmp, fd, base) != 0) {
+                int err = errno;
+                shown.len = 0;
+                fg_out__join(&shown, dir, order[k].rel);
+                fg_out__io_error("cannot write", shown.failed ? order[k].rel : shown.data, err);
+                close(fd);
+                goto undo_tmp;
+            }
+            p->written = 0;
+        }
+        close(fd);
+    }
+    if (df.written) {
+        if (renameat(df.dirfd, df.tmp, df.dirfd, df.base) != 0) {
+            fg_out__io_error("cannot write", depfile_path, errno);
+            goto undo_tmp;
+        }
+        df.written = 0;
+    }
+
+    /* Phase 3: the files an earlier run generated into these folders and this one does not
+     * (named by the manifest there); left, a build that globs the folder would compile kernels
+     * the table lacks. */
+    rc = 0;
+    for (size_t f = 0; f < n_folders; f++)
+        if (folders[f].old_manifest && fg_out__prune_folder(o, rootfd, dir, &folders[f], order) != 0) rc = -1;
+    fflush(stdout);
+    goto close_dirs;
+
+undo_tmp:
+    for (size_t f = 0; f < n_folders && pend; f++) {
+        int fd = -1;
+        for (size_t k = folders[f].first; k < folders[f].first + folders[f].n; k++) {
+            fg_out__pending *p = &pend[order[k].index];
+            if (!p->written) continue;
+            if (fd < 0) {
+                int missing = 0;
+                fd = fg_out__open_dir(rootfd, folders[f].rel, folders[f].rel_len, dir, NULL, 0, &missing);
+                if (fd < 0) break;
+            }
+            unlinkat(fd, p->tmp, 0);
+        }
+        if (fd >= 0) close(fd);
+    }
+    if (df.written) unlinkat(df.dirfd, df.tmp, 0);
+close_dirs:
+    for (size_t f = 0; f < n_folders; f++) free(folders[f].old_manifest);
+    if (df.dirfd >= 0) close(df.dirfd);
+    free(order);
+    free(folders);
+    free(pend);
+    fg_buf_free(&shown);
+    /* a failure takes away the folders this commit created (they hold nothing of ours now;
+     * a folder renamed files went into is not empty, so it stays) */
+    fg_out__created_finish(&created, rc != 0);
+    if (rootfd >= 0) close(rootfd);   /* last: it holds the lock */
+    return rc;
 }

@@ -282,6 +282,62 @@ static void test_depfile(void)
     fg_arena_free(&a);
 }
 
+/* Manifests: a commit removes only what the manifest there names, the set no longer holds, and
+ * still begins with the banner; obstacles are all found before anything is written. */
+static void test_manifest_and_obstacles(void)
+{
+    fg_arena a;
+    fg_arena_init(&a);
+    fg_diag d;
+    fg_diag_init(&d, diag_file);
+    char dir[2048];
+    snprintf(dir, sizeof dir, "%s", path_of("man"));
+
+    fg_out o;
+    fg_out_init(&o, &a);
+    TH_CHECK(fg_out_add(&o, "lib/a.cu", "//B a\n", 6, &d) == 0);
+    TH_CHECK(fg_out_add(&o, "lib/b.cu", "//B b\n", 6, &d) == 0);
+    TH_CHECK(fg_out_add(&o, "top.txt", "top\n", 4, &d) == 0);
+    TH_CHECK(fg_out_add_manifests(&o, "//B", &d) == 0);
+    TH_CHECK(o.n_files == 4);   /* one manifest: lib/, not the output folder itself */
+    TH_STREQ(o.files[3].rel_path, "lib/" FG_OUT_MANIFEST);
+    TH_STREQ(o.files[3].data, FG_OUT_MANIFEST_HEADER "a.cu\nb.cu\n");
+    TH_CHECK(fg_out_commit(&o, dir, NULL) == 0);
+
+    FILE *f = fopen(path_of("man/lib/user.cu"), "w");   /* begins with the banner, not fusegen's */
+    if (f) {
+        fputs("//B mine\n", f);
+        fclose(f);
+    }
+    fg_out o2;
+    fg_out_init(&o2, &a);
+    TH_CHECK(fg_out_add(&o2, "lib/a.cu", "//B a\n", 6, &d) == 0);
+    TH_CHECK(fg_out_add_manifests(&o2, "//B", &d) == 0);
+    TH_CHECK(fg_out_commit(&o2, dir, NULL) == 0);
+    TH_CHECK(!exists(path_of("man/lib/b.cu")));
+    TH_CHECK(exists(path_of("man/lib/a.cu")));
+    TH_CHECK(exists(path_of("man/lib/user.cu")));
+    TH_CHECK(exists(path_of("man/top.txt")));
+    TH_STREQ(slurp(path_of("man/lib/" FG_OUT_MANIFEST)), FG_OUT_MANIFEST_HEADER "a.cu\n");
+
+    /* Two folders where files go, in two folders: both reported, nothing written anywhere. */
+    TH_CHECK(mkdir(path_of("man/lib/c.cu"), 0777) == 0);
+    TH_CHECK(mkdir(path_of("man/other"), 0777) == 0);
+    TH_CHECK(mkdir(path_of("man/other/d.cu"), 0777) == 0);
+    fg_out o3;
+    fg_out_init(&o3, &a);
+    TH_CHECK(fg_out_add(&o3, "first/x.cu", "x", 1, &d) == 0);
+    TH_CHECK(fg_out_add(&o3, "lib/a.cu", "changed", 7, &d) == 0);
+    TH_CHECK(fg_out_add(&o3, "lib/c.cu", "c", 1, &d) == 0);
+    TH_CHECK(fg_out_add(&o3, "other/d.cu", "d", 1, &d) == 0);
+    fprintf(stderr, "(two errors, about 'c.cu' and 'd.cu', are expected next)\n");
+    TH_CHECK(fg_out_commit(&o3, dir, NULL) == -1);
+    TH_CHECK(!exists(path_of("man/first")));
+    TH_STREQ(slurp(path_of("man/lib/a.cu")), "//B a\n");
+    TH_CHECK(temp_files_in(path_of("man/lib")) == 0);
+    fg_arena_free(&a);
+}
+
 int main(int argc, char **argv)
 {
     const char *base = argc > 1 ? argv[1] : (getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
@@ -296,6 +352,7 @@ int main(int argc, char **argv)
     test_write_and_skip();
     test_no_escape();
     test_depfile();
+    test_manifest_and_obstacles();
     if (diag_file != stderr) fclose(diag_file);
     int rc = th_report();
     if (rc == 0) {

@@ -470,6 +470,7 @@ struct Options {
     bool quick = false;
     bool sequential = false;   // each side in one block instead of interleaved rounds
     bool b_kn = false;         // the weights stored [K, N] (--b-layout kn) instead of [N, K]
+    int64_t sweep_n = 0, sweep_k = 0;   // --sweep-m N,K: the fused problem at M = 1 ... 65536
 };
 
 void usage(FILE *f)
@@ -479,6 +480,8 @@ void usage(FILE *f)
             "  --shapes FILE        problems to run (default: %s)\n"
             "  --reps N             timed repetitions per measurement, median reported (default 100)\n"
             "  --quick              20 repetitions, for smoke runs\n"
+            "  --sweep-m N,K        instead of a shapes file: the fused problem of this N and K at\n"
+            "                       M = 1, 8, 16, 32, 64, 96, 128, 192, 256, 512, 1024 ... 65536\n"
             "  --sequential         time each side of a problem in one block, one side after the other,\n"
             "                       instead of in interleaved rounds (see the method line)\n"
             "  --b-layout nk|kn     how every side stores the weights: nk, [N, K] like torch.nn.Linear\n"
@@ -542,6 +545,21 @@ int parse_options(int argc, char **argv, Options &o)
             }
             o.reps = int(r);
             o.reps_given = true;
+        } else if (a == "--sweep-m") {
+            std::string v;
+            if (!value(v))
+                return 2;
+            long long n = 0, k = 0;
+            char tail = 0;
+            if (sscanf(v.c_str(), "%lld,%lld%c", &n, &k, &tail) != 2 || n < kLnVec || n > kLnMaxN || n % kLnVec ||
+                k < 8 || k > (1 << 20) || k % 8) {
+                fprintf(stderr,
+                        "fusegen-bench: --sweep-m '%s': give N,K: N a multiple of %d up to %d (the reference "
+                        "LayerNorm's rows), K a multiple of 8 up to 1048576\n", v.c_str(), kLnVec, kLnMaxN);
+                return 2;
+            }
+            o.sweep_n = n;
+            o.sweep_k = k;
         } else if (a == "--all-variants") {
             o.all_variants = true;
         } else if (a == "--quick") {
@@ -2223,6 +2241,18 @@ int check_outputs(const Options &o)
 // The problems of the shapes file that --only keeps; 0, or 2 after reporting an error.
 int select_shapes(const Options &o, std::vector<Shape> &shapes)
 {
+    if (o.sweep_n > 0) {
+        static const int64_t ms[] = {1, 8, 16, 32, 64, 96, 128, 192, 256, 512, 1024, 2048, 4096, 8192, 16384, 32768, 65536};
+        for (int64_t m : ms) {
+            Shape s;
+            s.name = strprintf("sweep m=%lld n=%lld k=%lld", (long long)m, (long long)o.sweep_n, (long long)o.sweep_k);
+            s.m = m;
+            s.n = o.sweep_n;
+            s.k = o.sweep_k;
+            shapes.push_back(s);
+        }
+        return 0;
+    }
     try {
         shapes = load_shapes(o.shapes);
     } catch (const BenchError &e) {

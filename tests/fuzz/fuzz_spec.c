@@ -105,7 +105,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     fg_plan plan;
     memset(&plan, 0, sizeof plan);
     if (fg_spec_parse(&arena, "fuzz.json", text, size, &spec, &d) != 0 || fg_diag_errors(&d)) goto done;
-    if (fg_check_spec(&spec, &d) != 0 || fg_diag_errors(&d)) goto done;
+    /* both checks, as `fusegen generate` runs them (the library's file rules too) */
+    int check_errors = fg_check_spec(&spec, &d);
+    check_errors += fg_check_library_files(&spec, &d);
+    if (check_errors != 0 || fg_diag_errors(&d)) goto done;
     if (fg_plan_build(&arena, &spec, &plan, &d) != 0 || fg_diag_errors(&d)) goto done;
     fuzz__check_plan(&plan);
 

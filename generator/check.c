@@ -9,6 +9,7 @@
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "arch.h"
@@ -427,6 +428,30 @@ static const fg_op *earlier_store(const fg_kernel_spec *k, const fg_op *op)
     return NULL;
 }
 
+/* v in the fewest significant digits that read back as v (at most 17), so that a value and a
+ * limit that differ never print the same. */
+static const char *check_num(char buf[40], double v)
+{
+    for (int p = 6; p <= 17; p++) {
+        snprintf(buf, 40, "%.*g", p, v);
+        if (strtod(buf, NULL) == v) break;
+    }
+    return buf;
+}
+
+/* A constant emitted into the code as an f32 literal (alpha, beta): 0, or a magnitude of at
+ * least FLT_MIN. Below it f32 keeps fewer significant bits (a subnormal; flushed to 0 where a
+ * build flushes denormals), and below half the smallest subnormal the literal is 0: nvcc
+ * compiles 0 with no error, NVRTC (check --nvrtc, the JIT) refuses it. */
+static void check_f32_tiny(checker *c, const char *ptr, const char *what, double v)
+{
+    char lim[40], val[40];
+    if (v != 0.0 && fabs(v) < FLT_MIN)
+        err(c, ptr, "%s is used as an f32: a nonzero |%s| must be at least FLT_MIN, %s (the smallest normal f32; "
+            "below it f32 loses precision, and from half its smallest subnormal down it is 0), found %s", what, what,
+            check_num(lim, (double)FLT_MIN), check_num(val, v));
+}
+
 static void check_epilogue(checker *c, const fg_kernel_spec *k, const fg_gemm *g, bool second)
 {
     ptrbuf pb;
@@ -439,11 +464,15 @@ static void check_epilogue(checker *c, const fg_kernel_spec *k, const fg_gemm *g
             if (!isfinite(op->alpha) || fabs(op->alpha) > FLT_MAX)
                 err(c, ptr_cat(&pb, op->ptr, "/alpha"), "alpha must be finite in f32 (|alpha| <= %g), found %g",
                     (double)FLT_MAX, op->alpha);
+            else
+                check_f32_tiny(c, ptr_cat(&pb, op->ptr, "/alpha"), "alpha", op->alpha);
             break;
         case FG_OP_RESIDUAL:
             if (!isfinite(op->beta) || fabs(op->beta) > FLT_MAX)
                 err(c, ptr_cat(&pb, op->ptr, "/beta"), "beta must be finite in f32 (|beta| <= %g), found %g",
                     (double)FLT_MAX, op->beta);
+            else
+                check_f32_tiny(c, ptr_cat(&pb, op->ptr, "/beta"), "beta", op->beta);
             break;
         case FG_OP_LAYERNORM:
         case FG_OP_RMSNORM:

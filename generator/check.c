@@ -137,22 +137,60 @@ static bool check_name(checker *c, const char *ptr, const char *what, const char
  * that links the library, so it must not shadow a header that code includes. The runtime's
  * headers are in the list too: fusegen and fusegen_jit would also make fusegen_library and
  * fusegen_jit_library, names the runtime declares (tests/cli/reserved_names_test.sh checks
- * that every runtime name of the form X_library is refused this way). */
+ * that every runtime name of the form X_library is refused this way). These lists are the one
+ * place that names the headers (docs/spec.md, "Names", describes them). */
 static const char *const runtime_headers[] = {"fusegen", "fusegen_jit", "fusegen_workspace", "fusegen_internal"};
 static const char *const c_headers[] = {
     /* C standard */
     "assert", "complex", "ctype", "errno", "fenv", "float", "inttypes", "iso646", "limits", "locale", "math",
     "setjmp", "signal", "stdalign", "stdarg", "stdatomic", "stdbit", "stdbool", "stdckdint", "stddef", "stdint",
     "stdio", "stdlib", "stdnoreturn", "string", "tgmath", "threads", "time", "uchar", "wchar", "wctype",
-    /* POSIX, as the runtime and tools include them */
-    "dirent", "dlfcn", "fcntl", "fnmatch", "poll", "pthread", "sched", "strings", "unistd",
+    /* POSIX and glibc: every header libc6-dev puts directly in /usr/include (features.h is
+     * included first by all of glibc's headers, so shadowing it breaks every one) */
+    "aio", "aliases", "alloca", "ar", "argp", "argz", "byteswap", "cpio", "crypt", "dirent", "dlfcn", "elf",
+    "endian", "envz", "err", "error", "execinfo", "fcntl", "features", "fmtmsg", "fnmatch", "fstab", "fts", "ftw",
+    "gconv", "getopt", "glob", "grp", "gshadow", "iconv", "ifaddrs", "langinfo", "lastlog", "libgen", "libintl",
+    "link", "malloc", "mcheck", "memory", "mntent", "monetary", "mqueue", "ndbm", "netdb", "nl_types", "nss",
+    "obstack", "paths", "poll", "printf", "proc_service", "pthread", "pty", "pwd", "re_comp", "regex", "regexp",
+    "resolv", "sched", "search", "semaphore", "sgtty", "shadow", "spawn", "stab", "stdio_ext", "strings",
+    "stropts", "syscall", "sysexits", "syslog", "tar", "termio", "termios", "thread_db", "trace", "ttyent",
+    "ucontext", "ulimit", "unistd", "utime", "utmp", "utmpx", "values", "wait", "wordexp",
+    /* the compiler's own (GCC, Clang) */
+    "arm_bf16", "arm_fp16", "arm_neon", "arm_sve", "cpuid", "emmintrin", "gcov", "immintrin", "mm_malloc",
+    "mmintrin", "nmmintrin", "omp", "openacc", "pmmintrin", "quadmath", "smmintrin", "stdfix", "syslimits",
+    "tmmintrin", "unwind", "varargs", "wmmintrin", "x86intrin", "xmmintrin",
 };
 static const char *const cuda_headers[] = {
-    "builtin_types", "cooperative_groups", "cuComplex", "cublas", "cublasLt", "cublas_api", "cublas_v2", "cuda",
-    "cudaTypedefs", "cuda_awbarrier", "cuda_bf16", "cuda_fp16", "cuda_fp8", "cuda_occupancy", "cuda_pipeline",
-    "cuda_runtime", "cuda_runtime_api", "device_launch_parameters", "driver_types", "host_defines",
-    "library_types", "math_constants", "nvToolsExt", "nvrtc", "vector_types",
+    /* every header the CUDA 13.0 toolkit puts directly in its include/ folder */
+    "builtin_types", "channel_descriptor", "common_functions", "cooperative_groups", "cuComplex", "cublas",
+    "cublasLt", "cublasXt", "cublas_api", "cublas_v2", "cuda", "cudaEGL", "cudaEGLTypedefs", "cudaGL",
+    "cudaGLTypedefs", "cudaProfiler", "cudaProfilerTypedefs", "cudaTypedefs", "cudaVDPAU", "cudaVDPAUTypedefs",
+    "cuda_awbarrier", "cuda_awbarrier_helpers", "cuda_awbarrier_primitives", "cuda_bf16",
+    "cuda_device_runtime_api", "cuda_egl_interop", "cuda_fp16", "cuda_fp4", "cuda_fp6", "cuda_fp8",
+    "cuda_gl_interop", "cuda_occupancy", "cuda_pipeline", "cuda_pipeline_helpers", "cuda_pipeline_primitives",
+    "cuda_profiler_api", "cuda_runtime", "cuda_runtime_api", "cuda_stdint", "cuda_surface_types",
+    "cuda_texture_types", "cuda_vdpau_interop", "cudalibxt", "cudart_platform", "cudnn", "cudnn_adv",
+    "cudnn_backend", "cudnn_cnn", "cudnn_graph", "cudnn_ops", "cudnn_version", "cufft", "cufftXt", "cufftw",
+    "cupti", "curand", "curand_kernel", "cusolverDn", "cusolverMg", "cusolverRf", "cusolverSp",
+    "cusolver_common", "cusparse", "cusparseLt", "device_atomic_functions", "device_double_functions",
+    "device_functions", "device_launch_parameters", "device_types", "driver_functions", "driver_types",
+    "fatbinary_section", "host_config", "host_defines", "library_types", "math_constants", "math_functions",
+    "mma", "nccl", "nvJitLink", "nvToolsExt", "nvToolsExtCuda", "nvToolsExtCudaRt", "nvblas", "nvml", "nvrtc",
+    "nvtx3", "nvvm", "sm_20_atomic_functions", "sm_20_intrinsics", "sm_30_intrinsics", "sm_32_atomic_functions",
+    "sm_32_intrinsics", "sm_35_atomic_functions", "sm_35_intrinsics", "sm_60_atomic_functions",
+    "sm_61_intrinsics", "surface_functions", "surface_indirect_functions", "surface_types",
+    "texture_fetch_functions", "texture_indirect_functions", "texture_types", "vector_functions",
+    "vector_types",
 };
+/* The prefix of every symbol the generator library (fusegen_gen) and the runtime's internals
+ * export (fg_arch_..., fg_emit_library, fg_jit_...; the runtime's public ones are fusegen_...):
+ * a library's symbols <library>_library and <library>_<kernel>_... must stay out of it, or one
+ * of them could take the place of the generator's function of the same name in a program that
+ * links both (library fg_emit defines the data fg_emit_library). Compared without case, as the
+ * header's macros (FG_EMIT_H) are in capitals too. tests/cli/reserved_names_test.sh checks
+ * that every symbol those libraries export begins with it or with fusegen_. */
+#define CHECK_GENERATOR_PREFIX "fg"
+
 static bool ascii_equal_nocase(const char *a, const char *b)
 {
     for (; *a && *b; a++, b++) {
@@ -172,12 +210,27 @@ static const char *listed_nocase(const char *const *list, size_t n, const char *
 
 #define COUNT(a) (sizeof(a) / sizeof((a)[0]))
 
-/* The library name's own rules, after check_name. Headers compare without case: on a file system
- * that ignores it, STDINT.h is stdint.h, and the include guard is the name in capitals. */
+static bool ascii_prefix_nocase(const char *s, const char *prefix)
+{
+    for (; *prefix; s++, prefix++) {
+        char x = (*s >= 'A' && *s <= 'Z') ? (char)(*s - 'A' + 'a') : *s;
+        if (x != *prefix) return false;
+    }
+    return true;
+}
+
+/* The library name's own rules, after check_name (a name it refused is not looked at again).
+ * Headers compare without case: on a file system that ignores it, STDINT.h is stdint.h, and
+ * the include guard is the name in capitals. */
 static void check_library_name(checker *c, const char *name)
 {
     const char *h;
     const char *fs = "";
+    char upper[FG_SPEC_MAX_NAME + 1];
+    size_t n = strlen(name);
+    if (n == 0 || n > FG_SPEC_MAX_NAME || !is_ident(name) || (name[0] == '_' && (name[1] == '_' || (name[1] >= 'A' && name[1] <= 'Z'))))
+        return;   /* check_name's errors */
+    for (size_t i = 0; i <= n; i++) upper[i] = (name[i] >= 'a' && name[i] <= 'z') ? (char)(name[i] - 'a' + 'A') : name[i];
     if (((h = listed_nocase(c_headers, COUNT(c_headers), name)) || (h = listed_nocase(cuda_headers, COUNT(cuda_headers), name))) &&
         strcmp(h, name) != 0)
         fs = " (on a file system that ignores case)";
@@ -192,6 +245,20 @@ static void check_library_name(checker *c, const char *name)
         err(c, "/library", "library name '%s' would make the header %s.h, which shadows the CUDA header <%s.h> for "
             "everything that has the library's folder on its include path%s; choose another name", name, name, h,
             fs);
+    else if (name[0] == '_')
+        err(c, "/library", "library name '%s' would make the include guard %s_H and the symbol %s_library, names "
+            "that start with '_' and are reserved for the C implementation (system headers use guards such as "
+            "_STDINT_H); choose a name that does not start with '_'", name, upper, name);
+    else if (strstr(name, "__") || name[n - 1] == '_')
+        err(c, "/library", "library name '%s' would make names with '__' (the include guard %s_H, the symbol "
+            "%s_library), which C++ reserves for the implementation; choose a name without '__' that does not end "
+            "with '_'", name, upper, name);
+    else if (ascii_prefix_nocase(name, CHECK_GENERATOR_PREFIX) &&
+             (name[strlen(CHECK_GENERATOR_PREFIX)] == '\0' || name[strlen(CHECK_GENERATOR_PREFIX)] == '_'))
+        err(c, "/library", "library name '%s' would put its symbols (%s_library, %s_<kernel>_...) and macros under "
+            "the prefix '" CHECK_GENERATOR_PREFIX "_' (any case), which the fusegen generator's and runtime's own names "
+            "use: one of its symbols could take the place of theirs in a program that links both; choose another name",
+            name, name, name);
 }
 
 int fg_check_library_files(const fg_spec *spec, fg_diag *d)
@@ -384,6 +451,19 @@ static const fg_op *earlier_store(const fg_kernel_spec *k, const fg_op *op)
     return NULL;
 }
 
+/* A constant emitted into the code as an f32 literal (alpha, beta): 0, or a magnitude of at
+ * least FLT_MIN. Below it f32 keeps fewer significant bits (a subnormal; flushed to 0 where a
+ * build flushes denormals), and below half the smallest subnormal the literal is 0: nvcc
+ * compiles 0 with no error, NVRTC (check --nvrtc, the JIT) refuses it. */
+static void check_f32_tiny(checker *c, const char *ptr, const char *what, double v)
+{
+    numbuf lim, val;
+    if (v != 0.0 && fabs(v) < FLT_MIN)
+        err(c, ptr, "%s is used as an f32: a nonzero |%s| must be at least FLT_MIN, %s (the smallest normal f32; "
+            "below it f32 loses precision, and from half its smallest subnormal down it is 0), found %s", what, what,
+            num(&lim, (double)FLT_MIN), num(&val, v));
+}
+
 static void check_epilogue(checker *c, const fg_kernel_spec *k, const fg_gemm *g, bool second)
 {
     ptrbuf pb;
@@ -397,11 +477,15 @@ static void check_epilogue(checker *c, const fg_kernel_spec *k, const fg_gemm *g
             if (!isfinite(op->alpha) || fabs(op->alpha) > FLT_MAX)
                 err(c, ptr_cat(&pb, op->ptr, "/alpha"), "alpha must be finite in f32 (|alpha| <= %s), found %s",
                     num(&lim, (double)FLT_MAX), num(&val, op->alpha));
+            else
+                check_f32_tiny(c, ptr_cat(&pb, op->ptr, "/alpha"), "alpha", op->alpha);
             break;
         case FG_OP_RESIDUAL:
             if (!isfinite(op->beta) || fabs(op->beta) > FLT_MAX)
                 err(c, ptr_cat(&pb, op->ptr, "/beta"), "beta must be finite in f32 (|beta| <= %s), found %s",
                     num(&lim, (double)FLT_MAX), num(&val, op->beta));
+            else
+                check_f32_tiny(c, ptr_cat(&pb, op->ptr, "/beta"), "beta", op->beta);
             break;
         case FG_OP_LAYERNORM:
         case FG_OP_RMSNORM:

@@ -82,7 +82,13 @@ static void plan__sm90_staging(fg_plan_gemm *pg, const fg_tile *t, fg_dtype out,
     pg->cluster_ranks = cluster_ranks;
     size_t base = fg_arch_sm90_smem_bytes(t->m, t->n, t->stages, pg->pingpong, cluster_ranks, 0);
     const bool tile = residual || store_slot >= 0 || out_through;
-    size_t staged = fg_arch_sm90_staged_inputs_bytes(t->m, t->n, out == FG_DTYPE_F32 ? 4 : 2, tile, bias, pg->pingpong);
+    /* The staged bias shares the tile buffer's copy and handshake (the template asserts
+     * "staging needs the tile buffer"): with nothing for the tile buffer to do (a split kernel
+     * with f16 out, no residual and no store before its norm), nothing is staged and the
+     * epilogue reads the bias from global memory, as where the staging does not fit. */
+    size_t staged = tile ? fg_arch_sm90_staged_inputs_bytes(t->m, t->n, out == FG_DTYPE_F32 ? 4 : 2, tile, bias,
+                                                             pg->pingpong)
+                         : 0;
     if (staged > 0 && base + staged <= fg_arch_smem_limit(FG_ARCH_SM90A)) {
         pg->stage_tile = tile;
         pg->stage_residual = residual;

@@ -1,8 +1,8 @@
 #!/bin/sh
 # fusegen check --nvrtc: a good spec compiles (exit 0, one "ok" line per kernel file and arch);
 # a kernel template broken on purpose fails (exit 1) with NVRTC's message naming the generated
-# file, and nothing is written; a register spill fails too; the benchmark's specs (bench/specs)
-# compile.
+# file, and nothing is written; a register spill fails too; Hopper f16-out split norms and the
+# benchmark's specs (bench/specs) compile.
 #   nvrtc_test.sh FUSEGEN SOURCE_DIR
 set -u
 fusegen=$1
@@ -48,6 +48,17 @@ if [ $rc -ne 1 ] || ! grep -q 'Registers are spilled' "$tmp/err" || ! grep -q '^
     echo "FAIL a spilling kernel: rc=$rc"; cat "$tmp/out" "$tmp/err"; fail=1
 else
     echo "PASS a spill fails check --nvrtc"
+fi
+
+# Hopper tiles with f16 out and bias before a layernorm or rmsnorm, split and auto (issue 37,
+# item 2): the split variants staged the bias without the tile buffer and failed the
+# template's "staging needs the tile buffer" assertion. Every variant compiles.
+"$fusegen" check --nvrtc tests/cli/specs/hopper-f16-split-norm.json >"$tmp/out" 2>"$tmp/err"
+rc=$?
+if [ $rc -ne 0 ] || grep -qv '^ok ' "$tmp/out"; then
+    echo "FAIL Hopper f16 out with bias and a split norm: rc=$rc"; cat "$tmp/out" "$tmp/err"; fail=1
+else
+    echo "PASS Hopper f16 out with bias and a split norm compiles"
 fi
 
 # The benchmark's own specs (fusegen-bench --spec) keep compiling as the templates change.

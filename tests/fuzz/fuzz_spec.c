@@ -63,6 +63,31 @@ static void fuzz__check_out(const fg_out *o)
     }
 }
 
+/* Checks the plan against what the Hopper template asserts of its staging (static_asserts
+ * in templates/common/fusegen_sm90.cuh), so a spec that checks but whose kernel could never
+ * compile is caught without a compiler: "staging needs the tile buffer" and "f16 rows cannot
+ * hold the split strategy's f32 pre-norm values". */
+static void fuzz__check_staging(const fg_plan_kernel *pk, const fg_plan_gemm *g)
+{
+    if (pk->family != FG_FAMILY_SM90) return;
+    if (!g->stage_tile && (g->stage_residual || g->stage_bias || g->stage_out || g->staged_store_slot >= 0)) {
+        fprintf(stderr, "fuzz_spec: %s stages inputs or outputs without the tile buffer\n", pk->name);
+        abort();
+    }
+    if (g->stage_out && g->norm != FG_NORM_NONE && g->strategy == FG_STRATEGY_SPLIT && pk->spec->out == FG_DTYPE_F16) {
+        fprintf(stderr, "fuzz_spec: %s puts f32 pre-norm values through f16 tile rows\n", pk->name);
+        abort();
+    }
+}
+
+static void fuzz__check_plan(const fg_plan *plan)
+{
+    for (size_t i = 0; i < plan->n_kernels; i++) {
+        fuzz__check_staging(&plan->kernels[i], &plan->kernels[i].g1);
+        if (plan->kernels[i].chain) fuzz__check_staging(&plan->kernels[i], &plan->kernels[i].g2);
+    }
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     /* An exact-size copy, so that reading one byte past the input is caught by the sanitizer. */
@@ -80,8 +105,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     fg_plan plan;
     memset(&plan, 0, sizeof plan);
     if (fg_spec_parse(&arena, "fuzz.json", text, size, &spec, &d) != 0 || fg_diag_errors(&d)) goto done;
-    if (fg_check_spec(&spec, &d) != 0 || fg_diag_errors(&d)) goto done;
+    /* both checks, as `fusegen generate` runs them (the library's file rules too) */
+    int check_errors = fg_check_spec(&spec, &d);
+    check_errors += fg_check_library_files(&spec, &d);
+    if (check_errors != 0 || fg_diag_errors(&d)) goto done;
     if (fg_plan_build(&arena, &spec, &plan, &d) != 0 || fg_diag_errors(&d)) goto done;
+    fuzz__check_plan(&plan);
 
     fg_out out;
     fg_out_init(&out, &arena);

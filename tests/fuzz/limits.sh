@@ -1,5 +1,5 @@
 #!/bin/sh
-# Every limit of generator/spec.h (FG_SPEC_MAX_*), and the store limit of check.c: a spec just
+# Every limit of generator/spec.h (FG_SPEC_MAX_*), and the store and f32 limits of check.c: a spec just
 # over it must fail with exit status 1 and a message naming the limit, located (FILE:LINE:COL)
 # where a position applies; a spec right at it must pass. The specs are written here, at test
 # time, so no multi-megabyte file lives in the tree.
@@ -150,6 +150,18 @@ spec "$tmp/stores_at.json" lib "$(kernel k "$tile" "$(stores 4)")"
 spec "$tmp/stores_over.json" lib "$(kernel k "$tile" "$(stores 5)")"
 expect "4 stores" 0 "" "$tmp/stores_at.json"
 expect "5 stores" 1 "error: /kernels/0/epilogue/4: more than 4 store ops in one epilogue" "$tmp/stores_over.json"
+
+# ---- f32 constants (check.c): a nonzero alpha or beta of at least FLT_MIN -------------------
+# (issue 37: 1e-300 passed check, nvcc compiled 0 and NVRTC failed). FLT_MIN itself passes; the
+# double just below it fails, and the message prints the limit and the value apart.
+spec "$tmp/alpha_at.json" lib "$(kernel k "$tile" '{"op": "scale", "alpha": 1.1754943508222875e-38}, {"op": "residual", "beta": -1.1754943508222875e-38}, {"op": "scale", "alpha": 0}')"
+spec "$tmp/alpha_under.json" lib "$(kernel k "$tile" '{"op": "scale", "alpha": 1.1754943508222874e-38}')"
+spec "$tmp/beta_tiny.json" lib "$(kernel k "$tile" '{"op": "residual", "beta": -1e-300}')"
+expect "alpha and beta of FLT_MIN, alpha 0" 0 "" "$tmp/alpha_at.json"
+expect "alpha just under FLT_MIN" 1 \
+    ":[0-9]+:[0-9]+: error: /kernels/0/epilogue/0/alpha: .*at least FLT_MIN, 1.1754943508222875e-38 .*found 1.1754943508222874e-38$" \
+    "$tmp/alpha_under.json"
+expect "beta of -1e-300" 1 "error: /kernels/0/epilogue/0/beta: .*at least FLT_MIN, .*found -1e-300$" "$tmp/beta_tiny.json"
 
 echo "limits: $fails failed"
 [ "$fails" -eq 0 ]

@@ -86,8 +86,12 @@ def main():
     info = _capi.kernel_info(sel)
     expect(info.sm == 80, f"select N=1024 on sm 80: {info.name} (a portable kernel)")
     # best first: by priority class (strategy, family), then padded columns, then priority
+    # (split-K variants rank by the device's SM count, which is not read here: they come last)
     q = lib.query(_capi.make_problem(64, 768, 3072, FUSED, sm=90))
     infos = [_capi.kernel_info(x) for x in q]
+    tail = [i.split_k for i in infos]
+    expect(any(tail) and tail == sorted(tail), f"query 64x768x3072: split-K variants last without a device: {tail}")
+    infos = [i for i in infos if not i.split_k]
     classes = [i.priority // 1000000 for i in infos]
     # (N = 768: the 128x128 ping-pong split tile, fg__column_cost)
     expect(len(q) >= 2 and classes == sorted(classes, reverse=True) and infos[0].tile == (128, 128, 64)

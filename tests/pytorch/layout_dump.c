@@ -42,7 +42,7 @@ int main(void)
     F(fusegen_kernel, tile2_m); F(fusegen_kernel, tile2_n); F(fusegen_kernel, tile2_k);
     F(fusegen_kernel, stages2); F(fusegen_kernel, threads2); F(fusegen_kernel, pingpong);
     F(fusegen_kernel, pingpong2); F(fusegen_kernel, norm);
-    F(fusegen_kernel, strategy); F(fusegen_kernel, max_n); F(fusegen_kernel, align_elems);
+    F(fusegen_kernel, strategy); F(fusegen_kernel, split_k); F(fusegen_kernel, max_n); F(fusegen_kernel, align_elems);
     F(fusegen_kernel, n_stores); F(fusegen_kernel, n_stores2); F(fusegen_kernel, uses_bias);
     F(fusegen_kernel, uses_residual); F(fusegen_kernel, uses_gamma); F(fusegen_kernel, uses_beta);
     F(fusegen_kernel, uses_bias2); F(fusegen_kernel, uses_residual2); F(fusegen_kernel, priority);

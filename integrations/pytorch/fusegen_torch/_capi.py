@@ -155,6 +155,7 @@ class Kernel(Structure):
         ("pingpong2", c_int),
         ("norm", c_int),                # fusegen_norm
         ("strategy", c_int),            # fusegen_strategy
+        ("split_k", c_int),
         ("max_n", c_int64),
         ("align_elems", c_int),
         ("n_stores", c_int),
@@ -512,7 +513,7 @@ def same_f32(a, b):
 
 KernelInfo = collections.namedtuple("KernelInfo", [
     "name", "spec_kernel", "strategy", "tile", "stages", "tile2", "sm", "arch_specific",
-    "epilogue", "epilogue2", "eps", "max_n", "align_elems", "priority"])
+    "epilogue", "epilogue2", "eps", "max_n", "align_elems", "priority", "split_k"])
 KernelInfo.__doc__ = "One kernel of the library, as fusegen_torch.kernels() lists it."
 
 
@@ -523,4 +524,4 @@ def kernel_info(kernel):
         (k.tile_m, k.tile_n, k.tile_k), k.stages,
         (k.tile2_m, k.tile2_n, k.tile2_k) if k.chain else None,
         k.sm, bool(k.arch_specific), _s(k.epilogue), _s(k.epilogue2), norm_eps(kernel),
-        int(k.max_n), k.align_elems, k.priority)
+        int(k.max_n), k.align_elems, k.priority, bool(k.split_k))

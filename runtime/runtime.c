@@ -338,12 +338,18 @@ static cudaError_t fg__device_sms(int *sms)
     return cudaSuccess;
 }
 
-/* Slices of K a split-K kernel runs p with on the current device (the launcher computes the
- * same); FUSEGEN_SPLIT_K_MAX_SLICES, an upper bound, when the device cannot be read. */
-static int fg__k_slices(const fusegen_kernel *k, const fusegen_problem *p)
+/* The current device's SM count, 0 when it cannot be read. */
+static int fg__sms_or_0(void)
 {
     int sms = 0;
-    if (fg__device_sms(&sms) != cudaSuccess)
+    return fg__device_sms(&sms) == cudaSuccess ? sms : 0;
+}
+
+/* Slices of K a split-K kernel runs p with on a device of sms SMs (the launcher computes the
+ * same); FUSEGEN_SPLIT_K_MAX_SLICES, an upper bound, when sms is 0 (unknown). */
+static int fg__k_slices(const fusegen_kernel *k, const fusegen_problem *p, int sms)
+{
+    if (sms <= 0)
         return FUSEGEN_SPLIT_K_MAX_SLICES;
     return fusegen_k_slices(p->m, p->n, p->k, k->tile_m, k->tile_n, k->tile_k, sms);
 }
@@ -838,9 +844,9 @@ static void fg__listing_add(fg__listing *l, const char *name, const char *reason
 #define FG__PINGPONG128_MIN_N 641
 #define FG__PINGPONG128_MAX_N 1280
 #define FG__PINGPONG128_MAX_K 3072
-static long long fg__column_cost(const fusegen_kernel *k, const fusegen_problem *p)
+static long long fg__column_cost(const fusegen_kernel *k, const fusegen_problem *p, int sms)
 {
-    long long tile_n = k->tile_n > 0 ? k->tile_n : 1;
+    long long tile_n = k->tile_n > 0 ? k->tile_n : 1, tile_m = k->tile_m > 0 ? k->tile_m : 1;
     long long padded = (p->n + tile_n - 1) / tile_n * tile_n;
     long long rate = (long long)k->tile_m * k->tile_n >= 128 * 256 ? 80 : 90;
     if (k->pingpong && (k->strategy == FUSEGEN_STRATEGY_SPLIT || k->strategy == FUSEGEN_STRATEGY_ROW) &&
@@ -849,6 +855,14 @@ static long long fg__column_cost(const fusegen_kernel *k, const fusegen_problem 
     if (k->pingpong && k->tile_m == 128 && k->strategy == FUSEGEN_STRATEGY_SPLIT && p->n >= FG__PINGPONG128_MIN_N &&
         p->n <= FG__PINGPONG128_MAX_N && p->k <= FG__PINGPONG128_MAX_K)
         rate = 77;
+    if (sms > 0) {
+        /* On a known device, the busiest SM's share: waves of tiles (ceil(tiles / SMs)) x a
+         * tile's columns over the rate. Past a few waves this orders tiles as padded x rate
+         * does; below one wave it prefers the tile that spreads over more SMs (M = 256, N =
+         * 4096: 64 tiles of 64 x 256 rather than 32 of 128 x 256). */
+        long long tiles = (p->m + tile_m - 1) / tile_m * ((p->n + tile_n - 1) / tile_n);
+        return (tiles + sms - 1) / sms * tile_m * tile_n * rate;
+    }
     return padded * rate;
 }
 
@@ -870,15 +884,14 @@ static long long fg__column_cost(const fusegen_kernel *k, const fusegen_problem 
  * writing and reading partial sums). */
 #define FG__SPLIT_K_FIRST 1000
 #define FG__SPLIT_K_LAST (-1)
-static int fg__class(const fusegen_kernel *k, const fusegen_problem *p)
+static int fg__class(const fusegen_kernel *k, const fusegen_problem *p, int sms)
 {
     int generator_class = k->priority / 1000000;
     if (k->split_k) {
-        int sms = 0;
         int64_t tiles = ((p->m + k->tile_m - 1) / k->tile_m) * ((p->n + k->tile_n - 1) / k->tile_n);
-        if (fg__device_sms(&sms) != cudaSuccess)
+        if (sms <= 0)
             return FG__SPLIT_K_LAST;
-        return 2 * tiles <= sms && fg__k_slices(k, p) >= 2 ? FG__SPLIT_K_FIRST : FG__SPLIT_K_LAST;
+        return 2 * tiles <= sms && fg__k_slices(k, p, sms) >= 2 ? FG__SPLIT_K_FIRST : FG__SPLIT_K_LAST;
     }
     int wide_row_64 = fg__hopper_family(k) && k->strategy == FUSEGEN_STRATEGY_ROW && k->tile_m == 64 &&
                       (!k->pingpong || k->tile_n > 256);
@@ -901,17 +914,17 @@ static int fg__gemm2_pingpong_first(const fusegen_kernel *k, const fusegen_probl
 
 /* Whether a goes before b for problem p (fg__class, then fg__column_cost, then the priority,
  * then fg__gemm2_pingpong_first). */
-static int fg__better(const fusegen_kernel *a, const fusegen_kernel *b, const fusegen_problem *p)
+static int fg__better(const fusegen_kernel *a, const fusegen_kernel *b, const fusegen_problem *p, int sms)
 {
     long long ca, cb;
-    int class_a = fg__class(a, p), class_b = fg__class(b, p);
+    int class_a = fg__class(a, p, sms), class_b = fg__class(b, p, sms);
     if (class_a != class_b)
         return class_a > class_b;
     /* two split-K variants: the fewer slices, the fewer partial sums written and read */
-    if (a->split_k && b->split_k && fg__k_slices(a, p) != fg__k_slices(b, p))
-        return fg__k_slices(a, p) < fg__k_slices(b, p);
-    ca = fg__column_cost(a, p);
-    cb = fg__column_cost(b, p);
+    if (a->split_k && b->split_k && fg__k_slices(a, p, sms) != fg__k_slices(b, p, sms))
+        return fg__k_slices(a, p, sms) < fg__k_slices(b, p, sms);
+    ca = fg__column_cost(a, p, sms);
+    cb = fg__column_cost(b, p, sms);
     if (ca != cb)
         return ca < cb;
     if (a->priority != b->priority)
@@ -926,6 +939,7 @@ fusegen_status fusegen_query(const fusegen_library *lib, const fusegen_problem *
     fg__listing listing;
     char reason[FG__REASON_LEN];
     size_t i, found = 0, written = 0;
+    int sms;
 
     if (n_found)
         *n_found = 0;
@@ -945,6 +959,9 @@ fusegen_status fusegen_query(const fusegen_library *lib, const fusegen_problem *
      * kernels of a library compute something else, and formatting why cost more than the
      * checks themselves. */
     memset(&arch, 0, sizeof arch);
+    /* the dispatch's waves, on the current device; a problem for another arch (p->sm set)
+     * or no readable device: 0, a size-only order */
+    sms = p->sm == 0 ? fg__sms_or_0() : 0;
     for (i = 0; i < lib->n_kernels; i++) {
         const fusegen_kernel *k = &lib->kernels[i];
         size_t at, j;
@@ -952,7 +969,7 @@ fusegen_status fusegen_query(const fusegen_library *lib, const fusegen_problem *
             continue;
         found++;
         /* keep out[] sorted best first (fg__better); equals stay in table order */
-        for (at = 0; at < written && !fg__better(k, out[at], p); at++)
+        for (at = 0; at < written && !fg__better(k, out[at], p, sms); at++)
             ;
         if (at >= cap)
             continue;
@@ -1038,7 +1055,7 @@ static size_t fg__ws_bytes(const fusegen_kernel *k, const fusegen_problem *p)
 {
     int split = fg__is_split(k);
     if (k->split_k)
-        return fusegen_ws_layout_for_split_k(fg__k_slices(k, p), p->m, p->n).total;
+        return fusegen_ws_layout_for_split_k(fg__k_slices(k, p, fg__sms_or_0()), p->m, p->n).total;
     if (!split && !k->chain)
         return 0;
     return fusegen_ws_layout_for(split, k->tile_n, k->chain, fg__dtype_bytes(k->out), p->m, p->n).total;

@@ -1374,7 +1374,25 @@ struct Gemm {
         }
     }
 
-    __device__ static void run(const Params &p_in)
+    __device__ static void run(const Params &p)
+    {
+        const int KT = (p.k + BK - 1) / BK;
+        if constexpr (SPLIT_K) {
+            // this CTA's k tiles kt0 ... and its slice of the partial sums (f32 [m, n])
+            const int z = static_cast<int>(blockIdx.z), slices = static_cast<int>(gridDim.z);
+            const int kt0 = static_cast<int>(static_cast<long long>(KT) * z / slices);
+            const int kt1 = static_cast<int>(static_cast<long long>(KT) * (z + 1) / slices);
+            Params q = p;
+            q.out = p.partials + static_cast<long long>(z) * p.m * p.n;
+            q.ldo = p.n;
+            tile_run(q, kt0, kt1 - kt0);
+        } else {
+            tile_run(p, 0, KT);
+        }
+    }
+
+    // The CTA's tile over k tiles kt0 ... kt0 + KT - 1, then its epilogue.
+    __device__ static __forceinline__ void tile_run(const Params &p, int kt0, int KT)
     {
         extern __shared__ __align__(16) unsigned char smem_raw[];
         unsigned short *sA = reinterpret_cast<unsigned short *>(smem_raw);
@@ -1385,17 +1403,6 @@ struct Gemm {
         // row-norm tiles of this family do not have.
         const TileCoord tile = {static_cast<int>(blockIdx.y), static_cast<int>(blockIdx.x)};
         const int m0 = tile.m * BM, n0 = tile.n * BN;
-        const int KT_ALL = (p_in.k + BK - 1) / BK;
-        // Split K: this CTA's k tiles kt0 ... and its slice of the partial sums (f32 [m, n]).
-        int kt0 = 0, KT = KT_ALL;
-        Params p = p_in;
-        if constexpr (SPLIT_K) {
-            const int z = static_cast<int>(blockIdx.z), slices = static_cast<int>(gridDim.z);
-            kt0 = static_cast<int>(static_cast<long long>(KT_ALL) * z / slices);
-            KT = static_cast<int>(static_cast<long long>(KT_ALL) * (z + 1) / slices) - kt0;
-            p.out = p_in.partials + static_cast<long long>(z) * p_in.m * p_in.n;
-            p.ldo = p_in.n;
-        }
 
         float acc[MI][NI][4];
 #pragma unroll

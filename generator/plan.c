@@ -202,8 +202,8 @@ static bool plan__sm90_strategy_ok(const fg_tile *t1, fg_strategy s, bool auto_s
      * of up to 320 columns in one CTA: the row strategy (no normalize pass) alone. */
     if (fg_arch_sm90_col_split(t1->m, fg_arch_sm90_pingpong(t1->m, t1->schedule)) && (s == FG_STRATEGY_SPLIT || s == FG_STRATEGY_CLUSTER)) return false;
     /* So does the 64x320 ping-pong tile, unless a spec asks for split: as a split kernel it was
-     * never faster than 128x160 split on an H200 (N = 320, K 320-2560; N = 640, K = 2560:
-     * 0.0723 ms against 0.0529; bench/NOTES.md v45). Nor does it take a kernel without a norm. */
+     * never faster than 128x160 split (docs/decisions.md v45). Nor does it take a kernel without
+     * a norm. */
     if (auto_strategy && t1->m == 64 && t1->n == 320 && s != FG_STRATEGY_ROW) return false;
     if (s != FG_STRATEGY_CLUSTER) return true;
     return !fg_arch_sm90_pingpong(t1->m, t1->schedule) &&
@@ -212,10 +212,9 @@ static bool plan__sm90_strategy_ok(const fg_tile *t1, fg_strategy s, bool auto_s
 }
 
 /* Among eligible kernels the dispatch takes the largest priority: row kernels (and kernels
- * without a norm) first (one pass); then split kernels, then cluster kernels: on an H200
- * (2026-11-30, bench/NOTES.md v23-v24) the persistent cluster kernels took 1.07-1.30x the
- * split ones' time, their epilogue exposed while the tensor cores idle and their exchanges
- * holding the cluster in lockstep; then the arch-specific
+ * without a norm) first (one pass); then split kernels, then cluster kernels (slower than split:
+ * their epilogue exposed while the tensor cores idle, their exchanges holding the cluster in
+ * lockstep; docs/decisions.md v23-v24); then the arch-specific
  * family (it only runs where it is faster); then larger tiles; then a staged epilogue, then
  * deeper pipelines. */
 static int plan__priority(fg_family f, fg_strategy s, const fg_tile *t, const fg_plan_gemm *g)
@@ -227,8 +226,8 @@ static int plan__priority(fg_family f, fg_strategy s, const fg_tile *t, const fg
      * cooperative 128x128 one at K >= 2560 and no faster than 64x256 ping-pong at N = 1024 (the
      * dispatch's column cost still lets it win at K <= 1024 where it wastes fewer columns) */
     int schedule_penalty = pingpong && t->m == 128 ? 8 : 0;
-    /* a Hopper epilogue staged in shared memory before a deeper pipeline without it: 64x320 with
-     * 3 stages (staged) took 0.0433 ms at N = 320, with 4 (no room for the staging) 0.0612 */
+    /* a Hopper epilogue staged in shared memory before a deeper pipeline without it (64x320:
+     * 3 staged stages beat 4 unstaged; docs/decisions.md v39) */
     int staging_bonus = g->stage_tile ? 8 : 0;
     return strategy_rank * 2000000 + family_rank * 1000000 + (int)(t->m * t->n) + (int)t->stages - schedule_penalty +
            staging_bonus;

@@ -822,25 +822,12 @@ static void fg__listing_add(fg__listing *l, const char *name, const char *reason
 }
 
 /* The generator's priority orders kernels by strategy and family (its millions), then by tile
- * area and depth. Between kernels equal in the first two, the dispatch first weighs the columns
- * each tile shape computes for this N: padded columns (N rounded up to tile n) over a relative
- * rate, 80 for tiles of 128 x 256 or more and 90 for smaller ones (an H200 ran 128x128 tiles at
- * about 0.89 the rate of 128x256 ones when neither wasted columns; bench/NOTES.md v20). Smaller
- * is better: at N = 320 a 128-column tile computes 384 columns, a 256-column one 512. One
- * exception, also measured: a Hopper split kernel with tile m 64 (the ping-pong schedule, one
- * consumer's epilogue under the other's mainloop) counts 78 when K <= 1024, where few k tiles
- * leave the cooperative kernel's epilogue exposed (bert-large attn-out, K = 1024: 64x256
- * 0.0931 ms against 128x256 0.0957, and 0.0956 against 0.0993 in another build; at K = 3072
- * and above it is 3-16% slower; bench/NOTES.md v23-v24). A Hopper row kernel with the ping-pong
- * schedule counts 78 there too (N = 256, K = 1024: 64x256 ping-pong 0.0487 ms against 128x256
- * cooperative 0.0536; bench/NOTES.md v40). And a Hopper split kernel with a 128-row ping-pong
- * tile counts 77 for 640 < N <= 1280 and K <= 3072: once its consumers' tile loop ran without a
- * warp sync (v62), 128x128 ping-pong was the fastest split tile at N = 768, K = 3072 (0.1317 ms
- * against 0.1363 for 128x256) and N = 1024, K = 1024 (0.0774 against 0.0809 for 64x256
- * ping-pong; bench/NOTES.md v64), and with its leaner k tile loop (v81, v82) at N = 1280,
- * K = 1280 (sd-xl block tail's GEMM1: 0.3936 against 0.3974 ms, v90). It loses at N = 1024,
- * K = 4096 to 128x256 (0.2081 against 0.2069 after v82), at N = 640 to 128x160 (0.0583 against
- * 0.0519), at N = 1280, K = 5120 (1-3%) and at N >= 4096 (up to 4%). */
+ * area and depth. Between kernels equal in the first two, the dispatch weighs the columns each
+ * tile shape computes for this N over a relative rate (smaller is better): 80 for tiles of
+ * 128 x 256 or more, 90 for smaller ones; 78 for a Hopper ping-pong split or row kernel at
+ * K <= 1024 (its second consumer hides the epilogue that few k tiles leave exposed); 77 for a
+ * Hopper 128-row ping-pong split kernel for 640 < N <= 1280 and K <= 3072. The measurements
+ * behind each rate: docs/decisions.md, "Dispatch rules" (v20, v23-v24, v40, v62-v64, v81-v90). */
 #define FG__PINGPONG128_MIN_N 641
 #define FG__PINGPONG128_MAX_N 1280
 #define FG__PINGPONG128_MAX_K 3072
@@ -871,12 +858,8 @@ static long long fg__column_cost(const fusegen_kernel *k, const fusegen_problem 
  * kernel with a 64-row tile as wide as a row of up to 320 (the cooperative tiles whose consumers
  * split the columns, the 64x320 ping-pong one) loads a whole B tile for every 64 rows: past
  * K = 1024 that costs more than the normalize pass it saves, so there it ranks after the Hopper
- * split kernels (and so after the portable row kernels too, which the default library bounds
- * to N <= 256), before the portable split ones. On an H200 at N = 320 (bench/NOTES.md v40-v41, v45)
- * against 128x160 split: 64x320 cooperative 0.0377 against 0.0487 ms at K = 320, 0.0488
- * against 0.0588 at K = 640, 0.0786 against 0.0761 at K = 1280, 0.0788 against 0.0600 at
- * K = 2560 (M = 16384); 64x320 ping-pong 0.0336, 0.0458, 0.0763 against 0.0750, and 0.0798
- * against 0.0587. (64x256 ping-pong at N = 256, K = 3072 ties the 128x256 row kernel.) */
+ * split kernels (and so after the portable row kernels too), before the portable split ones
+ * (docs/decisions.md v40-v41, v45). */
 #define FG__WIDE_ROW_64_MAX_K 1024
 /* Split-K variants go first where their own tiles, unsliced, would leave at least half of this
  * device's SMs idle and K is long enough for two slices (decode-sized M: the other variants run
@@ -902,10 +885,8 @@ static int fg__class(const fusegen_kernel *k, const fusegen_problem *p, int sms)
 
 /* The last key, between chain variants that differ in GEMM2 alone (the priority and the keys
  * before it come from GEMM1): 1 for a Hopper GEMM2 with a 128-row ping-pong tile where GEMM2's K
- * (the chain's N) is at most 3072, else 0. Its bias + relu epilogue then runs under the other
- * consumer's mainloop instead of exposed: the block tails (N 768-1280) took 4.8-6.5% less time
- * with a 128x128 ping-pong GEMM2 than with 128x256 cooperative (bench/NOTES.md v101); longer K
- * is not measured, and there the split GEMM1's 128x128 ping-pong tile loses (v90). */
+ * (the chain's N) is at most 3072, else 0: its bias + relu epilogue then runs under the other
+ * consumer's mainloop instead of exposed (docs/decisions.md v101; longer K is not measured). */
 #define FG__PINGPONG128_GEMM2_MAX_K 3072
 static int fg__gemm2_pingpong_first(const fusegen_kernel *k, const fusegen_problem *p)
 {

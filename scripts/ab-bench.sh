@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# A/B benchmark of two or more versions in one GPU session: fusegen-bench runs alternating
+# A/B benchmark of two or more versions in one GPU run: fusegen-bench runs alternating
 # A B A B ... (A B C A B C ... for three), then bench/ab_compare.py (medians, B/A, B/A against
 # each run's own cuBLASLt time, spreads; every version after A compared with A).
 # A single pair of runs is not enough: the device's speed drifts by a few percent between runs.
@@ -91,7 +91,7 @@ fi
 
 # Each version's HGMMA per kernel against A's (cuobjdump, where the machine has it): a change or
 # floor that leaves accumulators unread loses the wgmmas that fed them without any error
-# (bench/NOTES.md v85); the line says so before the times do.
+# (docs/decisions.md v85); the line says so before the times do.
 if command -v cuobjdump >/dev/null 2>&1; then
   for side in "${sides[@]}"; do
     cuobjdump -sass "ab/$side/build/libfusegen_default.a" >"$logs/sass-$side.txt" 2>&1 || echo "ab/$side: cuobjdump failed"

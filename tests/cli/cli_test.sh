@@ -365,7 +365,7 @@ if grep -q "matches --only" "$TMP/err"; then fail "--only with an unreadable spe
 
 # ---- the dispatch priority: a staged Hopper epilogue before a deeper pipeline -----------------
 # (64x320: 4 stages leave no room to stage the epilogue; measured 0.0612 ms against 0.0433 for
-# 3 staged stages, bench/NOTES.md v39)
+# 3 staged stages, docs/decisions.md v39)
 cat >"$TMP/n320.json" <<'EOF'
 {"library": "n320", "kernels": [
  {"name": "k", "arch": ["sm_90a"], "a": "bf16", "b": "bf16", "out": "bf16",

@@ -824,7 +824,7 @@ static void fg__listing_add(fg__listing *l, const char *name, const char *reason
 /* The generator's priority orders kernels by strategy and family (its millions), then by tile
  * area and depth. Between kernels equal in the first two, the dispatch weighs the columns each
  * tile shape computes for this N over a relative rate (smaller is better): 80 for tiles of
- * 128 x 256 or more, 90 for smaller ones; 78 for a Hopper ping-pong split or row kernel at
+ * 128 x 256 or more, 90 down to 128 x 128, 112 below (64 x 128: decisions.md, "Decode"); 78 for a Hopper ping-pong split or row kernel at
  * K <= 1024 (its second consumer hides the epilogue that few k tiles leave exposed); 77 for a
  * Hopper 128-row ping-pong split kernel for 640 < N <= 1280 and K <= 3072. The measurements
  * behind each rate: docs/decisions.md, "Dispatch rules" (v20, v23-v24, v40, v62-v64, v81-v90). */
@@ -835,7 +835,8 @@ static long long fg__column_cost(const fusegen_kernel *k, const fusegen_problem 
 {
     long long tile_n = k->tile_n > 0 ? k->tile_n : 1, tile_m = k->tile_m > 0 ? k->tile_m : 1;
     long long padded = (p->n + tile_n - 1) / tile_n * tile_n;
-    long long rate = (long long)k->tile_m * k->tile_n >= 128 * 256 ? 80 : 90;
+    long long area = (long long)k->tile_m * k->tile_n;
+    long long rate = area >= 128 * 256 ? 80 : area >= 128 * 128 ? 90 : 112;
     if (k->pingpong && (k->strategy == FUSEGEN_STRATEGY_SPLIT || k->strategy == FUSEGEN_STRATEGY_ROW) &&
         p->k <= 1024)
         rate = 78;
@@ -861,12 +862,13 @@ static long long fg__column_cost(const fusegen_kernel *k, const fusegen_problem 
  * split kernels (and so after the portable row kernels too), before the portable split ones
  * (docs/decisions.md v40-v41, v45). */
 #define FG__WIDE_ROW_64_MAX_K 1024
-/* Split-K variants go first where their own tiles, unsliced, would leave at least half of this
- * device's SMs idle and K is long enough for two slices (decode-sized M: the other variants run
- * a fraction of a wave), and last everywhere else (a full wave of tiles gains nothing from
- * writing and reading partial sums). */
+/* Split-K variants go first where their own tiles, unsliced, would leave three quarters of this
+ * device's SMs idle, K gives two slices or more, and the partial sums (written and read) cost
+ * at most half of the weight read: 2 x S x M x N x 4 <= N x K x 2 / 2, that is 16 S M <= K
+ * (decode-sized M: the other variants run a fraction of a wave); last everywhere else. */
 #define FG__SPLIT_K_FIRST 1000
 #define FG__SPLIT_K_LAST (-1)
+#define FG__SPLIT_K_MAX_FILL_DIVISOR 4
 static int fg__class(const fusegen_kernel *k, const fusegen_problem *p, int sms)
 {
     int generator_class = k->priority / 1000000;
@@ -874,7 +876,10 @@ static int fg__class(const fusegen_kernel *k, const fusegen_problem *p, int sms)
         int64_t tiles = ((p->m + k->tile_m - 1) / k->tile_m) * ((p->n + k->tile_n - 1) / k->tile_n);
         if (sms <= 0)
             return FG__SPLIT_K_LAST;
-        return 2 * tiles <= sms && fg__k_slices(k, p, sms) >= 2 ? FG__SPLIT_K_FIRST : FG__SPLIT_K_LAST;
+        const int slices = fg__k_slices(k, p, sms);
+        return FG__SPLIT_K_MAX_FILL_DIVISOR * tiles <= sms && slices >= 2 && 16 * (int64_t)slices * p->m <= p->k
+                   ? FG__SPLIT_K_FIRST
+                   : FG__SPLIT_K_LAST;
     }
     int wide_row_64 = fg__hopper_family(k) && k->strategy == FUSEGEN_STRATEGY_ROW && k->tile_m == 64 &&
                       (!k->pingpong || k->tile_n > 256);

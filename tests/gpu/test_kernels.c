@@ -425,9 +425,11 @@ static int check_entry(const fusegen_kernel *k, char *why, size_t len)
                      want == FUSEGEN_NORM_LAYERNORM ? "layernorm" : "rmsnorm", (int)k->norm);
             return 0;
         }
-        if (k->strategy != FUSEGEN_STRATEGY_ROW && k->strategy != FUSEGEN_STRATEGY_SPLIT &&
-            k->strategy != FUSEGEN_STRATEGY_CLUSTER) {
-            snprintf(why, len, "norm kernel with strategy %d", (int)k->strategy);
+        /* a split-K variant's reduce sees whole rows: strategy NONE */
+        if (k->split_k ? k->strategy != FUSEGEN_STRATEGY_NONE
+                       : k->strategy != FUSEGEN_STRATEGY_ROW && k->strategy != FUSEGEN_STRATEGY_SPLIT &&
+                             k->strategy != FUSEGEN_STRATEGY_CLUSTER) {
+            snprintf(why, len, "norm kernel with strategy %d (split_k %d)", (int)k->strategy, k->split_k);
             return 0;
         }
         if (op->affine && !k->uses_gamma) {
@@ -893,6 +895,7 @@ static void check_dispatch(const fusegen_library *lib)
         {"d-big", 1003, 1000, 1000, 520, 0},  {"d-row128", 1003, 128, 1000, 264, 0},
         {"d-row120", 1003, 120, 1000, 264, 0}, {"d-row256", 1003, 256, 512, 264, 0},
         {"d-small", 65, 64, 64, 264, 0},       {"d-one", 1, 8, 8, 264, 0},
+        {"d-decode", 16, 1024, 4096, 264, 0},
     };
     char why[512];
     for (size_t i = 0; i < lib->n_kernels; i++) {
@@ -910,7 +913,7 @@ static void check_dispatch(const fusegen_library *lib)
             char where[160];
             describe(k, &shapes[si], where, sizeof where);
             size_t n_elig = 0;
-            int any_row = 0, any_split = 0;
+            int any_row = 0, any_split = 0, any_split_k = 0;
             for (size_t j = 0; j < lib->n_kernels; j++) {
                 const fusegen_kernel *kj = &lib->kernels[j];
                 if (fusegen_why_not(kj, &p, why, sizeof why))
@@ -918,7 +921,11 @@ static void check_dispatch(const fusegen_library *lib)
                 n_elig++;
                 any_row |= kj->strategy == FUSEGEN_STRATEGY_ROW;
                 any_split |= kj->strategy == FUSEGEN_STRATEGY_SPLIT;
+                any_split_k |= kj->split_k;
             }
+            /* 16 rows, N = 1024, K = 4096: a split-K variant's 8 tiles fill few SMs of any GPU
+             * this runs on, and its partial sums cost a quarter of the weight read */
+            const int want_split_k = any_split_k && strcmp(shapes[si].label, "d-decode") == 0;
             const fusegen_kernel *sel = NULL;
             fusegen_status st = fusegen_select(lib, &p, &sel);
             char note[700];
@@ -932,12 +939,14 @@ static void check_dispatch(const fusegen_library *lib)
                          fusegen_status_name(st), fusegen_last_detail());
             } else {
                 const char *sel_why = fusegen_why_not(sel, &p, why, sizeof why);
-                int want_row = any_row && any_split;
-                ok = !sel_why && (!want_row || sel->strategy == FUSEGEN_STRATEGY_ROW);
+                int want_row = any_row && any_split && !want_split_k;
+                ok = !sel_why && (!want_row || sel->strategy == FUSEGEN_STRATEGY_ROW) &&
+                     (!want_split_k || sel->split_k);
                 snprintf(note, sizeof note, "%zu eligible; selected %s (%s)%s%s", n_elig,
                          sel->name, strategy_name(sel->strategy),
                          sel_why ? "; but why_not: " : "",
-                         sel_why ? sel_why : (want_row && !ok ? "; expected a row kernel" : ""));
+                         sel_why ? sel_why : (want_row && !ok ? "; expected a row kernel"
+                                              : want_split_k && !ok ? "; expected a split-K kernel" : ""));
             }
             report_plain(ok, label, where, "select", note);
 

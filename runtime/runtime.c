@@ -285,57 +285,51 @@ typedef struct fg__arch {
     char why[FG__REASON_LEN];
 } fg__arch;
 
-/* The current device's compute capability x10. A device's capability cannot change, so it is
- * read once per device ordinal (cudaDeviceGetAttribute twice) and after that costs one
- * cudaGetDevice. */
-static _Atomic int fg__device_sm_cache[FG__MAX_DEVICES];
+/* The current device's compute capability x10 and multiprocessor count. Neither can change, so
+ * they are read once per device ordinal (three cudaDeviceGetAttribute calls) and after that
+ * cost one cudaGetDevice. A cache slot packs both: sm x 65536 + SMs (0: not read yet). */
+static _Atomic int fg__device_cache[FG__MAX_DEVICES];
 
-static cudaError_t fg__device_sm(int *sm)
+static cudaError_t fg__device_info(int *sm, int *sms)
 {
-    int dev = 0, major = 0, minor = 0, cached;
+    int dev = 0, major = 0, minor = 0, count = 0, cached;
     cudaError_t e = cudaGetDevice(&dev);
     if (e != cudaSuccess)
         return e;
     if (dev >= 0 && dev < FG__MAX_DEVICES) {
-        cached = atomic_load_explicit(&fg__device_sm_cache[dev], memory_order_relaxed);
+        cached = atomic_load_explicit(&fg__device_cache[dev], memory_order_relaxed);
         if (cached > 0) {
-            *sm = cached;
+            *sm = cached >> 16;
+            *sms = cached & 0xffff;
             return cudaSuccess;
         }
     }
     e = cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev);
     if (e == cudaSuccess)
         e = cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev);
+    if (e == cudaSuccess)
+        e = cudaDeviceGetAttribute(&count, cudaDevAttrMultiProcessorCount, dev);
     if (e != cudaSuccess)
         return e;
+    if (count <= 0 || count > 0xffff)
+        return cudaErrorInvalidValue;
     *sm = major * 10 + minor;
+    *sms = count;
     if (dev >= 0 && dev < FG__MAX_DEVICES)
-        atomic_store_explicit(&fg__device_sm_cache[dev], *sm, memory_order_relaxed);
+        atomic_store_explicit(&fg__device_cache[dev], (*sm << 16) | count, memory_order_relaxed);
     return cudaSuccess;
 }
 
-/* The current device's multiprocessor count, read once per device ordinal (as fg__device_sm). */
-static _Atomic int fg__device_sms_cache[FG__MAX_DEVICES];
+static cudaError_t fg__device_sm(int *sm)
+{
+    int sms;
+    return fg__device_info(sm, &sms);
+}
 
 static cudaError_t fg__device_sms(int *sms)
 {
-    int dev = 0, cached;
-    cudaError_t e = cudaGetDevice(&dev);
-    if (e != cudaSuccess)
-        return e;
-    if (dev >= 0 && dev < FG__MAX_DEVICES) {
-        cached = atomic_load_explicit(&fg__device_sms_cache[dev], memory_order_relaxed);
-        if (cached > 0) {
-            *sms = cached;
-            return cudaSuccess;
-        }
-    }
-    e = cudaDeviceGetAttribute(sms, cudaDevAttrMultiProcessorCount, dev);
-    if (e != cudaSuccess || *sms <= 0)
-        return e != cudaSuccess ? e : cudaErrorInvalidValue;
-    if (dev >= 0 && dev < FG__MAX_DEVICES)
-        atomic_store_explicit(&fg__device_sms_cache[dev], *sms, memory_order_relaxed);
-    return cudaSuccess;
+    int sm;
+    return fg__device_info(&sm, sms);
 }
 
 /* The current device's SM count, 0 when it cannot be read. */

@@ -175,6 +175,20 @@ __device__ __forceinline__ float2 op_residual(float2 v, const Params &p, const T
 }
 // NaN passes through (fmaxf would turn it into 0): max.NaN, one instruction where a compare
 // and a select took two (sm_80 and later, every target of the library).
+// The norm's affine step on elements n and n+1 of a row: times gamma, plus beta (LayerNorm);
+// the values as they are when the norm has no gamma (AFFINE false).
+template <int DT, int NORM, bool AFFINE>
+__device__ __forceinline__ float2 op_affine(float2 v, const Params &p, int n)
+{
+    if (!AFFINE) return v;
+    const float2 g = load2_f32<DT>(p.gamma, n);
+    v = make_float2(v.x * g.x, v.y * g.y);
+    if (NORM == NORM_LAYERNORM) {
+        const float2 b = load2_f32<DT>(p.beta, n);
+        v = make_float2(v.x + b.x, v.y + b.y);
+    }
+    return v;
+}
 __device__ __forceinline__ float relu1(float v)
 {
     float r;
@@ -1056,17 +1070,7 @@ struct Epilogue {
     }
 
     // Elements n and n+1 of the row times gamma, plus beta (LayerNorm).
-    __device__ static float2 affine(float2 v, const Params &p, int n)
-    {
-        if (!Epi::kAffine) return v;
-        const float2 g = load2_f32<DT_OUT>(p.gamma, n);
-        v = make_float2(v.x * g.x, v.y * g.y);
-        if (NORM == NORM_LAYERNORM) {
-            const float2 b = load2_f32<DT_OUT>(p.beta, n);
-            v = make_float2(v.x + b.x, v.y + b.y);
-        }
-        return v;
-    }
+    __device__ static float2 affine(float2 v, const Params &p, int n) { return op_affine<DT_OUT, NORM, Epi::kAffine>(v, p, n); }
 
     __device__ static void store_tile(const Params &p, const TileInputs &in, const float (&acc)[MI][NI][4], int row_base,
                                       int col_base, int lane)
@@ -1473,18 +1477,6 @@ struct SplitKReduce {
         return t;
     }
 
-    __device__ static __forceinline__ float2 affine(float2 v, const Params &p, int n)
-    {
-        if (!Epi::kAffine) return v;
-        const float2 g = load2_f32<DT_OUT>(p.gamma, n);
-        v = make_float2(v.x * g.x, v.y * g.y);
-        if (NORM == NORM_LAYERNORM) {
-            const float2 b = load2_f32<DT_OUT>(p.beta, n);
-            v = make_float2(v.x + b.x, v.y + b.y);
-        }
-        return v;
-    }
-
     __device__ static void run(const Params &p)
     {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
@@ -1532,7 +1524,7 @@ struct SplitKReduce {
             for (int n = static_cast<int>(threadIdx.x) * 2; n < p.n; n += kThreads * 2) {
                 const float2 x = *reinterpret_cast<const float2 *>(row + n);
                 float2 v = make_float2((x.x - mean) * rstd, (x.y - mean) * rstd);
-                v = Epi::post(affine(v, p, n), m, n, p, global_inputs);
+                v = Epi::post(op_affine<DT_OUT, NORM, Epi::kAffine>(v, p, n), m, n, p, global_inputs);
                 store2_f32<DT_OUT>(p.out, static_cast<long long>(m) * p.ldo + n, v);
             }
         }

@@ -1439,6 +1439,30 @@ void print_kernel_result(const Row &r, const std::string &detail)
     fflush(stdout);
 }
 
+// The host's time a call, fusegen_select + fusegen_run back to back (what a decode step pays
+// per layer): the median of kHostCalls calls, few enough that the launch queue never fills (the
+// GPU time would then show instead).
+void report_host_time(Ctx &c, const fusegen_problem &p, FusedRun &f)
+{
+    constexpr int kHostCalls = 200;
+    std::vector<double> us;
+    us.reserve(kHostCalls);
+    CK(cudaStreamSynchronize(c.stream));
+    for (int i = 0; i < kHostCalls; ++i) {
+        const auto t0 = std::chrono::steady_clock::now();
+        const fusegen_kernel *k = nullptr;
+        FG(fusegen_select(c.lib, &p, &k));
+        FG(fusegen_run(k, &p, &f.args, f.ws.get(), f.ws.bytes(), c.stream));
+        const auto t1 = std::chrono::steady_clock::now();
+        us.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count());
+    }
+    CK(cudaGetLastError());
+    CK(cudaStreamSynchronize(c.stream));
+    std::sort(us.begin(), us.end());
+    printf("  host time a call (fusegen_select + fusegen_run)  %.2f us  (median of %d back to back)\n",
+           us[us.size() / 2], kHostCalls);
+}
+
 // Registers every checked kernel of a problem with the timer; each repetition uses input copy
 // i mod R (x and the residual).
 void add_fused_runs(Ctx &c, Interleaved &timer, const fusegen_problem &p, std::deque<FusedRun> &runs,
@@ -1625,6 +1649,8 @@ std::vector<Row> bench_fused(Ctx &c, const Shape &sh)
     }
     printf("  unfused (GEMM+bias+residual, LN)    %9.4f ms  (%s)%s\n", base.unfused_ms, g1.describe().c_str(),
            at_clock(base.unfused_mhz).c_str());
+    if (!runs.empty())
+        report_host_time(c, p, runs.front());
 
     return timed_rows(base, runs, timer, ms, skip);
 }

@@ -214,6 +214,16 @@ expect_grep "unreadable template: message" "$TMP/err" "cannot read template"
 expect_absent "template folder without the templates" "$TMP/nt"
 run 0 "--templates" generate "$TMP/two.json" -o "$TMP/tt" --templates "$SRC/templates"
 
+# ---- the header documents each kernel: signature(s), arguments, layouts, variants --------------
+run 0 "generate default" generate specs/default.json -o "$TMP/doc"
+hdr="$TMP/doc/fusegen_default/fusegen_default.h"
+expect_grep "header: chain signature" "$hdr" '^/\* Kernel `block_tail`: a chain,'
+expect_grep "header: epilogue2" "$hdr" '^ \*   epilogue2  "bias+relu"$'
+expect_grep "header: bias2" "$hdr" '^ \*     bias2 \[N2\] bf16$'
+expect_grep "header: gamma and beta" "$hdr" '^ \*     gamma \[N\] bf16, beta \[N\] bf16'
+expect_grep "header: variant constraints" "$hdr" '^ \*         sm_90a only; K % 8 == 0'
+expect_grep "header: counts" "$hdr" "^/\* Kernel library \`fusegen_default\`: [0-9]* kernels, [0-9]* variants\."
+
 # ---- specs of one run must not make the same C symbols or include guards ------------------------
 cat >"$TMP/sym_a.json" <<'JSON'
 {"library": "sym", "kernels": [

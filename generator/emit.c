@@ -418,6 +418,91 @@ static void emit__table_scope(emit_ctx *c, fg_tmpl_scope *s)
     }
 }
 
+/* ---- the header's account of each spec kernel -------------------------------------------- */
+
+static const char *emit__dtype_word(fg_dtype t)
+{
+    const char *n = fg_spec_dtype_name(t);
+    return n ? n : "?";
+}
+
+/* The arguments (fusegen_args fields) one GEMM's epilogue reads or writes, with their shapes.
+ * sfx is "" for GEMM1, "2" for a chain's GEMM2; n is the column count's name ("N" or "N2"). */
+static void emit__doc_gemm_args(fg_buf *b, const fg_gemm *g, const char *sfx, const char *n, const char *dt,
+                                int gamma_beta)
+{
+    for (size_t i = 0; i < g->n_ops; ++i) {
+        const fg_op *op = &g->ops[i];
+        switch (op->kind) {
+        case FG_OP_BIAS: fg_buf_printf(b, " *     bias%s [%s] %s\n", sfx, n, dt); break;
+        case FG_OP_RESIDUAL:
+            if (op->beta == 1.0) fg_buf_printf(b, " *     residual%s [M, %s] %s\n", sfx, n, dt);
+            else fg_buf_printf(b, " *     residual%s [M, %s] %s (added times %.9g)\n", sfx, n, dt, op->beta);
+            break;
+        case FG_OP_STORE:
+            fg_buf_printf(b, " *     store%s[%d] [M, %s] %s, written (\"%s\")\n", sfx,
+                          emit__store_slot(g, op), n, dt, op->as ? op->as : "");
+            break;
+        case FG_OP_LAYERNORM:
+        case FG_OP_RMSNORM:
+            if (op->affine && gamma_beta)
+                fg_buf_printf(b, op->kind == FG_OP_LAYERNORM ? " *     gamma [%s] %s, beta [%s] %s (the norm's scale and shift)\n"
+                                                             : " *     gamma [%s] %s (the norm's scale)\n",
+                              n, dt, n, dt);
+            break;
+        default: break;
+        }
+    }
+}
+
+/* The comment block of one spec kernel: its epilogue signature(s) as the runtime matches them,
+ * the arguments it reads and writes, dtypes and layouts, and its variants with their
+ * constraints. Every line is decided here; the template prints the block as it is. */
+static const char *emit__kernel_doc(emit_ctx *c, const fg_kernel_spec *k)
+{
+    const fg_plan_kernel *first = NULL;
+    size_t n_variants = 0;
+    for (size_t i = 0; i < c->plan->n_kernels; ++i)
+        if (c->plan->kernels[i].spec == k) {
+            if (!first) first = &c->plan->kernels[i];
+            ++n_variants;
+        }
+    if (!first) return "";
+    const char *dt = emit__dtype_word(k->out);
+    fg_buf b;
+    fg_buf_init(&b);
+    fg_buf_printf(&b, "/* Kernel `%s`: %s, %zu variant%s.\n", k->name,
+                  k->has_then ? "a chain, out = epilogue(A . B), out2 = epilogue2(out . B2)" : "out = epilogue(A . B)",
+                  n_variants, n_variants == 1 ? "" : "s");
+    fg_buf_printf(&b, " *   epilogue   \"%s\"\n", first->g1.signature);
+    if (k->has_then) fg_buf_printf(&b, " *   epilogue2  \"%s\"\n", first->g2.signature);
+    fg_buf_printf(&b, " *   dtypes     a %s, b %s, out %s (accumulate %s)\n", emit__dtype_word(k->a),
+                  emit__dtype_word(k->b), dt, emit__dtype_word(k->accum));
+    fg_buf_printf(&b, " *   layouts    a [M, K] row-major, b %s (FUSEGEN_LAYOUT_%s), out [M, N] row-major\n",
+                  k->gemm.b_layout == FG_LAYOUT_KN ? "[K, N]" : "[N, K]", k->gemm.b_layout == FG_LAYOUT_KN ? "KN" : "NK");
+    if (k->has_then)
+        fg_buf_printf(&b, " *   layouts2   b2 %s (FUSEGEN_LAYOUT_%s), out2 [M, N2] row-major (GEMM2's A is out)\n",
+                      k->then.b_layout == FG_LAYOUT_KN ? "[N, N2]" : "[N2, N]",
+                      k->then.b_layout == FG_LAYOUT_KN ? "KN" : "NK");
+    fg_buf_printf(&b, " *   arguments  (fusegen_args) a, b, out%s, and:\n", k->has_then ? ", b2, out2" : "");
+    size_t before = b.len;
+    emit__doc_gemm_args(&b, &k->gemm, "", "N", dt, 1);
+    if (k->has_then) emit__doc_gemm_args(&b, &k->then, "2", "N2", dt, 0);
+    if (b.len == before) fg_buf_printf(&b, " *     nothing else\n");
+    fg_buf_printf(&b, " *   variants   (names for fusegen_find; the dispatch picks one per problem)\n");
+    for (size_t i = 0; i < c->plan->n_kernels; ++i) {
+        const fg_plan_kernel *pk = &c->plan->kernels[i];
+        if (pk->spec != k) continue;
+        const char *arch = fg_spec_arch_name(pk->arch);
+        fg_buf_printf(&b, " *     %s\n *         %s%s; %s\n", pk->name, arch ? arch : "?",
+                      pk->arch_specific ? " only" : " and later", pk->constraints);
+    }
+    fg_buf_printf(&b, " */\n");
+    const char *s = b.failed ? NULL : fg_arena_strndup(c->arena, b.data, b.len);
+    fg_buf_free(&b);
+    return s ? s : "";
+}
+
 int fg_emit_library(fg_arena *a, const fg_plan *plan, const char *template_dir, fg_out *out, fg_diag *d)
 {
     const fg_spec *spec = plan->spec;
@@ -436,8 +521,15 @@ int fg_emit_library(fg_arena *a, const fg_plan *plan, const char *template_dir, 
     fg_tmpl_set(root, "version", FUSEGEN_VERSION);
     fg_tmpl_set(root, "spec_path", spec->path);
     fg_tmpl_set(root, "spec_sha256", spec->sha256_hex);
-    fg_tmpl_setf(root, "kernel_count", "%zu kernel%s", plan->n_kernels, plan->n_kernels == 1 ? "" : "s");
+    /* "kernel" is a spec kernel, "variant" one planned form of it (a dispatch-table entry) */
+    fg_tmpl_setf(root, "kernel_count", "%zu kernel%s, %zu variant%s", spec->n_kernels, spec->n_kernels == 1 ? "" : "s",
+                 plan->n_kernels, plan->n_kernels == 1 ? "" : "s");
     emit__table_scope(&c, root);
+    fg_tmpl_list_declare(root, "spec_kernels");
+    for (size_t i = 0; i < spec->n_kernels; ++i) {
+        fg_tmpl_scope *ks = fg_tmpl_list_add(root, "spec_kernels");
+        fg_tmpl_set(ks, "doc", emit__kernel_doc(&c, &spec->kernels[i]));
+    }
 
     int rc = 0;
     rc |= emit__file(&c, "common/fusegen_sm80.cuh", root, "fusegen_sm80.cuh");

@@ -472,3 +472,131 @@ out:
     free(ptr.p);
     return rc;
 }
+
+/* ---- what a syntax error expected ---------------------------------------------------------- */
+
+enum {
+    JP__VALUE,          /* a value (after ':' or an array's ',') */
+    JP__FIRST_KEY,      /* after '{': a key or '}' */
+    JP__KEY,            /* after an object's ',': a key */
+    JP__COLON,          /* after a key */
+    JP__OBJ_NEXT,       /* after a member's value: ',' or '}' */
+    JP__FIRST_ITEM,     /* after '[': a value or ']' */
+    JP__ARR_NEXT,       /* after an item: ',' or ']' */
+    JP__END             /* after the top-level value */
+};
+
+static const char *jp__phrase(int state, size_t depth)
+{
+    switch (state) {
+    case JP__VALUE: return depth ? "a value (object, array, string, number, true, false or null)"
+                                 : "a JSON object ('{')";
+    case JP__FIRST_KEY: return "a key in double quotes or '}'";
+    case JP__KEY: return "a key in double quotes after ','";
+    case JP__COLON: return "':' after the key";
+    case JP__OBJ_NEXT: return "',' or '}' after the value";
+    case JP__FIRST_ITEM: return "a value or ']'";
+    case JP__ARR_NEXT: return "',' or ']' after the value";
+    default: return "nothing more after the JSON value";
+    }
+}
+
+/* Length of the JSON number at s[0..n), or 0 when there is none. */
+static size_t jp__number(const char *s, size_t n)
+{
+    size_t i = 0;
+    if (i < n && s[i] == '-') i++;
+    size_t d = i;
+    while (i < n && s[i] >= '0' && s[i] <= '9') i++;
+    if (i == d) return 0;
+    if (i < n && s[i] == '.') {
+        size_t f = ++i;
+        while (i < n && s[i] >= '0' && s[i] <= '9') i++;
+        if (i == f) return 0;
+    }
+    if (i < n && (s[i] == 'e' || s[i] == 'E')) {
+        i++;
+        if (i < n && (s[i] == '+' || s[i] == '-')) i++;
+        size_t e = i;
+        while (i < n && s[i] >= '0' && s[i] <= '9') i++;
+        if (i == e) return 0;
+    }
+    return i;
+}
+
+const char *fg_jsonpos_expected(const char *text, size_t len, size_t at)
+{
+    char stack[64];
+    size_t depth = 0, i = 0;
+    int state = JP__VALUE;
+    if (!text || at > len) return NULL;
+    for (;;) {
+        while (i < len && (text[i] == ' ' || text[i] == '\t' || text[i] == '\n' || text[i] == '\r')) i++;
+        int value_ok = state == JP__VALUE || state == JP__FIRST_ITEM;
+        if (i >= at || i >= len) {
+            if (i > at) return NULL;   /* at is inside white space we cannot place */
+            if (i >= len) return jp__phrase(state, depth);
+            /* the token at `at` must not fit: then the fault lies elsewhere */
+            char c = text[i];
+            if (value_ok && (c == '{' || c == '[' || c == '"' || jp__number(text + i, len - i))) return NULL;
+            if (value_ok && ((len - i >= 4 && (memcmp(text + i, "true", 4) == 0 || memcmp(text + i, "null", 4) == 0)) ||
+                             (len - i >= 5 && memcmp(text + i, "false", 5) == 0)))
+                return NULL;
+            if ((state == JP__FIRST_KEY || state == JP__KEY) && c == '"') return NULL;
+            if ((state == JP__FIRST_KEY && c == '}') || (state == JP__FIRST_ITEM && c == ']')) return NULL;
+            if (state == JP__COLON && c == ':') return NULL;
+            if ((state == JP__OBJ_NEXT && (c == ',' || c == '}')) || (state == JP__ARR_NEXT && (c == ',' || c == ']')))
+                return NULL;
+            return jp__phrase(state, depth);
+        }
+        size_t start = i;
+        char c = text[i];
+        if (value_ok && (c == '{' || c == '[')) {
+            if (depth == sizeof stack) return NULL;
+            stack[depth++] = c;
+            state = c == '{' ? JP__FIRST_KEY : JP__FIRST_ITEM;
+            i++;
+            continue;
+        }
+        if ((state == JP__FIRST_KEY && c == '}') || (state == JP__OBJ_NEXT && c == '}') ||
+            (state == JP__FIRST_ITEM && c == ']') || (state == JP__ARR_NEXT && c == ']')) {
+            depth--;
+            i++;
+        } else if (state == JP__COLON && c == ':') {
+            state = JP__VALUE;
+            i++;
+            continue;
+        } else if (state == JP__OBJ_NEXT && c == ',') {
+            state = JP__KEY;
+            i++;
+            continue;
+        } else if (state == JP__ARR_NEXT && c == ',') {
+            state = JP__VALUE;
+            i++;
+            continue;
+        } else if (c == '"' && (value_ok || state == JP__FIRST_KEY || state == JP__KEY)) {
+            /* a string; raw control bytes are let through as the parser does, so that the place
+             * found is the parser's */
+            for (i++; i < len && text[i] != '"'; i++)
+                if (text[i] == '\\') i++;
+            if (i >= len) return NULL;
+            i++;
+            if (start < at && i > at) return NULL;
+            if (state == JP__FIRST_KEY || state == JP__KEY) {
+                state = JP__COLON;
+                continue;
+            }
+        } else if (value_ok) {
+            size_t n = jp__number(text + i, len - i);
+            if (!n && len - i >= 4 && (memcmp(text + i, "true", 4) == 0 || memcmp(text + i, "null", 4) == 0)) n = 4;
+            if (!n && len - i >= 5 && memcmp(text + i, "false", 5) == 0) n = 5;
+            if (!n) return NULL;   /* not a value, before `at` */
+            i += n;
+            if (start < at && i > at) return NULL;
+        } else {
+            return NULL;   /* a token that does not fit, before `at` */
+        }
+        /* a value ended */
+        state = depth == 0 ? JP__END : stack[depth - 1] == '{' ? JP__OBJ_NEXT : JP__ARR_NEXT;
+    }
+}

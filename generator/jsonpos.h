@@ -41,4 +41,10 @@ typedef void (*fg_jsonpos_visit)(void *ctx, fg_jsonpos_token kind, const char *p
 int fg_jsonpos_walk(const char *text, size_t len, int max_depth, fg_jsonpos_visit visit, void *ctx,
                     size_t *stop);
 
+/* What JSON allows at byte offset `at`, found by scanning the tokens before it: a phrase such
+ * as "',' or '}' after the value" or "a value or ']'", for a syntax error reported there.
+ * Returns NULL when it cannot tell: the text before `at` is not a well-formed prefix, `at` falls
+ * inside a token, or the token at `at` is one that would fit there (the fault lies further on). */
+const char *fg_jsonpos_expected(const char *text, size_t len, size_t at);
+
 #endif

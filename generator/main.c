@@ -1,8 +1,9 @@
 /* main.c - the fusegen command line:
- *   fusegen generate SPEC... -o DIR [--depfile FILE] [--templates DIR] [--only GLOB]...
- *   fusegen check SPEC... [--nvrtc] [--templates DIR] [--only GLOB]...
+ *   fusegen generate SPEC... -o DIR [-q] [--depfile FILE] [--templates DIR] [--only GLOB]...
+ *   fusegen check SPEC... [-q] [--nvrtc] [--templates DIR] [--only GLOB]...
  *   fusegen list SPEC... [--only GLOB]...
- * Every spec goes through parse -> check -> plan, and every error of every spec is reported
+ * In what it prints, a "kernel" is a kernel of a spec and a "variant" one planned form of it
+ * (a dispatch-table entry, named in the generated header). Every spec goes through parse -> check -> plan, and every error of every spec is reported
  * before anything is written. Exit status: 0 ok, 1 errors in a spec (or in rendering it: a
  * template that cannot be read or fails), 2 usage or I/O errors (a missing template folder). */
 #define _POSIX_C_SOURCE 200809L
@@ -46,6 +47,7 @@ typedef struct options {
     const char *depfile;
     const char *templates;
     int nvrtc;               /* check --nvrtc */
+    int quiet;               /* -q: no line per library (generate) or spec (check) */
     const char **only; size_t n_only;   /* --only GLOB: the spec kernels to keep */
 } options;
 
@@ -59,36 +61,42 @@ typedef struct job {
 } job;
 
 static const char usage_text[] =
-    "usage: fusegen generate SPEC... -o DIR [--depfile FILE] [--templates DIR] [--only GLOB]...\n"
-    "       fusegen check SPEC... [--nvrtc] [--templates DIR] [--only GLOB]...\n"
+    "usage: fusegen generate SPEC... -o DIR [-q] [--depfile FILE] [--templates DIR] [--only GLOB]...\n"
+    "       fusegen check SPEC... [-q] [--nvrtc] [--templates DIR] [--only GLOB]...\n"
     "       fusegen list SPEC... [--only GLOB]...\n"
     "       fusegen --version | --help\n";
 
 static const char help_text[] =
     "\n"
     "Generates fused CUDA GEMM kernels (GEMM + epilogue chain such as bias, residual,\n"
-    "LayerNorm, activation) from JSON specs.\n"
+    "LayerNorm, activation) from JSON specs. A kernel is one entry of a spec's \"kernels\";\n"
+    "its variants are the forms the planner makes of it (tiles, norm strategies, archs), one\n"
+    "dispatch-table entry each, among which the runtime picks per problem.\n"
     "\n"
     "commands:\n"
     "  generate   parse, check and plan every SPEC, then write the library sources under DIR\n"
     "             (DIR/<library>/...). Nothing is written when any spec has an error, or\n"
     "             when anything is in the way. Removes the files that an earlier run\n"
     "             generated (DIR/<library>/fusegen_manifest.txt names them) and this one\n"
-    "             does not, one line each. Runs into one DIR take turns (a lock).\n"
+    "             does not, one line each. Runs into one DIR take turns (a lock). Prints\n"
+    "             one line per library: its folder, its kernels and variants, and how many\n"
+    "             of its files changed (unchanged files are not rewritten)\n"
     "  check      parse, check and plan every SPEC; write nothing. With --nvrtc, also render\n"
     "             every kernel file and compile it with NVRTC for each arch it targets\n"
     "             (no GPU needed); NVRTC's messages name the generated file's lines, and a\n"
-    "             register spill fails too\n"
-    "  list       print the kernels (variants) every SPEC plans, one per line\n"
+    "             register spill fails too. Prints one line per SPEC that passes\n"
+    "  list       print the variants every SPEC plans, one per line\n"
     "\n"
     "options:\n"
     "  -o, --output DIR     folder to write into (generate)\n"
     "  --depfile FILE       also write a Make-style depfile (generate); FILE is relative to\n"
     "                       the current folder, not to DIR, and may not be a spec, a\n"
     "                       template or a generated file\n"
-    "  --only GLOB          keep only the spec kernels whose name matches GLOB (repeatable;\n"
+    "  --only GLOB          keep only the kernels whose name matches GLOB (repeatable;\n"
     "                       the whole spec is still checked)\n"
-    "  --nvrtc              compile the rendered kernels with NVRTC (check)\n"
+    "  -q, --quiet          no line per library (generate) or per spec (check) on success,\n"
+    "                       nor per NVRTC compile; errors and removed files are still said\n"
+    "  --nvrtc              compile the rendered kernel files with NVRTC (check)\n"
     "  --templates DIR      template folder (default: $FUSEGEN_TEMPLATE_DIR, else\n"
     "                       ../share/fusegen/templates next to the program, else the one\n"
     "                       fusegen was built with)\n"
@@ -202,6 +210,9 @@ static int parse_args(int argc, char **argv, options *o)
             if (!*v) return usage_error("the --only glob is empty");
             if (strpbrk(v, "[]\\")) return usage_error("the --only glob '%s' has [, ] or \\: globs take * and ? only", v);
             o->only[o->n_only++] = v;
+        } else if (strcmp(a, "-q") == 0 || strcmp(a, "--quiet") == 0) {
+            if (o->cmd == CMD_LIST) return usage_error("option '%s' does not apply to 'list'", a);
+            o->quiet = 1;
         } else if (strcmp(a, "--nvrtc") == 0) {
             if (o->cmd != CMD_CHECK) return usage_error("option '%s' applies only to 'check'", a);
             if (!fg_rtc_available()) return usage_error("NVRTC is not available (this fusegen was built without it, or libnvrtc cannot be loaded): '--nvrtc' cannot run");
@@ -360,6 +371,30 @@ static void print_list(const job *jobs, size_t n_jobs)
             if (pk->constraints && *pk->constraints) printf("  %s", pk->constraints);
             putchar('\n');
         }
+    }
+}
+
+/* One line per library written by generate: its folder, its kernels and variants, and how
+ * many of its files changed (changed may be NULL: out of memory, the count is left out). */
+static void print_generated(const job *jobs, size_t n_jobs, const fg_out *out, const unsigned char *changed,
+                            const char *dir)
+{
+    size_t dlen = strlen(dir);
+    while (dlen > 1 && dir[dlen - 1] == '/') dlen--;
+    for (size_t i = 0; i < n_jobs; i++) {
+        const fg_plan *p = &jobs[i].plan;
+        const char *lib = p->spec->library;
+        size_t llen = strlen(lib), files = 0, n_changed = 0;
+        for (size_t f = 0; f < out->n_files; f++) {
+            const char *rel = out->files[f].rel_path;
+            if (strncmp(rel, lib, llen) != 0 || rel[llen] != '/') continue;
+            files++;
+            n_changed += changed && changed[f];
+        }
+        printf("fusegen: %.*s%s%s: %zu kernel%s, %zu variant%s; ", (int)dlen, dir, dir[dlen - 1] == '/' ? "" : "/", lib,
+               p->spec->n_kernels, p->spec->n_kernels == 1 ? "" : "s", p->n_kernels, p->n_kernels == 1 ? "" : "s");
+        if (changed) printf("%zu of %zu files changed\n", n_changed, files);
+        else printf("%zu files\n", files);
     }
 }
 
@@ -547,13 +582,20 @@ int main(int argc, char **argv)
                     rc = EXIT_SPEC;
                     break;
                 }
-                int failed = fg_rtc_check(&jobs[i].plan, &out, stdout);
+                int failed = fg_rtc_check(&jobs[i].plan, &out, opt.quiet ? NULL : stdout);
                 if (failed != 0) {
                     fprintf(stderr, "%s: error: %d kernel file compile(s) failed with NVRTC\n", jobs[i].path, failed);
                     rc = EXIT_SPEC;
                 }
             }
         }
+        if (rc == EXIT_OK && !opt.quiet)
+            for (size_t i = 0; i < opt.n_specs; i++) {
+                const fg_plan *p = &jobs[i].plan;
+                printf("fusegen: %s: ok: library %s, %zu kernel%s, %zu variant%s%s\n", jobs[i].path, p->spec->library,
+                       p->spec->n_kernels, p->spec->n_kernels == 1 ? "" : "s", p->n_kernels, p->n_kernels == 1 ? "" : "s",
+                       opt.nvrtc ? ", compiled with NVRTC" : "");
+            }
         break;
     case CMD_LIST:
         print_list(jobs, opt.n_specs);
@@ -582,7 +624,10 @@ int main(int argc, char **argv)
             rc = EXIT_SPEC;
             break;
         }
-        rc = fg_out_commit(&out, opt.out_dir, opt.depfile) == 0 ? EXIT_OK : EXIT_USAGE;
+        unsigned char *changed = out.n_files ? calloc(out.n_files, 1) : NULL;
+        rc = fg_out_commit_changed(&out, opt.out_dir, opt.depfile, changed) == 0 ? EXIT_OK : EXIT_USAGE;
+        if (rc == EXIT_OK && !opt.quiet) print_generated(jobs, opt.n_specs, &out, changed, opt.out_dir);
+        free(changed);
         break;
     }
     }

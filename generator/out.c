@@ -692,6 +692,11 @@ static int fg_out__lock(int *rootfd, const char *dir, fg_out__created *created)
 
 int fg_out_commit(const fg_out *o, const char *dir, const char *depfile_path)
 {
+    return fg_out_commit_changed(o, dir, depfile_path, NULL);
+}
+
+int fg_out_commit_changed(const fg_out *o, const char *dir, const char *depfile_path, unsigned char *changed)
+{
     int rc = -1, rootfd = -1;
     fg_out__entry *order = NULL;
     fg_out__folder *folders = NULL;
@@ -713,6 +718,7 @@ int fg_out_commit(const fg_out *o, const char *dir, const char *depfile_path)
             return -1;
         }
     }
+    if (changed && o->n_files) memset(changed, 0, o->n_files);
     if (fg_out__make_dirs(dir, &created) != 0) goto undo_tmp;
     rootfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (rootfd < 0) {
@@ -836,6 +842,7 @@ int fg_out_commit(const fg_out *o, const char *dir, const char *depfile_path)
                 goto undo_tmp;
             }
             p->written = 0;
+            if (changed) changed[order[k].index] = 1;
         }
         close(fd);
     }

@@ -57,5 +57,9 @@ int fg_out_add_manifests(fg_out *o, const char *banner, fg_diag *d);
  * call created are removed again when empty (files already renamed stay: that takes a rename
  * failing after another one succeeded). */
 int fg_out_commit(const fg_out *o, const char *dir, const char *depfile_path);
+/* fg_out_commit that also says which files it wrote: changed (o->n_files entries, or NULL)
+ * gets 1 for each file whose bytes differed from the file on disk (or that was missing), 0 for
+ * each one left as it was. */
+int fg_out_commit_changed(const fg_out *o, const char *dir, const char *depfile_path, unsigned char *changed);
 
 #endif

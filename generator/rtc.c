@@ -121,7 +121,7 @@ static int rtc__compile(const fg_out_file *cu, const char *arch, char *const hea
         free(text);
         failed = 1;
     }
-    fprintf(log, "%-4s %-7s %s\n", failed ? "FAIL" : "ok", arch, cu->rel_path);
+    if (log) fprintf(log, "%-4s %-7s %s\n", failed ? "FAIL" : "ok", arch, cu->rel_path);
     rtc__api.destroy(&prog);
     free(src);
     return failed;

@@ -14,8 +14,9 @@ int fg_rtc_available(void);
 
 /* Compiles every <library>_<kernel>.cu of `out` (rendered for `plan`, not yet written) for each
  * arch of its kernel; the family headers come from `out` too. Prints one line per compile to
- * `log` and NVRTC's messages to stderr. Returns the number of failed compiles (warnings count as
- * failures: generated code compiles cleanly), or -1 when NVRTC is not available. */
+ * `log` (nothing when NULL) and NVRTC's messages to stderr. Returns the number of failed
+ * compiles (warnings count as failures: generated code compiles cleanly), or -1 when NVRTC is
+ * not available. */
 int fg_rtc_check(const fg_plan *plan, const fg_out *out, FILE *log);
 
 /* NVRTC's version. Returns 0, or -1 when NVRTC is not available. */

@@ -784,8 +784,10 @@ static void syntax_error(parser *P, const char *cjson_end)
     size_t stop = n;
     if (fg_jsonpos_walk(t, n, -1, NULL, NULL, &stop) != 0 && stop < off) off = stop;
     fg_jsonpos_line_col(t, n, off, &line, &col);
+    const char *expected = fg_jsonpos_expected(t, n, off);   /* what JSON allows there, if it can tell */
     if (off >= n) {
-        fg_diag_error_at(P->d, line, col, NULL, "syntax error: unexpected end of file");
+        if (expected) fg_diag_error_at(P->d, line, col, NULL, "syntax error: unexpected end of file (expected %s)", expected);
+        else fg_diag_error_at(P->d, line, col, NULL, "syntax error: unexpected end of file");
         return;
     }
     /* the commonest slip: a comma before a closing bracket (the parse stops at the bracket, so
@@ -803,7 +805,11 @@ static void syntax_error(parser *P, const char *cjson_end)
     size_t e = off;
     while (e < n && e - off < 16 && t[e] != '\n' && t[e] != '\r') e++;
     char q[FG_DIAG_QUOTE_SIZE];
-    fg_diag_error_at(P->d, line, col, NULL, "syntax error near '%s'", fg_diag_quote(q, t + off, e - off));
+    if (expected)
+        fg_diag_error_at(P->d, line, col, NULL, "syntax error: expected %s, found '%s'", expected,
+                         fg_diag_quote(q, t + off, e - off));
+    else
+        fg_diag_error_at(P->d, line, col, NULL, "syntax error near '%s'", fg_diag_quote(q, t + off, e - off));
 }
 
 /* Reports where the audit walk stopped on text that cJSON accepted. */

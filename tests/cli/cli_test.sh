@@ -214,6 +214,38 @@ expect_grep "unreadable template: message" "$TMP/err" "cannot read template"
 expect_absent "template folder without the templates" "$TMP/nt"
 run 0 "--templates" generate "$TMP/two.json" -o "$TMP/tt" --templates "$SRC/templates"
 
+# ---- what generate and check print on success, and -q ------------------------------------------
+run 0 "check prints a line per spec" check "$TMP/two.json" "$TMP/three.json"
+if [ "$(cat "$TMP/out")" = "fusegen: $TMP/two.json: ok: library two_lib, 2 kernels, 4 variants
+fusegen: $TMP/three.json: ok: library three_lib, 2 kernels, 4 variants" ]; then ok; else
+    fail "check printed: $(cat "$TMP/out")"; fi
+run 0 "check -q" check -q "$TMP/two.json"
+if [ -s "$TMP/out" ]; then fail "check -q printed: $(cat "$TMP/out")"; else ok; fi
+run 0 "generate, a line per library" generate "$TMP/two.json" "$TMP/three.json" -o "$TMP/said/"
+expect_grep "generate: two_lib" "$TMP/out" "^fusegen: $TMP/said/two_lib: 2 kernels, 4 variants; 7 of 7 files changed$"
+expect_grep "generate: three_lib" "$TMP/out" "^fusegen: $TMP/said/three_lib: 2 kernels, 4 variants; 7 of 7 files changed$"
+run 0 "generate again" generate "$TMP/two.json" -o "$TMP/said"
+if [ "$(cat "$TMP/out")" = "fusegen: $TMP/said/two_lib: 2 kernels, 4 variants; 0 of 7 files changed" ]; then ok; else
+    fail "generate again printed: $(cat "$TMP/out")"; fi
+run 0 "generate --quiet" generate --quiet "$TMP/two.json" -o "$TMP/said_q"
+if [ -s "$TMP/out" ]; then fail "generate --quiet printed: $(cat "$TMP/out")"; else ok; fi
+expect_grep "generate --quiet: written" "$TMP/said_q/two_lib/fusegen_manifest.txt" "^two_lib.h$"
+run 2 "list -q" list -q "$TMP/two.json"
+expect_grep "list -q: message" "$TMP/err" "option '-q' does not apply to 'list'"
+run 0 "--help: words" --help
+expect_grep "--help: -q" "$TMP/out" "^  -q, --quiet"
+expect_grep "--help: list variants" "$TMP/out" "^  list       print the variants every SPEC plans"
+
+# ---- the header documents each kernel: signature(s), arguments, layouts, variants --------------
+run 0 "generate default" generate specs/default.json -o "$TMP/doc"
+hdr="$TMP/doc/fusegen_default/fusegen_default.h"
+expect_grep "header: chain signature" "$hdr" '^/\* Kernel `block_tail`: a chain,'
+expect_grep "header: epilogue2" "$hdr" '^ \*   epilogue2  "bias+relu"$'
+expect_grep "header: bias2" "$hdr" '^ \*     bias2 \[N2\] bf16$'
+expect_grep "header: gamma and beta" "$hdr" '^ \*     gamma \[N\] bf16, beta \[N\] bf16'
+expect_grep "header: variant constraints" "$hdr" '^ \*         sm_90a only; K % 8 == 0'
+expect_grep "header: counts" "$hdr" "^/\* Kernel library \`fusegen_default\`: [0-9]* kernels, [0-9]* variants\."
+
 # ---- specs of one run must not make the same C symbols or include guards ------------------------
 cat >"$TMP/sym_a.json" <<'JSON'
 {"library": "sym", "kernels": [
@@ -244,7 +276,9 @@ expect_grep "spec path with a line break: escaped" "$TMP/nl/sym/sym.h" 'line\\x0
 # merely begins with the banner, such as a user's copy of a generated file, is not fusegen's)
 run 0 "generate two kernels" generate "$TMP/two.json" -o "$TMP/prune"
 expect_grep "manifest" "$TMP/prune/two_lib/fusegen_manifest.txt" "^two_lib_second.cu$"
-if [ -s "$TMP/out" ]; then fail "a first generate printed: $(cat "$TMP/out")"; else ok; fi
+# one line per library: folder, kernels, variants, files changed; nothing else
+if [ "$(cat "$TMP/out")" = "fusegen: $TMP/prune/two_lib: 2 kernels, 4 variants; 7 of 7 files changed" ]; then ok; else
+    fail "a first generate printed: $(cat "$TMP/out")"; fi
 echo "not generated" >"$TMP/prune/two_lib/notes.cu"
 cp "$TMP/prune/two_lib/two_lib_second.cu" "$TMP/prune/two_lib/two_lib_second.cu.bak"
 printf '%s 0.0.1 from old.json (sha256 0); DO NOT EDIT.\n' "${BANNER% from}" >"$TMP/prune/two_lib/two_lib_gone.cu"
@@ -255,7 +289,8 @@ printf '../escape.cu\n.\nsub/x.cu\nfusegen_manifest.txt\n' >>"$TMP/prune/two_lib
 run 0 "generate one kernel" generate "$TMP/two.json" -o "$TMP/prune" --only first
 expect_absent "stale: the other kernel's file" "$TMP/prune/two_lib/two_lib_second.cu"
 expect_grep "stale: said" "$TMP/out" "^fusegen: removed '.*prune/two_lib/two_lib_second.cu' (an earlier run generated it; this run does not)$"
-if [ "$(wc -l <"$TMP/out")" -eq 1 ]; then ok; else fail "stale: not one line per removed file:"; sed 's/^/  | /' "$TMP/out" >&2; fi
+if [ "$(grep -c removed "$TMP/out")" -eq 1 ]; then ok; else fail "stale: not one line per removed file:"; sed 's/^/  | /' "$TMP/out" >&2; fi
+expect_grep "stale: counts" "$TMP/out" "^fusegen: $TMP/prune/two_lib: 1 kernel, 3 variants; 3 of 6 files changed$"
 for kept in two_lib/two_lib_first.cu two_lib/notes.cu two_lib/two_lib_second.cu.bak two_lib/two_lib_gone.cu \
             two_lib/NOTE.txt top.txt escape.cu two_lib/fusegen_manifest.txt; do
     if [ -f "$TMP/prune/$kept" ]; then ok; else fail "stale files: $kept was removed"; fi
@@ -267,7 +302,7 @@ echo "mine now" >"$TMP/prune/two_lib/two_lib_second.cu"
 run 0 "generate one kernel again" generate "$TMP/two.json" -o "$TMP/prune" --only first
 if [ "$(cat "$TMP/prune/two_lib/two_lib_second.cu" 2>/dev/null)" = "mine now" ]; then ok; else
     fail "stale: a file the user wrote over was removed"; fi
-if [ -s "$TMP/out" ]; then fail "stale: a removal reported for a file kept: $(cat "$TMP/out")"; else ok; fi
+if grep -q removed "$TMP/out"; then fail "stale: a removal reported for a file kept: $(cat "$TMP/out")"; else ok; fi
 # a library folder without a manifest (written by an older fusegen, or by hand) loses nothing
 run 0 "generate two kernels, no manifest" generate "$TMP/two.json" -o "$TMP/prune_old"
 rm "$TMP/prune_old/two_lib/fusegen_manifest.txt"

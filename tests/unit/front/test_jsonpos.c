@@ -177,5 +177,22 @@ int main(void)
     }
     CHECK(fg_jsonpos_find("{\"a\": \"unterminated", 19, "/b", &off) != 0);
     CHECK(fg_jsonpos_find(NULL, 0, "", &off) != 0);
+
+    /* what a syntax error expected at an offset */
+#define EXPECTED(text, at) fg_jsonpos_expected(text, strlen(text), at)
+#define SAME(a, b) ((a) && strcmp((a), (b)) == 0)
+    CHECK(SAME(EXPECTED("{\"a\": 1 \"b\": 2}", 8), "',' or '}' after the value"));
+    CHECK(SAME(EXPECTED("[1, 2 3]", 6), "',' or ']' after the value"));
+    CHECK(SAME(EXPECTED("{\"a\" 1}", 5), "':' after the key"));
+    CHECK(SAME(EXPECTED("{\"a\": [1], 3}", 11), "a key in double quotes after ','"));
+    CHECK(SAME(EXPECTED("{\"a\": [", 7), "a value or ']'"));
+    CHECK(SAME(EXPECTED("{\"a\": tru}", 6), "a value (object, array, string, number, true, false or null)"));
+    CHECK(SAME(EXPECTED("x", 0), "a JSON object ('{')"));
+    CHECK(EXPECTED("{\"a\": 1, \"b\": 2}", 8) == NULL);    /* ',' fits there */
+    CHECK(EXPECTED("{\"a\": 123}", 7) == NULL);           /* inside a number */
+    CHECK(EXPECTED("{\"a\" ]] 1, 2}", 12) == NULL);        /* a fault before the offset */
+    CHECK(EXPECTED("{\"a\": 1", 20) == NULL);             /* past the end */
+#undef SAME
+#undef EXPECTED
     return ft_report();
 }

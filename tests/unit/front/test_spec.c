@@ -151,7 +151,7 @@ static int parse_error_nul(void)
 static void test_errors(void)
 {
     CHECK(parse_error("", "t.json: error: empty file", 1));
-    CHECK(parse_error("{\"library\": \"l\" \"kernels\": []}", "t.json:1:17: error: syntax error near", 1));
+    CHECK(parse_error("{\"library\": \"l\" \"kernels\": []}", "t.json:1:17: error: syntax error: expected ',' or '}' after the value, found", 1));
     CHECK(parse_error("{\"library\": \"l\",", "t.json:1:17: error: syntax error: unexpected end of file", 1));
     CHECK(parse_error("{} {}", "t.json:1:4: error: trailing characters", 1));
     CHECK(parse_error("[]", "t.json:1:1: error: expected a JSON object at the top level, found an array", 1));

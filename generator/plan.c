@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "arch.h"
+#include "spills.h"
 
 /* Operands are 16-bit and loaded 16 bytes at a time, so rows must hold whole 8-element chunks. */
 #define PLAN_ALIGN_ELEMS 8
@@ -316,6 +317,26 @@ static int plan__add(fg_arena *a, fg_plan *plan, size_t cap, fg_family family, c
     return 0;
 }
 
+/* A variant that the spill table (spills.def) holds for an arch it is compiled for: an error at
+ * its tile. The table holds what was measured by compiling, exactly; register use depends on the
+ * whole op list, so nothing is inferred from it (docs/spec.md#spills). */
+static void plan__spills(const fg_kernel_spec *k, const fg_plan_kernel *pk, const fg_tile *t1, fg_diag *d)
+{
+    for (size_t i = 0; i < k->n_archs; ++i) {
+        if (pk->family == FG_FAMILY_SM90 && k->archs[i] != FG_ARCH_SM90A) continue;
+        const fg_spill_entry *e = fg_spill_find(pk, k->archs[i]);
+        if (!e) continue;
+        const bool norm = pk->g1.norm != FG_NORM_NONE;
+        fg_diag_error(d, t1->ptr,
+                      "this tile with epilogue '%s' spills %ld bytes of registers on %s as variant %s (measured by "
+                      "compiling; docs/spec.md#spills): use another tile%s, or other ops",
+                      e->epilogue, e->bytes, e->arch, pk->name,
+                      !norm ? ""
+                      : pk->split_k ? ", a norm strategy other than auto (no split-K form)"
+                                    : ", another strategy for the norm");
+    }
+}
+
 /* Why two tiles of a chain may not run together: both GEMMs of a variant are one family's. */
 #define PLAN_FAMILY_PAIRING                                                                                  \
     "(the Hopper family builds tiles of k 64 alone; the portable family no tile that names a schedule, has " \
@@ -470,6 +491,7 @@ int fg_plan_build(fg_arena *arena, const fg_spec *spec, fg_plan *out, fg_diag *d
                         if (family == FG_FAMILY_SM80 && hopper && !portable_archs) continue;
                         if (plan__add(arena, out, cap, family, k, t1, t2, strategies[s], false, sig1, sig2, d))
                             return -1;
+                        plan__spills(k, &out->kernels[out->n_kernels - 1], t1, d);
                         t1_used[t] = true;
                         if (k->has_then && k->then.n_tiles) t2_used[u] = true;
                         portable_used |= family == FG_FAMILY_SM80;
@@ -480,6 +502,7 @@ int fg_plan_build(fg_arena *arena, const fg_spec *spec, fg_plan *out, fg_diag *d
                         (!norm || norm->strategy == FG_STRATEGY_AUTO)) {
                         if (plan__add(arena, out, cap, family, k, t1, t2, FG_STRATEGY_AUTO, true, sig1, sig2, d))
                             return -1;
+                        plan__spills(k, &out->kernels[out->n_kernels - 1], t1, d);
                         t1_used[t] = true;
                         portable_used = true;
                     }

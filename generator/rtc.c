@@ -6,6 +6,8 @@
 #define _POSIX_C_SOURCE 200809L
 #include "rtc.h"
 
+#include "spills.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -95,9 +97,61 @@ static char *rtc__text(const fg_out_file *f)
     return s;
 }
 
-static int rtc__compile(const fg_out_file *cu, const char *arch, char *const headers[2],
-                          const char *const header_names[2], FILE *log)
+/* The variant of spec kernel k that kernel function `fn` belongs to (its name is the variant's,
+ * then "_" and the kernel's part, e.g. "_gemm1"): the longest such name. */
+static const fg_plan_kernel *rtc__variant(const fg_plan *plan, const fg_kernel_spec *k, const char *fn, size_t fn_len)
 {
+    const fg_plan_kernel *best = NULL;
+    size_t best_len = 0;
+    for (size_t i = 0; i < plan->n_kernels; ++i) {
+        const fg_plan_kernel *pk = &plan->kernels[i];
+        size_t len = strlen(pk->name);
+        if (pk->spec != k || len >= fn_len || fn[len] != '_' || strncmp(fn, pk->name, len) != 0) continue;
+        if (len > best_len) best = pk, best_len = len;
+    }
+    return best;
+}
+
+/* ptxas's spill warnings in an NVRTC log, summed by variant: one line each to `log`, with the
+ * row spills.def would hold for it (tests/nvrtc/spill_table.py --measure collects them). */
+static void rtc__spills(const fg_plan *plan, const fg_kernel_spec *k, fg_arch arch, const char *text, FILE *log)
+{
+    static const char marker[] = "Registers are spilled to local memory in function '";
+    long *bytes = calloc(plan->n_kernels ? plan->n_kernels : 1, sizeof *bytes);
+    if (!bytes) return;
+    for (const char *p = strstr(text, marker); p; p = strstr(p, marker)) {
+        p += sizeof marker - 1;
+        const char *end = strchr(p, '\'');
+        if (!end) break;
+        long n = 0;
+        if (sscanf(end, "', %ld bytes spill stores", &n) != 1) n = 0;
+        /* functions are named <library>_<variant>_<part> */
+        size_t lib = strlen(plan->spec->library);
+        const fg_plan_kernel *pk = NULL;
+        if ((size_t)(end - p) > lib + 1 && strncmp(p, plan->spec->library, lib) == 0 && p[lib] == '_')
+            pk = rtc__variant(plan, k, p + lib + 1, (size_t)(end - p) - lib - 1);
+        if (pk) bytes[pk - plan->kernels] += n > 0 ? n : 1;
+        p = end;
+    }
+    for (size_t i = 0; i < plan->n_kernels; ++i) {
+        if (!bytes[i]) continue;
+        fg_spill_key key;
+        if (fg_spill_key_of(&plan->kernels[i], arch, &key)) {
+            fprintf(log, "spill %-7s %s (%ld bytes; a chain or a long epilogue: not in the spill table)\n",
+                    fg_spec_arch_name(arch), plan->kernels[i].name, bytes[i]);
+            continue;
+        }
+        char row[FG_SPILL_EPILOGUE_MAX + 256];
+        fg_spill_row(&key, bytes[i], row, sizeof row);
+        fprintf(log, "spill %-7s %s %s\n", fg_spec_arch_name(arch), plan->kernels[i].name, row);
+    }
+    free(bytes);
+}
+
+static int rtc__compile(const fg_plan *plan, const fg_kernel_spec *k, const fg_out_file *cu, fg_arch arch_id,
+                        char *const headers[2], const char *const header_names[2], FILE *log)
+{
+    const char *arch = fg_spec_arch_name(arch_id);
     char *src = rtc__text(cu);
     if (!src) return 1;
     nvrtcProgram prog;
@@ -117,11 +171,16 @@ static int rtc__compile(const fg_out_file *cu, const char *arch, char *const hea
     size_t log_size = 0;
     if (rtc__api.log_size(prog, &log_size) == NVRTC_SUCCESS && log_size > 1) {
         char *text = malloc(log_size);
-        if (text && rtc__api.log(prog, text) == NVRTC_SUCCESS) fputs(text, stderr);
-        free(text);
+        int have = text && rtc__api.log(prog, text) == NVRTC_SUCCESS;
+        if (have) fputs(text, stderr);
         failed = 1;
+        /* log is NULL under -q: the compiler's messages above still say what failed */
+        if (log) fprintf(log, "%-4s %-7s %s\n", "FAIL", arch, cu->rel_path);
+        if (have && log) rtc__spills(plan, k, arch_id, text, log);
+        free(text);
+    } else if (log) {
+        fprintf(log, "%-4s %-7s %s\n", failed ? "FAIL" : "ok", arch, cu->rel_path);
     }
-    if (log) fprintf(log, "%-4s %-7s %s\n", failed ? "FAIL" : "ok", arch, cu->rel_path);
     rtc__api.destroy(&prog);
     free(src);
     return failed;
@@ -142,7 +201,9 @@ int fg_rtc_check(const fg_plan *plan, const fg_out *out, FILE *log)
         }
     }
     const fg_spec *spec = plan->spec;
-    for (size_t i = 0; !failures && i < spec->n_kernels; ++i) {
+    /* every kernel file, past a failed one (each failure reported; the spill rows all printed) */
+    const int headers_missing = failures;
+    for (size_t i = 0; !headers_missing && i < spec->n_kernels; ++i) {
         const fg_kernel_spec *k = &spec->kernels[i];
         char name[2 * FG_SPEC_MAX_NAME + 8];
         snprintf(name, sizeof name, "%s_%s.cu", spec->library, k->name);
@@ -153,7 +214,7 @@ int fg_rtc_check(const fg_plan *plan, const fg_out *out, FILE *log)
             continue;
         }
         for (size_t a = 0; a < k->n_archs; ++a)
-            failures += rtc__compile(cu, fg_spec_arch_name(k->archs[a]), headers, header_names, log);
+            failures += rtc__compile(plan, k, cu, k->archs[a], headers, header_names, log);
     }
     free(headers[0]);
     free(headers[1]);

@@ -2,6 +2,8 @@
  * arch.c after the family templates); the appended static_asserts keep them honest. */
 #include "launch.h"
 
+#include <stdio.h>
+
 #include "arch.h"
 
 static const char *launch__strategy_name(const fg_plan_kernel *pk, const fg_plan_gemm *g)
@@ -44,12 +46,15 @@ void fg_launch_record(const fg_plan_kernel *pk, int index, fg_launch_gemm *out)
     out->epi_box_bytes = pk->family == FG_FAMILY_SM90 ? fg_arch_sm90_epilogue_row_bytes(g->bn, out->out_bytes) : 0;
 }
 
-static void launch__checks(fg_buf *b, const fg_plan_kernel *pk, int index)
+static void launch__checks(fg_buf *b, const char *library, const fg_plan_kernel *pk, int index)
 {
     const fg_plan_gemm *g = index == 2 ? &pk->g2 : &pk->g1;
     fg_launch_gemm r;
     fg_launch_record(pk, index, &r);
-    const char *n = pk->name;
+    /* the variant's namespace: <library>_<variant>, as the kernel template names it (names are
+     * at most FG_SPEC_MAX_NAME characters, the variant's suffixes a few dozen) */
+    char n[4 * FG_SPEC_MAX_NAME + 128];
+    snprintf(n, sizeof n, "%s_%s", library, pk->name);
     fg_buf_printf(b, "static_assert(%s::Gemm%d::kTileM == %d && %s::Gemm%d::kTileN == %d, "
                      "\"fusegen JIT: the tile of %s GEMM%d differs from its launch record\");\n",
                   n, index, r.tile_m, n, index, r.tile_n, n, index);
@@ -98,7 +103,7 @@ void fg_launch_append_checks(fg_buf *b, const fg_plan *plan, const fg_kernel_spe
     for (size_t i = 0; i < plan->n_kernels; ++i) {
         const fg_plan_kernel *pk = &plan->kernels[i];
         if (pk->spec != k) continue;
-        launch__checks(b, pk, 1);
-        if (pk->chain) launch__checks(b, pk, 2);
+        launch__checks(b, plan->spec->library, pk, 1);
+        if (pk->chain) launch__checks(b, plan->spec->library, pk, 2);
     }
 }

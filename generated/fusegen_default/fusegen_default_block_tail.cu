@@ -6,7 +6,7 @@
 
 // ---- block_tail_sm90a_128x128x64_s3_row_g2_128x256x64_s3 ----
 // constraints: K % 8 == 0, N % 8 == 0, N2 % 8 == 0, N <= 128, 16-byte aligned pointers
-namespace block_tail_sm90a_128x128x64_s3_row_g2_128x256x64_s3 {
+namespace fusegen_default_block_tail_sm90a_128x128x64_s3_row_g2_128x256x64_s3 {
 
 // GEMM1 epilogue: bias+residual+layernorm
 struct Epilogue1 {
@@ -84,25 +84,25 @@ using Gemm2 = fusegen_sm90::GemmSm90<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF1
                                        fusegen_sm80::NORM_NONE, fusegen_sm80::STRATEGY_NONE, Epilogue2, Staging2>;
 static_assert(Gemm2::kSmemBytes == 215104, "the plan and the family agree on shared memory");
 
-}  // namespace block_tail_sm90a_128x128x64_s3_row_g2_128x256x64_s3
+}  // namespace fusegen_default_block_tail_sm90a_128x128x64_s3_row_g2_128x256x64_s3
 
 extern "C" __global__ void __launch_bounds__(384, 1) fusegen_default_block_tail_sm90a_128x128x64_s3_row_g2_128x256x64_s3_gemm1(fusegen_sm80::Params p, const __grid_constant__ fusegen_sm90::TensorMap map_a,
     const __grid_constant__ fusegen_sm90::TensorMap map_b,
     const __grid_constant__ fusegen_sm90::EpilogueMaps maps)
 {
-    block_tail_sm90a_128x128x64_s3_row_g2_128x256x64_s3::Gemm1::run(p, map_a, map_b, maps);
+    fusegen_default_block_tail_sm90a_128x128x64_s3_row_g2_128x256x64_s3::Gemm1::run(p, map_a, map_b, maps);
 }
 
 extern "C" __global__ void __launch_bounds__(384, 1) fusegen_default_block_tail_sm90a_128x128x64_s3_row_g2_128x256x64_s3_gemm2(fusegen_sm80::Params p, const __grid_constant__ fusegen_sm90::TensorMap map_a,
     const __grid_constant__ fusegen_sm90::TensorMap map_b,
     const __grid_constant__ fusegen_sm90::EpilogueMaps maps)
 {
-    block_tail_sm90a_128x128x64_s3_row_g2_128x256x64_s3::Gemm2::run(p, map_a, map_b, maps);
+    fusegen_default_block_tail_sm90a_128x128x64_s3_row_g2_128x256x64_s3::Gemm2::run(p, map_a, map_b, maps);
 }
 
 // ---- block_tail_sm90a_128x128x64_s3_cluster_g2_128x256x64_s3 ----
 // constraints: K % 8 == 0, N % 8 == 0, N2 % 8 == 0, N <= 2048, 16-byte aligned pointers
-namespace block_tail_sm90a_128x128x64_s3_cluster_g2_128x256x64_s3 {
+namespace fusegen_default_block_tail_sm90a_128x128x64_s3_cluster_g2_128x256x64_s3 {
 
 // GEMM1 epilogue: bias+residual+layernorm
 struct Epilogue1 {
@@ -180,25 +180,25 @@ using Gemm2 = fusegen_sm90::GemmSm90<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF1
                                        fusegen_sm80::NORM_NONE, fusegen_sm80::STRATEGY_NONE, Epilogue2, Staging2>;
 static_assert(Gemm2::kSmemBytes == 215104, "the plan and the family agree on shared memory");
 
-}  // namespace block_tail_sm90a_128x128x64_s3_cluster_g2_128x256x64_s3
+}  // namespace fusegen_default_block_tail_sm90a_128x128x64_s3_cluster_g2_128x256x64_s3
 
 extern "C" __global__ void __launch_bounds__(384, 1) fusegen_default_block_tail_sm90a_128x128x64_s3_cluster_g2_128x256x64_s3_gemm1(fusegen_sm80::Params p, const __grid_constant__ fusegen_sm90::TensorMap map_a,
     const __grid_constant__ fusegen_sm90::TensorMap map_b,
     const __grid_constant__ fusegen_sm90::EpilogueMaps maps)
 {
-    block_tail_sm90a_128x128x64_s3_cluster_g2_128x256x64_s3::Gemm1::run(p, map_a, map_b, maps);
+    fusegen_default_block_tail_sm90a_128x128x64_s3_cluster_g2_128x256x64_s3::Gemm1::run(p, map_a, map_b, maps);
 }
 
 extern "C" __global__ void __launch_bounds__(384, 1) fusegen_default_block_tail_sm90a_128x128x64_s3_cluster_g2_128x256x64_s3_gemm2(fusegen_sm80::Params p, const __grid_constant__ fusegen_sm90::TensorMap map_a,
     const __grid_constant__ fusegen_sm90::TensorMap map_b,
     const __grid_constant__ fusegen_sm90::EpilogueMaps maps)
 {
-    block_tail_sm90a_128x128x64_s3_cluster_g2_128x256x64_s3::Gemm2::run(p, map_a, map_b, maps);
+    fusegen_default_block_tail_sm90a_128x128x64_s3_cluster_g2_128x256x64_s3::Gemm2::run(p, map_a, map_b, maps);
 }
 
 // ---- block_tail_sm90a_128x128x64_s3_split_g2_128x256x64_s3 ----
 // constraints: K % 8 == 0, N % 8 == 0, N2 % 8 == 0, 16-byte aligned pointers
-namespace block_tail_sm90a_128x128x64_s3_split_g2_128x256x64_s3 {
+namespace fusegen_default_block_tail_sm90a_128x128x64_s3_split_g2_128x256x64_s3 {
 
 // GEMM1 epilogue: bias+residual+layernorm
 struct Epilogue1 {
@@ -276,30 +276,30 @@ using Gemm2 = fusegen_sm90::GemmSm90<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF1
                                        fusegen_sm80::NORM_NONE, fusegen_sm80::STRATEGY_NONE, Epilogue2, Staging2>;
 static_assert(Gemm2::kSmemBytes == 215104, "the plan and the family agree on shared memory");
 
-}  // namespace block_tail_sm90a_128x128x64_s3_split_g2_128x256x64_s3
+}  // namespace fusegen_default_block_tail_sm90a_128x128x64_s3_split_g2_128x256x64_s3
 
 extern "C" __global__ void __launch_bounds__(384, 1) fusegen_default_block_tail_sm90a_128x128x64_s3_split_g2_128x256x64_s3_gemm1(fusegen_sm80::Params p, const __grid_constant__ fusegen_sm90::TensorMap map_a,
     const __grid_constant__ fusegen_sm90::TensorMap map_b,
     const __grid_constant__ fusegen_sm90::EpilogueMaps maps)
 {
-    block_tail_sm90a_128x128x64_s3_split_g2_128x256x64_s3::Gemm1::run(p, map_a, map_b, maps);
+    fusegen_default_block_tail_sm90a_128x128x64_s3_split_g2_128x256x64_s3::Gemm1::run(p, map_a, map_b, maps);
 }
 
 extern "C" __global__ void __launch_bounds__(fusegen_sm80::NORMALIZE_THREADS) fusegen_default_block_tail_sm90a_128x128x64_s3_split_g2_128x256x64_s3_normalize1(fusegen_sm80::Params p)
 {
-    block_tail_sm90a_128x128x64_s3_split_g2_128x256x64_s3::Gemm1::normalize(p);
+    fusegen_default_block_tail_sm90a_128x128x64_s3_split_g2_128x256x64_s3::Gemm1::normalize(p);
 }
 
 extern "C" __global__ void __launch_bounds__(384, 1) fusegen_default_block_tail_sm90a_128x128x64_s3_split_g2_128x256x64_s3_gemm2(fusegen_sm80::Params p, const __grid_constant__ fusegen_sm90::TensorMap map_a,
     const __grid_constant__ fusegen_sm90::TensorMap map_b,
     const __grid_constant__ fusegen_sm90::EpilogueMaps maps)
 {
-    block_tail_sm90a_128x128x64_s3_split_g2_128x256x64_s3::Gemm2::run(p, map_a, map_b, maps);
+    fusegen_default_block_tail_sm90a_128x128x64_s3_split_g2_128x256x64_s3::Gemm2::run(p, map_a, map_b, maps);
 }
 
 // ---- block_tail_sm90a_128x128x64_s3_row_g2_128x128x64_s5_pingpong ----
 // constraints: K % 8 == 0, N % 8 == 0, N2 % 8 == 0, N <= 128, 16-byte aligned pointers
-namespace block_tail_sm90a_128x128x64_s3_row_g2_128x128x64_s5_pingpong {
+namespace fusegen_default_block_tail_sm90a_128x128x64_s3_row_g2_128x128x64_s5_pingpong {
 
 // GEMM1 epilogue: bias+residual+layernorm
 struct Epilogue1 {
@@ -377,25 +377,25 @@ using Gemm2 = fusegen_sm90::GemmSm90<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF1
                                        fusegen_sm80::NORM_NONE, fusegen_sm80::STRATEGY_NONE, Epilogue2, Staging2>;
 static_assert(Gemm2::kSmemBytes == 232064, "the plan and the family agree on shared memory");
 
-}  // namespace block_tail_sm90a_128x128x64_s3_row_g2_128x128x64_s5_pingpong
+}  // namespace fusegen_default_block_tail_sm90a_128x128x64_s3_row_g2_128x128x64_s5_pingpong
 
 extern "C" __global__ void __launch_bounds__(384, 1) fusegen_default_block_tail_sm90a_128x128x64_s3_row_g2_128x128x64_s5_pingpong_gemm1(fusegen_sm80::Params p, const __grid_constant__ fusegen_sm90::TensorMap map_a,
     const __grid_constant__ fusegen_sm90::TensorMap map_b,
     const __grid_constant__ fusegen_sm90::EpilogueMaps maps)
 {
-    block_tail_sm90a_128x128x64_s3_row_g2_128x128x64_s5_pingpong::Gemm1::run(p, map_a, map_b, maps);
+    fusegen_default_block_tail_sm90a_128x128x64_s3_row_g2_128x128x64_s5_pingpong::Gemm1::run(p, map_a, map_b, maps);
 }
 
 extern "C" __global__ void __launch_bounds__(384, 1) fusegen_default_block_tail_sm90a_128x128x64_s3_row_g2_128x128x64_s5_pingpong_gemm2(fusegen_sm80::Params p, const __grid_constant__ fusegen_sm90::TensorMap map_a,
     const __grid_constant__ fusegen_sm90::TensorMap map_b,
     const __grid_constant__ fusegen_sm90::EpilogueMaps maps)
 {
-    block_tail_sm90a_128x128x64_s3_row_g2_128x128x64_s5_pingpong::Gemm2::run(p, map_a, map_b, maps);
+    fusegen_default_block_tail_sm90a_128x128x64_s3_row_g2_128x128x64_s5_pingpong::Gemm2::run(p, map_a, map_b, maps);
 }
 
 // ---- block_tail_sm90a_128x128x64_s3_cluster_g2_128x128x64_s5_pingpong ----
 // constraints: K % 8 == 0, N % 8 == 0, N2 % 8 == 0, N <= 2048, 16-byte aligned pointers
-namespace block_tail_sm90a_128x128x64_s3_cluster_g2_128x128x64_s5_pingpong {
+namespace fusegen_default_block_tail_sm90a_128x128x64_s3_cluster_g2_128x128x64_s5_pingpong {
 
 // GEMM1 epilogue: bias+residual+layernorm
 struct Epilogue1 {
@@ -473,25 +473,25 @@ using Gemm2 = fusegen_sm90::GemmSm90<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF1
                                        fusegen_sm80::NORM_NONE, fusegen_sm80::STRATEGY_NONE, Epilogue2, Staging2>;
 static_assert(Gemm2::kSmemBytes == 232064, "the plan and the family agree on shared memory");
 
-}  // namespace block_tail_sm90a_128x128x64_s3_cluster_g2_128x128x64_s5_pingpong
+}  // namespace fusegen_default_block_tail_sm90a_128x128x64_s3_cluster_g2_128x128x64_s5_pingpong
 
 extern "C" __global__ void __launch_bounds__(384, 1) fusegen_default_block_tail_sm90a_128x128x64_s3_cluster_g2_128x128x64_s5_pingpong_gemm1(fusegen_sm80::Params p, const __grid_constant__ fusegen_sm90::TensorMap map_a,
     const __grid_constant__ fusegen_sm90::TensorMap map_b,
     const __grid_constant__ fusegen_sm90::EpilogueMaps maps)
 {
-    block_tail_sm90a_128x128x64_s3_cluster_g2_128x128x64_s5_pingpong::Gemm1::run(p, map_a, map_b, maps);
+    fusegen_default_block_tail_sm90a_128x128x64_s3_cluster_g2_128x128x64_s5_pingpong::Gemm1::run(p, map_a, map_b, maps);
 }
 
 extern "C" __global__ void __launch_bounds__(384, 1) fusegen_default_block_tail_sm90a_128x128x64_s3_cluster_g2_128x128x64_s5_pingpong_gemm2(fusegen_sm80::Params p, const __grid_constant__ fusegen_sm90::TensorMap map_a,
     const __grid_constant__ fusegen_sm90::TensorMap map_b,
     const __grid_constant__ fusegen_sm90::EpilogueMaps maps)
 {
-    block_tail_sm90a_128x128x64_s3_cluster_g2_128x128x64_s5_pingpong::Gemm2::run(p, map_a, map_b, maps);
+    fusegen_default_block_tail_sm90a_128x128x64_s3_cluster_g2_128x128x64_s5_pingpong::Gemm2::run(p, map_a, map_b, maps);
 }
 
 // ---- block_tail_sm90a_128x128x64_s3_split_g2_128x128x64_s5_pingpong ----
 // constraints: K % 8 == 0, N % 8 == 0, N2 % 8 == 0, 16-byte aligned pointers
-namespace block_tail_sm90a_128x128x64_s3_split_g2_128x128x64_s5_pingpong {
+namespace fusegen_default_block_tail_sm90a_128x128x64_s3_split_g2_128x128x64_s5_pingpong {
 
 // GEMM1 epilogue: bias+residual+layernorm
 struct Epilogue1 {
@@ -569,30 +569,30 @@ using Gemm2 = fusegen_sm90::GemmSm90<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF1
                                        fusegen_sm80::NORM_NONE, fusegen_sm80::STRATEGY_NONE, Epilogue2, Staging2>;
 static_assert(Gemm2::kSmemBytes == 232064, "the plan and the family agree on shared memory");
 
-}  // namespace block_tail_sm90a_128x128x64_s3_split_g2_128x128x64_s5_pingpong
+}  // namespace fusegen_default_block_tail_sm90a_128x128x64_s3_split_g2_128x128x64_s5_pingpong
 
 extern "C" __global__ void __launch_bounds__(384, 1) fusegen_default_block_tail_sm90a_128x128x64_s3_split_g2_128x128x64_s5_pingpong_gemm1(fusegen_sm80::Params p, const __grid_constant__ fusegen_sm90::TensorMap map_a,
     const __grid_constant__ fusegen_sm90::TensorMap map_b,
     const __grid_constant__ fusegen_sm90::EpilogueMaps maps)
 {
-    block_tail_sm90a_128x128x64_s3_split_g2_128x128x64_s5_pingpong::Gemm1::run(p, map_a, map_b, maps);
+    fusegen_default_block_tail_sm90a_128x128x64_s3_split_g2_128x128x64_s5_pingpong::Gemm1::run(p, map_a, map_b, maps);
 }
 
 extern "C" __global__ void __launch_bounds__(fusegen_sm80::NORMALIZE_THREADS) fusegen_default_block_tail_sm90a_128x128x64_s3_split_g2_128x128x64_s5_pingpong_normalize1(fusegen_sm80::Params p)
 {
-    block_tail_sm90a_128x128x64_s3_split_g2_128x128x64_s5_pingpong::Gemm1::normalize(p);
+    fusegen_default_block_tail_sm90a_128x128x64_s3_split_g2_128x128x64_s5_pingpong::Gemm1::normalize(p);
 }
 
 extern "C" __global__ void __launch_bounds__(384, 1) fusegen_default_block_tail_sm90a_128x128x64_s3_split_g2_128x128x64_s5_pingpong_gemm2(fusegen_sm80::Params p, const __grid_constant__ fusegen_sm90::TensorMap map_a,
     const __grid_constant__ fusegen_sm90::TensorMap map_b,
     const __grid_constant__ fusegen_sm90::EpilogueMaps maps)
 {
-    block_tail_sm90a_128x128x64_s3_split_g2_128x128x64_s5_pingpong::Gemm2::run(p, map_a, map_b, maps);
+    fusegen_default_block_tail_sm90a_128x128x64_s3_split_g2_128x128x64_s5_pingpong::Gemm2::run(p, map_a, map_b, maps);
 }
 
 // ---- block_tail_sm90a_64x256x64_s4_row_g2_128x256x64_s3 ----
 // constraints: K % 8 == 0, N % 8 == 0, N2 % 8 == 0, N <= 256, 16-byte aligned pointers
-namespace block_tail_sm90a_64x256x64_s4_row_g2_128x256x64_s3 {
+namespace fusegen_default_block_tail_sm90a_64x256x64_s4_row_g2_128x256x64_s3 {
 
 // GEMM1 epilogue: bias+residual+layernorm
 struct Epilogue1 {
@@ -670,25 +670,25 @@ using Gemm2 = fusegen_sm90::GemmSm90<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF1
                                        fusegen_sm80::NORM_NONE, fusegen_sm80::STRATEGY_NONE, Epilogue2, Staging2>;
 static_assert(Gemm2::kSmemBytes == 215104, "the plan and the family agree on shared memory");
 
-}  // namespace block_tail_sm90a_64x256x64_s4_row_g2_128x256x64_s3
+}  // namespace fusegen_default_block_tail_sm90a_64x256x64_s4_row_g2_128x256x64_s3
 
 extern "C" __global__ void __launch_bounds__(384, 1) fusegen_default_block_tail_sm90a_64x256x64_s4_row_g2_128x256x64_s3_gemm1(fusegen_sm80::Params p, const __grid_constant__ fusegen_sm90::TensorMap map_a,
     const __grid_constant__ fusegen_sm90::TensorMap map_b,
     const __grid_constant__ fusegen_sm90::EpilogueMaps maps)
 {
-    block_tail_sm90a_64x256x64_s4_row_g2_128x256x64_s3::Gemm1::run(p, map_a, map_b, maps);
+    fusegen_default_block_tail_sm90a_64x256x64_s4_row_g2_128x256x64_s3::Gemm1::run(p, map_a, map_b, maps);
 }
 
 extern "C" __global__ void __launch_bounds__(384, 1) fusegen_default_block_tail_sm90a_64x256x64_s4_row_g2_128x256x64_s3_gemm2(fusegen_sm80::Params p, const __grid_constant__ fusegen_sm90::TensorMap map_a,
     const __grid_constant__ fusegen_sm90::TensorMap map_b,
     const __grid_constant__ fusegen_sm90::EpilogueMaps maps)
 {
-    block_tail_sm90a_64x256x64_s4_row_g2_128x256x64_s3::Gemm2::run(p, map_a, map_b, maps);
+    fusegen_default_block_tail_sm90a_64x256x64_s4_row_g2_128x256x64_s3::Gemm2::run(p, map_a, map_b, maps);
 }
 
 // ---- block_tail_sm90a_64x256x64_s4_split_g2_128x256x64_s3 ----
 // constraints: K % 8 == 0, N % 8 == 0, N2 % 8 == 0, 16-byte aligned pointers
-namespace block_tail_sm90a_64x256x64_s4_split_g2_128x256x64_s3 {
+namespace fusegen_default_block_tail_sm90a_64x256x64_s4_split_g2_128x256x64_s3 {
 
 // GEMM1 epilogue: bias+residual+layernorm
 struct Epilogue1 {
@@ -766,30 +766,30 @@ using Gemm2 = fusegen_sm90::GemmSm90<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF1
                                        fusegen_sm80::NORM_NONE, fusegen_sm80::STRATEGY_NONE, Epilogue2, Staging2>;
 static_assert(Gemm2::kSmemBytes == 215104, "the plan and the family agree on shared memory");
 
-}  // namespace block_tail_sm90a_64x256x64_s4_split_g2_128x256x64_s3
+}  // namespace fusegen_default_block_tail_sm90a_64x256x64_s4_split_g2_128x256x64_s3
 
 extern "C" __global__ void __launch_bounds__(384, 1) fusegen_default_block_tail_sm90a_64x256x64_s4_split_g2_128x256x64_s3_gemm1(fusegen_sm80::Params p, const __grid_constant__ fusegen_sm90::TensorMap map_a,
     const __grid_constant__ fusegen_sm90::TensorMap map_b,
     const __grid_constant__ fusegen_sm90::EpilogueMaps maps)
 {
-    block_tail_sm90a_64x256x64_s4_split_g2_128x256x64_s3::Gemm1::run(p, map_a, map_b, maps);
+    fusegen_default_block_tail_sm90a_64x256x64_s4_split_g2_128x256x64_s3::Gemm1::run(p, map_a, map_b, maps);
 }
 
 extern "C" __global__ void __launch_bounds__(fusegen_sm80::NORMALIZE_THREADS) fusegen_default_block_tail_sm90a_64x256x64_s4_split_g2_128x256x64_s3_normalize1(fusegen_sm80::Params p)
 {
-    block_tail_sm90a_64x256x64_s4_split_g2_128x256x64_s3::Gemm1::normalize(p);
+    fusegen_default_block_tail_sm90a_64x256x64_s4_split_g2_128x256x64_s3::Gemm1::normalize(p);
 }
 
 extern "C" __global__ void __launch_bounds__(384, 1) fusegen_default_block_tail_sm90a_64x256x64_s4_split_g2_128x256x64_s3_gemm2(fusegen_sm80::Params p, const __grid_constant__ fusegen_sm90::TensorMap map_a,
     const __grid_constant__ fusegen_sm90::TensorMap map_b,
     const __grid_constant__ fusegen_sm90::EpilogueMaps maps)
 {
-    block_tail_sm90a_64x256x64_s4_split_g2_128x256x64_s3::Gemm2::run(p, map_a, map_b, maps);
+    fusegen_default_block_tail_sm90a_64x256x64_s4_split_g2_128x256x64_s3::Gemm2::run(p, map_a, map_b, maps);
 }
 
 // ---- block_tail_sm90a_64x256x64_s4_row_g2_128x128x64_s5_pingpong ----
 // constraints: K % 8 == 0, N % 8 == 0, N2 % 8 == 0, N <= 256, 16-byte aligned pointers
-namespace block_tail_sm90a_64x256x64_s4_row_g2_128x128x64_s5_pingpong {
+namespace fusegen_default_block_tail_sm90a_64x256x64_s4_row_g2_128x128x64_s5_pingpong {
 
 // GEMM1 epilogue: bias+residual+layernorm
 struct Epilogue1 {
@@ -867,25 +867,25 @@ using Gemm2 = fusegen_sm90::GemmSm90<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF1
                                        fusegen_sm80::NORM_NONE, fusegen_sm80::STRATEGY_NONE, Epilogue2, Staging2>;
 static_assert(Gemm2::kSmemBytes == 232064, "the plan and the family agree on shared memory");
 
-}  // namespace block_tail_sm90a_64x256x64_s4_row_g2_128x128x64_s5_pingpong
+}  // namespace fusegen_default_block_tail_sm90a_64x256x64_s4_row_g2_128x128x64_s5_pingpong
 
 extern "C" __global__ void __launch_bounds__(384, 1) fusegen_default_block_tail_sm90a_64x256x64_s4_row_g2_128x128x64_s5_pingpong_gemm1(fusegen_sm80::Params p, const __grid_constant__ fusegen_sm90::TensorMap map_a,
     const __grid_constant__ fusegen_sm90::TensorMap map_b,
     const __grid_constant__ fusegen_sm90::EpilogueMaps maps)
 {
-    block_tail_sm90a_64x256x64_s4_row_g2_128x128x64_s5_pingpong::Gemm1::run(p, map_a, map_b, maps);
+    fusegen_default_block_tail_sm90a_64x256x64_s4_row_g2_128x128x64_s5_pingpong::Gemm1::run(p, map_a, map_b, maps);
 }
 
 extern "C" __global__ void __launch_bounds__(384, 1) fusegen_default_block_tail_sm90a_64x256x64_s4_row_g2_128x128x64_s5_pingpong_gemm2(fusegen_sm80::Params p, const __grid_constant__ fusegen_sm90::TensorMap map_a,
     const __grid_constant__ fusegen_sm90::TensorMap map_b,
     const __grid_constant__ fusegen_sm90::EpilogueMaps maps)
 {
-    block_tail_sm90a_64x256x64_s4_row_g2_128x128x64_s5_pingpong::Gemm2::run(p, map_a, map_b, maps);
+    fusegen_default_block_tail_sm90a_64x256x64_s4_row_g2_128x128x64_s5_pingpong::Gemm2::run(p, map_a, map_b, maps);
 }
 
 // ---- block_tail_sm90a_64x256x64_s4_split_g2_128x128x64_s5_pingpong ----
 // constraints: K % 8 == 0, N % 8 == 0, N2 % 8 == 0, 16-byte aligned pointers
-namespace block_tail_sm90a_64x256x64_s4_split_g2_128x128x64_s5_pingpong {
+namespace fusegen_default_block_tail_sm90a_64x256x64_s4_split_g2_128x128x64_s5_pingpong {
 
 // GEMM1 epilogue: bias+residual+layernorm
 struct Epilogue1 {
@@ -963,30 +963,30 @@ using Gemm2 = fusegen_sm90::GemmSm90<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF1
                                        fusegen_sm80::NORM_NONE, fusegen_sm80::STRATEGY_NONE, Epilogue2, Staging2>;
 static_assert(Gemm2::kSmemBytes == 232064, "the plan and the family agree on shared memory");
 
-}  // namespace block_tail_sm90a_64x256x64_s4_split_g2_128x128x64_s5_pingpong
+}  // namespace fusegen_default_block_tail_sm90a_64x256x64_s4_split_g2_128x128x64_s5_pingpong
 
 extern "C" __global__ void __launch_bounds__(384, 1) fusegen_default_block_tail_sm90a_64x256x64_s4_split_g2_128x128x64_s5_pingpong_gemm1(fusegen_sm80::Params p, const __grid_constant__ fusegen_sm90::TensorMap map_a,
     const __grid_constant__ fusegen_sm90::TensorMap map_b,
     const __grid_constant__ fusegen_sm90::EpilogueMaps maps)
 {
-    block_tail_sm90a_64x256x64_s4_split_g2_128x128x64_s5_pingpong::Gemm1::run(p, map_a, map_b, maps);
+    fusegen_default_block_tail_sm90a_64x256x64_s4_split_g2_128x128x64_s5_pingpong::Gemm1::run(p, map_a, map_b, maps);
 }
 
 extern "C" __global__ void __launch_bounds__(fusegen_sm80::NORMALIZE_THREADS) fusegen_default_block_tail_sm90a_64x256x64_s4_split_g2_128x128x64_s5_pingpong_normalize1(fusegen_sm80::Params p)
 {
-    block_tail_sm90a_64x256x64_s4_split_g2_128x128x64_s5_pingpong::Gemm1::normalize(p);
+    fusegen_default_block_tail_sm90a_64x256x64_s4_split_g2_128x128x64_s5_pingpong::Gemm1::normalize(p);
 }
 
 extern "C" __global__ void __launch_bounds__(384, 1) fusegen_default_block_tail_sm90a_64x256x64_s4_split_g2_128x128x64_s5_pingpong_gemm2(fusegen_sm80::Params p, const __grid_constant__ fusegen_sm90::TensorMap map_a,
     const __grid_constant__ fusegen_sm90::TensorMap map_b,
     const __grid_constant__ fusegen_sm90::EpilogueMaps maps)
 {
-    block_tail_sm90a_64x256x64_s4_split_g2_128x128x64_s5_pingpong::Gemm2::run(p, map_a, map_b, maps);
+    fusegen_default_block_tail_sm90a_64x256x64_s4_split_g2_128x128x64_s5_pingpong::Gemm2::run(p, map_a, map_b, maps);
 }
 
 // ---- block_tail_sm90a_128x256x64_s3_row_g2_128x256x64_s3 ----
 // constraints: K % 8 == 0, N % 8 == 0, N2 % 8 == 0, N <= 256, 16-byte aligned pointers
-namespace block_tail_sm90a_128x256x64_s3_row_g2_128x256x64_s3 {
+namespace fusegen_default_block_tail_sm90a_128x256x64_s3_row_g2_128x256x64_s3 {
 
 // GEMM1 epilogue: bias+residual+layernorm
 struct Epilogue1 {
@@ -1064,25 +1064,25 @@ using Gemm2 = fusegen_sm90::GemmSm90<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF1
                                        fusegen_sm80::NORM_NONE, fusegen_sm80::STRATEGY_NONE, Epilogue2, Staging2>;
 static_assert(Gemm2::kSmemBytes == 215104, "the plan and the family agree on shared memory");
 
-}  // namespace block_tail_sm90a_128x256x64_s3_row_g2_128x256x64_s3
+}  // namespace fusegen_default_block_tail_sm90a_128x256x64_s3_row_g2_128x256x64_s3
 
 extern "C" __global__ void __launch_bounds__(384, 1) fusegen_default_block_tail_sm90a_128x256x64_s3_row_g2_128x256x64_s3_gemm1(fusegen_sm80::Params p, const __grid_constant__ fusegen_sm90::TensorMap map_a,
     const __grid_constant__ fusegen_sm90::TensorMap map_b,
     const __grid_constant__ fusegen_sm90::EpilogueMaps maps)
 {
-    block_tail_sm90a_128x256x64_s3_row_g2_128x256x64_s3::Gemm1::run(p, map_a, map_b, maps);
+    fusegen_default_block_tail_sm90a_128x256x64_s3_row_g2_128x256x64_s3::Gemm1::run(p, map_a, map_b, maps);
 }
 
 extern "C" __global__ void __launch_bounds__(384, 1) fusegen_default_block_tail_sm90a_128x256x64_s3_row_g2_128x256x64_s3_gemm2(fusegen_sm80::Params p, const __grid_constant__ fusegen_sm90::TensorMap map_a,
     const __grid_constant__ fusegen_sm90::TensorMap map_b,
     const __grid_constant__ fusegen_sm90::EpilogueMaps maps)
 {
-    block_tail_sm90a_128x256x64_s3_row_g2_128x256x64_s3::Gemm2::run(p, map_a, map_b, maps);
+    fusegen_default_block_tail_sm90a_128x256x64_s3_row_g2_128x256x64_s3::Gemm2::run(p, map_a, map_b, maps);
 }
 
 // ---- block_tail_sm90a_128x256x64_s3_cluster_g2_128x256x64_s3 ----
 // constraints: K % 8 == 0, N % 8 == 0, N2 % 8 == 0, N <= 4096, 16-byte aligned pointers
-namespace block_tail_sm90a_128x256x64_s3_cluster_g2_128x256x64_s3 {
+namespace fusegen_default_block_tail_sm90a_128x256x64_s3_cluster_g2_128x256x64_s3 {
 
 // GEMM1 epilogue: bias+residual+layernorm
 struct Epilogue1 {
@@ -1160,25 +1160,25 @@ using Gemm2 = fusegen_sm90::GemmSm90<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF1
                                        fusegen_sm80::NORM_NONE, fusegen_sm80::STRATEGY_NONE, Epilogue2, Staging2>;
 static_assert(Gemm2::kSmemBytes == 215104, "the plan and the family agree on shared memory");
 
-}  // namespace block_tail_sm90a_128x256x64_s3_cluster_g2_128x256x64_s3
+}  // namespace fusegen_default_block_tail_sm90a_128x256x64_s3_cluster_g2_128x256x64_s3
 
 extern "C" __global__ void __launch_bounds__(384, 1) fusegen_default_block_tail_sm90a_128x256x64_s3_cluster_g2_128x256x64_s3_gemm1(fusegen_sm80::Params p, const __grid_constant__ fusegen_sm90::TensorMap map_a,
     const __grid_constant__ fusegen_sm90::TensorMap map_b,
     const __grid_constant__ fusegen_sm90::EpilogueMaps maps)
 {
-    block_tail_sm90a_128x256x64_s3_cluster_g2_128x256x64_s3::Gemm1::run(p, map_a, map_b, maps);
+    fusegen_default_block_tail_sm90a_128x256x64_s3_cluster_g2_128x256x64_s3::Gemm1::run(p, map_a, map_b, maps);
 }
 
 extern "C" __global__ void __launch_bounds__(384, 1) fusegen_default_block_tail_sm90a_128x256x64_s3_cluster_g2_128x256x64_s3_gemm2(fusegen_sm80::Params p, const __grid_constant__ fusegen_sm90::TensorMap map_a,
     const __grid_constant__ fusegen_sm90::TensorMap map_b,
     const __grid_constant__ fusegen_sm90::EpilogueMaps maps)
 {
-    block_tail_sm90a_128x256x64_s3_cluster_g2_128x256x64_s3::Gemm2::run(p, map_a, map_b, maps);
+    fusegen_default_block_tail_sm90a_128x256x64_s3_cluster_g2_128x256x64_s3::Gemm2::run(p, map_a, map_b, maps);
 }
 
 // ---- block_tail_sm90a_128x256x64_s3_split_g2_128x256x64_s3 ----
 // constraints: K % 8 == 0, N % 8 == 0, N2 % 8 == 0, 16-byte aligned pointers
-namespace block_tail_sm90a_128x256x64_s3_split_g2_128x256x64_s3 {
+namespace fusegen_default_block_tail_sm90a_128x256x64_s3_split_g2_128x256x64_s3 {
 
 // GEMM1 epilogue: bias+residual+layernorm
 struct Epilogue1 {
@@ -1256,30 +1256,30 @@ using Gemm2 = fusegen_sm90::GemmSm90<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF1
                                        fusegen_sm80::NORM_NONE, fusegen_sm80::STRATEGY_NONE, Epilogue2, Staging2>;
 static_assert(Gemm2::kSmemBytes == 215104, "the plan and the family agree on shared memory");
 
-}  // namespace block_tail_sm90a_128x256x64_s3_split_g2_128x256x64_s3
+}  // namespace fusegen_default_block_tail_sm90a_128x256x64_s3_split_g2_128x256x64_s3
 
 extern "C" __global__ void __launch_bounds__(384, 1) fusegen_default_block_tail_sm90a_128x256x64_s3_split_g2_128x256x64_s3_gemm1(fusegen_sm80::Params p, const __grid_constant__ fusegen_sm90::TensorMap map_a,
     const __grid_constant__ fusegen_sm90::TensorMap map_b,
     const __grid_constant__ fusegen_sm90::EpilogueMaps maps)
 {
-    block_tail_sm90a_128x256x64_s3_split_g2_128x256x64_s3::Gemm1::run(p, map_a, map_b, maps);
+    fusegen_default_block_tail_sm90a_128x256x64_s3_split_g2_128x256x64_s3::Gemm1::run(p, map_a, map_b, maps);
 }
 
 extern "C" __global__ void __launch_bounds__(fusegen_sm80::NORMALIZE_THREADS) fusegen_default_block_tail_sm90a_128x256x64_s3_split_g2_128x256x64_s3_normalize1(fusegen_sm80::Params p)
 {
-    block_tail_sm90a_128x256x64_s3_split_g2_128x256x64_s3::Gemm1::normalize(p);
+    fusegen_default_block_tail_sm90a_128x256x64_s3_split_g2_128x256x64_s3::Gemm1::normalize(p);
 }
 
 extern "C" __global__ void __launch_bounds__(384, 1) fusegen_default_block_tail_sm90a_128x256x64_s3_split_g2_128x256x64_s3_gemm2(fusegen_sm80::Params p, const __grid_constant__ fusegen_sm90::TensorMap map_a,
     const __grid_constant__ fusegen_sm90::TensorMap map_b,
     const __grid_constant__ fusegen_sm90::EpilogueMaps maps)
 {
-    block_tail_sm90a_128x256x64_s3_split_g2_128x256x64_s3::Gemm2::run(p, map_a, map_b, maps);
+    fusegen_default_block_tail_sm90a_128x256x64_s3_split_g2_128x256x64_s3::Gemm2::run(p, map_a, map_b, maps);
 }
 
 // ---- block_tail_sm90a_128x256x64_s3_row_g2_128x128x64_s5_pingpong ----
 // constraints: K % 8 == 0, N % 8 == 0, N2 % 8 == 0, N <= 256, 16-byte aligned pointers
-namespace block_tail_sm90a_128x256x64_s3_row_g2_128x128x64_s5_pingpong {
+namespace fusegen_default_block_tail_sm90a_128x256x64_s3_row_g2_128x128x64_s5_pingpong {
 
 // GEMM1 epilogue: bias+residual+layernorm
 struct Epilogue1 {
@@ -1357,25 +1357,25 @@ using Gemm2 = fusegen_sm90::GemmSm90<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF1
                                        fusegen_sm80::NORM_NONE, fusegen_sm80::STRATEGY_NONE, Epilogue2, Staging2>;
 static_assert(Gemm2::kSmemBytes == 232064, "the plan and the family agree on shared memory");
 
-}  // namespace block_tail_sm90a_128x256x64_s3_row_g2_128x128x64_s5_pingpong
+}  // namespace fusegen_default_block_tail_sm90a_128x256x64_s3_row_g2_128x128x64_s5_pingpong
 
 extern "C" __global__ void __launch_bounds__(384, 1) fusegen_default_block_tail_sm90a_128x256x64_s3_row_g2_128x128x64_s5_pingpong_gemm1(fusegen_sm80::Params p, const __grid_constant__ fusegen_sm90::TensorMap map_a,
     const __grid_constant__ fusegen_sm90::TensorMap map_b,
     const __grid_constant__ fusegen_sm90::EpilogueMaps maps)
 {
-    block_tail_sm90a_128x256x64_s3_row_g2_128x128x64_s5_pingpong::Gemm1::run(p, map_a, map_b, maps);
+    fusegen_default_block_tail_sm90a_128x256x64_s3_row_g2_128x128x64_s5_pingpong::Gemm1::run(p, map_a, map_b, maps);
 }
 
 extern "C" __global__ void __launch_bounds__(384, 1) fusegen_default_block_tail_sm90a_128x256x64_s3_row_g2_128x128x64_s5_pingpong_gemm2(fusegen_sm80::Params p, const __grid_constant__ fusegen_sm90::TensorMap map_a,
     const __grid_constant__ fusegen_sm90::TensorMap map_b,
     const __grid_constant__ fusegen_sm90::EpilogueMaps maps)
 {
-    block_tail_sm90a_128x256x64_s3_row_g2_128x128x64_s5_pingpong::Gemm2::run(p, map_a, map_b, maps);
+    fusegen_default_block_tail_sm90a_128x256x64_s3_row_g2_128x128x64_s5_pingpong::Gemm2::run(p, map_a, map_b, maps);
 }
 
 // ---- block_tail_sm90a_128x256x64_s3_cluster_g2_128x128x64_s5_pingpong ----
 // constraints: K % 8 == 0, N % 8 == 0, N2 % 8 == 0, N <= 4096, 16-byte aligned pointers
-namespace block_tail_sm90a_128x256x64_s3_cluster_g2_128x128x64_s5_pingpong {
+namespace fusegen_default_block_tail_sm90a_128x256x64_s3_cluster_g2_128x128x64_s5_pingpong {
 
 // GEMM1 epilogue: bias+residual+layernorm
 struct Epilogue1 {
@@ -1453,25 +1453,25 @@ using Gemm2 = fusegen_sm90::GemmSm90<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF1
                                        fusegen_sm80::NORM_NONE, fusegen_sm80::STRATEGY_NONE, Epilogue2, Staging2>;
 static_assert(Gemm2::kSmemBytes == 232064, "the plan and the family agree on shared memory");
 
-}  // namespace block_tail_sm90a_128x256x64_s3_cluster_g2_128x128x64_s5_pingpong
+}  // namespace fusegen_default_block_tail_sm90a_128x256x64_s3_cluster_g2_128x128x64_s5_pingpong
 
 extern "C" __global__ void __launch_bounds__(384, 1) fusegen_default_block_tail_sm90a_128x256x64_s3_cluster_g2_128x128x64_s5_pingpong_gemm1(fusegen_sm80::Params p, const __grid_constant__ fusegen_sm90::TensorMap map_a,
     const __grid_constant__ fusegen_sm90::TensorMap map_b,
     const __grid_constant__ fusegen_sm90::EpilogueMaps maps)
 {
-    block_tail_sm90a_128x256x64_s3_cluster_g2_128x128x64_s5_pingpong::Gemm1::run(p, map_a, map_b, maps);
+    fusegen_default_block_tail_sm90a_128x256x64_s3_cluster_g2_128x128x64_s5_pingpong::Gemm1::run(p, map_a, map_b, maps);
 }
 
 extern "C" __global__ void __launch_bounds__(384, 1) fusegen_default_block_tail_sm90a_128x256x64_s3_cluster_g2_128x128x64_s5_pingpong_gemm2(fusegen_sm80::Params p, const __grid_constant__ fusegen_sm90::TensorMap map_a,
     const __grid_constant__ fusegen_sm90::TensorMap map_b,
     const __grid_constant__ fusegen_sm90::EpilogueMaps maps)
 {
-    block_tail_sm90a_128x256x64_s3_cluster_g2_128x128x64_s5_pingpong::Gemm2::run(p, map_a, map_b, maps);
+    fusegen_default_block_tail_sm90a_128x256x64_s3_cluster_g2_128x128x64_s5_pingpong::Gemm2::run(p, map_a, map_b, maps);
 }
 
 // ---- block_tail_sm90a_128x256x64_s3_split_g2_128x128x64_s5_pingpong ----
 // constraints: K % 8 == 0, N % 8 == 0, N2 % 8 == 0, 16-byte aligned pointers
-namespace block_tail_sm90a_128x256x64_s3_split_g2_128x128x64_s5_pingpong {
+namespace fusegen_default_block_tail_sm90a_128x256x64_s3_split_g2_128x128x64_s5_pingpong {
 
 // GEMM1 epilogue: bias+residual+layernorm
 struct Epilogue1 {
@@ -1549,30 +1549,30 @@ using Gemm2 = fusegen_sm90::GemmSm90<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF1
                                        fusegen_sm80::NORM_NONE, fusegen_sm80::STRATEGY_NONE, Epilogue2, Staging2>;
 static_assert(Gemm2::kSmemBytes == 232064, "the plan and the family agree on shared memory");
 
-}  // namespace block_tail_sm90a_128x256x64_s3_split_g2_128x128x64_s5_pingpong
+}  // namespace fusegen_default_block_tail_sm90a_128x256x64_s3_split_g2_128x128x64_s5_pingpong
 
 extern "C" __global__ void __launch_bounds__(384, 1) fusegen_default_block_tail_sm90a_128x256x64_s3_split_g2_128x128x64_s5_pingpong_gemm1(fusegen_sm80::Params p, const __grid_constant__ fusegen_sm90::TensorMap map_a,
     const __grid_constant__ fusegen_sm90::TensorMap map_b,
     const __grid_constant__ fusegen_sm90::EpilogueMaps maps)
 {
-    block_tail_sm90a_128x256x64_s3_split_g2_128x128x64_s5_pingpong::Gemm1::run(p, map_a, map_b, maps);
+    fusegen_default_block_tail_sm90a_128x256x64_s3_split_g2_128x128x64_s5_pingpong::Gemm1::run(p, map_a, map_b, maps);
 }
 
 extern "C" __global__ void __launch_bounds__(fusegen_sm80::NORMALIZE_THREADS) fusegen_default_block_tail_sm90a_128x256x64_s3_split_g2_128x128x64_s5_pingpong_normalize1(fusegen_sm80::Params p)
 {
-    block_tail_sm90a_128x256x64_s3_split_g2_128x128x64_s5_pingpong::Gemm1::normalize(p);
+    fusegen_default_block_tail_sm90a_128x256x64_s3_split_g2_128x128x64_s5_pingpong::Gemm1::normalize(p);
 }
 
 extern "C" __global__ void __launch_bounds__(384, 1) fusegen_default_block_tail_sm90a_128x256x64_s3_split_g2_128x128x64_s5_pingpong_gemm2(fusegen_sm80::Params p, const __grid_constant__ fusegen_sm90::TensorMap map_a,
     const __grid_constant__ fusegen_sm90::TensorMap map_b,
     const __grid_constant__ fusegen_sm90::EpilogueMaps maps)
 {
-    block_tail_sm90a_128x256x64_s3_split_g2_128x128x64_s5_pingpong::Gemm2::run(p, map_a, map_b, maps);
+    fusegen_default_block_tail_sm90a_128x256x64_s3_split_g2_128x128x64_s5_pingpong::Gemm2::run(p, map_a, map_b, maps);
 }
 
 // ---- block_tail_sm90a_128x128x64_s5_pingpong_row_g2_128x256x64_s3 ----
 // constraints: K % 8 == 0, N % 8 == 0, N2 % 8 == 0, N <= 128, 16-byte aligned pointers
-namespace block_tail_sm90a_128x128x64_s5_pingpong_row_g2_128x256x64_s3 {
+namespace fusegen_default_block_tail_sm90a_128x128x64_s5_pingpong_row_g2_128x256x64_s3 {
 
 // GEMM1 epilogue: bias+residual+layernorm
 struct Epilogue1 {
@@ -1650,25 +1650,25 @@ using Gemm2 = fusegen_sm90::GemmSm90<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF1
                                        fusegen_sm80::NORM_NONE, fusegen_sm80::STRATEGY_NONE, Epilogue2, Staging2>;
 static_assert(Gemm2::kSmemBytes == 215104, "the plan and the family agree on shared memory");
 
-}  // namespace block_tail_sm90a_128x128x64_s5_pingpong_row_g2_128x256x64_s3
+}  // namespace fusegen_default_block_tail_sm90a_128x128x64_s5_pingpong_row_g2_128x256x64_s3
 
 extern "C" __global__ void __launch_bounds__(384, 1) fusegen_default_block_tail_sm90a_128x128x64_s5_pingpong_row_g2_128x256x64_s3_gemm1(fusegen_sm80::Params p, const __grid_constant__ fusegen_sm90::TensorMap map_a,
     const __grid_constant__ fusegen_sm90::TensorMap map_b,
     const __grid_constant__ fusegen_sm90::EpilogueMaps maps)
 {
-    block_tail_sm90a_128x128x64_s5_pingpong_row_g2_128x256x64_s3::Gemm1::run(p, map_a, map_b, maps);
+    fusegen_default_block_tail_sm90a_128x128x64_s5_pingpong_row_g2_128x256x64_s3::Gemm1::run(p, map_a, map_b, maps);
 }
 
 extern "C" __global__ void __launch_bounds__(384, 1) fusegen_default_block_tail_sm90a_128x128x64_s5_pingpong_row_g2_128x256x64_s3_gemm2(fusegen_sm80::Params p, const __grid_constant__ fusegen_sm90::TensorMap map_a,
     const __grid_constant__ fusegen_sm90::TensorMap map_b,
     const __grid_constant__ fusegen_sm90::EpilogueMaps maps)
 {
-    block_tail_sm90a_128x128x64_s5_pingpong_row_g2_128x256x64_s3::Gemm2::run(p, map_a, map_b, maps);
+    fusegen_default_block_tail_sm90a_128x128x64_s5_pingpong_row_g2_128x256x64_s3::Gemm2::run(p, map_a, map_b, maps);
 }
 
 // ---- block_tail_sm90a_128x128x64_s5_pingpong_split_g2_128x256x64_s3 ----
 // constraints: K % 8 == 0, N % 8 == 0, N2 % 8 == 0, 16-byte aligned pointers
-namespace block_tail_sm90a_128x128x64_s5_pingpong_split_g2_128x256x64_s3 {
+namespace fusegen_default_block_tail_sm90a_128x128x64_s5_pingpong_split_g2_128x256x64_s3 {
 
 // GEMM1 epilogue: bias+residual+layernorm
 struct Epilogue1 {
@@ -1746,30 +1746,30 @@ using Gemm2 = fusegen_sm90::GemmSm90<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF1
                                        fusegen_sm80::NORM_NONE, fusegen_sm80::STRATEGY_NONE, Epilogue2, Staging2>;
 static_assert(Gemm2::kSmemBytes == 215104, "the plan and the family agree on shared memory");
 
-}  // namespace block_tail_sm90a_128x128x64_s5_pingpong_split_g2_128x256x64_s3
+}  // namespace fusegen_default_block_tail_sm90a_128x128x64_s5_pingpong_split_g2_128x256x64_s3
 
 extern "C" __global__ void __launch_bounds__(384, 1) fusegen_default_block_tail_sm90a_128x128x64_s5_pingpong_split_g2_128x256x64_s3_gemm1(fusegen_sm80::Params p, const __grid_constant__ fusegen_sm90::TensorMap map_a,
     const __grid_constant__ fusegen_sm90::TensorMap map_b,
     const __grid_constant__ fusegen_sm90::EpilogueMaps maps)
 {
-    block_tail_sm90a_128x128x64_s5_pingpong_split_g2_128x256x64_s3::Gemm1::run(p, map_a, map_b, maps);
+    fusegen_default_block_tail_sm90a_128x128x64_s5_pingpong_split_g2_128x256x64_s3::Gemm1::run(p, map_a, map_b, maps);
 }
 
 extern "C" __global__ void __launch_bounds__(fusegen_sm80::NORMALIZE_THREADS) fusegen_default_block_tail_sm90a_128x128x64_s5_pingpong_split_g2_128x256x64_s3_normalize1(fusegen_sm80::Params p)
 {
-    block_tail_sm90a_128x128x64_s5_pingpong_split_g2_128x256x64_s3::Gemm1::normalize(p);
+    fusegen_default_block_tail_sm90a_128x128x64_s5_pingpong_split_g2_128x256x64_s3::Gemm1::normalize(p);
 }
 
 extern "C" __global__ void __launch_bounds__(384, 1) fusegen_default_block_tail_sm90a_128x128x64_s5_pingpong_split_g2_128x256x64_s3_gemm2(fusegen_sm80::Params p, const __grid_constant__ fusegen_sm90::TensorMap map_a,
     const __grid_constant__ fusegen_sm90::TensorMap map_b,
     const __grid_constant__ fusegen_sm90::EpilogueMaps maps)
 {
-    block_tail_sm90a_128x128x64_s5_pingpong_split_g2_128x256x64_s3::Gemm2::run(p, map_a, map_b, maps);
+    fusegen_default_block_tail_sm90a_128x128x64_s5_pingpong_split_g2_128x256x64_s3::Gemm2::run(p, map_a, map_b, maps);
 }
 
 // ---- block_tail_sm90a_128x128x64_s5_pingpong_row_g2_128x128x64_s5_pingpong ----
 // constraints: K % 8 == 0, N % 8 == 0, N2 % 8 == 0, N <= 128, 16-byte aligned pointers
-namespace block_tail_sm90a_128x128x64_s5_pingpong_row_g2_128x128x64_s5_pingpong {
+namespace fusegen_default_block_tail_sm90a_128x128x64_s5_pingpong_row_g2_128x128x64_s5_pingpong {
 
 // GEMM1 epilogue: bias+residual+layernorm
 struct Epilogue1 {
@@ -1847,25 +1847,25 @@ using Gemm2 = fusegen_sm90::GemmSm90<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF1
                                        fusegen_sm80::NORM_NONE, fusegen_sm80::STRATEGY_NONE, Epilogue2, Staging2>;
 static_assert(Gemm2::kSmemBytes == 232064, "the plan and the family agree on shared memory");
 
-}  // namespace block_tail_sm90a_128x128x64_s5_pingpong_row_g2_128x128x64_s5_pingpong
+}  // namespace fusegen_default_block_tail_sm90a_128x128x64_s5_pingpong_row_g2_128x128x64_s5_pingpong
 
 extern "C" __global__ void __launch_bounds__(384, 1) fusegen_default_block_tail_sm90a_128x128x64_s5_pingpong_row_g2_128x128x64_s5_pingpong_gemm1(fusegen_sm80::Params p, const __grid_constant__ fusegen_sm90::TensorMap map_a,
     const __grid_constant__ fusegen_sm90::TensorMap map_b,
     const __grid_constant__ fusegen_sm90::EpilogueMaps maps)
 {
-    block_tail_sm90a_128x128x64_s5_pingpong_row_g2_128x128x64_s5_pingpong::Gemm1::run(p, map_a, map_b, maps);
+    fusegen_default_block_tail_sm90a_128x128x64_s5_pingpong_row_g2_128x128x64_s5_pingpong::Gemm1::run(p, map_a, map_b, maps);
 }
 
 extern "C" __global__ void __launch_bounds__(384, 1) fusegen_default_block_tail_sm90a_128x128x64_s5_pingpong_row_g2_128x128x64_s5_pingpong_gemm2(fusegen_sm80::Params p, const __grid_constant__ fusegen_sm90::TensorMap map_a,
     const __grid_constant__ fusegen_sm90::TensorMap map_b,
     const __grid_constant__ fusegen_sm90::EpilogueMaps maps)
 {
-    block_tail_sm90a_128x128x64_s5_pingpong_row_g2_128x128x64_s5_pingpong::Gemm2::run(p, map_a, map_b, maps);
+    fusegen_default_block_tail_sm90a_128x128x64_s5_pingpong_row_g2_128x128x64_s5_pingpong::Gemm2::run(p, map_a, map_b, maps);
 }
 
 // ---- block_tail_sm90a_128x128x64_s5_pingpong_split_g2_128x128x64_s5_pingpong ----
 // constraints: K % 8 == 0, N % 8 == 0, N2 % 8 == 0, 16-byte aligned pointers
-namespace block_tail_sm90a_128x128x64_s5_pingpong_split_g2_128x128x64_s5_pingpong {
+namespace fusegen_default_block_tail_sm90a_128x128x64_s5_pingpong_split_g2_128x128x64_s5_pingpong {
 
 // GEMM1 epilogue: bias+residual+layernorm
 struct Epilogue1 {
@@ -1943,30 +1943,30 @@ using Gemm2 = fusegen_sm90::GemmSm90<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF1
                                        fusegen_sm80::NORM_NONE, fusegen_sm80::STRATEGY_NONE, Epilogue2, Staging2>;
 static_assert(Gemm2::kSmemBytes == 232064, "the plan and the family agree on shared memory");
 
-}  // namespace block_tail_sm90a_128x128x64_s5_pingpong_split_g2_128x128x64_s5_pingpong
+}  // namespace fusegen_default_block_tail_sm90a_128x128x64_s5_pingpong_split_g2_128x128x64_s5_pingpong
 
 extern "C" __global__ void __launch_bounds__(384, 1) fusegen_default_block_tail_sm90a_128x128x64_s5_pingpong_split_g2_128x128x64_s5_pingpong_gemm1(fusegen_sm80::Params p, const __grid_constant__ fusegen_sm90::TensorMap map_a,
     const __grid_constant__ fusegen_sm90::TensorMap map_b,
     const __grid_constant__ fusegen_sm90::EpilogueMaps maps)
 {
-    block_tail_sm90a_128x128x64_s5_pingpong_split_g2_128x128x64_s5_pingpong::Gemm1::run(p, map_a, map_b, maps);
+    fusegen_default_block_tail_sm90a_128x128x64_s5_pingpong_split_g2_128x128x64_s5_pingpong::Gemm1::run(p, map_a, map_b, maps);
 }
 
 extern "C" __global__ void __launch_bounds__(fusegen_sm80::NORMALIZE_THREADS) fusegen_default_block_tail_sm90a_128x128x64_s5_pingpong_split_g2_128x128x64_s5_pingpong_normalize1(fusegen_sm80::Params p)
 {
-    block_tail_sm90a_128x128x64_s5_pingpong_split_g2_128x128x64_s5_pingpong::Gemm1::normalize(p);
+    fusegen_default_block_tail_sm90a_128x128x64_s5_pingpong_split_g2_128x128x64_s5_pingpong::Gemm1::normalize(p);
 }
 
 extern "C" __global__ void __launch_bounds__(384, 1) fusegen_default_block_tail_sm90a_128x128x64_s5_pingpong_split_g2_128x128x64_s5_pingpong_gemm2(fusegen_sm80::Params p, const __grid_constant__ fusegen_sm90::TensorMap map_a,
     const __grid_constant__ fusegen_sm90::TensorMap map_b,
     const __grid_constant__ fusegen_sm90::EpilogueMaps maps)
 {
-    block_tail_sm90a_128x128x64_s5_pingpong_split_g2_128x128x64_s5_pingpong::Gemm2::run(p, map_a, map_b, maps);
+    fusegen_default_block_tail_sm90a_128x128x64_s5_pingpong_split_g2_128x128x64_s5_pingpong::Gemm2::run(p, map_a, map_b, maps);
 }
 
 // ---- block_tail_sm80_128x128x64_s3_row_g2_128x256x64_s3 ----
 // constraints: K % 8 == 0, N % 8 == 0, N2 % 8 == 0, N <= 128, 16-byte aligned pointers
-namespace block_tail_sm80_128x128x64_s3_row_g2_128x256x64_s3 {
+namespace fusegen_default_block_tail_sm80_128x128x64_s3_row_g2_128x256x64_s3 {
 
 // GEMM1 epilogue: bias+residual+layernorm
 struct Epilogue1 {
@@ -2028,21 +2028,21 @@ using Gemm2 = fusegen_sm80::Gemm<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF16, 1
                                fusegen_sm80::NORM_NONE, fusegen_sm80::STRATEGY_NONE, Epilogue2>;
 static_assert(Gemm2::kSmemBytes == 165888, "the plan and the family agree on shared memory");
 
-}  // namespace block_tail_sm80_128x128x64_s3_row_g2_128x256x64_s3
+}  // namespace fusegen_default_block_tail_sm80_128x128x64_s3_row_g2_128x256x64_s3
 
 extern "C" __global__ void __launch_bounds__(256, 1) fusegen_default_block_tail_sm80_128x128x64_s3_row_g2_128x256x64_s3_gemm1(fusegen_sm80::Params p)
 {
-    block_tail_sm80_128x128x64_s3_row_g2_128x256x64_s3::Gemm1::run(p);
+    fusegen_default_block_tail_sm80_128x128x64_s3_row_g2_128x256x64_s3::Gemm1::run(p);
 }
 
 extern "C" __global__ void __launch_bounds__(256, 1) fusegen_default_block_tail_sm80_128x128x64_s3_row_g2_128x256x64_s3_gemm2(fusegen_sm80::Params p)
 {
-    block_tail_sm80_128x128x64_s3_row_g2_128x256x64_s3::Gemm2::run(p);
+    fusegen_default_block_tail_sm80_128x128x64_s3_row_g2_128x256x64_s3::Gemm2::run(p);
 }
 
 // ---- block_tail_sm80_128x128x64_s3_split_g2_128x256x64_s3 ----
 // constraints: K % 8 == 0, N % 8 == 0, N2 % 8 == 0, 16-byte aligned pointers
-namespace block_tail_sm80_128x128x64_s3_split_g2_128x256x64_s3 {
+namespace fusegen_default_block_tail_sm80_128x128x64_s3_split_g2_128x256x64_s3 {
 
 // GEMM1 epilogue: bias+residual+layernorm
 struct Epilogue1 {
@@ -2104,21 +2104,21 @@ using Gemm2 = fusegen_sm80::Gemm<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF16, 1
                                fusegen_sm80::NORM_NONE, fusegen_sm80::STRATEGY_NONE, Epilogue2>;
 static_assert(Gemm2::kSmemBytes == 165888, "the plan and the family agree on shared memory");
 
-}  // namespace block_tail_sm80_128x128x64_s3_split_g2_128x256x64_s3
+}  // namespace fusegen_default_block_tail_sm80_128x128x64_s3_split_g2_128x256x64_s3
 
 extern "C" __global__ void __launch_bounds__(256, 1) fusegen_default_block_tail_sm80_128x128x64_s3_split_g2_128x256x64_s3_gemm1(fusegen_sm80::Params p)
 {
-    block_tail_sm80_128x128x64_s3_split_g2_128x256x64_s3::Gemm1::run(p);
+    fusegen_default_block_tail_sm80_128x128x64_s3_split_g2_128x256x64_s3::Gemm1::run(p);
 }
 
 extern "C" __global__ void __launch_bounds__(fusegen_sm80::NORMALIZE_THREADS) fusegen_default_block_tail_sm80_128x128x64_s3_split_g2_128x256x64_s3_normalize1(fusegen_sm80::Params p)
 {
-    block_tail_sm80_128x128x64_s3_split_g2_128x256x64_s3::Gemm1::normalize(p);
+    fusegen_default_block_tail_sm80_128x128x64_s3_split_g2_128x256x64_s3::Gemm1::normalize(p);
 }
 
 extern "C" __global__ void __launch_bounds__(256, 1) fusegen_default_block_tail_sm80_128x128x64_s3_split_g2_128x256x64_s3_gemm2(fusegen_sm80::Params p)
 {
-    block_tail_sm80_128x128x64_s3_split_g2_128x256x64_s3::Gemm2::run(p);
+    fusegen_default_block_tail_sm80_128x128x64_s3_split_g2_128x256x64_s3::Gemm2::run(p);
 }
 
 #ifndef __CUDACC_RTC__
@@ -2126,154 +2126,154 @@ extern "C" __global__ void __launch_bounds__(256, 1) fusegen_default_block_tail_
 extern "C" cudaError_t fusegen_default_block_tail_sm90a_128x128x64_s3_row_g2_128x256x64_s3_launch(const fusegen_problem *problem, const fusegen_args *args, void *workspace,
                                        cudaStream_t stream)
 {
-    return fusegen_sm80::launch_chain<block_tail_sm90a_128x128x64_s3_row_g2_128x256x64_s3::Gemm1, block_tail_sm90a_128x128x64_s3_row_g2_128x256x64_s3::Gemm2>(problem, args, workspace, stream,
+    return fusegen_sm80::launch_chain<fusegen_default_block_tail_sm90a_128x128x64_s3_row_g2_128x256x64_s3::Gemm1, fusegen_default_block_tail_sm90a_128x128x64_s3_row_g2_128x256x64_s3::Gemm2>(problem, args, workspace, stream,
                                        fusegen_default_block_tail_sm90a_128x128x64_s3_row_g2_128x256x64_s3_gemm1, nullptr, fusegen_default_block_tail_sm90a_128x128x64_s3_row_g2_128x256x64_s3_gemm2);
 }
 
 extern "C" cudaError_t fusegen_default_block_tail_sm90a_128x128x64_s3_cluster_g2_128x256x64_s3_launch(const fusegen_problem *problem, const fusegen_args *args, void *workspace,
                                        cudaStream_t stream)
 {
-    return fusegen_sm80::launch_chain<block_tail_sm90a_128x128x64_s3_cluster_g2_128x256x64_s3::Gemm1, block_tail_sm90a_128x128x64_s3_cluster_g2_128x256x64_s3::Gemm2>(problem, args, workspace, stream,
+    return fusegen_sm80::launch_chain<fusegen_default_block_tail_sm90a_128x128x64_s3_cluster_g2_128x256x64_s3::Gemm1, fusegen_default_block_tail_sm90a_128x128x64_s3_cluster_g2_128x256x64_s3::Gemm2>(problem, args, workspace, stream,
                                        fusegen_default_block_tail_sm90a_128x128x64_s3_cluster_g2_128x256x64_s3_gemm1, nullptr, fusegen_default_block_tail_sm90a_128x128x64_s3_cluster_g2_128x256x64_s3_gemm2);
 }
 
 extern "C" cudaError_t fusegen_default_block_tail_sm90a_128x128x64_s3_split_g2_128x256x64_s3_launch(const fusegen_problem *problem, const fusegen_args *args, void *workspace,
                                        cudaStream_t stream)
 {
-    return fusegen_sm80::launch_chain<block_tail_sm90a_128x128x64_s3_split_g2_128x256x64_s3::Gemm1, block_tail_sm90a_128x128x64_s3_split_g2_128x256x64_s3::Gemm2>(problem, args, workspace, stream,
+    return fusegen_sm80::launch_chain<fusegen_default_block_tail_sm90a_128x128x64_s3_split_g2_128x256x64_s3::Gemm1, fusegen_default_block_tail_sm90a_128x128x64_s3_split_g2_128x256x64_s3::Gemm2>(problem, args, workspace, stream,
                                        fusegen_default_block_tail_sm90a_128x128x64_s3_split_g2_128x256x64_s3_gemm1, fusegen_default_block_tail_sm90a_128x128x64_s3_split_g2_128x256x64_s3_normalize1, fusegen_default_block_tail_sm90a_128x128x64_s3_split_g2_128x256x64_s3_gemm2);
 }
 
 extern "C" cudaError_t fusegen_default_block_tail_sm90a_128x128x64_s3_row_g2_128x128x64_s5_pingpong_launch(const fusegen_problem *problem, const fusegen_args *args, void *workspace,
                                        cudaStream_t stream)
 {
-    return fusegen_sm80::launch_chain<block_tail_sm90a_128x128x64_s3_row_g2_128x128x64_s5_pingpong::Gemm1, block_tail_sm90a_128x128x64_s3_row_g2_128x128x64_s5_pingpong::Gemm2>(problem, args, workspace, stream,
+    return fusegen_sm80::launch_chain<fusegen_default_block_tail_sm90a_128x128x64_s3_row_g2_128x128x64_s5_pingpong::Gemm1, fusegen_default_block_tail_sm90a_128x128x64_s3_row_g2_128x128x64_s5_pingpong::Gemm2>(problem, args, workspace, stream,
                                        fusegen_default_block_tail_sm90a_128x128x64_s3_row_g2_128x128x64_s5_pingpong_gemm1, nullptr, fusegen_default_block_tail_sm90a_128x128x64_s3_row_g2_128x128x64_s5_pingpong_gemm2);
 }
 
 extern "C" cudaError_t fusegen_default_block_tail_sm90a_128x128x64_s3_cluster_g2_128x128x64_s5_pingpong_launch(const fusegen_problem *problem, const fusegen_args *args, void *workspace,
                                        cudaStream_t stream)
 {
-    return fusegen_sm80::launch_chain<block_tail_sm90a_128x128x64_s3_cluster_g2_128x128x64_s5_pingpong::Gemm1, block_tail_sm90a_128x128x64_s3_cluster_g2_128x128x64_s5_pingpong::Gemm2>(problem, args, workspace, stream,
+    return fusegen_sm80::launch_chain<fusegen_default_block_tail_sm90a_128x128x64_s3_cluster_g2_128x128x64_s5_pingpong::Gemm1, fusegen_default_block_tail_sm90a_128x128x64_s3_cluster_g2_128x128x64_s5_pingpong::Gemm2>(problem, args, workspace, stream,
                                        fusegen_default_block_tail_sm90a_128x128x64_s3_cluster_g2_128x128x64_s5_pingpong_gemm1, nullptr, fusegen_default_block_tail_sm90a_128x128x64_s3_cluster_g2_128x128x64_s5_pingpong_gemm2);
 }
 
 extern "C" cudaError_t fusegen_default_block_tail_sm90a_128x128x64_s3_split_g2_128x128x64_s5_pingpong_launch(const fusegen_problem *problem, const fusegen_args *args, void *workspace,
                                        cudaStream_t stream)
 {
-    return fusegen_sm80::launch_chain<block_tail_sm90a_128x128x64_s3_split_g2_128x128x64_s5_pingpong::Gemm1, block_tail_sm90a_128x128x64_s3_split_g2_128x128x64_s5_pingpong::Gemm2>(problem, args, workspace, stream,
+    return fusegen_sm80::launch_chain<fusegen_default_block_tail_sm90a_128x128x64_s3_split_g2_128x128x64_s5_pingpong::Gemm1, fusegen_default_block_tail_sm90a_128x128x64_s3_split_g2_128x128x64_s5_pingpong::Gemm2>(problem, args, workspace, stream,
                                        fusegen_default_block_tail_sm90a_128x128x64_s3_split_g2_128x128x64_s5_pingpong_gemm1, fusegen_default_block_tail_sm90a_128x128x64_s3_split_g2_128x128x64_s5_pingpong_normalize1, fusegen_default_block_tail_sm90a_128x128x64_s3_split_g2_128x128x64_s5_pingpong_gemm2);
 }
 
 extern "C" cudaError_t fusegen_default_block_tail_sm90a_64x256x64_s4_row_g2_128x256x64_s3_launch(const fusegen_problem *problem, const fusegen_args *args, void *workspace,
                                        cudaStream_t stream)
 {
-    return fusegen_sm80::launch_chain<block_tail_sm90a_64x256x64_s4_row_g2_128x256x64_s3::Gemm1, block_tail_sm90a_64x256x64_s4_row_g2_128x256x64_s3::Gemm2>(problem, args, workspace, stream,
+    return fusegen_sm80::launch_chain<fusegen_default_block_tail_sm90a_64x256x64_s4_row_g2_128x256x64_s3::Gemm1, fusegen_default_block_tail_sm90a_64x256x64_s4_row_g2_128x256x64_s3::Gemm2>(problem, args, workspace, stream,
                                        fusegen_default_block_tail_sm90a_64x256x64_s4_row_g2_128x256x64_s3_gemm1, nullptr, fusegen_default_block_tail_sm90a_64x256x64_s4_row_g2_128x256x64_s3_gemm2);
 }
 
 extern "C" cudaError_t fusegen_default_block_tail_sm90a_64x256x64_s4_split_g2_128x256x64_s3_launch(const fusegen_problem *problem, const fusegen_args *args, void *workspace,
                                        cudaStream_t stream)
 {
-    return fusegen_sm80::launch_chain<block_tail_sm90a_64x256x64_s4_split_g2_128x256x64_s3::Gemm1, block_tail_sm90a_64x256x64_s4_split_g2_128x256x64_s3::Gemm2>(problem, args, workspace, stream,
+    return fusegen_sm80::launch_chain<fusegen_default_block_tail_sm90a_64x256x64_s4_split_g2_128x256x64_s3::Gemm1, fusegen_default_block_tail_sm90a_64x256x64_s4_split_g2_128x256x64_s3::Gemm2>(problem, args, workspace, stream,
                                        fusegen_default_block_tail_sm90a_64x256x64_s4_split_g2_128x256x64_s3_gemm1, fusegen_default_block_tail_sm90a_64x256x64_s4_split_g2_128x256x64_s3_normalize1, fusegen_default_block_tail_sm90a_64x256x64_s4_split_g2_128x256x64_s3_gemm2);
 }
 
 extern "C" cudaError_t fusegen_default_block_tail_sm90a_64x256x64_s4_row_g2_128x128x64_s5_pingpong_launch(const fusegen_problem *problem, const fusegen_args *args, void *workspace,
                                        cudaStream_t stream)
 {
-    return fusegen_sm80::launch_chain<block_tail_sm90a_64x256x64_s4_row_g2_128x128x64_s5_pingpong::Gemm1, block_tail_sm90a_64x256x64_s4_row_g2_128x128x64_s5_pingpong::Gemm2>(problem, args, workspace, stream,
+    return fusegen_sm80::launch_chain<fusegen_default_block_tail_sm90a_64x256x64_s4_row_g2_128x128x64_s5_pingpong::Gemm1, fusegen_default_block_tail_sm90a_64x256x64_s4_row_g2_128x128x64_s5_pingpong::Gemm2>(problem, args, workspace, stream,
                                        fusegen_default_block_tail_sm90a_64x256x64_s4_row_g2_128x128x64_s5_pingpong_gemm1, nullptr, fusegen_default_block_tail_sm90a_64x256x64_s4_row_g2_128x128x64_s5_pingpong_gemm2);
 }
 
 extern "C" cudaError_t fusegen_default_block_tail_sm90a_64x256x64_s4_split_g2_128x128x64_s5_pingpong_launch(const fusegen_problem *problem, const fusegen_args *args, void *workspace,
                                        cudaStream_t stream)
 {
-    return fusegen_sm80::launch_chain<block_tail_sm90a_64x256x64_s4_split_g2_128x128x64_s5_pingpong::Gemm1, block_tail_sm90a_64x256x64_s4_split_g2_128x128x64_s5_pingpong::Gemm2>(problem, args, workspace, stream,
+    return fusegen_sm80::launch_chain<fusegen_default_block_tail_sm90a_64x256x64_s4_split_g2_128x128x64_s5_pingpong::Gemm1, fusegen_default_block_tail_sm90a_64x256x64_s4_split_g2_128x128x64_s5_pingpong::Gemm2>(problem, args, workspace, stream,
                                        fusegen_default_block_tail_sm90a_64x256x64_s4_split_g2_128x128x64_s5_pingpong_gemm1, fusegen_default_block_tail_sm90a_64x256x64_s4_split_g2_128x128x64_s5_pingpong_normalize1, fusegen_default_block_tail_sm90a_64x256x64_s4_split_g2_128x128x64_s5_pingpong_gemm2);
 }
 
 extern "C" cudaError_t fusegen_default_block_tail_sm90a_128x256x64_s3_row_g2_128x256x64_s3_launch(const fusegen_problem *problem, const fusegen_args *args, void *workspace,
                                        cudaStream_t stream)
 {
-    return fusegen_sm80::launch_chain<block_tail_sm90a_128x256x64_s3_row_g2_128x256x64_s3::Gemm1, block_tail_sm90a_128x256x64_s3_row_g2_128x256x64_s3::Gemm2>(problem, args, workspace, stream,
+    return fusegen_sm80::launch_chain<fusegen_default_block_tail_sm90a_128x256x64_s3_row_g2_128x256x64_s3::Gemm1, fusegen_default_block_tail_sm90a_128x256x64_s3_row_g2_128x256x64_s3::Gemm2>(problem, args, workspace, stream,
                                        fusegen_default_block_tail_sm90a_128x256x64_s3_row_g2_128x256x64_s3_gemm1, nullptr, fusegen_default_block_tail_sm90a_128x256x64_s3_row_g2_128x256x64_s3_gemm2);
 }
 
 extern "C" cudaError_t fusegen_default_block_tail_sm90a_128x256x64_s3_cluster_g2_128x256x64_s3_launch(const fusegen_problem *problem, const fusegen_args *args, void *workspace,
                                        cudaStream_t stream)
 {
-    return fusegen_sm80::launch_chain<block_tail_sm90a_128x256x64_s3_cluster_g2_128x256x64_s3::Gemm1, block_tail_sm90a_128x256x64_s3_cluster_g2_128x256x64_s3::Gemm2>(problem, args, workspace, stream,
+    return fusegen_sm80::launch_chain<fusegen_default_block_tail_sm90a_128x256x64_s3_cluster_g2_128x256x64_s3::Gemm1, fusegen_default_block_tail_sm90a_128x256x64_s3_cluster_g2_128x256x64_s3::Gemm2>(problem, args, workspace, stream,
                                        fusegen_default_block_tail_sm90a_128x256x64_s3_cluster_g2_128x256x64_s3_gemm1, nullptr, fusegen_default_block_tail_sm90a_128x256x64_s3_cluster_g2_128x256x64_s3_gemm2);
 }
 
 extern "C" cudaError_t fusegen_default_block_tail_sm90a_128x256x64_s3_split_g2_128x256x64_s3_launch(const fusegen_problem *problem, const fusegen_args *args, void *workspace,
                                        cudaStream_t stream)
 {
-    return fusegen_sm80::launch_chain<block_tail_sm90a_128x256x64_s3_split_g2_128x256x64_s3::Gemm1, block_tail_sm90a_128x256x64_s3_split_g2_128x256x64_s3::Gemm2>(problem, args, workspace, stream,
+    return fusegen_sm80::launch_chain<fusegen_default_block_tail_sm90a_128x256x64_s3_split_g2_128x256x64_s3::Gemm1, fusegen_default_block_tail_sm90a_128x256x64_s3_split_g2_128x256x64_s3::Gemm2>(problem, args, workspace, stream,
                                        fusegen_default_block_tail_sm90a_128x256x64_s3_split_g2_128x256x64_s3_gemm1, fusegen_default_block_tail_sm90a_128x256x64_s3_split_g2_128x256x64_s3_normalize1, fusegen_default_block_tail_sm90a_128x256x64_s3_split_g2_128x256x64_s3_gemm2);
 }
 
 extern "C" cudaError_t fusegen_default_block_tail_sm90a_128x256x64_s3_row_g2_128x128x64_s5_pingpong_launch(const fusegen_problem *problem, const fusegen_args *args, void *workspace,
                                        cudaStream_t stream)
 {
-    return fusegen_sm80::launch_chain<block_tail_sm90a_128x256x64_s3_row_g2_128x128x64_s5_pingpong::Gemm1, block_tail_sm90a_128x256x64_s3_row_g2_128x128x64_s5_pingpong::Gemm2>(problem, args, workspace, stream,
+    return fusegen_sm80::launch_chain<fusegen_default_block_tail_sm90a_128x256x64_s3_row_g2_128x128x64_s5_pingpong::Gemm1, fusegen_default_block_tail_sm90a_128x256x64_s3_row_g2_128x128x64_s5_pingpong::Gemm2>(problem, args, workspace, stream,
                                        fusegen_default_block_tail_sm90a_128x256x64_s3_row_g2_128x128x64_s5_pingpong_gemm1, nullptr, fusegen_default_block_tail_sm90a_128x256x64_s3_row_g2_128x128x64_s5_pingpong_gemm2);
 }
 
 extern "C" cudaError_t fusegen_default_block_tail_sm90a_128x256x64_s3_cluster_g2_128x128x64_s5_pingpong_launch(const fusegen_problem *problem, const fusegen_args *args, void *workspace,
                                        cudaStream_t stream)
 {
-    return fusegen_sm80::launch_chain<block_tail_sm90a_128x256x64_s3_cluster_g2_128x128x64_s5_pingpong::Gemm1, block_tail_sm90a_128x256x64_s3_cluster_g2_128x128x64_s5_pingpong::Gemm2>(problem, args, workspace, stream,
+    return fusegen_sm80::launch_chain<fusegen_default_block_tail_sm90a_128x256x64_s3_cluster_g2_128x128x64_s5_pingpong::Gemm1, fusegen_default_block_tail_sm90a_128x256x64_s3_cluster_g2_128x128x64_s5_pingpong::Gemm2>(problem, args, workspace, stream,
                                        fusegen_default_block_tail_sm90a_128x256x64_s3_cluster_g2_128x128x64_s5_pingpong_gemm1, nullptr, fusegen_default_block_tail_sm90a_128x256x64_s3_cluster_g2_128x128x64_s5_pingpong_gemm2);
 }
 
 extern "C" cudaError_t fusegen_default_block_tail_sm90a_128x256x64_s3_split_g2_128x128x64_s5_pingpong_launch(const fusegen_problem *problem, const fusegen_args *args, void *workspace,
                                        cudaStream_t stream)
 {
-    return fusegen_sm80::launch_chain<block_tail_sm90a_128x256x64_s3_split_g2_128x128x64_s5_pingpong::Gemm1, block_tail_sm90a_128x256x64_s3_split_g2_128x128x64_s5_pingpong::Gemm2>(problem, args, workspace, stream,
+    return fusegen_sm80::launch_chain<fusegen_default_block_tail_sm90a_128x256x64_s3_split_g2_128x128x64_s5_pingpong::Gemm1, fusegen_default_block_tail_sm90a_128x256x64_s3_split_g2_128x128x64_s5_pingpong::Gemm2>(problem, args, workspace, stream,
                                        fusegen_default_block_tail_sm90a_128x256x64_s3_split_g2_128x128x64_s5_pingpong_gemm1, fusegen_default_block_tail_sm90a_128x256x64_s3_split_g2_128x128x64_s5_pingpong_normalize1, fusegen_default_block_tail_sm90a_128x256x64_s3_split_g2_128x128x64_s5_pingpong_gemm2);
 }
 
 extern "C" cudaError_t fusegen_default_block_tail_sm90a_128x128x64_s5_pingpong_row_g2_128x256x64_s3_launch(const fusegen_problem *problem, const fusegen_args *args, void *workspace,
                                        cudaStream_t stream)
 {
-    return fusegen_sm80::launch_chain<block_tail_sm90a_128x128x64_s5_pingpong_row_g2_128x256x64_s3::Gemm1, block_tail_sm90a_128x128x64_s5_pingpong_row_g2_128x256x64_s3::Gemm2>(problem, args, workspace, stream,
+    return fusegen_sm80::launch_chain<fusegen_default_block_tail_sm90a_128x128x64_s5_pingpong_row_g2_128x256x64_s3::Gemm1, fusegen_default_block_tail_sm90a_128x128x64_s5_pingpong_row_g2_128x256x64_s3::Gemm2>(problem, args, workspace, stream,
                                        fusegen_default_block_tail_sm90a_128x128x64_s5_pingpong_row_g2_128x256x64_s3_gemm1, nullptr, fusegen_default_block_tail_sm90a_128x128x64_s5_pingpong_row_g2_128x256x64_s3_gemm2);
 }
 
 extern "C" cudaError_t fusegen_default_block_tail_sm90a_128x128x64_s5_pingpong_split_g2_128x256x64_s3_launch(const fusegen_problem *problem, const fusegen_args *args, void *workspace,
                                        cudaStream_t stream)
 {
-    return fusegen_sm80::launch_chain<block_tail_sm90a_128x128x64_s5_pingpong_split_g2_128x256x64_s3::Gemm1, block_tail_sm90a_128x128x64_s5_pingpong_split_g2_128x256x64_s3::Gemm2>(problem, args, workspace, stream,
+    return fusegen_sm80::launch_chain<fusegen_default_block_tail_sm90a_128x128x64_s5_pingpong_split_g2_128x256x64_s3::Gemm1, fusegen_default_block_tail_sm90a_128x128x64_s5_pingpong_split_g2_128x256x64_s3::Gemm2>(problem, args, workspace, stream,
                                        fusegen_default_block_tail_sm90a_128x128x64_s5_pingpong_split_g2_128x256x64_s3_gemm1, fusegen_default_block_tail_sm90a_128x128x64_s5_pingpong_split_g2_128x256x64_s3_normalize1, fusegen_default_block_tail_sm90a_128x128x64_s5_pingpong_split_g2_128x256x64_s3_gemm2);
 }
 
 extern "C" cudaError_t fusegen_default_block_tail_sm90a_128x128x64_s5_pingpong_row_g2_128x128x64_s5_pingpong_launch(const fusegen_problem *problem, const fusegen_args *args, void *workspace,
                                        cudaStream_t stream)
 {
-    return fusegen_sm80::launch_chain<block_tail_sm90a_128x128x64_s5_pingpong_row_g2_128x128x64_s5_pingpong::Gemm1, block_tail_sm90a_128x128x64_s5_pingpong_row_g2_128x128x64_s5_pingpong::Gemm2>(problem, args, workspace, stream,
+    return fusegen_sm80::launch_chain<fusegen_default_block_tail_sm90a_128x128x64_s5_pingpong_row_g2_128x128x64_s5_pingpong::Gemm1, fusegen_default_block_tail_sm90a_128x128x64_s5_pingpong_row_g2_128x128x64_s5_pingpong::Gemm2>(problem, args, workspace, stream,
                                        fusegen_default_block_tail_sm90a_128x128x64_s5_pingpong_row_g2_128x128x64_s5_pingpong_gemm1, nullptr, fusegen_default_block_tail_sm90a_128x128x64_s5_pingpong_row_g2_128x128x64_s5_pingpong_gemm2);
 }
 
 extern "C" cudaError_t fusegen_default_block_tail_sm90a_128x128x64_s5_pingpong_split_g2_128x128x64_s5_pingpong_launch(const fusegen_problem *problem, const fusegen_args *args, void *workspace,
                                        cudaStream_t stream)
 {
-    return fusegen_sm80::launch_chain<block_tail_sm90a_128x128x64_s5_pingpong_split_g2_128x128x64_s5_pingpong::Gemm1, block_tail_sm90a_128x128x64_s5_pingpong_split_g2_128x128x64_s5_pingpong::Gemm2>(problem, args, workspace, stream,
+    return fusegen_sm80::launch_chain<fusegen_default_block_tail_sm90a_128x128x64_s5_pingpong_split_g2_128x128x64_s5_pingpong::Gemm1, fusegen_default_block_tail_sm90a_128x128x64_s5_pingpong_split_g2_128x128x64_s5_pingpong::Gemm2>(problem, args, workspace, stream,
                                        fusegen_default_block_tail_sm90a_128x128x64_s5_pingpong_split_g2_128x128x64_s5_pingpong_gemm1, fusegen_default_block_tail_sm90a_128x128x64_s5_pingpong_split_g2_128x128x64_s5_pingpong_normalize1, fusegen_default_block_tail_sm90a_128x128x64_s5_pingpong_split_g2_128x128x64_s5_pingpong_gemm2);
 }
 
 extern "C" cudaError_t fusegen_default_block_tail_sm80_128x128x64_s3_row_g2_128x256x64_s3_launch(const fusegen_problem *problem, const fusegen_args *args, void *workspace,
                                        cudaStream_t stream)
 {
-    return fusegen_sm80::launch_chain<block_tail_sm80_128x128x64_s3_row_g2_128x256x64_s3::Gemm1, block_tail_sm80_128x128x64_s3_row_g2_128x256x64_s3::Gemm2>(problem, args, workspace, stream,
+    return fusegen_sm80::launch_chain<fusegen_default_block_tail_sm80_128x128x64_s3_row_g2_128x256x64_s3::Gemm1, fusegen_default_block_tail_sm80_128x128x64_s3_row_g2_128x256x64_s3::Gemm2>(problem, args, workspace, stream,
                                        fusegen_default_block_tail_sm80_128x128x64_s3_row_g2_128x256x64_s3_gemm1, nullptr, fusegen_default_block_tail_sm80_128x128x64_s3_row_g2_128x256x64_s3_gemm2);
 }
 
 extern "C" cudaError_t fusegen_default_block_tail_sm80_128x128x64_s3_split_g2_128x256x64_s3_launch(const fusegen_problem *problem, const fusegen_args *args, void *workspace,
                                        cudaStream_t stream)
 {
-    return fusegen_sm80::launch_chain<block_tail_sm80_128x128x64_s3_split_g2_128x256x64_s3::Gemm1, block_tail_sm80_128x128x64_s3_split_g2_128x256x64_s3::Gemm2>(problem, args, workspace, stream,
+    return fusegen_sm80::launch_chain<fusegen_default_block_tail_sm80_128x128x64_s3_split_g2_128x256x64_s3::Gemm1, fusegen_default_block_tail_sm80_128x128x64_s3_split_g2_128x256x64_s3::Gemm2>(problem, args, workspace, stream,
                                        fusegen_default_block_tail_sm80_128x128x64_s3_split_g2_128x256x64_s3_gemm1, fusegen_default_block_tail_sm80_128x128x64_s3_split_g2_128x256x64_s3_normalize1, fusegen_default_block_tail_sm80_128x128x64_s3_split_g2_128x256x64_s3_gemm2);
 }
 #endif  // __CUDACC_RTC__

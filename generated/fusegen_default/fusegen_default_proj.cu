@@ -6,7 +6,7 @@
 
 // ---- proj_sm90a_128x256x64_s3 ----
 // constraints: K % 8 == 0, N % 8 == 0, 16-byte aligned pointers
-namespace proj_sm90a_128x256x64_s3 {
+namespace fusegen_default_proj_sm90a_128x256x64_s3 {
 
 // GEMM1 epilogue: (none)
 struct Epilogue1 {
@@ -44,18 +44,18 @@ using Gemm1 = fusegen_sm90::GemmSm90<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF1
                                        fusegen_sm80::NORM_NONE, fusegen_sm80::STRATEGY_NONE, Epilogue1, Staging1>;
 static_assert(Gemm1::kSmemBytes == 214592, "the plan and the family agree on shared memory");
 
-}  // namespace proj_sm90a_128x256x64_s3
+}  // namespace fusegen_default_proj_sm90a_128x256x64_s3
 
 extern "C" __global__ void __launch_bounds__(384, 1) fusegen_default_proj_sm90a_128x256x64_s3_gemm1(fusegen_sm80::Params p, const __grid_constant__ fusegen_sm90::TensorMap map_a,
     const __grid_constant__ fusegen_sm90::TensorMap map_b,
     const __grid_constant__ fusegen_sm90::EpilogueMaps maps)
 {
-    proj_sm90a_128x256x64_s3::Gemm1::run(p, map_a, map_b, maps);
+    fusegen_default_proj_sm90a_128x256x64_s3::Gemm1::run(p, map_a, map_b, maps);
 }
 
 // ---- proj_sm90a_64x256x64_s4 ----
 // constraints: K % 8 == 0, N % 8 == 0, 16-byte aligned pointers
-namespace proj_sm90a_64x256x64_s4 {
+namespace fusegen_default_proj_sm90a_64x256x64_s4 {
 
 // GEMM1 epilogue: (none)
 struct Epilogue1 {
@@ -93,18 +93,18 @@ using Gemm1 = fusegen_sm90::GemmSm90<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF1
                                        fusegen_sm80::NORM_NONE, fusegen_sm80::STRATEGY_NONE, Epilogue1, Staging1>;
 static_assert(Gemm1::kSmemBytes == 231024, "the plan and the family agree on shared memory");
 
-}  // namespace proj_sm90a_64x256x64_s4
+}  // namespace fusegen_default_proj_sm90a_64x256x64_s4
 
 extern "C" __global__ void __launch_bounds__(384, 1) fusegen_default_proj_sm90a_64x256x64_s4_gemm1(fusegen_sm80::Params p, const __grid_constant__ fusegen_sm90::TensorMap map_a,
     const __grid_constant__ fusegen_sm90::TensorMap map_b,
     const __grid_constant__ fusegen_sm90::EpilogueMaps maps)
 {
-    proj_sm90a_64x256x64_s4::Gemm1::run(p, map_a, map_b, maps);
+    fusegen_default_proj_sm90a_64x256x64_s4::Gemm1::run(p, map_a, map_b, maps);
 }
 
 // ---- proj_sm90a_128x128x64_s4_pingpong ----
 // constraints: K % 8 == 0, N % 8 == 0, 16-byte aligned pointers
-namespace proj_sm90a_128x128x64_s4_pingpong {
+namespace fusegen_default_proj_sm90a_128x128x64_s4_pingpong {
 
 // GEMM1 epilogue: (none)
 struct Epilogue1 {
@@ -142,18 +142,18 @@ using Gemm1 = fusegen_sm90::GemmSm90<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF1
                                        fusegen_sm80::NORM_NONE, fusegen_sm80::STRATEGY_NONE, Epilogue1, Staging1>;
 static_assert(Gemm1::kSmemBytes == 198768, "the plan and the family agree on shared memory");
 
-}  // namespace proj_sm90a_128x128x64_s4_pingpong
+}  // namespace fusegen_default_proj_sm90a_128x128x64_s4_pingpong
 
 extern "C" __global__ void __launch_bounds__(384, 1) fusegen_default_proj_sm90a_128x128x64_s4_pingpong_gemm1(fusegen_sm80::Params p, const __grid_constant__ fusegen_sm90::TensorMap map_a,
     const __grid_constant__ fusegen_sm90::TensorMap map_b,
     const __grid_constant__ fusegen_sm90::EpilogueMaps maps)
 {
-    proj_sm90a_128x128x64_s4_pingpong::Gemm1::run(p, map_a, map_b, maps);
+    fusegen_default_proj_sm90a_128x128x64_s4_pingpong::Gemm1::run(p, map_a, map_b, maps);
 }
 
 // ---- proj_sm90a_128x160x64_s5 ----
 // constraints: K % 8 == 0, N % 8 == 0, 16-byte aligned pointers
-namespace proj_sm90a_128x160x64_s5 {
+namespace fusegen_default_proj_sm90a_128x160x64_s5 {
 
 // GEMM1 epilogue: (none)
 struct Epilogue1 {
@@ -191,18 +191,18 @@ using Gemm1 = fusegen_sm90::GemmSm90<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF1
                                        fusegen_sm80::NORM_NONE, fusegen_sm80::STRATEGY_NONE, Epilogue1, Staging1>;
 static_assert(Gemm1::kSmemBytes == 226912, "the plan and the family agree on shared memory");
 
-}  // namespace proj_sm90a_128x160x64_s5
+}  // namespace fusegen_default_proj_sm90a_128x160x64_s5
 
 extern "C" __global__ void __launch_bounds__(384, 1) fusegen_default_proj_sm90a_128x160x64_s5_gemm1(fusegen_sm80::Params p, const __grid_constant__ fusegen_sm90::TensorMap map_a,
     const __grid_constant__ fusegen_sm90::TensorMap map_b,
     const __grid_constant__ fusegen_sm90::EpilogueMaps maps)
 {
-    proj_sm90a_128x160x64_s5::Gemm1::run(p, map_a, map_b, maps);
+    fusegen_default_proj_sm90a_128x160x64_s5::Gemm1::run(p, map_a, map_b, maps);
 }
 
 // ---- proj_sm90a_64x128x64_s4 ----
 // constraints: K % 8 == 0, N % 8 == 0, 16-byte aligned pointers
-namespace proj_sm90a_64x128x64_s4 {
+namespace fusegen_default_proj_sm90a_64x128x64_s4 {
 
 // GEMM1 epilogue: (none)
 struct Epilogue1 {
@@ -240,18 +240,18 @@ using Gemm1 = fusegen_sm90::GemmSm90<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF1
                                        fusegen_sm80::NORM_NONE, fusegen_sm80::STRATEGY_NONE, Epilogue1, Staging1>;
 static_assert(Gemm1::kSmemBytes == 132720, "the plan and the family agree on shared memory");
 
-}  // namespace proj_sm90a_64x128x64_s4
+}  // namespace fusegen_default_proj_sm90a_64x128x64_s4
 
 extern "C" __global__ void __launch_bounds__(384, 1) fusegen_default_proj_sm90a_64x128x64_s4_gemm1(fusegen_sm80::Params p, const __grid_constant__ fusegen_sm90::TensorMap map_a,
     const __grid_constant__ fusegen_sm90::TensorMap map_b,
     const __grid_constant__ fusegen_sm90::EpilogueMaps maps)
 {
-    proj_sm90a_64x128x64_s4::Gemm1::run(p, map_a, map_b, maps);
+    fusegen_default_proj_sm90a_64x128x64_s4::Gemm1::run(p, map_a, map_b, maps);
 }
 
 // ---- proj_sm80_128x256x64_s3 ----
 // constraints: K % 8 == 0, N % 8 == 0, 16-byte aligned pointers
-namespace proj_sm80_128x256x64_s3 {
+namespace fusegen_default_proj_sm80_128x256x64_s3 {
 
 // GEMM1 epilogue: (none)
 struct Epilogue1 {
@@ -281,16 +281,16 @@ using Gemm1 = fusegen_sm80::Gemm<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF16, 1
                                fusegen_sm80::NORM_NONE, fusegen_sm80::STRATEGY_NONE, Epilogue1>;
 static_assert(Gemm1::kSmemBytes == 165888, "the plan and the family agree on shared memory");
 
-}  // namespace proj_sm80_128x256x64_s3
+}  // namespace fusegen_default_proj_sm80_128x256x64_s3
 
 extern "C" __global__ void __launch_bounds__(256, 1) fusegen_default_proj_sm80_128x256x64_s3_gemm1(fusegen_sm80::Params p)
 {
-    proj_sm80_128x256x64_s3::Gemm1::run(p);
+    fusegen_default_proj_sm80_128x256x64_s3::Gemm1::run(p);
 }
 
 // ---- proj_sm80_64x128x64_s4 ----
 // constraints: K % 8 == 0, N % 8 == 0, 16-byte aligned pointers
-namespace proj_sm80_64x128x64_s4 {
+namespace fusegen_default_proj_sm80_64x128x64_s4 {
 
 // GEMM1 epilogue: (none)
 struct Epilogue1 {
@@ -320,16 +320,16 @@ using Gemm1 = fusegen_sm80::Gemm<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF16, 6
                                fusegen_sm80::NORM_NONE, fusegen_sm80::STRATEGY_NONE, Epilogue1>;
 static_assert(Gemm1::kSmemBytes == 110592, "the plan and the family agree on shared memory");
 
-}  // namespace proj_sm80_64x128x64_s4
+}  // namespace fusegen_default_proj_sm80_64x128x64_s4
 
 extern "C" __global__ void __launch_bounds__(128, 1) fusegen_default_proj_sm80_64x128x64_s4_gemm1(fusegen_sm80::Params p)
 {
-    proj_sm80_64x128x64_s4::Gemm1::run(p);
+    fusegen_default_proj_sm80_64x128x64_s4::Gemm1::run(p);
 }
 
 // ---- proj_sm80_64x128x64_s4_splitk ----
 // constraints: K % 8 == 0, N % 8 == 0, 16-byte aligned pointers
-namespace proj_sm80_64x128x64_s4_splitk {
+namespace fusegen_default_proj_sm80_64x128x64_s4_splitk {
 
 // GEMM1 epilogue: (none)
 struct Epilogue1 {
@@ -361,16 +361,16 @@ static_assert(Gemm1::kSmemBytes == 110592, "the plan and the family agree on sha
 // Split K: the partial kernel's sums reduced row by row, with the epilogue above.
 using Reduce1 = fusegen_sm80::SplitKReduce<fusegen_sm80::DT_BF16, fusegen_sm80::NORM_NONE, Epilogue1>;
 
-}  // namespace proj_sm80_64x128x64_s4_splitk
+}  // namespace fusegen_default_proj_sm80_64x128x64_s4_splitk
 
 extern "C" __global__ void __launch_bounds__(128, 1) fusegen_default_proj_sm80_64x128x64_s4_splitk_gemm1(fusegen_sm80::Params p)
 {
-    proj_sm80_64x128x64_s4_splitk::Gemm1::run(p);
+    fusegen_default_proj_sm80_64x128x64_s4_splitk::Gemm1::run(p);
 }
 
 extern "C" __global__ void __launch_bounds__(fusegen_sm80::SPLIT_K_REDUCE_THREADS, 1) fusegen_default_proj_sm80_64x128x64_s4_splitk_reduce1(fusegen_sm80::Params p)
 {
-    proj_sm80_64x128x64_s4_splitk::Reduce1::run(p);
+    fusegen_default_proj_sm80_64x128x64_s4_splitk::Reduce1::run(p);
 }
 
 #ifndef __CUDACC_RTC__
@@ -378,56 +378,56 @@ extern "C" __global__ void __launch_bounds__(fusegen_sm80::SPLIT_K_REDUCE_THREAD
 extern "C" cudaError_t fusegen_default_proj_sm90a_128x256x64_s3_launch(const fusegen_problem *problem, const fusegen_args *args, void *workspace,
                                        cudaStream_t stream)
 {
-    return fusegen_sm80::launch_gemm<proj_sm90a_128x256x64_s3::Gemm1>(fusegen_sm80::gemm1_params(problem, args), fusegen_default_proj_sm90a_128x256x64_s3_gemm1,
+    return fusegen_sm80::launch_gemm<fusegen_default_proj_sm90a_128x256x64_s3::Gemm1>(fusegen_sm80::gemm1_params(problem, args), fusegen_default_proj_sm90a_128x256x64_s3_gemm1,
                                        nullptr, workspace, stream);
 }
 
 extern "C" cudaError_t fusegen_default_proj_sm90a_64x256x64_s4_launch(const fusegen_problem *problem, const fusegen_args *args, void *workspace,
                                        cudaStream_t stream)
 {
-    return fusegen_sm80::launch_gemm<proj_sm90a_64x256x64_s4::Gemm1>(fusegen_sm80::gemm1_params(problem, args), fusegen_default_proj_sm90a_64x256x64_s4_gemm1,
+    return fusegen_sm80::launch_gemm<fusegen_default_proj_sm90a_64x256x64_s4::Gemm1>(fusegen_sm80::gemm1_params(problem, args), fusegen_default_proj_sm90a_64x256x64_s4_gemm1,
                                        nullptr, workspace, stream);
 }
 
 extern "C" cudaError_t fusegen_default_proj_sm90a_128x128x64_s4_pingpong_launch(const fusegen_problem *problem, const fusegen_args *args, void *workspace,
                                        cudaStream_t stream)
 {
-    return fusegen_sm80::launch_gemm<proj_sm90a_128x128x64_s4_pingpong::Gemm1>(fusegen_sm80::gemm1_params(problem, args), fusegen_default_proj_sm90a_128x128x64_s4_pingpong_gemm1,
+    return fusegen_sm80::launch_gemm<fusegen_default_proj_sm90a_128x128x64_s4_pingpong::Gemm1>(fusegen_sm80::gemm1_params(problem, args), fusegen_default_proj_sm90a_128x128x64_s4_pingpong_gemm1,
                                        nullptr, workspace, stream);
 }
 
 extern "C" cudaError_t fusegen_default_proj_sm90a_128x160x64_s5_launch(const fusegen_problem *problem, const fusegen_args *args, void *workspace,
                                        cudaStream_t stream)
 {
-    return fusegen_sm80::launch_gemm<proj_sm90a_128x160x64_s5::Gemm1>(fusegen_sm80::gemm1_params(problem, args), fusegen_default_proj_sm90a_128x160x64_s5_gemm1,
+    return fusegen_sm80::launch_gemm<fusegen_default_proj_sm90a_128x160x64_s5::Gemm1>(fusegen_sm80::gemm1_params(problem, args), fusegen_default_proj_sm90a_128x160x64_s5_gemm1,
                                        nullptr, workspace, stream);
 }
 
 extern "C" cudaError_t fusegen_default_proj_sm90a_64x128x64_s4_launch(const fusegen_problem *problem, const fusegen_args *args, void *workspace,
                                        cudaStream_t stream)
 {
-    return fusegen_sm80::launch_gemm<proj_sm90a_64x128x64_s4::Gemm1>(fusegen_sm80::gemm1_params(problem, args), fusegen_default_proj_sm90a_64x128x64_s4_gemm1,
+    return fusegen_sm80::launch_gemm<fusegen_default_proj_sm90a_64x128x64_s4::Gemm1>(fusegen_sm80::gemm1_params(problem, args), fusegen_default_proj_sm90a_64x128x64_s4_gemm1,
                                        nullptr, workspace, stream);
 }
 
 extern "C" cudaError_t fusegen_default_proj_sm80_128x256x64_s3_launch(const fusegen_problem *problem, const fusegen_args *args, void *workspace,
                                        cudaStream_t stream)
 {
-    return fusegen_sm80::launch_gemm<proj_sm80_128x256x64_s3::Gemm1>(fusegen_sm80::gemm1_params(problem, args), fusegen_default_proj_sm80_128x256x64_s3_gemm1,
+    return fusegen_sm80::launch_gemm<fusegen_default_proj_sm80_128x256x64_s3::Gemm1>(fusegen_sm80::gemm1_params(problem, args), fusegen_default_proj_sm80_128x256x64_s3_gemm1,
                                        nullptr, workspace, stream);
 }
 
 extern "C" cudaError_t fusegen_default_proj_sm80_64x128x64_s4_launch(const fusegen_problem *problem, const fusegen_args *args, void *workspace,
                                        cudaStream_t stream)
 {
-    return fusegen_sm80::launch_gemm<proj_sm80_64x128x64_s4::Gemm1>(fusegen_sm80::gemm1_params(problem, args), fusegen_default_proj_sm80_64x128x64_s4_gemm1,
+    return fusegen_sm80::launch_gemm<fusegen_default_proj_sm80_64x128x64_s4::Gemm1>(fusegen_sm80::gemm1_params(problem, args), fusegen_default_proj_sm80_64x128x64_s4_gemm1,
                                        nullptr, workspace, stream);
 }
 
 extern "C" cudaError_t fusegen_default_proj_sm80_64x128x64_s4_splitk_launch(const fusegen_problem *problem, const fusegen_args *args, void *workspace,
                                        cudaStream_t stream)
 {
-    return fusegen_sm80::launch_split_k<proj_sm80_64x128x64_s4_splitk::Gemm1, proj_sm80_64x128x64_s4_splitk::Reduce1>(fusegen_sm80::gemm1_params(problem, args),
+    return fusegen_sm80::launch_split_k<fusegen_default_proj_sm80_64x128x64_s4_splitk::Gemm1, fusegen_default_proj_sm80_64x128x64_s4_splitk::Reduce1>(fusegen_sm80::gemm1_params(problem, args),
                                        fusegen_default_proj_sm80_64x128x64_s4_splitk_gemm1, fusegen_default_proj_sm80_64x128x64_s4_splitk_reduce1, workspace, stream);
 }
 #endif  // __CUDACC_RTC__

@@ -6,7 +6,7 @@
 
 // ---- proj_bias_residual_layernorm_sm90a_128x128x64_s5_row ----
 // constraints: K % 8 == 0, N % 8 == 0, N <= 128, 16-byte aligned pointers
-namespace proj_bias_residual_layernorm_sm90a_128x128x64_s5_row {
+namespace fusegen_default_proj_bias_residual_layernorm_sm90a_128x128x64_s5_row {
 
 // GEMM1 epilogue: bias+residual+store+layernorm+relu
 struct Epilogue1 {
@@ -48,18 +48,18 @@ using Gemm1 = fusegen_sm90::GemmSm90<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF1
                                        fusegen_sm80::NORM_LAYERNORM, fusegen_sm80::STRATEGY_ROW, Epilogue1, Staging1>;
 static_assert(Gemm1::kSmemBytes == 198496, "the plan and the family agree on shared memory");
 
-}  // namespace proj_bias_residual_layernorm_sm90a_128x128x64_s5_row
+}  // namespace fusegen_default_proj_bias_residual_layernorm_sm90a_128x128x64_s5_row
 
 extern "C" __global__ void __launch_bounds__(384, 1) fusegen_default_proj_bias_residual_layernorm_sm90a_128x128x64_s5_row_gemm1(fusegen_sm80::Params p, const __grid_constant__ fusegen_sm90::TensorMap map_a,
     const __grid_constant__ fusegen_sm90::TensorMap map_b,
     const __grid_constant__ fusegen_sm90::EpilogueMaps maps)
 {
-    proj_bias_residual_layernorm_sm90a_128x128x64_s5_row::Gemm1::run(p, map_a, map_b, maps);
+    fusegen_default_proj_bias_residual_layernorm_sm90a_128x128x64_s5_row::Gemm1::run(p, map_a, map_b, maps);
 }
 
 // ---- proj_bias_residual_layernorm_sm90a_128x128x64_s5_cluster ----
 // constraints: K % 8 == 0, N % 8 == 0, N <= 2048, 16-byte aligned pointers
-namespace proj_bias_residual_layernorm_sm90a_128x128x64_s5_cluster {
+namespace fusegen_default_proj_bias_residual_layernorm_sm90a_128x128x64_s5_cluster {
 
 // GEMM1 epilogue: bias+residual+store+layernorm+relu
 struct Epilogue1 {
@@ -101,18 +101,18 @@ using Gemm1 = fusegen_sm90::GemmSm90<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF1
                                        fusegen_sm80::NORM_LAYERNORM, fusegen_sm80::STRATEGY_CLUSTER, Epilogue1, Staging1>;
 static_assert(Gemm1::kSmemBytes == 214896, "the plan and the family agree on shared memory");
 
-}  // namespace proj_bias_residual_layernorm_sm90a_128x128x64_s5_cluster
+}  // namespace fusegen_default_proj_bias_residual_layernorm_sm90a_128x128x64_s5_cluster
 
 extern "C" __global__ void __launch_bounds__(384, 1) fusegen_default_proj_bias_residual_layernorm_sm90a_128x128x64_s5_cluster_gemm1(fusegen_sm80::Params p, const __grid_constant__ fusegen_sm90::TensorMap map_a,
     const __grid_constant__ fusegen_sm90::TensorMap map_b,
     const __grid_constant__ fusegen_sm90::EpilogueMaps maps)
 {
-    proj_bias_residual_layernorm_sm90a_128x128x64_s5_cluster::Gemm1::run(p, map_a, map_b, maps);
+    fusegen_default_proj_bias_residual_layernorm_sm90a_128x128x64_s5_cluster::Gemm1::run(p, map_a, map_b, maps);
 }
 
 // ---- proj_bias_residual_layernorm_sm90a_128x128x64_s5_split ----
 // constraints: K % 8 == 0, N % 8 == 0, 16-byte aligned pointers
-namespace proj_bias_residual_layernorm_sm90a_128x128x64_s5_split {
+namespace fusegen_default_proj_bias_residual_layernorm_sm90a_128x128x64_s5_split {
 
 // GEMM1 epilogue: bias+residual+store+layernorm+relu
 struct Epilogue1 {
@@ -154,23 +154,23 @@ using Gemm1 = fusegen_sm90::GemmSm90<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF1
                                        fusegen_sm80::NORM_LAYERNORM, fusegen_sm80::STRATEGY_SPLIT, Epilogue1, Staging1>;
 static_assert(Gemm1::kSmemBytes == 198496, "the plan and the family agree on shared memory");
 
-}  // namespace proj_bias_residual_layernorm_sm90a_128x128x64_s5_split
+}  // namespace fusegen_default_proj_bias_residual_layernorm_sm90a_128x128x64_s5_split
 
 extern "C" __global__ void __launch_bounds__(384, 1) fusegen_default_proj_bias_residual_layernorm_sm90a_128x128x64_s5_split_gemm1(fusegen_sm80::Params p, const __grid_constant__ fusegen_sm90::TensorMap map_a,
     const __grid_constant__ fusegen_sm90::TensorMap map_b,
     const __grid_constant__ fusegen_sm90::EpilogueMaps maps)
 {
-    proj_bias_residual_layernorm_sm90a_128x128x64_s5_split::Gemm1::run(p, map_a, map_b, maps);
+    fusegen_default_proj_bias_residual_layernorm_sm90a_128x128x64_s5_split::Gemm1::run(p, map_a, map_b, maps);
 }
 
 extern "C" __global__ void __launch_bounds__(fusegen_sm80::NORMALIZE_THREADS) fusegen_default_proj_bias_residual_layernorm_sm90a_128x128x64_s5_split_normalize1(fusegen_sm80::Params p)
 {
-    proj_bias_residual_layernorm_sm90a_128x128x64_s5_split::Gemm1::normalize(p);
+    fusegen_default_proj_bias_residual_layernorm_sm90a_128x128x64_s5_split::Gemm1::normalize(p);
 }
 
 // ---- proj_bias_residual_layernorm_sm90a_128x128x64_s5_pingpong_row ----
 // constraints: K % 8 == 0, N % 8 == 0, N <= 128, 16-byte aligned pointers
-namespace proj_bias_residual_layernorm_sm90a_128x128x64_s5_pingpong_row {
+namespace fusegen_default_proj_bias_residual_layernorm_sm90a_128x128x64_s5_pingpong_row {
 
 // GEMM1 epilogue: bias+residual+store+layernorm+relu
 struct Epilogue1 {
@@ -212,18 +212,18 @@ using Gemm1 = fusegen_sm90::GemmSm90<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF1
                                        fusegen_sm80::NORM_LAYERNORM, fusegen_sm80::STRATEGY_ROW, Epilogue1, Staging1>;
 static_assert(Gemm1::kSmemBytes == 232064, "the plan and the family agree on shared memory");
 
-}  // namespace proj_bias_residual_layernorm_sm90a_128x128x64_s5_pingpong_row
+}  // namespace fusegen_default_proj_bias_residual_layernorm_sm90a_128x128x64_s5_pingpong_row
 
 extern "C" __global__ void __launch_bounds__(384, 1) fusegen_default_proj_bias_residual_layernorm_sm90a_128x128x64_s5_pingpong_row_gemm1(fusegen_sm80::Params p, const __grid_constant__ fusegen_sm90::TensorMap map_a,
     const __grid_constant__ fusegen_sm90::TensorMap map_b,
     const __grid_constant__ fusegen_sm90::EpilogueMaps maps)
 {
-    proj_bias_residual_layernorm_sm90a_128x128x64_s5_pingpong_row::Gemm1::run(p, map_a, map_b, maps);
+    fusegen_default_proj_bias_residual_layernorm_sm90a_128x128x64_s5_pingpong_row::Gemm1::run(p, map_a, map_b, maps);
 }
 
 // ---- proj_bias_residual_layernorm_sm90a_128x128x64_s5_pingpong_split ----
 // constraints: K % 8 == 0, N % 8 == 0, 16-byte aligned pointers
-namespace proj_bias_residual_layernorm_sm90a_128x128x64_s5_pingpong_split {
+namespace fusegen_default_proj_bias_residual_layernorm_sm90a_128x128x64_s5_pingpong_split {
 
 // GEMM1 epilogue: bias+residual+store+layernorm+relu
 struct Epilogue1 {
@@ -265,23 +265,23 @@ using Gemm1 = fusegen_sm90::GemmSm90<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF1
                                        fusegen_sm80::NORM_LAYERNORM, fusegen_sm80::STRATEGY_SPLIT, Epilogue1, Staging1>;
 static_assert(Gemm1::kSmemBytes == 232064, "the plan and the family agree on shared memory");
 
-}  // namespace proj_bias_residual_layernorm_sm90a_128x128x64_s5_pingpong_split
+}  // namespace fusegen_default_proj_bias_residual_layernorm_sm90a_128x128x64_s5_pingpong_split
 
 extern "C" __global__ void __launch_bounds__(384, 1) fusegen_default_proj_bias_residual_layernorm_sm90a_128x128x64_s5_pingpong_split_gemm1(fusegen_sm80::Params p, const __grid_constant__ fusegen_sm90::TensorMap map_a,
     const __grid_constant__ fusegen_sm90::TensorMap map_b,
     const __grid_constant__ fusegen_sm90::EpilogueMaps maps)
 {
-    proj_bias_residual_layernorm_sm90a_128x128x64_s5_pingpong_split::Gemm1::run(p, map_a, map_b, maps);
+    fusegen_default_proj_bias_residual_layernorm_sm90a_128x128x64_s5_pingpong_split::Gemm1::run(p, map_a, map_b, maps);
 }
 
 extern "C" __global__ void __launch_bounds__(fusegen_sm80::NORMALIZE_THREADS) fusegen_default_proj_bias_residual_layernorm_sm90a_128x128x64_s5_pingpong_split_normalize1(fusegen_sm80::Params p)
 {
-    proj_bias_residual_layernorm_sm90a_128x128x64_s5_pingpong_split::Gemm1::normalize(p);
+    fusegen_default_proj_bias_residual_layernorm_sm90a_128x128x64_s5_pingpong_split::Gemm1::normalize(p);
 }
 
 // ---- proj_bias_residual_layernorm_sm90a_128x256x64_s3_row ----
 // constraints: K % 8 == 0, N % 8 == 0, N <= 256, 16-byte aligned pointers
-namespace proj_bias_residual_layernorm_sm90a_128x256x64_s3_row {
+namespace fusegen_default_proj_bias_residual_layernorm_sm90a_128x256x64_s3_row {
 
 // GEMM1 epilogue: bias+residual+store+layernorm+relu
 struct Epilogue1 {
@@ -323,18 +323,18 @@ using Gemm1 = fusegen_sm90::GemmSm90<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF1
                                        fusegen_sm80::NORM_LAYERNORM, fusegen_sm80::STRATEGY_ROW, Epilogue1, Staging1>;
 static_assert(Gemm1::kSmemBytes == 215104, "the plan and the family agree on shared memory");
 
-}  // namespace proj_bias_residual_layernorm_sm90a_128x256x64_s3_row
+}  // namespace fusegen_default_proj_bias_residual_layernorm_sm90a_128x256x64_s3_row
 
 extern "C" __global__ void __launch_bounds__(384, 1) fusegen_default_proj_bias_residual_layernorm_sm90a_128x256x64_s3_row_gemm1(fusegen_sm80::Params p, const __grid_constant__ fusegen_sm90::TensorMap map_a,
     const __grid_constant__ fusegen_sm90::TensorMap map_b,
     const __grid_constant__ fusegen_sm90::EpilogueMaps maps)
 {
-    proj_bias_residual_layernorm_sm90a_128x256x64_s3_row::Gemm1::run(p, map_a, map_b, maps);
+    fusegen_default_proj_bias_residual_layernorm_sm90a_128x256x64_s3_row::Gemm1::run(p, map_a, map_b, maps);
 }
 
 // ---- proj_bias_residual_layernorm_sm90a_128x256x64_s3_cluster ----
 // constraints: K % 8 == 0, N % 8 == 0, N <= 4096, 16-byte aligned pointers
-namespace proj_bias_residual_layernorm_sm90a_128x256x64_s3_cluster {
+namespace fusegen_default_proj_bias_residual_layernorm_sm90a_128x256x64_s3_cluster {
 
 // GEMM1 epilogue: bias+residual+store+layernorm+relu
 struct Epilogue1 {
@@ -376,18 +376,18 @@ using Gemm1 = fusegen_sm90::GemmSm90<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF1
                                        fusegen_sm80::NORM_LAYERNORM, fusegen_sm80::STRATEGY_CLUSTER, Epilogue1, Staging1>;
 static_assert(Gemm1::kSmemBytes == 231504, "the plan and the family agree on shared memory");
 
-}  // namespace proj_bias_residual_layernorm_sm90a_128x256x64_s3_cluster
+}  // namespace fusegen_default_proj_bias_residual_layernorm_sm90a_128x256x64_s3_cluster
 
 extern "C" __global__ void __launch_bounds__(384, 1) fusegen_default_proj_bias_residual_layernorm_sm90a_128x256x64_s3_cluster_gemm1(fusegen_sm80::Params p, const __grid_constant__ fusegen_sm90::TensorMap map_a,
     const __grid_constant__ fusegen_sm90::TensorMap map_b,
     const __grid_constant__ fusegen_sm90::EpilogueMaps maps)
 {
-    proj_bias_residual_layernorm_sm90a_128x256x64_s3_cluster::Gemm1::run(p, map_a, map_b, maps);
+    fusegen_default_proj_bias_residual_layernorm_sm90a_128x256x64_s3_cluster::Gemm1::run(p, map_a, map_b, maps);
 }
 
 // ---- proj_bias_residual_layernorm_sm90a_128x256x64_s3_split ----
 // constraints: K % 8 == 0, N % 8 == 0, 16-byte aligned pointers
-namespace proj_bias_residual_layernorm_sm90a_128x256x64_s3_split {
+namespace fusegen_default_proj_bias_residual_layernorm_sm90a_128x256x64_s3_split {
 
 // GEMM1 epilogue: bias+residual+store+layernorm+relu
 struct Epilogue1 {
@@ -429,23 +429,23 @@ using Gemm1 = fusegen_sm90::GemmSm90<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF1
                                        fusegen_sm80::NORM_LAYERNORM, fusegen_sm80::STRATEGY_SPLIT, Epilogue1, Staging1>;
 static_assert(Gemm1::kSmemBytes == 215104, "the plan and the family agree on shared memory");
 
-}  // namespace proj_bias_residual_layernorm_sm90a_128x256x64_s3_split
+}  // namespace fusegen_default_proj_bias_residual_layernorm_sm90a_128x256x64_s3_split
 
 extern "C" __global__ void __launch_bounds__(384, 1) fusegen_default_proj_bias_residual_layernorm_sm90a_128x256x64_s3_split_gemm1(fusegen_sm80::Params p, const __grid_constant__ fusegen_sm90::TensorMap map_a,
     const __grid_constant__ fusegen_sm90::TensorMap map_b,
     const __grid_constant__ fusegen_sm90::EpilogueMaps maps)
 {
-    proj_bias_residual_layernorm_sm90a_128x256x64_s3_split::Gemm1::run(p, map_a, map_b, maps);
+    fusegen_default_proj_bias_residual_layernorm_sm90a_128x256x64_s3_split::Gemm1::run(p, map_a, map_b, maps);
 }
 
 extern "C" __global__ void __launch_bounds__(fusegen_sm80::NORMALIZE_THREADS) fusegen_default_proj_bias_residual_layernorm_sm90a_128x256x64_s3_split_normalize1(fusegen_sm80::Params p)
 {
-    proj_bias_residual_layernorm_sm90a_128x256x64_s3_split::Gemm1::normalize(p);
+    fusegen_default_proj_bias_residual_layernorm_sm90a_128x256x64_s3_split::Gemm1::normalize(p);
 }
 
 // ---- proj_bias_residual_layernorm_sm90a_128x160x64_s5_row ----
 // constraints: K % 8 == 0, N % 8 == 0, N <= 160, 16-byte aligned pointers
-namespace proj_bias_residual_layernorm_sm90a_128x160x64_s5_row {
+namespace fusegen_default_proj_bias_residual_layernorm_sm90a_128x160x64_s5_row {
 
 // GEMM1 epilogue: bias+residual+store+layernorm+relu
 struct Epilogue1 {
@@ -487,18 +487,18 @@ using Gemm1 = fusegen_sm90::GemmSm90<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF1
                                        fusegen_sm80::NORM_LAYERNORM, fusegen_sm80::STRATEGY_ROW, Epilogue1, Staging1>;
 static_assert(Gemm1::kSmemBytes == 227232, "the plan and the family agree on shared memory");
 
-}  // namespace proj_bias_residual_layernorm_sm90a_128x160x64_s5_row
+}  // namespace fusegen_default_proj_bias_residual_layernorm_sm90a_128x160x64_s5_row
 
 extern "C" __global__ void __launch_bounds__(384, 1) fusegen_default_proj_bias_residual_layernorm_sm90a_128x160x64_s5_row_gemm1(fusegen_sm80::Params p, const __grid_constant__ fusegen_sm90::TensorMap map_a,
     const __grid_constant__ fusegen_sm90::TensorMap map_b,
     const __grid_constant__ fusegen_sm90::EpilogueMaps maps)
 {
-    proj_bias_residual_layernorm_sm90a_128x160x64_s5_row::Gemm1::run(p, map_a, map_b, maps);
+    fusegen_default_proj_bias_residual_layernorm_sm90a_128x160x64_s5_row::Gemm1::run(p, map_a, map_b, maps);
 }
 
 // ---- proj_bias_residual_layernorm_sm90a_128x160x64_s5_cluster ----
 // constraints: K % 8 == 0, N % 8 == 0, N <= 2560, 16-byte aligned pointers
-namespace proj_bias_residual_layernorm_sm90a_128x160x64_s5_cluster {
+namespace fusegen_default_proj_bias_residual_layernorm_sm90a_128x160x64_s5_cluster {
 
 // GEMM1 epilogue: bias+residual+store+layernorm+relu
 struct Epilogue1 {
@@ -540,18 +540,18 @@ using Gemm1 = fusegen_sm90::GemmSm90<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF1
                                        fusegen_sm80::NORM_LAYERNORM, fusegen_sm80::STRATEGY_CLUSTER, Epilogue1, Staging1>;
 static_assert(Gemm1::kSmemBytes == 202352, "the plan and the family agree on shared memory");
 
-}  // namespace proj_bias_residual_layernorm_sm90a_128x160x64_s5_cluster
+}  // namespace fusegen_default_proj_bias_residual_layernorm_sm90a_128x160x64_s5_cluster
 
 extern "C" __global__ void __launch_bounds__(384, 1) fusegen_default_proj_bias_residual_layernorm_sm90a_128x160x64_s5_cluster_gemm1(fusegen_sm80::Params p, const __grid_constant__ fusegen_sm90::TensorMap map_a,
     const __grid_constant__ fusegen_sm90::TensorMap map_b,
     const __grid_constant__ fusegen_sm90::EpilogueMaps maps)
 {
-    proj_bias_residual_layernorm_sm90a_128x160x64_s5_cluster::Gemm1::run(p, map_a, map_b, maps);
+    fusegen_default_proj_bias_residual_layernorm_sm90a_128x160x64_s5_cluster::Gemm1::run(p, map_a, map_b, maps);
 }
 
 // ---- proj_bias_residual_layernorm_sm90a_128x160x64_s5_split ----
 // constraints: K % 8 == 0, N % 8 == 0, 16-byte aligned pointers
-namespace proj_bias_residual_layernorm_sm90a_128x160x64_s5_split {
+namespace fusegen_default_proj_bias_residual_layernorm_sm90a_128x160x64_s5_split {
 
 // GEMM1 epilogue: bias+residual+store+layernorm+relu
 struct Epilogue1 {
@@ -593,23 +593,23 @@ using Gemm1 = fusegen_sm90::GemmSm90<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF1
                                        fusegen_sm80::NORM_LAYERNORM, fusegen_sm80::STRATEGY_SPLIT, Epilogue1, Staging1>;
 static_assert(Gemm1::kSmemBytes == 227232, "the plan and the family agree on shared memory");
 
-}  // namespace proj_bias_residual_layernorm_sm90a_128x160x64_s5_split
+}  // namespace fusegen_default_proj_bias_residual_layernorm_sm90a_128x160x64_s5_split
 
 extern "C" __global__ void __launch_bounds__(384, 1) fusegen_default_proj_bias_residual_layernorm_sm90a_128x160x64_s5_split_gemm1(fusegen_sm80::Params p, const __grid_constant__ fusegen_sm90::TensorMap map_a,
     const __grid_constant__ fusegen_sm90::TensorMap map_b,
     const __grid_constant__ fusegen_sm90::EpilogueMaps maps)
 {
-    proj_bias_residual_layernorm_sm90a_128x160x64_s5_split::Gemm1::run(p, map_a, map_b, maps);
+    fusegen_default_proj_bias_residual_layernorm_sm90a_128x160x64_s5_split::Gemm1::run(p, map_a, map_b, maps);
 }
 
 extern "C" __global__ void __launch_bounds__(fusegen_sm80::NORMALIZE_THREADS) fusegen_default_proj_bias_residual_layernorm_sm90a_128x160x64_s5_split_normalize1(fusegen_sm80::Params p)
 {
-    proj_bias_residual_layernorm_sm90a_128x160x64_s5_split::Gemm1::normalize(p);
+    fusegen_default_proj_bias_residual_layernorm_sm90a_128x160x64_s5_split::Gemm1::normalize(p);
 }
 
 // ---- proj_bias_residual_layernorm_sm90a_64x320x64_s3_row ----
 // constraints: K % 8 == 0, N % 8 == 0, N <= 320, 16-byte aligned pointers
-namespace proj_bias_residual_layernorm_sm90a_64x320x64_s3_row {
+namespace fusegen_default_proj_bias_residual_layernorm_sm90a_64x320x64_s3_row {
 
 // GEMM1 epilogue: bias+residual+store+layernorm+relu
 struct Epilogue1 {
@@ -651,18 +651,18 @@ using Gemm1 = fusegen_sm90::GemmSm90<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF1
                                        fusegen_sm80::NORM_LAYERNORM, fusegen_sm80::STRATEGY_ROW, Epilogue1, Staging1>;
 static_assert(Gemm1::kSmemBytes == 232288, "the plan and the family agree on shared memory");
 
-}  // namespace proj_bias_residual_layernorm_sm90a_64x320x64_s3_row
+}  // namespace fusegen_default_proj_bias_residual_layernorm_sm90a_64x320x64_s3_row
 
 extern "C" __global__ void __launch_bounds__(384, 1) fusegen_default_proj_bias_residual_layernorm_sm90a_64x320x64_s3_row_gemm1(fusegen_sm80::Params p, const __grid_constant__ fusegen_sm90::TensorMap map_a,
     const __grid_constant__ fusegen_sm90::TensorMap map_b,
     const __grid_constant__ fusegen_sm90::EpilogueMaps maps)
 {
-    proj_bias_residual_layernorm_sm90a_64x320x64_s3_row::Gemm1::run(p, map_a, map_b, maps);
+    fusegen_default_proj_bias_residual_layernorm_sm90a_64x320x64_s3_row::Gemm1::run(p, map_a, map_b, maps);
 }
 
 // ---- proj_bias_residual_layernorm_sm90a_64x256x64_s4_row ----
 // constraints: K % 8 == 0, N % 8 == 0, N <= 256, 16-byte aligned pointers
-namespace proj_bias_residual_layernorm_sm90a_64x256x64_s4_row {
+namespace fusegen_default_proj_bias_residual_layernorm_sm90a_64x256x64_s4_row {
 
 // GEMM1 epilogue: bias+residual+store+layernorm+relu
 struct Epilogue1 {
@@ -704,18 +704,18 @@ using Gemm1 = fusegen_sm90::GemmSm90<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF1
                                        fusegen_sm80::NORM_LAYERNORM, fusegen_sm80::STRATEGY_ROW, Epilogue1, Staging1>;
 static_assert(Gemm1::kSmemBytes == 232048, "the plan and the family agree on shared memory");
 
-}  // namespace proj_bias_residual_layernorm_sm90a_64x256x64_s4_row
+}  // namespace fusegen_default_proj_bias_residual_layernorm_sm90a_64x256x64_s4_row
 
 extern "C" __global__ void __launch_bounds__(384, 1) fusegen_default_proj_bias_residual_layernorm_sm90a_64x256x64_s4_row_gemm1(fusegen_sm80::Params p, const __grid_constant__ fusegen_sm90::TensorMap map_a,
     const __grid_constant__ fusegen_sm90::TensorMap map_b,
     const __grid_constant__ fusegen_sm90::EpilogueMaps maps)
 {
-    proj_bias_residual_layernorm_sm90a_64x256x64_s4_row::Gemm1::run(p, map_a, map_b, maps);
+    fusegen_default_proj_bias_residual_layernorm_sm90a_64x256x64_s4_row::Gemm1::run(p, map_a, map_b, maps);
 }
 
 // ---- proj_bias_residual_layernorm_sm90a_64x256x64_s4_split ----
 // constraints: K % 8 == 0, N % 8 == 0, 16-byte aligned pointers
-namespace proj_bias_residual_layernorm_sm90a_64x256x64_s4_split {
+namespace fusegen_default_proj_bias_residual_layernorm_sm90a_64x256x64_s4_split {
 
 // GEMM1 epilogue: bias+residual+store+layernorm+relu
 struct Epilogue1 {
@@ -757,23 +757,23 @@ using Gemm1 = fusegen_sm90::GemmSm90<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF1
                                        fusegen_sm80::NORM_LAYERNORM, fusegen_sm80::STRATEGY_SPLIT, Epilogue1, Staging1>;
 static_assert(Gemm1::kSmemBytes == 232048, "the plan and the family agree on shared memory");
 
-}  // namespace proj_bias_residual_layernorm_sm90a_64x256x64_s4_split
+}  // namespace fusegen_default_proj_bias_residual_layernorm_sm90a_64x256x64_s4_split
 
 extern "C" __global__ void __launch_bounds__(384, 1) fusegen_default_proj_bias_residual_layernorm_sm90a_64x256x64_s4_split_gemm1(fusegen_sm80::Params p, const __grid_constant__ fusegen_sm90::TensorMap map_a,
     const __grid_constant__ fusegen_sm90::TensorMap map_b,
     const __grid_constant__ fusegen_sm90::EpilogueMaps maps)
 {
-    proj_bias_residual_layernorm_sm90a_64x256x64_s4_split::Gemm1::run(p, map_a, map_b, maps);
+    fusegen_default_proj_bias_residual_layernorm_sm90a_64x256x64_s4_split::Gemm1::run(p, map_a, map_b, maps);
 }
 
 extern "C" __global__ void __launch_bounds__(fusegen_sm80::NORMALIZE_THREADS) fusegen_default_proj_bias_residual_layernorm_sm90a_64x256x64_s4_split_normalize1(fusegen_sm80::Params p)
 {
-    proj_bias_residual_layernorm_sm90a_64x256x64_s4_split::Gemm1::normalize(p);
+    fusegen_default_proj_bias_residual_layernorm_sm90a_64x256x64_s4_split::Gemm1::normalize(p);
 }
 
 // ---- proj_bias_residual_layernorm_sm90a_64x128x64_s4_row ----
 // constraints: K % 8 == 0, N % 8 == 0, N <= 128, 16-byte aligned pointers
-namespace proj_bias_residual_layernorm_sm90a_64x128x64_s4_row {
+namespace fusegen_default_proj_bias_residual_layernorm_sm90a_64x128x64_s4_row {
 
 // GEMM1 epilogue: bias+residual+store+layernorm+relu
 struct Epilogue1 {
@@ -815,18 +815,18 @@ using Gemm1 = fusegen_sm90::GemmSm90<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF1
                                        fusegen_sm80::NORM_LAYERNORM, fusegen_sm80::STRATEGY_ROW, Epilogue1, Staging1>;
 static_assert(Gemm1::kSmemBytes == 133232, "the plan and the family agree on shared memory");
 
-}  // namespace proj_bias_residual_layernorm_sm90a_64x128x64_s4_row
+}  // namespace fusegen_default_proj_bias_residual_layernorm_sm90a_64x128x64_s4_row
 
 extern "C" __global__ void __launch_bounds__(384, 1) fusegen_default_proj_bias_residual_layernorm_sm90a_64x128x64_s4_row_gemm1(fusegen_sm80::Params p, const __grid_constant__ fusegen_sm90::TensorMap map_a,
     const __grid_constant__ fusegen_sm90::TensorMap map_b,
     const __grid_constant__ fusegen_sm90::EpilogueMaps maps)
 {
-    proj_bias_residual_layernorm_sm90a_64x128x64_s4_row::Gemm1::run(p, map_a, map_b, maps);
+    fusegen_default_proj_bias_residual_layernorm_sm90a_64x128x64_s4_row::Gemm1::run(p, map_a, map_b, maps);
 }
 
 // ---- proj_bias_residual_layernorm_sm90a_64x128x64_s4_split ----
 // constraints: K % 8 == 0, N % 8 == 0, 16-byte aligned pointers
-namespace proj_bias_residual_layernorm_sm90a_64x128x64_s4_split {
+namespace fusegen_default_proj_bias_residual_layernorm_sm90a_64x128x64_s4_split {
 
 // GEMM1 epilogue: bias+residual+store+layernorm+relu
 struct Epilogue1 {
@@ -868,23 +868,23 @@ using Gemm1 = fusegen_sm90::GemmSm90<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF1
                                        fusegen_sm80::NORM_LAYERNORM, fusegen_sm80::STRATEGY_SPLIT, Epilogue1, Staging1>;
 static_assert(Gemm1::kSmemBytes == 133232, "the plan and the family agree on shared memory");
 
-}  // namespace proj_bias_residual_layernorm_sm90a_64x128x64_s4_split
+}  // namespace fusegen_default_proj_bias_residual_layernorm_sm90a_64x128x64_s4_split
 
 extern "C" __global__ void __launch_bounds__(384, 1) fusegen_default_proj_bias_residual_layernorm_sm90a_64x128x64_s4_split_gemm1(fusegen_sm80::Params p, const __grid_constant__ fusegen_sm90::TensorMap map_a,
     const __grid_constant__ fusegen_sm90::TensorMap map_b,
     const __grid_constant__ fusegen_sm90::EpilogueMaps maps)
 {
-    proj_bias_residual_layernorm_sm90a_64x128x64_s4_split::Gemm1::run(p, map_a, map_b, maps);
+    fusegen_default_proj_bias_residual_layernorm_sm90a_64x128x64_s4_split::Gemm1::run(p, map_a, map_b, maps);
 }
 
 extern "C" __global__ void __launch_bounds__(fusegen_sm80::NORMALIZE_THREADS) fusegen_default_proj_bias_residual_layernorm_sm90a_64x128x64_s4_split_normalize1(fusegen_sm80::Params p)
 {
-    proj_bias_residual_layernorm_sm90a_64x128x64_s4_split::Gemm1::normalize(p);
+    fusegen_default_proj_bias_residual_layernorm_sm90a_64x128x64_s4_split::Gemm1::normalize(p);
 }
 
 // ---- proj_bias_residual_layernorm_sm80_128x256x64_s3_row ----
 // constraints: K % 8 == 0, N % 8 == 0, N <= 256, 16-byte aligned pointers
-namespace proj_bias_residual_layernorm_sm80_128x256x64_s3_row {
+namespace fusegen_default_proj_bias_residual_layernorm_sm80_128x256x64_s3_row {
 
 // GEMM1 epilogue: bias+residual+store+layernorm+relu
 struct Epilogue1 {
@@ -918,16 +918,16 @@ using Gemm1 = fusegen_sm80::Gemm<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF16, 1
                                fusegen_sm80::NORM_LAYERNORM, fusegen_sm80::STRATEGY_ROW, Epilogue1>;
 static_assert(Gemm1::kSmemBytes == 165888, "the plan and the family agree on shared memory");
 
-}  // namespace proj_bias_residual_layernorm_sm80_128x256x64_s3_row
+}  // namespace fusegen_default_proj_bias_residual_layernorm_sm80_128x256x64_s3_row
 
 extern "C" __global__ void __launch_bounds__(256, 1) fusegen_default_proj_bias_residual_layernorm_sm80_128x256x64_s3_row_gemm1(fusegen_sm80::Params p)
 {
-    proj_bias_residual_layernorm_sm80_128x256x64_s3_row::Gemm1::run(p);
+    fusegen_default_proj_bias_residual_layernorm_sm80_128x256x64_s3_row::Gemm1::run(p);
 }
 
 // ---- proj_bias_residual_layernorm_sm80_128x256x64_s3_split ----
 // constraints: K % 8 == 0, N % 8 == 0, 16-byte aligned pointers
-namespace proj_bias_residual_layernorm_sm80_128x256x64_s3_split {
+namespace fusegen_default_proj_bias_residual_layernorm_sm80_128x256x64_s3_split {
 
 // GEMM1 epilogue: bias+residual+store+layernorm+relu
 struct Epilogue1 {
@@ -961,21 +961,21 @@ using Gemm1 = fusegen_sm80::Gemm<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF16, 1
                                fusegen_sm80::NORM_LAYERNORM, fusegen_sm80::STRATEGY_SPLIT, Epilogue1>;
 static_assert(Gemm1::kSmemBytes == 165888, "the plan and the family agree on shared memory");
 
-}  // namespace proj_bias_residual_layernorm_sm80_128x256x64_s3_split
+}  // namespace fusegen_default_proj_bias_residual_layernorm_sm80_128x256x64_s3_split
 
 extern "C" __global__ void __launch_bounds__(256, 1) fusegen_default_proj_bias_residual_layernorm_sm80_128x256x64_s3_split_gemm1(fusegen_sm80::Params p)
 {
-    proj_bias_residual_layernorm_sm80_128x256x64_s3_split::Gemm1::run(p);
+    fusegen_default_proj_bias_residual_layernorm_sm80_128x256x64_s3_split::Gemm1::run(p);
 }
 
 extern "C" __global__ void __launch_bounds__(fusegen_sm80::NORMALIZE_THREADS) fusegen_default_proj_bias_residual_layernorm_sm80_128x256x64_s3_split_normalize1(fusegen_sm80::Params p)
 {
-    proj_bias_residual_layernorm_sm80_128x256x64_s3_split::Gemm1::normalize(p);
+    fusegen_default_proj_bias_residual_layernorm_sm80_128x256x64_s3_split::Gemm1::normalize(p);
 }
 
 // ---- proj_bias_residual_layernorm_sm80_64x256x32_s4_row ----
 // constraints: K % 8 == 0, N % 8 == 0, N <= 256, 16-byte aligned pointers
-namespace proj_bias_residual_layernorm_sm80_64x256x32_s4_row {
+namespace fusegen_default_proj_bias_residual_layernorm_sm80_64x256x32_s4_row {
 
 // GEMM1 epilogue: bias+residual+store+layernorm+relu
 struct Epilogue1 {
@@ -1009,16 +1009,16 @@ using Gemm1 = fusegen_sm80::Gemm<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF16, 6
                                fusegen_sm80::NORM_LAYERNORM, fusegen_sm80::STRATEGY_ROW, Epilogue1>;
 static_assert(Gemm1::kSmemBytes == 102400, "the plan and the family agree on shared memory");
 
-}  // namespace proj_bias_residual_layernorm_sm80_64x256x32_s4_row
+}  // namespace fusegen_default_proj_bias_residual_layernorm_sm80_64x256x32_s4_row
 
 extern "C" __global__ void __launch_bounds__(256, 1) fusegen_default_proj_bias_residual_layernorm_sm80_64x256x32_s4_row_gemm1(fusegen_sm80::Params p)
 {
-    proj_bias_residual_layernorm_sm80_64x256x32_s4_row::Gemm1::run(p);
+    fusegen_default_proj_bias_residual_layernorm_sm80_64x256x32_s4_row::Gemm1::run(p);
 }
 
 // ---- proj_bias_residual_layernorm_sm80_64x256x32_s4_split ----
 // constraints: K % 8 == 0, N % 8 == 0, 16-byte aligned pointers
-namespace proj_bias_residual_layernorm_sm80_64x256x32_s4_split {
+namespace fusegen_default_proj_bias_residual_layernorm_sm80_64x256x32_s4_split {
 
 // GEMM1 epilogue: bias+residual+store+layernorm+relu
 struct Epilogue1 {
@@ -1052,21 +1052,21 @@ using Gemm1 = fusegen_sm80::Gemm<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF16, 6
                                fusegen_sm80::NORM_LAYERNORM, fusegen_sm80::STRATEGY_SPLIT, Epilogue1>;
 static_assert(Gemm1::kSmemBytes == 102400, "the plan and the family agree on shared memory");
 
-}  // namespace proj_bias_residual_layernorm_sm80_64x256x32_s4_split
+}  // namespace fusegen_default_proj_bias_residual_layernorm_sm80_64x256x32_s4_split
 
 extern "C" __global__ void __launch_bounds__(256, 1) fusegen_default_proj_bias_residual_layernorm_sm80_64x256x32_s4_split_gemm1(fusegen_sm80::Params p)
 {
-    proj_bias_residual_layernorm_sm80_64x256x32_s4_split::Gemm1::run(p);
+    fusegen_default_proj_bias_residual_layernorm_sm80_64x256x32_s4_split::Gemm1::run(p);
 }
 
 extern "C" __global__ void __launch_bounds__(fusegen_sm80::NORMALIZE_THREADS) fusegen_default_proj_bias_residual_layernorm_sm80_64x256x32_s4_split_normalize1(fusegen_sm80::Params p)
 {
-    proj_bias_residual_layernorm_sm80_64x256x32_s4_split::Gemm1::normalize(p);
+    fusegen_default_proj_bias_residual_layernorm_sm80_64x256x32_s4_split::Gemm1::normalize(p);
 }
 
 // ---- proj_bias_residual_layernorm_sm80_64x256x32_s4_splitk ----
 // constraints: K % 8 == 0, N % 8 == 0, N <= 16384, 16-byte aligned pointers
-namespace proj_bias_residual_layernorm_sm80_64x256x32_s4_splitk {
+namespace fusegen_default_proj_bias_residual_layernorm_sm80_64x256x32_s4_splitk {
 
 // GEMM1 epilogue: bias+residual+store+layernorm+relu
 struct Epilogue1 {
@@ -1102,21 +1102,21 @@ static_assert(Gemm1::kSmemBytes == 102400, "the plan and the family agree on sha
 // Split K: the partial kernel's sums reduced row by row, with the epilogue above.
 using Reduce1 = fusegen_sm80::SplitKReduce<fusegen_sm80::DT_BF16, fusegen_sm80::NORM_LAYERNORM, Epilogue1>;
 
-}  // namespace proj_bias_residual_layernorm_sm80_64x256x32_s4_splitk
+}  // namespace fusegen_default_proj_bias_residual_layernorm_sm80_64x256x32_s4_splitk
 
 extern "C" __global__ void __launch_bounds__(256, 1) fusegen_default_proj_bias_residual_layernorm_sm80_64x256x32_s4_splitk_gemm1(fusegen_sm80::Params p)
 {
-    proj_bias_residual_layernorm_sm80_64x256x32_s4_splitk::Gemm1::run(p);
+    fusegen_default_proj_bias_residual_layernorm_sm80_64x256x32_s4_splitk::Gemm1::run(p);
 }
 
 extern "C" __global__ void __launch_bounds__(fusegen_sm80::SPLIT_K_REDUCE_THREADS, 1) fusegen_default_proj_bias_residual_layernorm_sm80_64x256x32_s4_splitk_reduce1(fusegen_sm80::Params p)
 {
-    proj_bias_residual_layernorm_sm80_64x256x32_s4_splitk::Reduce1::run(p);
+    fusegen_default_proj_bias_residual_layernorm_sm80_64x256x32_s4_splitk::Reduce1::run(p);
 }
 
 // ---- proj_bias_residual_layernorm_sm80_64x128x64_s4_row ----
 // constraints: K % 8 == 0, N % 8 == 0, N <= 128, 16-byte aligned pointers
-namespace proj_bias_residual_layernorm_sm80_64x128x64_s4_row {
+namespace fusegen_default_proj_bias_residual_layernorm_sm80_64x128x64_s4_row {
 
 // GEMM1 epilogue: bias+residual+store+layernorm+relu
 struct Epilogue1 {
@@ -1150,16 +1150,16 @@ using Gemm1 = fusegen_sm80::Gemm<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF16, 6
                                fusegen_sm80::NORM_LAYERNORM, fusegen_sm80::STRATEGY_ROW, Epilogue1>;
 static_assert(Gemm1::kSmemBytes == 110592, "the plan and the family agree on shared memory");
 
-}  // namespace proj_bias_residual_layernorm_sm80_64x128x64_s4_row
+}  // namespace fusegen_default_proj_bias_residual_layernorm_sm80_64x128x64_s4_row
 
 extern "C" __global__ void __launch_bounds__(128, 1) fusegen_default_proj_bias_residual_layernorm_sm80_64x128x64_s4_row_gemm1(fusegen_sm80::Params p)
 {
-    proj_bias_residual_layernorm_sm80_64x128x64_s4_row::Gemm1::run(p);
+    fusegen_default_proj_bias_residual_layernorm_sm80_64x128x64_s4_row::Gemm1::run(p);
 }
 
 // ---- proj_bias_residual_layernorm_sm80_64x128x64_s4_split ----
 // constraints: K % 8 == 0, N % 8 == 0, 16-byte aligned pointers
-namespace proj_bias_residual_layernorm_sm80_64x128x64_s4_split {
+namespace fusegen_default_proj_bias_residual_layernorm_sm80_64x128x64_s4_split {
 
 // GEMM1 epilogue: bias+residual+store+layernorm+relu
 struct Epilogue1 {
@@ -1193,21 +1193,21 @@ using Gemm1 = fusegen_sm80::Gemm<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF16, 6
                                fusegen_sm80::NORM_LAYERNORM, fusegen_sm80::STRATEGY_SPLIT, Epilogue1>;
 static_assert(Gemm1::kSmemBytes == 110592, "the plan and the family agree on shared memory");
 
-}  // namespace proj_bias_residual_layernorm_sm80_64x128x64_s4_split
+}  // namespace fusegen_default_proj_bias_residual_layernorm_sm80_64x128x64_s4_split
 
 extern "C" __global__ void __launch_bounds__(128, 1) fusegen_default_proj_bias_residual_layernorm_sm80_64x128x64_s4_split_gemm1(fusegen_sm80::Params p)
 {
-    proj_bias_residual_layernorm_sm80_64x128x64_s4_split::Gemm1::run(p);
+    fusegen_default_proj_bias_residual_layernorm_sm80_64x128x64_s4_split::Gemm1::run(p);
 }
 
 extern "C" __global__ void __launch_bounds__(fusegen_sm80::NORMALIZE_THREADS) fusegen_default_proj_bias_residual_layernorm_sm80_64x128x64_s4_split_normalize1(fusegen_sm80::Params p)
 {
-    proj_bias_residual_layernorm_sm80_64x128x64_s4_split::Gemm1::normalize(p);
+    fusegen_default_proj_bias_residual_layernorm_sm80_64x128x64_s4_split::Gemm1::normalize(p);
 }
 
 // ---- proj_bias_residual_layernorm_sm80_64x128x64_s4_splitk ----
 // constraints: K % 8 == 0, N % 8 == 0, N <= 16384, 16-byte aligned pointers
-namespace proj_bias_residual_layernorm_sm80_64x128x64_s4_splitk {
+namespace fusegen_default_proj_bias_residual_layernorm_sm80_64x128x64_s4_splitk {
 
 // GEMM1 epilogue: bias+residual+store+layernorm+relu
 struct Epilogue1 {
@@ -1243,16 +1243,16 @@ static_assert(Gemm1::kSmemBytes == 110592, "the plan and the family agree on sha
 // Split K: the partial kernel's sums reduced row by row, with the epilogue above.
 using Reduce1 = fusegen_sm80::SplitKReduce<fusegen_sm80::DT_BF16, fusegen_sm80::NORM_LAYERNORM, Epilogue1>;
 
-}  // namespace proj_bias_residual_layernorm_sm80_64x128x64_s4_splitk
+}  // namespace fusegen_default_proj_bias_residual_layernorm_sm80_64x128x64_s4_splitk
 
 extern "C" __global__ void __launch_bounds__(128, 1) fusegen_default_proj_bias_residual_layernorm_sm80_64x128x64_s4_splitk_gemm1(fusegen_sm80::Params p)
 {
-    proj_bias_residual_layernorm_sm80_64x128x64_s4_splitk::Gemm1::run(p);
+    fusegen_default_proj_bias_residual_layernorm_sm80_64x128x64_s4_splitk::Gemm1::run(p);
 }
 
 extern "C" __global__ void __launch_bounds__(fusegen_sm80::SPLIT_K_REDUCE_THREADS, 1) fusegen_default_proj_bias_residual_layernorm_sm80_64x128x64_s4_splitk_reduce1(fusegen_sm80::Params p)
 {
-    proj_bias_residual_layernorm_sm80_64x128x64_s4_splitk::Reduce1::run(p);
+    fusegen_default_proj_bias_residual_layernorm_sm80_64x128x64_s4_splitk::Reduce1::run(p);
 }
 
 #ifndef __CUDACC_RTC__
@@ -1260,168 +1260,168 @@ extern "C" __global__ void __launch_bounds__(fusegen_sm80::SPLIT_K_REDUCE_THREAD
 extern "C" cudaError_t fusegen_default_proj_bias_residual_layernorm_sm90a_128x128x64_s5_row_launch(const fusegen_problem *problem, const fusegen_args *args, void *workspace,
                                        cudaStream_t stream)
 {
-    return fusegen_sm80::launch_gemm<proj_bias_residual_layernorm_sm90a_128x128x64_s5_row::Gemm1>(fusegen_sm80::gemm1_params(problem, args), fusegen_default_proj_bias_residual_layernorm_sm90a_128x128x64_s5_row_gemm1,
+    return fusegen_sm80::launch_gemm<fusegen_default_proj_bias_residual_layernorm_sm90a_128x128x64_s5_row::Gemm1>(fusegen_sm80::gemm1_params(problem, args), fusegen_default_proj_bias_residual_layernorm_sm90a_128x128x64_s5_row_gemm1,
                                        nullptr, workspace, stream);
 }
 
 extern "C" cudaError_t fusegen_default_proj_bias_residual_layernorm_sm90a_128x128x64_s5_cluster_launch(const fusegen_problem *problem, const fusegen_args *args, void *workspace,
                                        cudaStream_t stream)
 {
-    return fusegen_sm80::launch_gemm<proj_bias_residual_layernorm_sm90a_128x128x64_s5_cluster::Gemm1>(fusegen_sm80::gemm1_params(problem, args), fusegen_default_proj_bias_residual_layernorm_sm90a_128x128x64_s5_cluster_gemm1,
+    return fusegen_sm80::launch_gemm<fusegen_default_proj_bias_residual_layernorm_sm90a_128x128x64_s5_cluster::Gemm1>(fusegen_sm80::gemm1_params(problem, args), fusegen_default_proj_bias_residual_layernorm_sm90a_128x128x64_s5_cluster_gemm1,
                                        nullptr, workspace, stream);
 }
 
 extern "C" cudaError_t fusegen_default_proj_bias_residual_layernorm_sm90a_128x128x64_s5_split_launch(const fusegen_problem *problem, const fusegen_args *args, void *workspace,
                                        cudaStream_t stream)
 {
-    return fusegen_sm80::launch_gemm<proj_bias_residual_layernorm_sm90a_128x128x64_s5_split::Gemm1>(fusegen_sm80::gemm1_params(problem, args), fusegen_default_proj_bias_residual_layernorm_sm90a_128x128x64_s5_split_gemm1,
+    return fusegen_sm80::launch_gemm<fusegen_default_proj_bias_residual_layernorm_sm90a_128x128x64_s5_split::Gemm1>(fusegen_sm80::gemm1_params(problem, args), fusegen_default_proj_bias_residual_layernorm_sm90a_128x128x64_s5_split_gemm1,
                                        fusegen_default_proj_bias_residual_layernorm_sm90a_128x128x64_s5_split_normalize1, workspace, stream);
 }
 
 extern "C" cudaError_t fusegen_default_proj_bias_residual_layernorm_sm90a_128x128x64_s5_pingpong_row_launch(const fusegen_problem *problem, const fusegen_args *args, void *workspace,
                                        cudaStream_t stream)
 {
-    return fusegen_sm80::launch_gemm<proj_bias_residual_layernorm_sm90a_128x128x64_s5_pingpong_row::Gemm1>(fusegen_sm80::gemm1_params(problem, args), fusegen_default_proj_bias_residual_layernorm_sm90a_128x128x64_s5_pingpong_row_gemm1,
+    return fusegen_sm80::launch_gemm<fusegen_default_proj_bias_residual_layernorm_sm90a_128x128x64_s5_pingpong_row::Gemm1>(fusegen_sm80::gemm1_params(problem, args), fusegen_default_proj_bias_residual_layernorm_sm90a_128x128x64_s5_pingpong_row_gemm1,
                                        nullptr, workspace, stream);
 }
 
 extern "C" cudaError_t fusegen_default_proj_bias_residual_layernorm_sm90a_128x128x64_s5_pingpong_split_launch(const fusegen_problem *problem, const fusegen_args *args, void *workspace,
                                        cudaStream_t stream)
 {
-    return fusegen_sm80::launch_gemm<proj_bias_residual_layernorm_sm90a_128x128x64_s5_pingpong_split::Gemm1>(fusegen_sm80::gemm1_params(problem, args), fusegen_default_proj_bias_residual_layernorm_sm90a_128x128x64_s5_pingpong_split_gemm1,
+    return fusegen_sm80::launch_gemm<fusegen_default_proj_bias_residual_layernorm_sm90a_128x128x64_s5_pingpong_split::Gemm1>(fusegen_sm80::gemm1_params(problem, args), fusegen_default_proj_bias_residual_layernorm_sm90a_128x128x64_s5_pingpong_split_gemm1,
                                        fusegen_default_proj_bias_residual_layernorm_sm90a_128x128x64_s5_pingpong_split_normalize1, workspace, stream);
 }
 
 extern "C" cudaError_t fusegen_default_proj_bias_residual_layernorm_sm90a_128x256x64_s3_row_launch(const fusegen_problem *problem, const fusegen_args *args, void *workspace,
                                        cudaStream_t stream)
 {
-    return fusegen_sm80::launch_gemm<proj_bias_residual_layernorm_sm90a_128x256x64_s3_row::Gemm1>(fusegen_sm80::gemm1_params(problem, args), fusegen_default_proj_bias_residual_layernorm_sm90a_128x256x64_s3_row_gemm1,
+    return fusegen_sm80::launch_gemm<fusegen_default_proj_bias_residual_layernorm_sm90a_128x256x64_s3_row::Gemm1>(fusegen_sm80::gemm1_params(problem, args), fusegen_default_proj_bias_residual_layernorm_sm90a_128x256x64_s3_row_gemm1,
                                        nullptr, workspace, stream);
 }
 
 extern "C" cudaError_t fusegen_default_proj_bias_residual_layernorm_sm90a_128x256x64_s3_cluster_launch(const fusegen_problem *problem, const fusegen_args *args, void *workspace,
                                        cudaStream_t stream)
 {
-    return fusegen_sm80::launch_gemm<proj_bias_residual_layernorm_sm90a_128x256x64_s3_cluster::Gemm1>(fusegen_sm80::gemm1_params(problem, args), fusegen_default_proj_bias_residual_layernorm_sm90a_128x256x64_s3_cluster_gemm1,
+    return fusegen_sm80::launch_gemm<fusegen_default_proj_bias_residual_layernorm_sm90a_128x256x64_s3_cluster::Gemm1>(fusegen_sm80::gemm1_params(problem, args), fusegen_default_proj_bias_residual_layernorm_sm90a_128x256x64_s3_cluster_gemm1,
                                        nullptr, workspace, stream);
 }
 
 extern "C" cudaError_t fusegen_default_proj_bias_residual_layernorm_sm90a_128x256x64_s3_split_launch(const fusegen_problem *problem, const fusegen_args *args, void *workspace,
                                        cudaStream_t stream)
 {
-    return fusegen_sm80::launch_gemm<proj_bias_residual_layernorm_sm90a_128x256x64_s3_split::Gemm1>(fusegen_sm80::gemm1_params(problem, args), fusegen_default_proj_bias_residual_layernorm_sm90a_128x256x64_s3_split_gemm1,
+    return fusegen_sm80::launch_gemm<fusegen_default_proj_bias_residual_layernorm_sm90a_128x256x64_s3_split::Gemm1>(fusegen_sm80::gemm1_params(problem, args), fusegen_default_proj_bias_residual_layernorm_sm90a_128x256x64_s3_split_gemm1,
                                        fusegen_default_proj_bias_residual_layernorm_sm90a_128x256x64_s3_split_normalize1, workspace, stream);
 }
 
 extern "C" cudaError_t fusegen_default_proj_bias_residual_layernorm_sm90a_128x160x64_s5_row_launch(const fusegen_problem *problem, const fusegen_args *args, void *workspace,
                                        cudaStream_t stream)
 {
-    return fusegen_sm80::launch_gemm<proj_bias_residual_layernorm_sm90a_128x160x64_s5_row::Gemm1>(fusegen_sm80::gemm1_params(problem, args), fusegen_default_proj_bias_residual_layernorm_sm90a_128x160x64_s5_row_gemm1,
+    return fusegen_sm80::launch_gemm<fusegen_default_proj_bias_residual_layernorm_sm90a_128x160x64_s5_row::Gemm1>(fusegen_sm80::gemm1_params(problem, args), fusegen_default_proj_bias_residual_layernorm_sm90a_128x160x64_s5_row_gemm1,
                                        nullptr, workspace, stream);
 }
 
 extern "C" cudaError_t fusegen_default_proj_bias_residual_layernorm_sm90a_128x160x64_s5_cluster_launch(const fusegen_problem *problem, const fusegen_args *args, void *workspace,
                                        cudaStream_t stream)
 {
-    return fusegen_sm80::launch_gemm<proj_bias_residual_layernorm_sm90a_128x160x64_s5_cluster::Gemm1>(fusegen_sm80::gemm1_params(problem, args), fusegen_default_proj_bias_residual_layernorm_sm90a_128x160x64_s5_cluster_gemm1,
+    return fusegen_sm80::launch_gemm<fusegen_default_proj_bias_residual_layernorm_sm90a_128x160x64_s5_cluster::Gemm1>(fusegen_sm80::gemm1_params(problem, args), fusegen_default_proj_bias_residual_layernorm_sm90a_128x160x64_s5_cluster_gemm1,
                                        nullptr, workspace, stream);
 }
 
 extern "C" cudaError_t fusegen_default_proj_bias_residual_layernorm_sm90a_128x160x64_s5_split_launch(const fusegen_problem *problem, const fusegen_args *args, void *workspace,
                                        cudaStream_t stream)
 {
-    return fusegen_sm80::launch_gemm<proj_bias_residual_layernorm_sm90a_128x160x64_s5_split::Gemm1>(fusegen_sm80::gemm1_params(problem, args), fusegen_default_proj_bias_residual_layernorm_sm90a_128x160x64_s5_split_gemm1,
+    return fusegen_sm80::launch_gemm<fusegen_default_proj_bias_residual_layernorm_sm90a_128x160x64_s5_split::Gemm1>(fusegen_sm80::gemm1_params(problem, args), fusegen_default_proj_bias_residual_layernorm_sm90a_128x160x64_s5_split_gemm1,
                                        fusegen_default_proj_bias_residual_layernorm_sm90a_128x160x64_s5_split_normalize1, workspace, stream);
 }
 
 extern "C" cudaError_t fusegen_default_proj_bias_residual_layernorm_sm90a_64x320x64_s3_row_launch(const fusegen_problem *problem, const fusegen_args *args, void *workspace,
                                        cudaStream_t stream)
 {
-    return fusegen_sm80::launch_gemm<proj_bias_residual_layernorm_sm90a_64x320x64_s3_row::Gemm1>(fusegen_sm80::gemm1_params(problem, args), fusegen_default_proj_bias_residual_layernorm_sm90a_64x320x64_s3_row_gemm1,
+    return fusegen_sm80::launch_gemm<fusegen_default_proj_bias_residual_layernorm_sm90a_64x320x64_s3_row::Gemm1>(fusegen_sm80::gemm1_params(problem, args), fusegen_default_proj_bias_residual_layernorm_sm90a_64x320x64_s3_row_gemm1,
                                        nullptr, workspace, stream);
 }
 
 extern "C" cudaError_t fusegen_default_proj_bias_residual_layernorm_sm90a_64x256x64_s4_row_launch(const fusegen_problem *problem, const fusegen_args *args, void *workspace,
                                        cudaStream_t stream)
 {
-    return fusegen_sm80::launch_gemm<proj_bias_residual_layernorm_sm90a_64x256x64_s4_row::Gemm1>(fusegen_sm80::gemm1_params(problem, args), fusegen_default_proj_bias_residual_layernorm_sm90a_64x256x64_s4_row_gemm1,
+    return fusegen_sm80::launch_gemm<fusegen_default_proj_bias_residual_layernorm_sm90a_64x256x64_s4_row::Gemm1>(fusegen_sm80::gemm1_params(problem, args), fusegen_default_proj_bias_residual_layernorm_sm90a_64x256x64_s4_row_gemm1,
                                        nullptr, workspace, stream);
 }
 
 extern "C" cudaError_t fusegen_default_proj_bias_residual_layernorm_sm90a_64x256x64_s4_split_launch(const fusegen_problem *problem, const fusegen_args *args, void *workspace,
                                        cudaStream_t stream)
 {
-    return fusegen_sm80::launch_gemm<proj_bias_residual_layernorm_sm90a_64x256x64_s4_split::Gemm1>(fusegen_sm80::gemm1_params(problem, args), fusegen_default_proj_bias_residual_layernorm_sm90a_64x256x64_s4_split_gemm1,
+    return fusegen_sm80::launch_gemm<fusegen_default_proj_bias_residual_layernorm_sm90a_64x256x64_s4_split::Gemm1>(fusegen_sm80::gemm1_params(problem, args), fusegen_default_proj_bias_residual_layernorm_sm90a_64x256x64_s4_split_gemm1,
                                        fusegen_default_proj_bias_residual_layernorm_sm90a_64x256x64_s4_split_normalize1, workspace, stream);
 }
 
 extern "C" cudaError_t fusegen_default_proj_bias_residual_layernorm_sm90a_64x128x64_s4_row_launch(const fusegen_problem *problem, const fusegen_args *args, void *workspace,
                                        cudaStream_t stream)
 {
-    return fusegen_sm80::launch_gemm<proj_bias_residual_layernorm_sm90a_64x128x64_s4_row::Gemm1>(fusegen_sm80::gemm1_params(problem, args), fusegen_default_proj_bias_residual_layernorm_sm90a_64x128x64_s4_row_gemm1,
+    return fusegen_sm80::launch_gemm<fusegen_default_proj_bias_residual_layernorm_sm90a_64x128x64_s4_row::Gemm1>(fusegen_sm80::gemm1_params(problem, args), fusegen_default_proj_bias_residual_layernorm_sm90a_64x128x64_s4_row_gemm1,
                                        nullptr, workspace, stream);
 }
 
 extern "C" cudaError_t fusegen_default_proj_bias_residual_layernorm_sm90a_64x128x64_s4_split_launch(const fusegen_problem *problem, const fusegen_args *args, void *workspace,
                                        cudaStream_t stream)
 {
-    return fusegen_sm80::launch_gemm<proj_bias_residual_layernorm_sm90a_64x128x64_s4_split::Gemm1>(fusegen_sm80::gemm1_params(problem, args), fusegen_default_proj_bias_residual_layernorm_sm90a_64x128x64_s4_split_gemm1,
+    return fusegen_sm80::launch_gemm<fusegen_default_proj_bias_residual_layernorm_sm90a_64x128x64_s4_split::Gemm1>(fusegen_sm80::gemm1_params(problem, args), fusegen_default_proj_bias_residual_layernorm_sm90a_64x128x64_s4_split_gemm1,
                                        fusegen_default_proj_bias_residual_layernorm_sm90a_64x128x64_s4_split_normalize1, workspace, stream);
 }
 
 extern "C" cudaError_t fusegen_default_proj_bias_residual_layernorm_sm80_128x256x64_s3_row_launch(const fusegen_problem *problem, const fusegen_args *args, void *workspace,
                                        cudaStream_t stream)
 {
-    return fusegen_sm80::launch_gemm<proj_bias_residual_layernorm_sm80_128x256x64_s3_row::Gemm1>(fusegen_sm80::gemm1_params(problem, args), fusegen_default_proj_bias_residual_layernorm_sm80_128x256x64_s3_row_gemm1,
+    return fusegen_sm80::launch_gemm<fusegen_default_proj_bias_residual_layernorm_sm80_128x256x64_s3_row::Gemm1>(fusegen_sm80::gemm1_params(problem, args), fusegen_default_proj_bias_residual_layernorm_sm80_128x256x64_s3_row_gemm1,
                                        nullptr, workspace, stream);
 }
 
 extern "C" cudaError_t fusegen_default_proj_bias_residual_layernorm_sm80_128x256x64_s3_split_launch(const fusegen_problem *problem, const fusegen_args *args, void *workspace,
                                        cudaStream_t stream)
 {
-    return fusegen_sm80::launch_gemm<proj_bias_residual_layernorm_sm80_128x256x64_s3_split::Gemm1>(fusegen_sm80::gemm1_params(problem, args), fusegen_default_proj_bias_residual_layernorm_sm80_128x256x64_s3_split_gemm1,
+    return fusegen_sm80::launch_gemm<fusegen_default_proj_bias_residual_layernorm_sm80_128x256x64_s3_split::Gemm1>(fusegen_sm80::gemm1_params(problem, args), fusegen_default_proj_bias_residual_layernorm_sm80_128x256x64_s3_split_gemm1,
                                        fusegen_default_proj_bias_residual_layernorm_sm80_128x256x64_s3_split_normalize1, workspace, stream);
 }
 
 extern "C" cudaError_t fusegen_default_proj_bias_residual_layernorm_sm80_64x256x32_s4_row_launch(const fusegen_problem *problem, const fusegen_args *args, void *workspace,
                                        cudaStream_t stream)
 {
-    return fusegen_sm80::launch_gemm<proj_bias_residual_layernorm_sm80_64x256x32_s4_row::Gemm1>(fusegen_sm80::gemm1_params(problem, args), fusegen_default_proj_bias_residual_layernorm_sm80_64x256x32_s4_row_gemm1,
+    return fusegen_sm80::launch_gemm<fusegen_default_proj_bias_residual_layernorm_sm80_64x256x32_s4_row::Gemm1>(fusegen_sm80::gemm1_params(problem, args), fusegen_default_proj_bias_residual_layernorm_sm80_64x256x32_s4_row_gemm1,
                                        nullptr, workspace, stream);
 }
 
 extern "C" cudaError_t fusegen_default_proj_bias_residual_layernorm_sm80_64x256x32_s4_split_launch(const fusegen_problem *problem, const fusegen_args *args, void *workspace,
                                        cudaStream_t stream)
 {
-    return fusegen_sm80::launch_gemm<proj_bias_residual_layernorm_sm80_64x256x32_s4_split::Gemm1>(fusegen_sm80::gemm1_params(problem, args), fusegen_default_proj_bias_residual_layernorm_sm80_64x256x32_s4_split_gemm1,
+    return fusegen_sm80::launch_gemm<fusegen_default_proj_bias_residual_layernorm_sm80_64x256x32_s4_split::Gemm1>(fusegen_sm80::gemm1_params(problem, args), fusegen_default_proj_bias_residual_layernorm_sm80_64x256x32_s4_split_gemm1,
                                        fusegen_default_proj_bias_residual_layernorm_sm80_64x256x32_s4_split_normalize1, workspace, stream);
 }
 
 extern "C" cudaError_t fusegen_default_proj_bias_residual_layernorm_sm80_64x256x32_s4_splitk_launch(const fusegen_problem *problem, const fusegen_args *args, void *workspace,
                                        cudaStream_t stream)
 {
-    return fusegen_sm80::launch_split_k<proj_bias_residual_layernorm_sm80_64x256x32_s4_splitk::Gemm1, proj_bias_residual_layernorm_sm80_64x256x32_s4_splitk::Reduce1>(fusegen_sm80::gemm1_params(problem, args),
+    return fusegen_sm80::launch_split_k<fusegen_default_proj_bias_residual_layernorm_sm80_64x256x32_s4_splitk::Gemm1, fusegen_default_proj_bias_residual_layernorm_sm80_64x256x32_s4_splitk::Reduce1>(fusegen_sm80::gemm1_params(problem, args),
                                        fusegen_default_proj_bias_residual_layernorm_sm80_64x256x32_s4_splitk_gemm1, fusegen_default_proj_bias_residual_layernorm_sm80_64x256x32_s4_splitk_reduce1, workspace, stream);
 }
 
 extern "C" cudaError_t fusegen_default_proj_bias_residual_layernorm_sm80_64x128x64_s4_row_launch(const fusegen_problem *problem, const fusegen_args *args, void *workspace,
                                        cudaStream_t stream)
 {
-    return fusegen_sm80::launch_gemm<proj_bias_residual_layernorm_sm80_64x128x64_s4_row::Gemm1>(fusegen_sm80::gemm1_params(problem, args), fusegen_default_proj_bias_residual_layernorm_sm80_64x128x64_s4_row_gemm1,
+    return fusegen_sm80::launch_gemm<fusegen_default_proj_bias_residual_layernorm_sm80_64x128x64_s4_row::Gemm1>(fusegen_sm80::gemm1_params(problem, args), fusegen_default_proj_bias_residual_layernorm_sm80_64x128x64_s4_row_gemm1,
                                        nullptr, workspace, stream);
 }
 
 extern "C" cudaError_t fusegen_default_proj_bias_residual_layernorm_sm80_64x128x64_s4_split_launch(const fusegen_problem *problem, const fusegen_args *args, void *workspace,
                                        cudaStream_t stream)
 {
-    return fusegen_sm80::launch_gemm<proj_bias_residual_layernorm_sm80_64x128x64_s4_split::Gemm1>(fusegen_sm80::gemm1_params(problem, args), fusegen_default_proj_bias_residual_layernorm_sm80_64x128x64_s4_split_gemm1,
+    return fusegen_sm80::launch_gemm<fusegen_default_proj_bias_residual_layernorm_sm80_64x128x64_s4_split::Gemm1>(fusegen_sm80::gemm1_params(problem, args), fusegen_default_proj_bias_residual_layernorm_sm80_64x128x64_s4_split_gemm1,
                                        fusegen_default_proj_bias_residual_layernorm_sm80_64x128x64_s4_split_normalize1, workspace, stream);
 }
 
 extern "C" cudaError_t fusegen_default_proj_bias_residual_layernorm_sm80_64x128x64_s4_splitk_launch(const fusegen_problem *problem, const fusegen_args *args, void *workspace,
                                        cudaStream_t stream)
 {
-    return fusegen_sm80::launch_split_k<proj_bias_residual_layernorm_sm80_64x128x64_s4_splitk::Gemm1, proj_bias_residual_layernorm_sm80_64x128x64_s4_splitk::Reduce1>(fusegen_sm80::gemm1_params(problem, args),
+    return fusegen_sm80::launch_split_k<fusegen_default_proj_bias_residual_layernorm_sm80_64x128x64_s4_splitk::Gemm1, fusegen_default_proj_bias_residual_layernorm_sm80_64x128x64_s4_splitk::Reduce1>(fusegen_sm80::gemm1_params(problem, args),
                                        fusegen_default_proj_bias_residual_layernorm_sm80_64x128x64_s4_splitk_gemm1, fusegen_default_proj_bias_residual_layernorm_sm80_64x128x64_s4_splitk_reduce1, workspace, stream);
 }
 #endif  // __CUDACC_RTC__

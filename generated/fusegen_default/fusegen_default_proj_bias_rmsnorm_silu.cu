@@ -6,7 +6,7 @@
 
 // ---- proj_bias_rmsnorm_silu_sm90a_64x256x64_s4_row ----
 // constraints: K % 8 == 0, N % 8 == 0, N <= 256, 16-byte aligned pointers
-namespace proj_bias_rmsnorm_silu_sm90a_64x256x64_s4_row {
+namespace fusegen_default_proj_bias_rmsnorm_silu_sm90a_64x256x64_s4_row {
 
 // GEMM1 epilogue: bias+rmsnorm+silu
 struct Epilogue1 {
@@ -46,18 +46,18 @@ using Gemm1 = fusegen_sm90::GemmSm90<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF1
                                        fusegen_sm80::NORM_RMSNORM, fusegen_sm80::STRATEGY_ROW, Epilogue1, Staging1, /* B [K, N] */ true>;
 static_assert(Gemm1::kSmemBytes == 232048, "the plan and the family agree on shared memory");
 
-}  // namespace proj_bias_rmsnorm_silu_sm90a_64x256x64_s4_row
+}  // namespace fusegen_default_proj_bias_rmsnorm_silu_sm90a_64x256x64_s4_row
 
 extern "C" __global__ void __launch_bounds__(384, 1) fusegen_default_proj_bias_rmsnorm_silu_sm90a_64x256x64_s4_row_gemm1(fusegen_sm80::Params p, const __grid_constant__ fusegen_sm90::TensorMap map_a,
     const __grid_constant__ fusegen_sm90::TensorMap map_b,
     const __grid_constant__ fusegen_sm90::EpilogueMaps maps)
 {
-    proj_bias_rmsnorm_silu_sm90a_64x256x64_s4_row::Gemm1::run(p, map_a, map_b, maps);
+    fusegen_default_proj_bias_rmsnorm_silu_sm90a_64x256x64_s4_row::Gemm1::run(p, map_a, map_b, maps);
 }
 
 // ---- proj_bias_rmsnorm_silu_sm90a_64x256x64_s4_split ----
 // constraints: K % 8 == 0, N % 8 == 0, 16-byte aligned pointers
-namespace proj_bias_rmsnorm_silu_sm90a_64x256x64_s4_split {
+namespace fusegen_default_proj_bias_rmsnorm_silu_sm90a_64x256x64_s4_split {
 
 // GEMM1 epilogue: bias+rmsnorm+silu
 struct Epilogue1 {
@@ -97,23 +97,23 @@ using Gemm1 = fusegen_sm90::GemmSm90<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF1
                                        fusegen_sm80::NORM_RMSNORM, fusegen_sm80::STRATEGY_SPLIT, Epilogue1, Staging1, /* B [K, N] */ true>;
 static_assert(Gemm1::kSmemBytes == 232048, "the plan and the family agree on shared memory");
 
-}  // namespace proj_bias_rmsnorm_silu_sm90a_64x256x64_s4_split
+}  // namespace fusegen_default_proj_bias_rmsnorm_silu_sm90a_64x256x64_s4_split
 
 extern "C" __global__ void __launch_bounds__(384, 1) fusegen_default_proj_bias_rmsnorm_silu_sm90a_64x256x64_s4_split_gemm1(fusegen_sm80::Params p, const __grid_constant__ fusegen_sm90::TensorMap map_a,
     const __grid_constant__ fusegen_sm90::TensorMap map_b,
     const __grid_constant__ fusegen_sm90::EpilogueMaps maps)
 {
-    proj_bias_rmsnorm_silu_sm90a_64x256x64_s4_split::Gemm1::run(p, map_a, map_b, maps);
+    fusegen_default_proj_bias_rmsnorm_silu_sm90a_64x256x64_s4_split::Gemm1::run(p, map_a, map_b, maps);
 }
 
 extern "C" __global__ void __launch_bounds__(fusegen_sm80::NORMALIZE_THREADS) fusegen_default_proj_bias_rmsnorm_silu_sm90a_64x256x64_s4_split_normalize1(fusegen_sm80::Params p)
 {
-    proj_bias_rmsnorm_silu_sm90a_64x256x64_s4_split::Gemm1::normalize(p);
+    fusegen_default_proj_bias_rmsnorm_silu_sm90a_64x256x64_s4_split::Gemm1::normalize(p);
 }
 
 // ---- proj_bias_rmsnorm_silu_sm80_64x256x32_s3_row ----
 // constraints: K % 8 == 0, N % 8 == 0, N <= 256, 16-byte aligned pointers
-namespace proj_bias_rmsnorm_silu_sm80_64x256x32_s3_row {
+namespace fusegen_default_proj_bias_rmsnorm_silu_sm80_64x256x32_s3_row {
 
 // GEMM1 epilogue: bias+rmsnorm+silu
 struct Epilogue1 {
@@ -145,16 +145,16 @@ using Gemm1 = fusegen_sm80::Gemm<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF16, 6
                                fusegen_sm80::NORM_RMSNORM, fusegen_sm80::STRATEGY_ROW, Epilogue1>;
 static_assert(Gemm1::kSmemBytes == 66048, "the plan and the family agree on shared memory");
 
-}  // namespace proj_bias_rmsnorm_silu_sm80_64x256x32_s3_row
+}  // namespace fusegen_default_proj_bias_rmsnorm_silu_sm80_64x256x32_s3_row
 
 extern "C" __global__ void __launch_bounds__(256, 1) fusegen_default_proj_bias_rmsnorm_silu_sm80_64x256x32_s3_row_gemm1(fusegen_sm80::Params p)
 {
-    proj_bias_rmsnorm_silu_sm80_64x256x32_s3_row::Gemm1::run(p);
+    fusegen_default_proj_bias_rmsnorm_silu_sm80_64x256x32_s3_row::Gemm1::run(p);
 }
 
 // ---- proj_bias_rmsnorm_silu_sm80_64x256x32_s3_split ----
 // constraints: K % 8 == 0, N % 8 == 0, 16-byte aligned pointers
-namespace proj_bias_rmsnorm_silu_sm80_64x256x32_s3_split {
+namespace fusegen_default_proj_bias_rmsnorm_silu_sm80_64x256x32_s3_split {
 
 // GEMM1 epilogue: bias+rmsnorm+silu
 struct Epilogue1 {
@@ -186,21 +186,21 @@ using Gemm1 = fusegen_sm80::Gemm<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF16, 6
                                fusegen_sm80::NORM_RMSNORM, fusegen_sm80::STRATEGY_SPLIT, Epilogue1>;
 static_assert(Gemm1::kSmemBytes == 66048, "the plan and the family agree on shared memory");
 
-}  // namespace proj_bias_rmsnorm_silu_sm80_64x256x32_s3_split
+}  // namespace fusegen_default_proj_bias_rmsnorm_silu_sm80_64x256x32_s3_split
 
 extern "C" __global__ void __launch_bounds__(256, 1) fusegen_default_proj_bias_rmsnorm_silu_sm80_64x256x32_s3_split_gemm1(fusegen_sm80::Params p)
 {
-    proj_bias_rmsnorm_silu_sm80_64x256x32_s3_split::Gemm1::run(p);
+    fusegen_default_proj_bias_rmsnorm_silu_sm80_64x256x32_s3_split::Gemm1::run(p);
 }
 
 extern "C" __global__ void __launch_bounds__(fusegen_sm80::NORMALIZE_THREADS) fusegen_default_proj_bias_rmsnorm_silu_sm80_64x256x32_s3_split_normalize1(fusegen_sm80::Params p)
 {
-    proj_bias_rmsnorm_silu_sm80_64x256x32_s3_split::Gemm1::normalize(p);
+    fusegen_default_proj_bias_rmsnorm_silu_sm80_64x256x32_s3_split::Gemm1::normalize(p);
 }
 
 // ---- proj_bias_rmsnorm_silu_sm80_64x256x32_s3_splitk ----
 // constraints: K % 8 == 0, N % 8 == 0, N <= 16384, 16-byte aligned pointers
-namespace proj_bias_rmsnorm_silu_sm80_64x256x32_s3_splitk {
+namespace fusegen_default_proj_bias_rmsnorm_silu_sm80_64x256x32_s3_splitk {
 
 // GEMM1 epilogue: bias+rmsnorm+silu
 struct Epilogue1 {
@@ -234,16 +234,16 @@ static_assert(Gemm1::kSmemBytes == 66048, "the plan and the family agree on shar
 // Split K: the partial kernel's sums reduced row by row, with the epilogue above.
 using Reduce1 = fusegen_sm80::SplitKReduce<fusegen_sm80::DT_BF16, fusegen_sm80::NORM_RMSNORM, Epilogue1>;
 
-}  // namespace proj_bias_rmsnorm_silu_sm80_64x256x32_s3_splitk
+}  // namespace fusegen_default_proj_bias_rmsnorm_silu_sm80_64x256x32_s3_splitk
 
 extern "C" __global__ void __launch_bounds__(256, 1) fusegen_default_proj_bias_rmsnorm_silu_sm80_64x256x32_s3_splitk_gemm1(fusegen_sm80::Params p)
 {
-    proj_bias_rmsnorm_silu_sm80_64x256x32_s3_splitk::Gemm1::run(p);
+    fusegen_default_proj_bias_rmsnorm_silu_sm80_64x256x32_s3_splitk::Gemm1::run(p);
 }
 
 extern "C" __global__ void __launch_bounds__(fusegen_sm80::SPLIT_K_REDUCE_THREADS, 1) fusegen_default_proj_bias_rmsnorm_silu_sm80_64x256x32_s3_splitk_reduce1(fusegen_sm80::Params p)
 {
-    proj_bias_rmsnorm_silu_sm80_64x256x32_s3_splitk::Reduce1::run(p);
+    fusegen_default_proj_bias_rmsnorm_silu_sm80_64x256x32_s3_splitk::Reduce1::run(p);
 }
 
 #ifndef __CUDACC_RTC__
@@ -251,35 +251,35 @@ extern "C" __global__ void __launch_bounds__(fusegen_sm80::SPLIT_K_REDUCE_THREAD
 extern "C" cudaError_t fusegen_default_proj_bias_rmsnorm_silu_sm90a_64x256x64_s4_row_launch(const fusegen_problem *problem, const fusegen_args *args, void *workspace,
                                        cudaStream_t stream)
 {
-    return fusegen_sm80::launch_gemm<proj_bias_rmsnorm_silu_sm90a_64x256x64_s4_row::Gemm1>(fusegen_sm80::gemm1_params(problem, args), fusegen_default_proj_bias_rmsnorm_silu_sm90a_64x256x64_s4_row_gemm1,
+    return fusegen_sm80::launch_gemm<fusegen_default_proj_bias_rmsnorm_silu_sm90a_64x256x64_s4_row::Gemm1>(fusegen_sm80::gemm1_params(problem, args), fusegen_default_proj_bias_rmsnorm_silu_sm90a_64x256x64_s4_row_gemm1,
                                        nullptr, workspace, stream);
 }
 
 extern "C" cudaError_t fusegen_default_proj_bias_rmsnorm_silu_sm90a_64x256x64_s4_split_launch(const fusegen_problem *problem, const fusegen_args *args, void *workspace,
                                        cudaStream_t stream)
 {
-    return fusegen_sm80::launch_gemm<proj_bias_rmsnorm_silu_sm90a_64x256x64_s4_split::Gemm1>(fusegen_sm80::gemm1_params(problem, args), fusegen_default_proj_bias_rmsnorm_silu_sm90a_64x256x64_s4_split_gemm1,
+    return fusegen_sm80::launch_gemm<fusegen_default_proj_bias_rmsnorm_silu_sm90a_64x256x64_s4_split::Gemm1>(fusegen_sm80::gemm1_params(problem, args), fusegen_default_proj_bias_rmsnorm_silu_sm90a_64x256x64_s4_split_gemm1,
                                        fusegen_default_proj_bias_rmsnorm_silu_sm90a_64x256x64_s4_split_normalize1, workspace, stream);
 }
 
 extern "C" cudaError_t fusegen_default_proj_bias_rmsnorm_silu_sm80_64x256x32_s3_row_launch(const fusegen_problem *problem, const fusegen_args *args, void *workspace,
                                        cudaStream_t stream)
 {
-    return fusegen_sm80::launch_gemm<proj_bias_rmsnorm_silu_sm80_64x256x32_s3_row::Gemm1>(fusegen_sm80::gemm1_params(problem, args), fusegen_default_proj_bias_rmsnorm_silu_sm80_64x256x32_s3_row_gemm1,
+    return fusegen_sm80::launch_gemm<fusegen_default_proj_bias_rmsnorm_silu_sm80_64x256x32_s3_row::Gemm1>(fusegen_sm80::gemm1_params(problem, args), fusegen_default_proj_bias_rmsnorm_silu_sm80_64x256x32_s3_row_gemm1,
                                        nullptr, workspace, stream);
 }
 
 extern "C" cudaError_t fusegen_default_proj_bias_rmsnorm_silu_sm80_64x256x32_s3_split_launch(const fusegen_problem *problem, const fusegen_args *args, void *workspace,
                                        cudaStream_t stream)
 {
-    return fusegen_sm80::launch_gemm<proj_bias_rmsnorm_silu_sm80_64x256x32_s3_split::Gemm1>(fusegen_sm80::gemm1_params(problem, args), fusegen_default_proj_bias_rmsnorm_silu_sm80_64x256x32_s3_split_gemm1,
+    return fusegen_sm80::launch_gemm<fusegen_default_proj_bias_rmsnorm_silu_sm80_64x256x32_s3_split::Gemm1>(fusegen_sm80::gemm1_params(problem, args), fusegen_default_proj_bias_rmsnorm_silu_sm80_64x256x32_s3_split_gemm1,
                                        fusegen_default_proj_bias_rmsnorm_silu_sm80_64x256x32_s3_split_normalize1, workspace, stream);
 }
 
 extern "C" cudaError_t fusegen_default_proj_bias_rmsnorm_silu_sm80_64x256x32_s3_splitk_launch(const fusegen_problem *problem, const fusegen_args *args, void *workspace,
                                        cudaStream_t stream)
 {
-    return fusegen_sm80::launch_split_k<proj_bias_rmsnorm_silu_sm80_64x256x32_s3_splitk::Gemm1, proj_bias_rmsnorm_silu_sm80_64x256x32_s3_splitk::Reduce1>(fusegen_sm80::gemm1_params(problem, args),
+    return fusegen_sm80::launch_split_k<fusegen_default_proj_bias_rmsnorm_silu_sm80_64x256x32_s3_splitk::Gemm1, fusegen_default_proj_bias_rmsnorm_silu_sm80_64x256x32_s3_splitk::Reduce1>(fusegen_sm80::gemm1_params(problem, args),
                                        fusegen_default_proj_bias_rmsnorm_silu_sm80_64x256x32_s3_splitk_gemm1, fusegen_default_proj_bias_rmsnorm_silu_sm80_64x256x32_s3_splitk_reduce1, workspace, stream);
 }
 #endif  // __CUDACC_RTC__

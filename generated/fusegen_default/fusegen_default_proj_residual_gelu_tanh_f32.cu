@@ -6,7 +6,7 @@
 
 // ---- proj_residual_gelu_tanh_f32_sm80_64x128x64_s3 ----
 // constraints: K % 8 == 0, N % 8 == 0, 16-byte aligned pointers
-namespace proj_residual_gelu_tanh_f32_sm80_64x128x64_s3 {
+namespace fusegen_default_proj_residual_gelu_tanh_f32_sm80_64x128x64_s3 {
 
 // GEMM1 epilogue: residual+gelu_tanh
 struct Epilogue1 {
@@ -38,16 +38,16 @@ using Gemm1 = fusegen_sm80::Gemm<fusegen_sm80::DT_BF16, fusegen_sm80::DT_F32, 64
                                fusegen_sm80::NORM_NONE, fusegen_sm80::STRATEGY_NONE, Epilogue1>;
 static_assert(Gemm1::kSmemBytes == 79872, "the plan and the family agree on shared memory");
 
-}  // namespace proj_residual_gelu_tanh_f32_sm80_64x128x64_s3
+}  // namespace fusegen_default_proj_residual_gelu_tanh_f32_sm80_64x128x64_s3
 
 extern "C" __global__ void __launch_bounds__(128, 1) fusegen_default_proj_residual_gelu_tanh_f32_sm80_64x128x64_s3_gemm1(fusegen_sm80::Params p)
 {
-    proj_residual_gelu_tanh_f32_sm80_64x128x64_s3::Gemm1::run(p);
+    fusegen_default_proj_residual_gelu_tanh_f32_sm80_64x128x64_s3::Gemm1::run(p);
 }
 
 // ---- proj_residual_gelu_tanh_f32_sm80_64x128x64_s3_splitk ----
 // constraints: K % 8 == 0, N % 8 == 0, 16-byte aligned pointers
-namespace proj_residual_gelu_tanh_f32_sm80_64x128x64_s3_splitk {
+namespace fusegen_default_proj_residual_gelu_tanh_f32_sm80_64x128x64_s3_splitk {
 
 // GEMM1 epilogue: residual+gelu_tanh
 struct Epilogue1 {
@@ -81,16 +81,16 @@ static_assert(Gemm1::kSmemBytes == 79872, "the plan and the family agree on shar
 // Split K: the partial kernel's sums reduced row by row, with the epilogue above.
 using Reduce1 = fusegen_sm80::SplitKReduce<fusegen_sm80::DT_F32, fusegen_sm80::NORM_NONE, Epilogue1>;
 
-}  // namespace proj_residual_gelu_tanh_f32_sm80_64x128x64_s3_splitk
+}  // namespace fusegen_default_proj_residual_gelu_tanh_f32_sm80_64x128x64_s3_splitk
 
 extern "C" __global__ void __launch_bounds__(128, 1) fusegen_default_proj_residual_gelu_tanh_f32_sm80_64x128x64_s3_splitk_gemm1(fusegen_sm80::Params p)
 {
-    proj_residual_gelu_tanh_f32_sm80_64x128x64_s3_splitk::Gemm1::run(p);
+    fusegen_default_proj_residual_gelu_tanh_f32_sm80_64x128x64_s3_splitk::Gemm1::run(p);
 }
 
 extern "C" __global__ void __launch_bounds__(fusegen_sm80::SPLIT_K_REDUCE_THREADS, 1) fusegen_default_proj_residual_gelu_tanh_f32_sm80_64x128x64_s3_splitk_reduce1(fusegen_sm80::Params p)
 {
-    proj_residual_gelu_tanh_f32_sm80_64x128x64_s3_splitk::Reduce1::run(p);
+    fusegen_default_proj_residual_gelu_tanh_f32_sm80_64x128x64_s3_splitk::Reduce1::run(p);
 }
 
 #ifndef __CUDACC_RTC__
@@ -98,14 +98,14 @@ extern "C" __global__ void __launch_bounds__(fusegen_sm80::SPLIT_K_REDUCE_THREAD
 extern "C" cudaError_t fusegen_default_proj_residual_gelu_tanh_f32_sm80_64x128x64_s3_launch(const fusegen_problem *problem, const fusegen_args *args, void *workspace,
                                        cudaStream_t stream)
 {
-    return fusegen_sm80::launch_gemm<proj_residual_gelu_tanh_f32_sm80_64x128x64_s3::Gemm1>(fusegen_sm80::gemm1_params(problem, args), fusegen_default_proj_residual_gelu_tanh_f32_sm80_64x128x64_s3_gemm1,
+    return fusegen_sm80::launch_gemm<fusegen_default_proj_residual_gelu_tanh_f32_sm80_64x128x64_s3::Gemm1>(fusegen_sm80::gemm1_params(problem, args), fusegen_default_proj_residual_gelu_tanh_f32_sm80_64x128x64_s3_gemm1,
                                        nullptr, workspace, stream);
 }
 
 extern "C" cudaError_t fusegen_default_proj_residual_gelu_tanh_f32_sm80_64x128x64_s3_splitk_launch(const fusegen_problem *problem, const fusegen_args *args, void *workspace,
                                        cudaStream_t stream)
 {
-    return fusegen_sm80::launch_split_k<proj_residual_gelu_tanh_f32_sm80_64x128x64_s3_splitk::Gemm1, proj_residual_gelu_tanh_f32_sm80_64x128x64_s3_splitk::Reduce1>(fusegen_sm80::gemm1_params(problem, args),
+    return fusegen_sm80::launch_split_k<fusegen_default_proj_residual_gelu_tanh_f32_sm80_64x128x64_s3_splitk::Gemm1, fusegen_default_proj_residual_gelu_tanh_f32_sm80_64x128x64_s3_splitk::Reduce1>(fusegen_sm80::gemm1_params(problem, args),
                                        fusegen_default_proj_residual_gelu_tanh_f32_sm80_64x128x64_s3_splitk_gemm1, fusegen_default_proj_residual_gelu_tanh_f32_sm80_64x128x64_s3_splitk_reduce1, workspace, stream);
 }
 #endif  // __CUDACC_RTC__

@@ -6,7 +6,7 @@
 
 // ---- proj_scale_bias_gelu_sm80_128x128x32_s4 ----
 // constraints: K % 8 == 0, N % 8 == 0, 16-byte aligned pointers
-namespace proj_scale_bias_gelu_sm80_128x128x32_s4 {
+namespace fusegen_default_proj_scale_bias_gelu_sm80_128x128x32_s4 {
 
 // GEMM1 epilogue: scale+bias+gelu
 struct Epilogue1 {
@@ -39,11 +39,11 @@ using Gemm1 = fusegen_sm80::Gemm<fusegen_sm80::DT_F16, fusegen_sm80::DT_F16, 128
                                fusegen_sm80::NORM_NONE, fusegen_sm80::STRATEGY_NONE, Epilogue1>;
 static_assert(Gemm1::kSmemBytes == 81920, "the plan and the family agree on shared memory");
 
-}  // namespace proj_scale_bias_gelu_sm80_128x128x32_s4
+}  // namespace fusegen_default_proj_scale_bias_gelu_sm80_128x128x32_s4
 
 extern "C" __global__ void __launch_bounds__(256, 1) fusegen_default_proj_scale_bias_gelu_sm80_128x128x32_s4_gemm1(fusegen_sm80::Params p)
 {
-    proj_scale_bias_gelu_sm80_128x128x32_s4::Gemm1::run(p);
+    fusegen_default_proj_scale_bias_gelu_sm80_128x128x32_s4::Gemm1::run(p);
 }
 
 #ifndef __CUDACC_RTC__
@@ -51,7 +51,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) fusegen_default_proj_scale_
 extern "C" cudaError_t fusegen_default_proj_scale_bias_gelu_sm80_128x128x32_s4_launch(const fusegen_problem *problem, const fusegen_args *args, void *workspace,
                                        cudaStream_t stream)
 {
-    return fusegen_sm80::launch_gemm<proj_scale_bias_gelu_sm80_128x128x32_s4::Gemm1>(fusegen_sm80::gemm1_params(problem, args), fusegen_default_proj_scale_bias_gelu_sm80_128x128x32_s4_gemm1,
+    return fusegen_sm80::launch_gemm<fusegen_default_proj_scale_bias_gelu_sm80_128x128x32_s4::Gemm1>(fusegen_sm80::gemm1_params(problem, args), fusegen_default_proj_scale_bias_gelu_sm80_128x128x32_s4_gemm1,
                                        nullptr, workspace, stream);
 }
 #endif  // __CUDACC_RTC__

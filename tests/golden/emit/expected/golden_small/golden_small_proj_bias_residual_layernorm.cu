@@ -6,7 +6,7 @@
 
 // ---- proj_bias_residual_layernorm_sm80_64x128x32_s3_row ----
 // constraints: K % 8 == 0, N % 8 == 0, N <= 128, 16-byte aligned pointers
-namespace proj_bias_residual_layernorm_sm80_64x128x32_s3_row {
+namespace golden_small_proj_bias_residual_layernorm_sm80_64x128x32_s3_row {
 
 // GEMM1 epilogue: bias+residual+layernorm
 struct Epilogue1 {
@@ -38,16 +38,16 @@ using Gemm1 = fusegen_sm80::Gemm<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF16, 6
                                fusegen_sm80::NORM_LAYERNORM, fusegen_sm80::STRATEGY_ROW, Epilogue1>;
 static_assert(Gemm1::kSmemBytes == 46080, "the plan and the family agree on shared memory");
 
-}  // namespace proj_bias_residual_layernorm_sm80_64x128x32_s3_row
+}  // namespace golden_small_proj_bias_residual_layernorm_sm80_64x128x32_s3_row
 
 extern "C" __global__ void __launch_bounds__(128, 1) golden_small_proj_bias_residual_layernorm_sm80_64x128x32_s3_row_gemm1(fusegen_sm80::Params p)
 {
-    proj_bias_residual_layernorm_sm80_64x128x32_s3_row::Gemm1::run(p);
+    golden_small_proj_bias_residual_layernorm_sm80_64x128x32_s3_row::Gemm1::run(p);
 }
 
 // ---- proj_bias_residual_layernorm_sm80_64x128x32_s3_split ----
 // constraints: K % 8 == 0, N % 8 == 0, 16-byte aligned pointers
-namespace proj_bias_residual_layernorm_sm80_64x128x32_s3_split {
+namespace golden_small_proj_bias_residual_layernorm_sm80_64x128x32_s3_split {
 
 // GEMM1 epilogue: bias+residual+layernorm
 struct Epilogue1 {
@@ -79,21 +79,21 @@ using Gemm1 = fusegen_sm80::Gemm<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF16, 6
                                fusegen_sm80::NORM_LAYERNORM, fusegen_sm80::STRATEGY_SPLIT, Epilogue1>;
 static_assert(Gemm1::kSmemBytes == 46080, "the plan and the family agree on shared memory");
 
-}  // namespace proj_bias_residual_layernorm_sm80_64x128x32_s3_split
+}  // namespace golden_small_proj_bias_residual_layernorm_sm80_64x128x32_s3_split
 
 extern "C" __global__ void __launch_bounds__(128, 1) golden_small_proj_bias_residual_layernorm_sm80_64x128x32_s3_split_gemm1(fusegen_sm80::Params p)
 {
-    proj_bias_residual_layernorm_sm80_64x128x32_s3_split::Gemm1::run(p);
+    golden_small_proj_bias_residual_layernorm_sm80_64x128x32_s3_split::Gemm1::run(p);
 }
 
 extern "C" __global__ void __launch_bounds__(fusegen_sm80::NORMALIZE_THREADS) golden_small_proj_bias_residual_layernorm_sm80_64x128x32_s3_split_normalize1(fusegen_sm80::Params p)
 {
-    proj_bias_residual_layernorm_sm80_64x128x32_s3_split::Gemm1::normalize(p);
+    golden_small_proj_bias_residual_layernorm_sm80_64x128x32_s3_split::Gemm1::normalize(p);
 }
 
 // ---- proj_bias_residual_layernorm_sm80_64x128x32_s3_splitk ----
 // constraints: K % 8 == 0, N % 8 == 0, N <= 16384, 16-byte aligned pointers
-namespace proj_bias_residual_layernorm_sm80_64x128x32_s3_splitk {
+namespace golden_small_proj_bias_residual_layernorm_sm80_64x128x32_s3_splitk {
 
 // GEMM1 epilogue: bias+residual+layernorm
 struct Epilogue1 {
@@ -127,16 +127,16 @@ static_assert(Gemm1::kSmemBytes == 46080, "the plan and the family agree on shar
 // Split K: the partial kernel's sums reduced row by row, with the epilogue above.
 using Reduce1 = fusegen_sm80::SplitKReduce<fusegen_sm80::DT_BF16, fusegen_sm80::NORM_LAYERNORM, Epilogue1>;
 
-}  // namespace proj_bias_residual_layernorm_sm80_64x128x32_s3_splitk
+}  // namespace golden_small_proj_bias_residual_layernorm_sm80_64x128x32_s3_splitk
 
 extern "C" __global__ void __launch_bounds__(128, 1) golden_small_proj_bias_residual_layernorm_sm80_64x128x32_s3_splitk_gemm1(fusegen_sm80::Params p)
 {
-    proj_bias_residual_layernorm_sm80_64x128x32_s3_splitk::Gemm1::run(p);
+    golden_small_proj_bias_residual_layernorm_sm80_64x128x32_s3_splitk::Gemm1::run(p);
 }
 
 extern "C" __global__ void __launch_bounds__(fusegen_sm80::SPLIT_K_REDUCE_THREADS, 1) golden_small_proj_bias_residual_layernorm_sm80_64x128x32_s3_splitk_reduce1(fusegen_sm80::Params p)
 {
-    proj_bias_residual_layernorm_sm80_64x128x32_s3_splitk::Reduce1::run(p);
+    golden_small_proj_bias_residual_layernorm_sm80_64x128x32_s3_splitk::Reduce1::run(p);
 }
 
 #ifndef __CUDACC_RTC__
@@ -144,21 +144,21 @@ extern "C" __global__ void __launch_bounds__(fusegen_sm80::SPLIT_K_REDUCE_THREAD
 extern "C" cudaError_t golden_small_proj_bias_residual_layernorm_sm80_64x128x32_s3_row_launch(const fusegen_problem *problem, const fusegen_args *args, void *workspace,
                                        cudaStream_t stream)
 {
-    return fusegen_sm80::launch_gemm<proj_bias_residual_layernorm_sm80_64x128x32_s3_row::Gemm1>(fusegen_sm80::gemm1_params(problem, args), golden_small_proj_bias_residual_layernorm_sm80_64x128x32_s3_row_gemm1,
+    return fusegen_sm80::launch_gemm<golden_small_proj_bias_residual_layernorm_sm80_64x128x32_s3_row::Gemm1>(fusegen_sm80::gemm1_params(problem, args), golden_small_proj_bias_residual_layernorm_sm80_64x128x32_s3_row_gemm1,
                                        nullptr, workspace, stream);
 }
 
 extern "C" cudaError_t golden_small_proj_bias_residual_layernorm_sm80_64x128x32_s3_split_launch(const fusegen_problem *problem, const fusegen_args *args, void *workspace,
                                        cudaStream_t stream)
 {
-    return fusegen_sm80::launch_gemm<proj_bias_residual_layernorm_sm80_64x128x32_s3_split::Gemm1>(fusegen_sm80::gemm1_params(problem, args), golden_small_proj_bias_residual_layernorm_sm80_64x128x32_s3_split_gemm1,
+    return fusegen_sm80::launch_gemm<golden_small_proj_bias_residual_layernorm_sm80_64x128x32_s3_split::Gemm1>(fusegen_sm80::gemm1_params(problem, args), golden_small_proj_bias_residual_layernorm_sm80_64x128x32_s3_split_gemm1,
                                        golden_small_proj_bias_residual_layernorm_sm80_64x128x32_s3_split_normalize1, workspace, stream);
 }
 
 extern "C" cudaError_t golden_small_proj_bias_residual_layernorm_sm80_64x128x32_s3_splitk_launch(const fusegen_problem *problem, const fusegen_args *args, void *workspace,
                                        cudaStream_t stream)
 {
-    return fusegen_sm80::launch_split_k<proj_bias_residual_layernorm_sm80_64x128x32_s3_splitk::Gemm1, proj_bias_residual_layernorm_sm80_64x128x32_s3_splitk::Reduce1>(fusegen_sm80::gemm1_params(problem, args),
+    return fusegen_sm80::launch_split_k<golden_small_proj_bias_residual_layernorm_sm80_64x128x32_s3_splitk::Gemm1, golden_small_proj_bias_residual_layernorm_sm80_64x128x32_s3_splitk::Reduce1>(fusegen_sm80::gemm1_params(problem, args),
                                        golden_small_proj_bias_residual_layernorm_sm80_64x128x32_s3_splitk_gemm1, golden_small_proj_bias_residual_layernorm_sm80_64x128x32_s3_splitk_reduce1, workspace, stream);
 }
 #endif  // __CUDACC_RTC__

@@ -1,0 +1,151 @@
+/* test_plan.c - the planner's decisions (generator/plan.c), on specs parsed and checked as the
+ * CLI does: which variants exist for which tiles and archs, their names, strategies, split-K
+ * forms, max_n and the Hopper epilogue staging. */
+#include "front_test.h"
+#include "plan.h"
+
+/* Plans json (which must parse and check); the plan's memory lives in *arena. Returns 0, or -1
+ * after printing the diagnostics. */
+static int plan_of(const char *json, fg_arena *arena, fg_spec *spec, fg_plan *plan)
+{
+    ft_result r;
+    ft_run_n(json, (size_t)-1, &r, arena, spec);
+    if (r.parse_rc != 0 || r.check_errors != 0) {
+        fprintf(stderr, "spec did not check:\n%s", r.text);
+        return -1;
+    }
+    FILE *f = tmpfile();
+    fg_diag d;
+    fg_diag_init(&d, f ? f : stderr);
+    fg_diag_set_source(&d, "t.json", json, strlen(json));
+    int rc = fg_plan_build(arena, spec, plan, &d);
+    fg_diag_finish(&d);
+    if (f) fclose(f);
+    return rc;
+}
+
+static const fg_plan_kernel *find(const fg_plan *p, const char *name)
+{
+    for (size_t i = 0; i < p->n_kernels; ++i)
+        if (strcmp(p->kernels[i].name, name) == 0) return &p->kernels[i];
+    return NULL;
+}
+
+static size_t count_split_k(const fg_plan *p)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < p->n_kernels; ++i) n += p->kernels[i].split_k;
+    return n;
+}
+
+/* A norm with strategy auto on both families: row, cluster (Hopper) and split variants per
+ * tile; the portable 64-row tile also gets its split-K form, with the norm's row limit. */
+static void test_norm_auto(void)
+{
+    fg_arena a;
+    fg_arena_init(&a);
+    fg_spec s;
+    fg_plan p;
+    const char *json =
+        "{\"library\": \"l\", \"kernels\": [{\"name\": \"k\", \"arch\": [\"sm_90a\", \"sm_80\"], \"a\": \"bf16\", "
+        "\"b\": \"bf16\", \"out\": \"bf16\", \"tiles\": [{\"m\": 128, \"n\": 128, \"k\": 64, \"stages\": 4}, "
+        "{\"m\": 64, \"n\": 128, \"k\": 64, \"stages\": 4}], \"epilogue\": [{\"op\": \"bias\"}, "
+        "{\"op\": \"layernorm\"}]}]}";
+    CHECK(plan_of(json, &a, &s, &p) == 0);
+    const fg_plan_kernel *row = find(&p, "k_sm90a_128x128x64_s4_row");
+    const fg_plan_kernel *cluster = find(&p, "k_sm90a_128x128x64_s4_cluster");
+    const fg_plan_kernel *split = find(&p, "k_sm80_128x128x64_s4_split");
+    const fg_plan_kernel *sk = find(&p, "k_sm80_64x128x64_s4_splitk");
+    CHECK(row && row->family == FG_FAMILY_SM90 && row->max_n == 128 && !row->split_k);
+    CHECK(cluster && cluster->g1.cluster_ranks == 16 && cluster->max_n == 16 * 128);
+    CHECK(split && split->family == FG_FAMILY_SM80 && split->max_n == 0 && split->g1.strategy == FG_STRATEGY_SPLIT);
+    CHECK(sk && sk->split_k && sk->family == FG_FAMILY_SM80 && sk->max_n == 16384 && sk->g1.norm == FG_NORM_LAYERNORM);
+    /* no split-K form of a 128-row tile, nor of a Hopper one */
+    CHECK(!find(&p, "k_sm80_128x128x64_s4_splitk") && !find(&p, "k_sm90a_64x128x64_s4_splitk"));
+    CHECK(count_split_k(&p) == 1);
+    /* no cluster variant in the portable family */
+    CHECK(!find(&p, "k_sm80_128x128x64_s4_cluster"));
+    fg_arena_free(&a);
+}
+
+/* A norm that names its strategy gets that one only, and no split-K form (its reduce would
+ * not be the strategy asked for); a chain gets none either. */
+static void test_no_split_k(void)
+{
+    fg_arena a;
+    fg_arena_init(&a);
+    fg_spec s;
+    fg_plan p;
+    const char *forced =
+        "{\"library\": \"l\", \"kernels\": [{\"name\": \"k\", \"arch\": [\"sm_80\"], \"a\": \"bf16\", \"b\": "
+        "\"bf16\", \"out\": \"bf16\", \"tiles\": [{\"m\": 64, \"n\": 128, \"k\": 64, \"stages\": 4}], "
+        "\"epilogue\": [{\"op\": \"layernorm\", \"strategy\": \"split\"}]}]}";
+    CHECK(plan_of(forced, &a, &s, &p) == 0);
+    CHECK(p.n_kernels == 1 && find(&p, "k_sm80_64x128x64_s4_split") && count_split_k(&p) == 0);
+    fg_arena_free(&a);
+
+    fg_arena_init(&a);
+    const char *chain =
+        "{\"library\": \"l\", \"kernels\": [{\"name\": \"c\", \"arch\": [\"sm_80\"], \"a\": \"bf16\", \"b\": "
+        "\"bf16\", \"out\": \"bf16\", \"tiles\": [{\"m\": 64, \"n\": 128, \"k\": 64, \"stages\": 4}], "
+        "\"epilogue\": [{\"op\": \"layernorm\"}], \"then\": {\"epilogue\": [{\"op\": \"relu\"}]}}]}";
+    CHECK(plan_of(chain, &a, &s, &p) == 0);
+    CHECK(p.n_kernels > 0 && count_split_k(&p) == 0);
+    fg_arena_free(&a);
+}
+
+/* A kernel without a norm: one variant per tile and family, plus the 64-row split-K form, even
+ * for a kernel that lists sm_90a alone (the Hopper family has no split K). */
+static void test_plain(void)
+{
+    fg_arena a;
+    fg_arena_init(&a);
+    fg_spec s;
+    fg_plan p;
+    const char *json =
+        "{\"library\": \"l\", \"kernels\": [{\"name\": \"g\", \"arch\": [\"sm_90a\"], \"a\": \"bf16\", \"b\": "
+        "\"bf16\", \"out\": \"bf16\", \"tiles\": [{\"m\": 128, \"n\": 256, \"k\": 64, \"stages\": 3}, "
+        "{\"m\": 64, \"n\": 128, \"k\": 64, \"stages\": 4}], \"epilogue\": []}]}";
+    CHECK(plan_of(json, &a, &s, &p) == 0);
+    const fg_plan_kernel *big = find(&p, "g_sm90a_128x256x64_s3");
+    const fg_plan_kernel *sk = find(&p, "g_sm80_64x128x64_s4_splitk");
+    CHECK(big && big->g1.norm == FG_NORM_NONE && big->max_n == 0 && big->arch_specific);
+    CHECK(sk && sk->split_k && sk->max_n == 0 && !sk->arch_specific);
+    /* sm_90a alone: no portable variant but the split-K form */
+    CHECK(!find(&p, "g_sm80_128x256x64_s3") && !find(&p, "g_sm80_64x128x64_s4"));
+    CHECK(count_split_k(&p) == 1);
+    fg_arena_free(&a);
+}
+
+/* Hopper staging: a split variant with f16 out and a bias before its norm stages nothing
+ * without the tile buffer (the template's "staging needs the tile buffer"); bf16 out stages
+ * the tile, the residual and the bias. */
+static void test_staging(void)
+{
+    fg_arena a;
+    fg_arena_init(&a);
+    fg_spec s;
+    fg_plan p;
+    const char *json =
+        "{\"library\": \"l\", \"kernels\": [{\"name\": \"h\", \"arch\": [\"sm_90a\"], \"a\": \"f16\", \"b\": "
+        "\"f16\", \"out\": \"f16\", \"tiles\": [{\"m\": 128, \"n\": 128, \"k\": 64, \"stages\": 4}], "
+        "\"epilogue\": [{\"op\": \"bias\"}, {\"op\": \"layernorm\", \"strategy\": \"split\"}]}, "
+        "{\"name\": \"r\", \"arch\": [\"sm_90a\"], \"a\": \"bf16\", \"b\": \"bf16\", \"out\": \"bf16\", "
+        "\"tiles\": [{\"m\": 128, \"n\": 128, \"k\": 64, \"stages\": 4}], \"epilogue\": [{\"op\": \"bias\"}, "
+        "{\"op\": \"residual\"}, {\"op\": \"layernorm\", \"strategy\": \"split\"}]}]}";
+    CHECK(plan_of(json, &a, &s, &p) == 0);
+    const fg_plan_kernel *h = find(&p, "h_sm90a_128x128x64_s4_split");
+    const fg_plan_kernel *r = find(&p, "r_sm90a_128x128x64_s4_split");
+    CHECK(h && !h->g1.stage_tile && !h->g1.stage_bias);
+    CHECK(r && r->g1.stage_tile && r->g1.stage_residual && r->g1.stage_bias && r->g1.stage_out);
+    fg_arena_free(&a);
+}
+
+int main(void)
+{
+    test_norm_auto();
+    test_no_split_k();
+    test_plain();
+    test_staging();
+    return ft_report();
+}

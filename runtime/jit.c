@@ -1214,10 +1214,8 @@ static CUresult jit__launch_dependent(CUfunction f, unsigned gx, unsigned gy, in
 static int jit__launch_split_k(const fg_launch_gemm *rec, jit__params g, CUfunction partial, CUfunction reduce,
                                const char *name, void *workspace, CUstream stream, char *why, size_t len)
 {
-    int device = 0, sms = 0, major = 0;
-    if (cudaGetDevice(&device) != cudaSuccess ||
-        cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) != cudaSuccess || sms <= 0 ||
-        cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) != cudaSuccess) {
+    int sm = 0, sms = 0;
+    if (fusegen__device_info(&sm, &sms) != cudaSuccess) {
         snprintf(why, len, "%s: cannot read the device's multiprocessor count", name);
         return 1;
     }
@@ -1236,7 +1234,7 @@ static int jit__launch_split_k(const fg_launch_gemm *rec, jit__params g, CUfunct
         r = jit__cu.func_set_attribute(reduce, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, row_bytes);
         if (r != CUDA_SUCCESS) return jit__cu_fail(r, why, len, "the reduce kernel of %s: shared memory", name);
     }
-    if (major >= 9)   /* a programmatic dependent launch: the reduce waits for the sums itself */
+    if (sm >= 90)   /* a programmatic dependent launch: the reduce waits for the sums itself */
         r = jit__launch_dependent(reduce, (unsigned)g.m, 1, FG_LAUNCH_SPLIT_K_REDUCE_THREADS, row_bytes, stream, params);
     else
         r = jit__cu.launch_kernel(reduce, (unsigned)g.m, 1, 1, FG_LAUNCH_SPLIT_K_REDUCE_THREADS, 1, 1,
@@ -1268,9 +1266,8 @@ static int jit__launch_gemm(const fg_launch_gemm *rec, jit__params g, CUfunction
         void *params[4] = {&g, &map_a, &map_b, &maps};
         if (rec->persistent) {
             /* one CTA per SM (each takes an SM's shared memory), never more than the tiles */
-            int device = 0, sms = 0;
-            if (cudaGetDevice(&device) != cudaSuccess ||
-                cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) != cudaSuccess || sms <= 0) {
+            int sm = 0, sms = 0;
+            if (fusegen__device_info(&sm, &sms) != cudaSuccess) {
                 snprintf(why, len, "%s: cannot read the device's multiprocessor count", name);
                 return 1;
             }

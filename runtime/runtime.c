@@ -290,7 +290,7 @@ typedef struct fg__arch {
  * cost one cudaGetDevice. A cache slot packs both: sm x 65536 + SMs (0: not read yet). */
 static _Atomic int fg__device_cache[FG__MAX_DEVICES];
 
-static cudaError_t fg__device_info(int *sm, int *sms)
+cudaError_t fusegen__device_info(int *sm, int *sms)
 {
     int dev = 0, major = 0, minor = 0, count = 0, cached;
     cudaError_t e = cudaGetDevice(&dev);
@@ -323,13 +323,13 @@ static cudaError_t fg__device_info(int *sm, int *sms)
 static cudaError_t fg__device_sm(int *sm)
 {
     int sms;
-    return fg__device_info(sm, &sms);
+    return fusegen__device_info(sm, &sms);
 }
 
 static cudaError_t fg__device_sms(int *sms)
 {
     int sm;
-    return fg__device_info(&sm, sms);
+    return fusegen__device_info(&sm, sms);
 }
 
 /* The current device's SM count, 0 when it cannot be read. */

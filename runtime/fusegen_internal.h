@@ -14,8 +14,5 @@ fusegen_status fusegen__detail_set(fusegen_status st, const char *fmt, ...);
 /* The problem's own checks (what no kernel can run, whatever the library): FUSEGEN_OK, or
  * FUSEGEN_ERR_INVALID_ARGUMENT with the reason in the detail. No CUDA call. */
 fusegen_status fusegen__check_problem(const fusegen_problem *p);
-/* The current device's compute capability x10 and multiprocessor count, read once per device
- * (runtime.c's cache; the JIT's launchers use it too). */
-cudaError_t fusegen__device_info(int *sm, int *sms);
 
 #endif

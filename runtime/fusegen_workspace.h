@@ -12,6 +12,21 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <cuda_runtime_api.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The current device's compute capability x10 and multiprocessor count, read once per device
+ * (the runtime's cache): the runtime's workspace size and dispatch and the launchers of split-K
+ * variants (generated and JIT) all take the SM count from here, so they agree on the slices. */
+cudaError_t fusegen__device_info(int *sm, int *sms);
+
+#ifdef __cplusplus
+}
+#endif
+
 typedef struct fusegen_ws_layout {
     size_t prenorm, stats, hidden, partials;   /* byte offsets (meaningful when the part exists) */
     size_t total;                    /* bytes needed; 0 when the kernel needs none */

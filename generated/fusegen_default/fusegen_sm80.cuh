@@ -1625,33 +1625,6 @@ cudaError_t launch_gemm(Params g, Kernel gemm, void (*norm)(Params), void *works
     return err != cudaSuccess ? err : cudaGetLastError();
 }
 
-// The device's multiprocessor count and compute capability x10, read once per device.
-struct DeviceShape {
-    int sms, sm;
-};
-inline cudaError_t device_shape(DeviceShape *out)
-{
-    enum { kMaxDevices = 64 };
-    static DeviceShape cache[kMaxDevices];   // zero until read; a device's shape never changes
-    int dev = 0;
-    cudaError_t err = cudaGetDevice(&dev);
-    if (err != cudaSuccess) return err;
-    if (dev >= 0 && dev < kMaxDevices && cache[dev].sms > 0) {
-        *out = cache[dev];
-        return cudaSuccess;
-    }
-    DeviceShape d = {0, 0};
-    int major = 0, minor = 0;
-    if ((err = cudaDeviceGetAttribute(&d.sms, cudaDevAttrMultiProcessorCount, dev)) != cudaSuccess ||
-        (err = cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev)) != cudaSuccess ||
-        (err = cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev)) != cudaSuccess)
-        return err;
-    d.sm = major * 10 + minor;
-    if (dev >= 0 && dev < kMaxDevices) cache[dev] = d;
-    *out = d;
-    return cudaSuccess;
-}
-
 // A split-K variant: the partial kernel (grid x: N tiles, y: M tiles, z: K slices) writes f32
 // sums into the workspace, then the reduce kernel (a CTA per row) applies the epilogue. The
 // slice count comes from fusegen_k_slices, as the runtime's workspace size does.
@@ -1659,10 +1632,10 @@ template <class G, class R>
 cudaError_t launch_split_k(Params g, void (*partial)(Params), void (*reduce)(Params), void *workspace,
                            cudaStream_t stream)
 {
-    DeviceShape dev;
-    cudaError_t err = device_shape(&dev);
+    int sm = 0, sms = 0;   // the runtime's cache, so its workspace size and this agree
+    cudaError_t err = fusegen__device_info(&sm, &sms);
     if (err != cudaSuccess) return err;
-    const int slices = fusegen_k_slices(g.m, g.n, g.k, G::kTileM, G::kTileN, G::kTileK, dev.sms);
+    const int slices = fusegen_k_slices(g.m, g.n, g.k, G::kTileM, G::kTileN, G::kTileK, sms);
     fusegen_ws_layout l = fusegen_ws_layout_for_split_k(slices, g.m, g.n);
     g.partials = reinterpret_cast<float *>(static_cast<char *>(workspace) + l.partials);
     g.k_slices = slices;
@@ -1683,7 +1656,7 @@ cudaError_t launch_split_k(Params g, void (*partial)(Params), void (*reduce)(Par
     // sm_90 and later: a programmatic dependent launch (the reduce waits for the sums itself)
     cudaLaunchAttribute dependent = programmatic_dependent();
     config.attrs = &dependent;
-    config.numAttrs = dev.sm >= 90 ? 1 : 0;
+    config.numAttrs = sm >= 90 ? 1 : 0;
     err = cudaLaunchKernelEx(&config, reduce, g);
     return err != cudaSuccess ? err : cudaGetLastError();
 }

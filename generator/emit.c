@@ -223,6 +223,13 @@ static const char *emit__gemm_type(emit_ctx *c, fg_family family, int index, con
                                    bool split_k)
 {
     const char *dt_ab = emit__dt_device(k->a), *dt_out = emit__dt_device(k->out);
+    if (split_k && family == FG_FAMILY_SM90)   /* the partial kernel: raw f32 sums of its K slices */
+        return fg_arena_printf(c->arena,
+                               "fusegen_sm90::GemmSm90<fusegen_sm80::%s, fusegen_sm80::DT_F32, %ld, %ld, %ld, %s,\n"
+                               "                                       fusegen_sm80::NORM_NONE, fusegen_sm80::STRATEGY_NONE, "
+                               "fusegen_sm80::NoOps, Staging%d, %s, /* split K */ true>",
+                               dt_ab, g->bm, g->bn, g->stages, g->pingpong ? "true" : "false", index,
+                               g->b_layout == FG_LAYOUT_KN ? "/* B [K, N] */ true" : "false");
     if (split_k)   /* the partial kernel: raw f32 sums of its K slice, the epilogue left to the reduce */
         return fg_arena_printf(c->arena,
                                "fusegen_sm80::Gemm<fusegen_sm80::%s, fusegen_sm80::DT_F32, %ld, %ld, %ld, %ld, %d, %d, %s,\n"

@@ -20,10 +20,11 @@
  * exchange slots for 16 cost 8 KB more than for 8 (128-row tiles); every cooperative 128-row
  * tile keeps at 16 the staging it would have at 8. */
 #define FG_PLAN_MAX_CLUSTER 16
-/* Split-K variants are planned for the portable family's tiles of this many rows: a problem
- * with few rows (decode) is the one whose tiles cannot fill the device, and a narrow tile wastes
- * the least of a partial sum's rows. */
+/* Split-K variants are planned for tiles of this many rows (either family; Hopper tiles of n up
+ * to 256): a problem with few rows (decode) is the one whose tiles cannot fill the device, and a
+ * narrow tile wastes the least of a partial sum's rows. */
 #define PLAN_SPLIT_K_TILE_M 64
+#define PLAN_SPLIT_K_SM90_MAX_N 256
 /* The split-K reduce kernel keeps a row's f32 values in shared memory for the norm: at most
  * this many columns (64 KB, within every arch's limit for one block). */
 #define PLAN_SPLIT_K_MAX_NORM_N 16384
@@ -99,6 +100,16 @@ static void plan__sm90_staging(fg_plan_gemm *pg, const fg_tile *t, fg_dtype out,
         base += staged;
     }
     pg->smem_bytes = base;
+}
+
+/* A Hopper split-K partial kernel writes raw f32 sums from its registers: nothing is staged (the
+ * reduce kernel runs the epilogue), so its shared memory is the stages and the row scratch. */
+static void plan__sm90_partial(fg_plan_gemm *pg, const fg_tile *t)
+{
+    pg->stage_tile = pg->stage_residual = pg->stage_bias = pg->stage_out = false;
+    pg->staged_store_slot = -1;
+    pg->cluster_ranks = 0;
+    pg->smem_bytes = fg_arch_sm90_smem_bytes(t->m, t->n, t->stages, pg->pingpong, 0, 0);
 }
 
 /* Fills the parts of a planned GEMM that depend on the tile and on where the norm is. */
@@ -295,6 +306,7 @@ static int plan__add(fg_arena *a, fg_plan *plan, size_t cap, fg_family family, c
                                                   : 0;
     pk->split_k = split_k;
     if (split_k && pk->g1.norm != FG_NORM_NONE) pk->max_n = PLAN_SPLIT_K_MAX_NORM_N;
+    if (split_k && family == FG_FAMILY_SM90) plan__sm90_partial(&pk->g1, t1);
     pk->priority = plan__priority(family, strategy, t1, &pk->g1);
 
     const char *suffix = split_k                           ? "_splitk"
@@ -496,15 +508,16 @@ int fg_plan_build(fg_arena *arena, const fg_spec *spec, fg_plan *out, fg_diag *d
                         if (k->has_then && k->then.n_tiles) t2_used[u] = true;
                         portable_used |= family == FG_FAMILY_SM80;
                     }
-                    /* the split-K form of a narrow portable tile (single GEMMs): its reduce kernel
-                     * sees whole rows, so any epilogue runs there; the norm's strategy is moot */
-                    if (family == FG_FAMILY_SM80 && !k->has_then && t1->m == PLAN_SPLIT_K_TILE_M &&
-                        (!norm || norm->strategy == FG_STRATEGY_AUTO)) {
+                    /* the split-K form of a narrow tile (single GEMMs): its reduce kernel sees
+                     * whole rows, so any epilogue runs there; the norm's strategy is moot */
+                    const bool sm90_split_k = sm90 && t1->n <= PLAN_SPLIT_K_SM90_MAX_N;
+                    if (!k->has_then && t1->m == PLAN_SPLIT_K_TILE_M && (!norm || norm->strategy == FG_STRATEGY_AUTO) &&
+                        (family == FG_FAMILY_SM90 ? sm90_split_k : portable_archs || !sm90_split_k)) {
                         if (plan__add(arena, out, cap, family, k, t1, t2, FG_STRATEGY_AUTO, true, sig1, sig2, d))
                             return -1;
                         plan__spills(k, &out->kernels[out->n_kernels - 1], t1, d);
                         t1_used[t] = true;
-                        portable_used = true;
+                        portable_used |= family == FG_FAMILY_SM80;
                     }
                 }
             }

@@ -1209,41 +1209,9 @@ static CUresult jit__launch_dependent(CUfunction f, unsigned gx, unsigned gy, in
     return jit__cu.launch_kernel_ex(&config, f, params, NULL);
 }
 
-/* A split-K variant (portable family): the partial kernel on a grid of N tiles x M tiles x
- * slices, then the reduce kernel, a block per row, as fusegen_sm80::launch_split_k does. */
-static int jit__launch_split_k(const fg_launch_gemm *rec, jit__params g, CUfunction partial, CUfunction reduce,
-                               const char *name, void *workspace, CUstream stream, char *why, size_t len)
-{
-    int sm = 0, sms = 0;
-    if (fusegen__device_info(&sm, &sms) != cudaSuccess) {
-        snprintf(why, len, "%s: cannot read the device's multiprocessor count", name);
-        return 1;
-    }
-    g.k_slices = fusegen_k_slices(g.m, g.n, g.k, rec->tile_m, rec->tile_n, rec->tile_k, sms);
-    g.partials = (float *)((char *)workspace + fusegen_ws_layout_for_split_k(g.k_slices, g.m, g.n).partials);
-    const unsigned gx = (unsigned)((g.n + rec->tile_n - 1) / rec->tile_n);
-    const unsigned gy = (unsigned)((g.m + rec->tile_m - 1) / rec->tile_m);
-    void *params[1] = {&g};
-    CUresult r = jit__cu.launch_kernel(partial, gx, gy, (unsigned)g.k_slices, (unsigned)rec->threads, 1, 1,
-                                       (unsigned)rec->smem_bytes, stream, params, NULL);
-    if (r != CUDA_SUCCESS)
-        return jit__cu_fail(r, why, len, "%s (grid %ux%ux%d, %d threads, %d bytes of shared memory)", name, gx, gy,
-                            g.k_slices, rec->threads, rec->smem_bytes);
-    const int row_bytes = rec->split_k_row_smem ? g.n * 4 : 0;
-    if (row_bytes > 48 * 1024) {
-        r = jit__cu.func_set_attribute(reduce, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, row_bytes);
-        if (r != CUDA_SUCCESS) return jit__cu_fail(r, why, len, "the reduce kernel of %s: shared memory", name);
-    }
-    if (sm >= 90)   /* a programmatic dependent launch: the reduce waits for the sums itself */
-        r = jit__launch_dependent(reduce, (unsigned)g.m, 1, FG_LAUNCH_SPLIT_K_REDUCE_THREADS, row_bytes, stream, params);
-    else
-        r = jit__cu.launch_kernel(reduce, (unsigned)g.m, 1, 1, FG_LAUNCH_SPLIT_K_REDUCE_THREADS, 1, 1,
-                                  (unsigned)row_bytes, stream, params, NULL);
-    return r == CUDA_SUCCESS ? 0 : jit__cu_fail(r, why, len, "the reduce kernel of %s", name);
-}
-
-/* One GEMM (and its normalize kernel for the split strategy) on stream. */
-static int jit__launch_gemm(const fg_launch_gemm *rec, jit__params g, CUfunction gemm, CUfunction norm,
+/* One GEMM (and its normalize kernel for the split strategy) on stream; slices > 1: a split-K
+ * partial kernel, whose work units are its tiles times the slices. */
+static int jit__launch_gemm(const fg_launch_gemm *rec, jit__params g, unsigned slices, CUfunction gemm, CUfunction norm,
                             const char *name, void *workspace, CUstream stream, char *why, size_t len)
 {
     CUresult r;
@@ -1271,7 +1239,7 @@ static int jit__launch_gemm(const fg_launch_gemm *rec, jit__params g, CUfunction
                 snprintf(why, len, "%s: cannot read the device's multiprocessor count", name);
                 return 1;
             }
-            const unsigned long long tiles = (unsigned long long)gx * gy;
+            const unsigned long long tiles = (unsigned long long)gx * gy * slices;
             const unsigned grid = (unsigned)(tiles < (unsigned long long)sms ? tiles : (unsigned long long)sms);
             r = jit__launch_dependent(gemm, grid, 1, rec->threads, rec->smem_bytes, stream, params);
         } else if (!rec->cluster) {
@@ -1304,12 +1272,12 @@ static int jit__launch_gemm(const fg_launch_gemm *rec, jit__params g, CUfunction
         }
     } else {
         void *params[1] = {&g};
-        r = jit__cu.launch_kernel(gemm, gx, gy, 1, (unsigned)rec->threads, 1, 1, (unsigned)rec->smem_bytes, stream,
-                                  params, NULL);
+        r = jit__cu.launch_kernel(gemm, gx, gy, slices, (unsigned)rec->threads, 1, 1, (unsigned)rec->smem_bytes,
+                                  stream, params, NULL);
     }
     if (r != CUDA_SUCCESS)
-        return jit__cu_fail(r, why, len, "%s (grid %ux%u, %d threads, %d bytes of shared memory)", name, gx, gy,
-                            rec->threads, rec->smem_bytes);
+        return jit__cu_fail(r, why, len, "%s (grid %ux%ux%u, %d threads, %d bytes of shared memory)", name, gx, gy,
+                            slices, rec->threads, rec->smem_bytes);
     if (!rec->split) return 0;
     const int rows_per_block = FG_LAUNCH_NORMALIZE_THREADS / 32;
     const unsigned blocks = (unsigned)((g.m + rows_per_block - 1) / rows_per_block);
@@ -1321,6 +1289,35 @@ static int jit__launch_gemm(const fg_launch_gemm *rec, jit__params g, CUfunction
         r = jit__launch_dependent(norm, blocks, 1, FG_LAUNCH_NORMALIZE_THREADS, 0, stream, params);
     }
     return r == CUDA_SUCCESS ? 0 : jit__cu_fail(r, why, len, "the normalize kernel of %s", name);
+}
+
+/* A split-K variant: the partial kernel (portable: a grid of N tiles x M tiles x slices; Hopper:
+ * its persistent grid walks those units), then the reduce kernel, a block per row, as
+ * fusegen_sm80::launch_split_k does. */
+static int jit__launch_split_k(const fg_launch_gemm *rec, jit__params g, CUfunction partial, CUfunction reduce,
+                               const char *name, void *workspace, CUstream stream, char *why, size_t len)
+{
+    int sm = 0, sms = 0;
+    if (fusegen__device_info(&sm, &sms) != cudaSuccess) {
+        snprintf(why, len, "%s: cannot read the device's multiprocessor count", name);
+        return 1;
+    }
+    g.k_slices = fusegen_k_slices(g.m, g.n, g.k, rec->tile_m, rec->tile_n, rec->tile_k, sms);
+    g.partials = (float *)((char *)workspace + fusegen_ws_layout_for_split_k(g.k_slices, g.m, g.n).partials);
+    if (jit__launch_gemm(rec, g, (unsigned)g.k_slices, partial, NULL, name, workspace, stream, why, len) != 0) return 1;
+    void *params[1] = {&g};
+    CUresult r;
+    const int row_bytes = rec->split_k_row_smem ? g.n * 4 : 0;
+    if (row_bytes > 48 * 1024) {
+        r = jit__cu.func_set_attribute(reduce, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, row_bytes);
+        if (r != CUDA_SUCCESS) return jit__cu_fail(r, why, len, "the reduce kernel of %s: shared memory", name);
+    }
+    if (sm >= 90)   /* a programmatic dependent launch: the reduce waits for the sums itself */
+        r = jit__launch_dependent(reduce, (unsigned)g.m, 1, FG_LAUNCH_SPLIT_K_REDUCE_THREADS, row_bytes, stream, params);
+    else
+        r = jit__cu.launch_kernel(reduce, (unsigned)g.m, 1, 1, FG_LAUNCH_SPLIT_K_REDUCE_THREADS, 1, 1,
+                                  (unsigned)row_bytes, stream, params, NULL);
+    return r == CUDA_SUCCESS ? 0 : jit__cu_fail(r, why, len, "the reduce kernel of %s", name);
 }
 
 static int jit__launch(const fusegen_kernel *k, const fusegen_problem *p, const fusegen_args *args, void *workspace,
@@ -1339,7 +1336,7 @@ static int jit__launch(const fusegen_kernel *k, const fusegen_problem *p, const 
         return jit__launch_split_k(&v->g1, jit__gemm1_params(p, args), fn[0], fn[1], v->sym[0], workspace, s, why,
                                    why_len);
     if (!v->chain)
-        return jit__launch_gemm(&v->g1, jit__gemm1_params(p, args), fn[0], fn[1], v->sym[0], workspace, s, why,
+        return jit__launch_gemm(&v->g1, jit__gemm1_params(p, args), 1, fn[0], fn[1], v->sym[0], workspace, s, why,
                                 why_len);
 
     /* a chain: GEMM1 (with its norm) into the workspace's hidden part, in the out dtype; GEMM2
@@ -1349,7 +1346,7 @@ static int jit__launch(const fusegen_kernel *k, const fusegen_problem *p, const 
     jit__params g1 = jit__gemm1_params(p, args);
     g1.out = hidden;
     g1.ldo = p->n;
-    if (jit__launch_gemm(&v->g1, g1, fn[0], fn[1], v->sym[0], workspace, s, why, why_len) != 0) return 1;
+    if (jit__launch_gemm(&v->g1, g1, 1, fn[0], fn[1], v->sym[0], workspace, s, why, why_len) != 0) return 1;
 
     jit__params g2;
     memset(&g2, 0, sizeof g2);
@@ -1369,7 +1366,7 @@ static int jit__launch(const fusegen_kernel *k, const fusegen_problem *p, const 
         g2.store[i] = args->store2[i];
         g2.ld_store[i] = p->n2;
     }
-    return jit__launch_gemm(&v->g2, g2, fn[2], NULL, v->sym[2], NULL, s, why, why_len);
+    return jit__launch_gemm(&v->g2, g2, 1, fn[2], NULL, v->sym[2], NULL, s, why, why_len);
 }
 
 /* ---- destroy and the fallback -------------------------------------------------------------------- */

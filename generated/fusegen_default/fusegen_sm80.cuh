@@ -1625,12 +1625,12 @@ cudaError_t launch_gemm(Params g, Kernel gemm, void (*norm)(Params), void *works
     return err != cudaSuccess ? err : cudaGetLastError();
 }
 
-// A split-K variant: the partial kernel (grid x: N tiles, y: M tiles, z: K slices) writes f32
-// sums into the workspace, then the reduce kernel (a CTA per row) applies the epilogue. The
-// slice count comes from fusegen_k_slices, as the runtime's workspace size does.
-template <class G, class R>
-cudaError_t launch_split_k(Params g, void (*partial)(Params), void (*reduce)(Params), void *workspace,
-                           cudaStream_t stream)
+// A split-K variant: the partial kernel (grid x: N tiles, y: M tiles, z: K slices; a Hopper
+// partial kernel walks those units on its persistent grid) writes f32 sums into the workspace,
+// then the reduce kernel (a CTA per row) applies the epilogue. The slice count comes from
+// fusegen_k_slices, as the runtime's workspace size does.
+template <class G, class R, class Kernel>
+cudaError_t launch_split_k(Params g, Kernel partial, void (*reduce)(Params), void *workspace, cudaStream_t stream)
 {
     int sm = 0, sms = 0;   // the runtime's cache, so its workspace size and this agree
     cudaError_t err = fusegen__device_info(&sm, &sms);
@@ -1642,8 +1642,7 @@ cudaError_t launch_split_k(Params g, void (*partial)(Params), void (*reduce)(Par
     if ((err = cudaFuncSetAttribute(partial, cudaFuncAttributeMaxDynamicSharedMemorySize, G::kSmemBytes)) != cudaSuccess)
         return err;
     const dim3 grid((g.n + G::kTileN - 1) / G::kTileN, (g.m + G::kTileM - 1) / G::kTileM, slices);
-    partial<<<grid, G::kThreads, G::kSmemBytes, stream>>>(g);
-    if ((err = cudaGetLastError()) != cudaSuccess) return err;
+    if ((err = start_gemm<G>(partial, grid, g, stream)) != cudaSuccess) return err;
     const int row_bytes = R::kRowInSmem ? g.n * 4 : 0;
     if (row_bytes > 48 * 1024 &&
         (err = cudaFuncSetAttribute(reduce, cudaFuncAttributeMaxDynamicSharedMemorySize, row_bytes)) != cudaSuccess)

@@ -2,6 +2,7 @@
  * CLI does: which variants exist for which tiles and archs, their names, strategies, split-K
  * forms, max_n and the Hopper epilogue staging. */
 #include "front_test.h"
+#include "arch.h"
 #include "plan.h"
 
 /* Plans json (which must parse and check); the plan's memory lives in *arena. Returns 0, or -1
@@ -39,7 +40,8 @@ static size_t count_split_k(const fg_plan *p)
 }
 
 /* A norm with strategy auto on both families: row, cluster (Hopper) and split variants per
- * tile; the portable 64-row tile also gets its split-K form, with the norm's row limit. */
+ * tile; the 64-row tile also gets its split-K form in each family, with the norm's row limit
+ * (the Hopper partial kernel stages nothing: the reduce runs the epilogue). */
 static void test_norm_auto(void)
 {
     fg_arena a;
@@ -60,9 +62,13 @@ static void test_norm_auto(void)
     CHECK(cluster && cluster->g1.cluster_ranks == 16 && cluster->max_n == 16 * 128);
     CHECK(split && split->family == FG_FAMILY_SM80 && split->max_n == 0 && split->g1.strategy == FG_STRATEGY_SPLIT);
     CHECK(sk && sk->split_k && sk->family == FG_FAMILY_SM80 && sk->max_n == 16384 && sk->g1.norm == FG_NORM_LAYERNORM);
-    /* no split-K form of a 128-row tile, nor of a Hopper one */
-    CHECK(!find(&p, "k_sm80_128x128x64_s4_splitk") && !find(&p, "k_sm90a_64x128x64_s4_splitk"));
-    CHECK(count_split_k(&p) == 1);
+    const fg_plan_kernel *hk = find(&p, "k_sm90a_64x128x64_s4_splitk");
+    CHECK(hk && hk->split_k && hk->family == FG_FAMILY_SM90 && hk->max_n == 16384 && !hk->g1.stage_tile &&
+          !hk->g1.stage_bias && hk->g1.staged_store_slot == -1 &&
+          hk->g1.smem_bytes == fg_arch_sm90_smem_bytes(64, 128, 4, true, 0, 0));
+    /* no split-K form of a 128-row tile */
+    CHECK(!find(&p, "k_sm80_128x128x64_s4_splitk") && !find(&p, "k_sm90a_128x128x64_s4_splitk"));
+    CHECK(count_split_k(&p) == 2);
     /* no cluster variant in the portable family */
     CHECK(!find(&p, "k_sm80_128x128x64_s4_cluster"));
     fg_arena_free(&a);
@@ -94,8 +100,8 @@ static void test_no_split_k(void)
     fg_arena_free(&a);
 }
 
-/* A kernel without a norm: one variant per tile and family, plus the 64-row split-K form, even
- * for a kernel that lists sm_90a alone (the Hopper family has no split K). */
+/* A kernel without a norm: one variant per tile and family, plus the 64-row split-K form; for a
+ * kernel that lists sm_90a alone, the Hopper family's (n <= 256), else the portable one's. */
 static void test_plain(void)
 {
     fg_arena a;
@@ -108,12 +114,23 @@ static void test_plain(void)
         "{\"m\": 64, \"n\": 128, \"k\": 64, \"stages\": 4}], \"epilogue\": []}]}";
     CHECK(plan_of(json, &a, &s, &p) == 0);
     const fg_plan_kernel *big = find(&p, "g_sm90a_128x256x64_s3");
-    const fg_plan_kernel *sk = find(&p, "g_sm80_64x128x64_s4_splitk");
+    const fg_plan_kernel *sk = find(&p, "g_sm90a_64x128x64_s4_splitk");
     CHECK(big && big->g1.norm == FG_NORM_NONE && big->max_n == 0 && big->arch_specific);
-    CHECK(sk && sk->split_k && sk->max_n == 0 && !sk->arch_specific);
-    /* sm_90a alone: no portable variant but the split-K form */
-    CHECK(!find(&p, "g_sm80_128x256x64_s3") && !find(&p, "g_sm80_64x128x64_s4"));
+    CHECK(sk && sk->split_k && sk->max_n == 0 && sk->arch_specific && sk->family == FG_FAMILY_SM90);
+    /* sm_90a alone: no portable variant */
+    CHECK(!find(&p, "g_sm80_128x256x64_s3") && !find(&p, "g_sm80_64x128x64_s4") &&
+          !find(&p, "g_sm80_64x128x64_s4_splitk"));
     CHECK(count_split_k(&p) == 1);
+    fg_arena_free(&a);
+
+    /* a 64x320 tile (Hopper alone, sm_90a alone) has no Hopper split-K form: the portable one */
+    fg_arena_init(&a);
+    const char *wide =
+        "{\"library\": \"l\", \"kernels\": [{\"name\": \"w\", \"arch\": [\"sm_90a\"], \"a\": \"bf16\", \"b\": "
+        "\"bf16\", \"out\": \"bf16\", \"tiles\": [{\"m\": 64, \"n\": 320, \"k\": 64, \"stages\": 3}], "
+        "\"epilogue\": [{\"op\": \"layernorm\"}]}]}";
+    CHECK(plan_of(wide, &a, &s, &p) == 0);
+    CHECK(!find(&p, "w_sm90a_64x320x64_s3_splitk") && count_split_k(&p) == 0);
     fg_arena_free(&a);
 }
 

@@ -21,7 +21,7 @@
  * tile keeps at 16 the staging it would have at 8. */
 #define FG_PLAN_MAX_CLUSTER 16
 /* Split-K variants are planned for tiles of this many rows (either family; Hopper tiles of n up
- * to 256): a problem with few rows (decode) is the one whose tiles cannot fill the device, and a
+ * to 256, and its cooperative 128-row ones too: plan__sm90_split_k_tile): a problem with few rows (decode) is the one whose tiles cannot fill the device, and a
  * narrow tile wastes the least of a partial sum's rows. */
 #define PLAN_SPLIT_K_TILE_M 64
 #define PLAN_SPLIT_K_SM90_MAX_N 256
@@ -100,6 +100,14 @@ static void plan__sm90_staging(fg_plan_gemm *pg, const fg_tile *t, fg_dtype out,
         base += staged;
     }
     pg->smem_bytes = base;
+}
+
+/* The Hopper tiles with a split-K form: 64 rows, or 128 with the cooperative schedule (for
+ * M up to a few hundred: fewer operand bytes a flop than 64-row tiles), n up to 256. */
+static bool plan__sm90_split_k_tile(const fg_tile *t)
+{
+    const bool rows = t->m == PLAN_SPLIT_K_TILE_M || (t->m == 128 && !fg_arch_sm90_pingpong(t->m, t->schedule));
+    return rows && t->n <= PLAN_SPLIT_K_SM90_MAX_N;
 }
 
 /* A Hopper split-K partial kernel writes raw f32 sums from its registers: nothing is staged (the
@@ -510,9 +518,10 @@ int fg_plan_build(fg_arena *arena, const fg_spec *spec, fg_plan *out, fg_diag *d
                     }
                     /* the split-K form of a narrow tile (single GEMMs): its reduce kernel sees
                      * whole rows, so any epilogue runs there; the norm's strategy is moot */
-                    const bool sm90_split_k = sm90 && t1->n <= PLAN_SPLIT_K_SM90_MAX_N;
-                    if (!k->has_then && t1->m == PLAN_SPLIT_K_TILE_M && (!norm || norm->strategy == FG_STRATEGY_AUTO) &&
-                        (family == FG_FAMILY_SM90 ? sm90_split_k : portable_archs || !sm90_split_k)) {
+                    const bool sm90_split_k = sm90 && plan__sm90_split_k_tile(t1);
+                    if (!k->has_then && (!norm || norm->strategy == FG_STRATEGY_AUTO) &&
+                        (family == FG_FAMILY_SM90 ? sm90_split_k
+                                                  : t1->m == PLAN_SPLIT_K_TILE_M && (portable_archs || !sm90_split_k))) {
                         if (plan__add(arena, out, cap, family, k, t1, t2, FG_STRATEGY_AUTO, true, sig1, sig2, d))
                             return -1;
                         plan__spills(k, &out->kernels[out->n_kernels - 1], t1, d);

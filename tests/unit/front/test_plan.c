@@ -66,9 +66,9 @@ static void test_norm_auto(void)
     CHECK(hk && hk->split_k && hk->family == FG_FAMILY_SM90 && hk->max_n == 16384 && !hk->g1.stage_tile &&
           !hk->g1.stage_bias && hk->g1.staged_store_slot == -1 &&
           hk->g1.smem_bytes == fg_arch_sm90_smem_bytes(64, 128, 4, true, 0, 0));
-    /* no split-K form of a 128-row tile */
-    CHECK(!find(&p, "k_sm80_128x128x64_s4_splitk") && !find(&p, "k_sm90a_128x128x64_s4_splitk"));
-    CHECK(count_split_k(&p) == 2);
+    /* a cooperative 128-row Hopper tile has a split-K form; a portable 128-row one has none */
+    CHECK(find(&p, "k_sm90a_128x128x64_s4_splitk") && !find(&p, "k_sm80_128x128x64_s4_splitk"));
+    CHECK(count_split_k(&p) == 3);
     /* no cluster variant in the portable family */
     CHECK(!find(&p, "k_sm80_128x128x64_s4_cluster"));
     fg_arena_free(&a);
@@ -120,7 +120,17 @@ static void test_plain(void)
     /* sm_90a alone: no portable variant */
     CHECK(!find(&p, "g_sm80_128x256x64_s3") && !find(&p, "g_sm80_64x128x64_s4") &&
           !find(&p, "g_sm80_64x128x64_s4_splitk"));
-    CHECK(count_split_k(&p) == 1);
+    CHECK(find(&p, "g_sm90a_128x256x64_s3_splitk") && count_split_k(&p) == 2);
+    fg_arena_free(&a);
+
+    /* a 128-row ping-pong tile has no split-K form */
+    fg_arena_init(&a);
+    const char *pp =
+        "{\"library\": \"l\", \"kernels\": [{\"name\": \"p\", \"arch\": [\"sm_90a\"], \"a\": \"bf16\", \"b\": "
+        "\"bf16\", \"out\": \"bf16\", \"tiles\": [{\"m\": 128, \"n\": 128, \"k\": 64, \"stages\": 4, "
+        "\"schedule\": \"pingpong\"}], \"epilogue\": []}]}";
+    CHECK(plan_of(pp, &a, &s, &p) == 0);
+    CHECK(p.n_kernels == 1 && count_split_k(&p) == 0);
     fg_arena_free(&a);
 
     /* a 64x320 tile (Hopper alone, sm_90a alone) has no Hopper split-K form: the portable one */

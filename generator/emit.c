@@ -10,43 +10,57 @@
 
 #include "buf.h"
 #include "tmpl.h"
+#include "tmplsrc.h"
 
 #define EMIT_MAX_TEMPLATE_BYTES (1u << 20)
 
 typedef struct emit_ctx {
     fg_arena *arena;
     const fg_plan *plan;
-    const char *template_dir;
+    const fg_tmplsrc *templates;
     fg_out *out;
     fg_diag *d;
     const char *banner;
 } emit_ctx;
 
-/* Reads a template into the arena and records it as a dependency. */
+/* Reads a template into the arena; one from a folder is recorded as a dependency. */
 static const char *emit__read_template(emit_ctx *c, const char *rel, size_t *len, const char **path_out)
 {
-    const char *path = fg_arena_printf(c->arena, "%s/%s", c->template_dir, rel);
-    *path_out = path;
-    if (!path) return NULL;
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        fg_diag_error(c->d, NULL, "cannot read template %s: %s", path, strerror(errno));
-        return NULL;
-    }
-    /* Read into a scratch buffer; only the bytes read are kept in the arena. */
-    char *buf = malloc(EMIT_MAX_TEMPLATE_BYTES + 1);
-    size_t n = buf ? fread(buf, 1, EMIT_MAX_TEMPLATE_BYTES + 1, f) : 0;
-    int bad = !buf || ferror(f) || n > EMIT_MAX_TEMPLATE_BYTES;
-    fclose(f);
-    char *text = bad ? NULL : fg_arena_strndup(c->arena, buf, n);
-    free(buf);
+    int on_disk = 0;
+    const char *text = fg_tmplsrc_read(c->templates, c->arena, rel, EMIT_MAX_TEMPLATE_BYTES, len, path_out, &on_disk);
     if (!text) {
-        fg_diag_error(c->d, NULL, "cannot read template %s (unreadable or over %u bytes)", path, EMIT_MAX_TEMPLATE_BYTES);
+        const char *where = *path_out ? *path_out : rel;
+        if (errno == EFBIG)
+            fg_diag_error(c->d, NULL, "cannot read template %s (over %u bytes)", where, EMIT_MAX_TEMPLATE_BYTES);
+        else
+            fg_diag_error(c->d, NULL, "cannot read template %s: %s", where, strerror(errno));
         return NULL;
     }
-    *len = n;
-    fg_out_dep(c->out, path);
+    if (on_disk) fg_out_dep(c->out, *path_out);
     return text;
+}
+
+/* Copies a family header (templates/common/) into the library file `file` byte for byte,
+ * after the banner line: it is not a template, so the generated copy is the tested source. */
+static int emit__copy(emit_ctx *c, const char *rel, const char *file)
+{
+    size_t len = 0;
+    const char *path = NULL;
+    const char *text = emit__read_template(c, rel, &len, &path);
+    if (!text) return -1;
+    fg_buf b;
+    fg_buf_init(&b);
+    fg_buf_printf(&b, "%s\n", c->banner);
+    fg_buf_append(&b, text, len);
+    int rc = -1;
+    if (b.failed) {
+        fg_diag_error(c->d, NULL, "out of memory while copying %s", path);
+    } else {
+        const char *rel_out = fg_arena_printf(c->arena, "%s/%s", c->plan->spec->library, file);
+        rc = rel_out ? fg_out_add(c->out, rel_out, b.data, b.len, c->d) : -1;
+    }
+    fg_buf_free(&b);
+    return rc;
 }
 
 /* Renders template `rel` with scope s into the library file `file`. */
@@ -510,10 +524,10 @@ static const char *emit__kernel_doc(emit_ctx *c, const fg_kernel_spec *k)
     return s ? s : "";
 }
 
-int fg_emit_library(fg_arena *a, const fg_plan *plan, const char *template_dir, fg_out *out, fg_diag *d)
+int fg_emit_library(fg_arena *a, const fg_plan *plan, const fg_tmplsrc *templates, fg_out *out, fg_diag *d)
 {
     const fg_spec *spec = plan->spec;
-    emit_ctx c = {a, plan, template_dir, out, d, NULL};
+    emit_ctx c = {a, plan, templates, out, d, NULL};
     const char *shown_path = emit__comment_text(a, spec->path);
     if (!shown_path) return -1;
     c.banner = fg_arena_printf(a, FUSEGEN_BANNER_PREFIX "%s from %s (sha256 %s); DO NOT EDIT.", FUSEGEN_VERSION,
@@ -539,8 +553,8 @@ int fg_emit_library(fg_arena *a, const fg_plan *plan, const char *template_dir, 
     }
 
     int rc = 0;
-    rc |= emit__file(&c, "common/fusegen_sm80.cuh", root, "fusegen_sm80.cuh");
-    rc |= emit__file(&c, "common/fusegen_sm90.cuh", root, "fusegen_sm90.cuh");
+    rc |= emit__copy(&c, "common/fusegen_sm80.cuh", "fusegen_sm80.cuh");
+    rc |= emit__copy(&c, "common/fusegen_sm90.cuh", "fusegen_sm90.cuh");
     rc |= emit__file(&c, "host/library.h.tmpl", root, fg_arena_printf(a, "%s.h", spec->library));
     rc |= emit__file(&c, "host/dispatch.c.tmpl", root, fg_arena_printf(a, "%s_dispatch.c", spec->library));
     for (size_t i = 0; i < spec->n_kernels; ++i) {

@@ -574,11 +574,12 @@ int main(int argc, char **argv)
                 rc = EXIT_USAGE;
                 break;
             }
+            const fg_tmplsrc templates = fg_tmplsrc_dir(tdir);
             for (size_t i = 0; i < opt.n_specs && rc == EXIT_OK; i++) {
                 fg_out out;
                 fg_out_init(&out, &arena);
                 fg_diag_set_source(&d, jobs[i].path, jobs[i].text, jobs[i].len);
-                if (fg_emit_library(&arena, &jobs[i].plan, tdir, &out, &d) != 0) {
+                if (fg_emit_library(&arena, &jobs[i].plan, &templates, &out, &d) != 0) {
                     rc = EXIT_SPEC;
                     break;
                 }
@@ -609,10 +610,11 @@ int main(int argc, char **argv)
             rc = EXIT_USAGE;
             break;
         }
+        const fg_tmplsrc templates = fg_tmplsrc_dir(tdir);
         for (size_t i = 0; i < opt.n_specs; i++) {
             fg_diag_set_source(&d, jobs[i].path, jobs[i].text, jobs[i].len);
             fg_out_dep(&out, jobs[i].path);
-            (void)fg_emit_library(&arena, &jobs[i].plan, tdir, &out, &d);
+            (void)fg_emit_library(&arena, &jobs[i].plan, &templates, &out, &d);
         }
         if (fg_diag_errors(&d) != 0) {
             rc = EXIT_SPEC;   /* nothing is written */

@@ -275,13 +275,6 @@ static int jit__cu_fail(CUresult r, char *why, size_t len, const char *fmt, ...)
 
 /* ---- create: parse, check, plan, render ------------------------------------------------------ */
 
-static pthread_once_t jit__tmpl_once = PTHREAD_ONCE_INIT;
-
-static void jit__tmpl_register(void)
-{
-    fg_tmplsrc_register(fusegen_embedded_templates, fusegen_embedded_templates_count);
-}
-
 /* Drops trailing line breaks and blanks. */
 static void jit__one_line(char *s)
 {
@@ -329,7 +322,6 @@ fusegen_status fusegen_jit_create(const char *spec_json, size_t len, const char 
     if (len > FG_SPEC_MAX_BYTES)
         return fusegen__detail_set(FUSEGEN_ERR_SPEC, "%s: error: the spec is %zu bytes, over the limit of %u bytes",
                                    name, len, FG_SPEC_MAX_BYTES);
-    pthread_once(&jit__tmpl_once, jit__tmpl_register);
 
     fusegen_jit *j = calloc(1, sizeof *j);
     if (!j) return fusegen__detail_set(FUSEGEN_ERR_INVALID_ARGUMENT, "out of memory");
@@ -358,7 +350,8 @@ fusegen_status fusegen_jit_create(const char *spec_json, size_t len, const char 
              * key) the same whatever the caller calls it; the banner's hash names the content. */
             j->spec.path = "jit spec";
             fg_out_init(&j->out, &j->arena);
-            render_ok = fg_emit_library(&j->arena, &j->plan, FG_TMPLSRC_EMBEDDED, &j->out, &d) == 0 &&
+            const fg_tmplsrc templates = fg_tmplsrc_table(fusegen_embedded_templates, fusegen_embedded_templates_count);
+            render_ok = fg_emit_library(&j->arena, &j->plan, &templates, &j->out, &d) == 0 &&
                         fg_diag_errors(&d) == 0;
         }
     } else {

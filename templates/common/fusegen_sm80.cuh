@@ -1,4 +1,3 @@
-{{banner}}
 // Device code of the portable tensor-core family: cp.async multistage loads, ldmatrix,
 // mma.sync m16n8k16 (bf16/f16 in, f32 accumulate), and the fused epilogue with the row and
 // split LayerNorm/RMSNorm strategies. Runs on sm_80 and later. The generated kernel files

@@ -1,4 +1,3 @@
-{{banner}}
 // Device code of the Hopper family (sm_90a): a producer warpgroup brings the operand tiles into
 // shared memory with TMA (128-byte swizzle, completion on mbarriers), and two consumer
 // warpgroups multiply their 64 rows each of the CTA tile with wgmma.mma_async (m64nNk16, f32

@@ -118,7 +118,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     fg_out_dep(&out, spec.path);
     /* The spec passed check and plan, so emit must succeed: any failure here (a template
      * error, a rejected output path) is a bug and keeps the input. */
-    if (fg_emit_library(&arena, &plan, FUSEGEN_FUZZ_TEMPLATE_DIR, &out, &d) != 0 || fg_diag_errors(&d) != 0) {
+    const fg_tmplsrc templates = fg_tmplsrc_dir(FUSEGEN_FUZZ_TEMPLATE_DIR);
+    if (fg_emit_library(&arena, &plan, &templates, &out, &d) != 0 || fg_diag_errors(&d) != 0) {
         fputs("fuzz_spec: emit failed for a spec that passed check and plan\n", stderr);
         abort();
     }

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # On a GPU machine, in one go: build, run the CPU and GPU tests, the sanitizers and the benchmark.
 # Logs go under $OUT (default: ./gpu-out; all but summary.txt and bench.* bundled into
-# gpu-logs.tar.gz at the end); a short table is printed last. Environment:
-# FUSEGEN_SKIP_CPU_TESTS=1 (the benchmark also runs bench/shapes-unseen.json into bench-unseen.*);
-# FUSEGEN_SANITIZE_TOOLS (default "memcheck racecheck synccheck") and
+# gpu-logs.tar.gz at the end); a short table is printed last. The benchmark runs bench/shapes.json,
+# then bench/shapes-unseen.json (bench-unseen.*, in the bundle). Environment:
+# FUSEGEN_SKIP_CPU_TESTS=1; FUSEGEN_SANITIZE_TOOLS (default "memcheck racecheck synccheck") and
 # FUSEGEN_SANITIZE_TIMEOUT (seconds a tool, default 150) and FUSEGEN_SANITIZE_ONLY (a kernel-name
 # substring: the sanitizers run the kernel test on those kernels only); FUSEGEN_BENCH_ARGS (the benchmark's
 # options); FUSEGEN_BENCH_SPECS (spec files benchmarked through the JIT, every variant) and

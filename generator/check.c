@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "arch.h"
+#include "jsonpos.h"
 
 #define MAX_STORES_PER_GEMM 4
 
@@ -43,7 +44,7 @@ __attribute__((format(printf, 3, 4)))
 #endif
 static void err(checker *c, const char *ptr, const char *fmt, ...)
 {
-    char msg[512];
+    char msg[2048];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
@@ -530,6 +531,108 @@ static void check_epilogue(checker *c, const fg_kernel_spec *k, const fg_gemm *g
     }
 }
 
+/* ---- the dispatch's view of two kernels ------------------------------------------------- */
+
+/* The runtime selects a kernel by what the problem says (fusegen_problem): dtypes, B layouts and
+ * epilogue signatures (op tokens joined by '+'), never by the spec kernel or the ops' constants.
+ * Two spec kernels of one library that agree on all of that but differ in a constant (alpha,
+ * beta, eps, affine) would both be eligible for one problem, and the dispatch would pick one or
+ * the other by N and K: the math would change with the problem's size, with no word. */
+static bool same_signature(const fg_gemm *x, const fg_gemm *y)
+{
+    if (x->n_ops != y->n_ops) return false;
+    for (size_t i = 0; i < x->n_ops; i++)
+        if (strcmp(fg_spec_op_token(&x->ops[i]), fg_spec_op_token(&y->ops[i])) != 0) return false;
+    return true;
+}
+
+static bool same_dispatch_key(const fg_kernel_spec *x, const fg_kernel_spec *y)
+{
+    return x->a == y->a && x->b == y->b && x->out == y->out && x->gemm.b_layout == y->gemm.b_layout &&
+           x->has_then == y->has_then && same_signature(&x->gemm, &y->gemm) &&
+           (!x->has_then || (x->then.b_layout == y->then.b_layout && same_signature(&x->then, &y->then)));
+}
+
+/* The first constant in which ops x and y (of one kind) differ: its key, with both values
+ * spelled into xs and ys; NULL when they agree. (strategy and as change how, or where, not
+ * what: they may differ.) */
+static const char *constant_differs(const fg_op *x, const fg_op *y, numbuf *xs, numbuf *ys)
+{
+    switch (x->kind) {
+    case FG_OP_SCALE:
+        if (x->alpha == y->alpha) return NULL;
+        num(xs, x->alpha); num(ys, y->alpha);
+        return "alpha";
+    case FG_OP_RESIDUAL:
+        if (x->beta == y->beta) return NULL;
+        num(xs, x->beta); num(ys, y->beta);
+        return "beta";
+    case FG_OP_LAYERNORM:
+    case FG_OP_RMSNORM:
+        if (x->eps != y->eps) {
+            num(xs, x->eps); num(ys, y->eps);
+            return "eps";
+        }
+        if (x->affine == y->affine) return NULL;
+        snprintf(xs->s, sizeof xs->s, "%s", x->affine ? "true" : "false");
+        snprintf(ys->s, sizeof ys->s, "%s", y->affine ? "true" : "false");
+        return "affine";
+    default:
+        return NULL;
+    }
+}
+
+/* base + "/" + key when the spec's text holds that key, else base (a default value has no place
+ * of its own: the op that took it). */
+static const char *key_or_op(ptrbuf *b, const fg_spec *spec, const char *base, const char *key)
+{
+    size_t off;
+    snprintf(b->s, sizeof b->s, "%s/%s", base ? base : "", key);
+    if (spec->text && fg_jsonpos_find(spec->text, spec->text_len, b->s, &off) == 0) return b->s;
+    snprintf(b->s, sizeof b->s, "%s", base ? base : "");
+    return b->s;
+}
+
+/* A kernel whose dispatch key an earlier kernel has, with other constants: an error at the
+ * first constant that differs (against the first such kernel only), a note at the other's. */
+static void check_dispatch_twin(checker *c, const fg_spec *spec, size_t ki)
+{
+    const fg_kernel_spec *k = &spec->kernels[ki];
+    if (!k->name || k->a == FG_DTYPE_NONE || k->b == FG_DTYPE_NONE || k->out == FG_DTYPE_NONE) return;
+    for (size_t j = 0; j < ki; j++) {
+        const fg_kernel_spec *o = &spec->kernels[j];
+        if (!o->name || !same_dispatch_key(o, k)) continue;
+        const fg_gemm *gs[2] = {&k->gemm, &k->then}, *os[2] = {&o->gemm, &o->then};
+        for (int g = 0; g < (k->has_then ? 2 : 1); g++) {
+            for (size_t i = 0; i < gs[g]->n_ops; i++) {
+                numbuf mine, theirs;
+                const char *key = constant_differs(&gs[g]->ops[i], &os[g]->ops[i], &mine, &theirs);
+                if (!key) continue;
+                ptrbuf pb, ob;
+                /* at most 2 x 32 tokens of at most 9 characters, with their separators */
+                char sig[2 * FG_SPEC_MAX_OPS * 10 + 16];
+                size_t n = 0;
+                sig[0] = '\0';
+                for (int h = 0; h < (k->has_then ? 2 : 1); h++) {
+                    if (h && n < sizeof sig) n += (size_t)snprintf(sig + n, sizeof sig - n, "' then '");
+                    for (size_t q = 0; q < gs[h]->n_ops && n < sizeof sig; q++)
+                        n += (size_t)snprintf(sig + n, sizeof sig - n, "%s%s", q ? "+" : "",
+                                              fg_spec_op_token(&gs[h]->ops[q]));
+                }
+                err(c, key_or_op(&pb, spec, gs[g]->ops[i].ptr, key),
+                    "kernels '%s' and '%s' have the same dtypes, B layout and epilogue '%s' but different "
+                    "constants (%s %s here, %s in '%s'): the runtime selects a kernel by epilogue signature, not "
+                    "by its constants, so which of the two a problem got would depend on its N and K; give both "
+                    "the same constants, or generate them into separate libraries",
+                    o->name, k->name, sig, key, mine.s, theirs.s, o->name);
+                fg_diag_note(c->d, key_or_op(&ob, spec, os[g]->ops[i].ptr, key), "'%s' has %s %s here", o->name,
+                             key, theirs.s);
+                return;
+            }
+        }
+    }
+}
+
 /* ---- kernels ---------------------------------------------------------------------------- */
 
 static void check_kernel(checker *c, const fg_spec *spec, size_t ki)
@@ -596,6 +699,7 @@ static void check_kernel(checker *c, const fg_spec *spec, size_t ki)
         }
         check_epilogue(c, k, &k->then, true);
     }
+    check_dispatch_twin(c, spec, ki);
 }
 
 int fg_check_spec(const fg_spec *spec, fg_diag *d)

@@ -28,21 +28,15 @@
  * this many columns (64 KB, within every arch's limit for one block). */
 #define PLAN_SPLIT_K_MAX_NORM_N 16384
 
-static const char *plan__op_token(const fg_op *op)
-{
-    if (op->kind == FG_OP_GELU && op->approximate_tanh) return "gelu_tanh";
-    return fg_spec_op_name(op->kind);
-}
-
 static const char *plan__signature(fg_arena *a, const fg_gemm *g)
 {
     size_t len = 1;
-    for (size_t i = 0; i < g->n_ops; ++i) len += strlen(plan__op_token(&g->ops[i])) + 1;
+    for (size_t i = 0; i < g->n_ops; ++i) len += strlen(fg_spec_op_token(&g->ops[i])) + 1;
     char *s = fg_arena_alloc(a, len);
     if (!s) return NULL;
     for (size_t i = 0; i < g->n_ops; ++i) {
         if (i) strcat(s, "+");
-        strcat(s, plan__op_token(&g->ops[i]));
+        strcat(s, fg_spec_op_token(&g->ops[i]));
     }
     return s;
 }

@@ -88,6 +88,12 @@ const char *fg_spec_op_name(fg_op_kind k)
     return "unknown";
 }
 
+const char *fg_spec_op_token(const fg_op *op)
+{
+    if (op->kind == FG_OP_GELU && op->approximate_tanh) return "gelu_tanh";
+    return fg_spec_op_name(op->kind);
+}
+
 const char *fg_spec_strategy_name(fg_strategy s)
 {
     for (size_t i = 0; i < COUNT(strategy_values); i++)

@@ -98,6 +98,9 @@ const char *fg_spec_layout_name(fg_layout l);
 const char *fg_spec_arch_name(fg_arch a);      /* "sm_90a" */
 int fg_spec_arch_sm(fg_arch a);                /* 80, 86, 89, 90, 90 */
 const char *fg_spec_op_name(fg_op_kind k);
+/* The op's word in an epilogue signature (what the runtime matches, "bias+residual+layernorm"):
+ * its name, or "gelu_tanh" for a gelu with "approximate": "tanh". */
+const char *fg_spec_op_token(const fg_op *op);
 const char *fg_spec_strategy_name(fg_strategy s);
 const char *fg_spec_schedule_name(fg_schedule s);
 

@@ -15,7 +15,7 @@
 #include "arch.h"
 #include "jsonpos.h"
 
-#define MAX_STORES_PER_GEMM 4
+#define MAX_STORES_PER_GEMM FUSEGEN_REG_MAX_STORES
 
 typedef struct checker {
     fg_diag *d;
@@ -344,7 +344,7 @@ static void check_hopper_tile(checker *c, const fg_kernel_spec *k, const fg_gemm
     if (fg_arch_sm90_col_split(t->m, pingpong)) {
         for (size_t i = 0; i < g->n_ops; i++) {
             const fg_op *op = &g->ops[i];
-            if ((op->kind == FG_OP_LAYERNORM || op->kind == FG_OP_RMSNORM) &&
+            if (fg_spec_op_is_norm(op->kind) &&
                 (op->strategy == FG_STRATEGY_SPLIT || op->strategy == FG_STRATEGY_CLUSTER)) {
                 err(c, sptr, "tile %ldx%ldx%ld with schedule 'cooperative' splits the columns between the "
                     "warpgroups and takes the row strategy alone, but the norm asks for strategy '%s'",
@@ -360,6 +360,26 @@ static void check_hopper_tile(checker *c, const fg_kernel_spec *k, const fg_gemm
             fg_arch_smem_limit(FG_ARCH_SM90A));
 }
 
+/* The registry's tile values as a phrase: "32, 64, 128, 256" (last " or " with `or`). */
+typedef struct listbuf { char s[96]; } listbuf;
+static const long tile_m_values[] = {
+#define CHECK__V(v) v,
+    FUSEGEN_REG_TILE_M(CHECK__V)};
+static const long tile_n_values[] = {FUSEGEN_REG_TILE_N(CHECK__V)};
+static const long tile_k_values[] = {FUSEGEN_REG_TILE_K(CHECK__V)};
+static const long tile_n_sm90_values[] = {FUSEGEN_REG_SM90_ONLY_TILE_N(CHECK__V)};
+#undef CHECK__V
+#define CHECK__COUNT(a) (sizeof(a) / sizeof((a)[0]))
+
+static const char *values(listbuf *b, const long *v, size_t n, bool or)
+{
+    size_t o = 0;
+    b->s[0] = '\0';
+    for (size_t i = 0; i < n && o < sizeof b->s; i++)
+        o += (size_t)snprintf(b->s + o, sizeof b->s - o, "%s%ld", i == 0 ? "" : or && i + 1 == n ? " or " : ", ", v[i]);
+    return b->s;
+}
+
 /* Every listed arch other than sm_90a needs a portable variant: some tile that is not the
  * Hopper family's alone. (Without sm_90a in the list, each such tile is an error of its own.) */
 static void check_portable_tile_left(checker *c, const fg_kernel_spec *k, const fg_gemm *g)
@@ -371,33 +391,40 @@ static void check_portable_tile_left(checker *c, const fg_kernel_spec *k, const 
     if (!older || g->n_tiles == 0) return;
     for (size_t i = 0; i < g->n_tiles; i++)
         if (!fg_arch_sm90_only(g->tiles[i].n, g->tiles[i].schedule)) return;
-    err(c, g->tiles[0].ptr, "every tile names a schedule or has n 160 or 320 (the Hopper family's alone), so none serves %s: "
-        "add a tile without \"schedule\" (n 32, 64, 128 or 256) or drop %s from the arch list",
-        fg_spec_arch_name(*older), fg_spec_arch_name(*older));
+    listbuf l90, l80;
+    err(c, g->tiles[0].ptr, "every tile names a schedule or has n %s (the Hopper family's alone), so none serves %s: "
+        "add a tile without \"schedule\" (n %s) or drop %s from the arch list",
+        values(&l90, tile_n_sm90_values, CHECK__COUNT(tile_n_sm90_values), true), fg_spec_arch_name(*older),
+        values(&l80, tile_n_values, CHECK__COUNT(tile_n_values), true), fg_spec_arch_name(*older));
 }
 
 static void check_tiles(checker *c, const fg_kernel_spec *k, const fg_gemm *g)
 {
     ptrbuf pb;
+    listbuf lb, lb2;
     check_portable_tile_left(c, k, g);
     for (size_t i = 0; i < g->n_tiles; i++) {
         const fg_tile *t = &g->tiles[i];
         bool ok = true;
         if (!fg_arch_sm80_tile_m_ok(t->m)) {
-            err(c, ptr_cat(&pb, t->ptr, "/m"), "tile m %ld is not supported (expected: 32, 64, 128, 256)", t->m);
+            err(c, ptr_cat(&pb, t->ptr, "/m"), "tile m %ld is not supported (expected: %s)", t->m,
+                values(&lb, tile_m_values, CHECK__COUNT(tile_m_values), false));
             ok = false;
         }
         if (!fg_arch_sm80_tile_n_ok(t->n) && !fg_arch_sm90_only(t->n, FG_SCHEDULE_AUTO)) {
-            err(c, ptr_cat(&pb, t->ptr, "/n"), "tile n %ld is not supported (expected: 32, 64, 128, 256; 160 or 320 on "
-                "sm_90a)", t->n);
+            err(c, ptr_cat(&pb, t->ptr, "/n"), "tile n %ld is not supported (expected: %s; %s on sm_90a)", t->n,
+                values(&lb, tile_n_values, CHECK__COUNT(tile_n_values), false),
+                values(&lb2, tile_n_sm90_values, CHECK__COUNT(tile_n_sm90_values), true));
             ok = false;
         }
         if (!fg_arch_sm80_tile_k_ok(t->k)) {
-            err(c, ptr_cat(&pb, t->ptr, "/k"), "tile k %ld is not supported (expected: 32, 64)", t->k);
+            err(c, ptr_cat(&pb, t->ptr, "/k"), "tile k %ld is not supported (expected: %s)", t->k,
+                values(&lb, tile_k_values, CHECK__COUNT(tile_k_values), false));
             ok = false;
         }
         if (!fg_arch_stages_ok(t->stages)) {
-            err(c, ptr_cat(&pb, t->ptr, "/stages"), "stages %ld out of range (expected 2 to 5)", t->stages);
+            err(c, ptr_cat(&pb, t->ptr, "/stages"), "stages %ld out of range (expected %d to %d)", t->stages,
+                FUSEGEN_REG_MIN_STAGES, FUSEGEN_REG_MAX_STAGES);
             ok = false;
         }
         if (!ok) continue;
@@ -427,8 +454,6 @@ static void check_tiles(checker *c, const fg_kernel_spec *k, const fg_gemm *g)
 }
 
 /* ---- epilogues -------------------------------------------------------------------------- */
-
-static bool is_norm(fg_op_kind k) { return k == FG_OP_LAYERNORM || k == FG_OP_RMSNORM; }
 
 static bool lists_arch(const fg_kernel_spec *k, fg_arch a)
 {
@@ -473,30 +498,28 @@ static void check_epilogue(checker *c, const fg_kernel_spec *k, const fg_gemm *g
     int stores = 0;
     for (size_t i = 0; i < g->n_ops; i++) {
         const fg_op *op = &g->ops[i];
+        const fg_op_info *info = fg_spec_op_info(op->kind);
+        /* a constant other than a norm's eps is used as an f32 literal */
+        if (info && info->key[0] && info->cls != FUSEGEN_REG_OPCLASS_NORM) {
+            ptrbuf kb;
+            snprintf(kb.s, sizeof kb.s, "%s/%s", op->ptr ? op->ptr : "", info->key);
+            const char *kp = kb.s;
+            if (!isfinite(op->value) || fabs(op->value) > FLT_MAX)
+                err(c, kp, "%s must be finite in f32 (|%s| <= %s), found %s", info->key, info->key,
+                    num(&lim, (double)FLT_MAX), num(&val, op->value));
+            else
+                check_f32_tiny(c, kp, info->key, op->value);
+        }
         switch (op->kind) {
-        case FG_OP_SCALE:
-            if (!isfinite(op->alpha) || fabs(op->alpha) > FLT_MAX)
-                err(c, ptr_cat(&pb, op->ptr, "/alpha"), "alpha must be finite in f32 (|alpha| <= %s), found %s",
-                    num(&lim, (double)FLT_MAX), num(&val, op->alpha));
-            else
-                check_f32_tiny(c, ptr_cat(&pb, op->ptr, "/alpha"), "alpha", op->alpha);
-            break;
-        case FG_OP_RESIDUAL:
-            if (!isfinite(op->beta) || fabs(op->beta) > FLT_MAX)
-                err(c, ptr_cat(&pb, op->ptr, "/beta"), "beta must be finite in f32 (|beta| <= %s), found %s",
-                    num(&lim, (double)FLT_MAX), num(&val, op->beta));
-            else
-                check_f32_tiny(c, ptr_cat(&pb, op->ptr, "/beta"), "beta", op->beta);
-            break;
         case FG_OP_LAYERNORM:
         case FG_OP_RMSNORM:
             if (op->strategy == FG_STRATEGY_CLUSTER && !lists_arch(k, FG_ARCH_SM90A))
                 err(c, ptr_cat(&pb, op->ptr, "/strategy"),
                     "strategy 'cluster' needs thread-block clusters: the kernel must list sm_90a");
             /* eps is added in f32: it must stay a normal, finite f32 number. */
-            if (!(op->eps >= FLT_MIN) || !(op->eps <= FLT_MAX))
+            if (!(op->value >= FLT_MIN) || !(op->value <= FLT_MAX))
                 err(c, ptr_cat(&pb, op->ptr, "/eps"), "eps must be a positive normal f32 (%s to %s), found %s",
-                    num(&lo, (double)FLT_MIN), num(&lim, (double)FLT_MAX), num(&val, op->eps));
+                    num(&lo, (double)FLT_MIN), num(&lim, (double)FLT_MAX), num(&val, op->value));
             break;
         case FG_OP_STORE:
             if (++stores == MAX_STORES_PER_GEMM + 1)
@@ -516,7 +539,7 @@ static void check_epilogue(checker *c, const fg_kernel_spec *k, const fg_gemm *g
         default:
             break;
         }
-        if (is_norm(op->kind)) {
+        if (fg_spec_op_is_norm(op->kind)) {
             if (second) {
                 err(c, op->ptr, "%s in the epilogue of a chain's second GEMM is not supported yet (only the "
                     "first GEMM's epilogue may normalize)", fg_spec_op_name(op->kind));
@@ -558,28 +581,17 @@ static bool same_dispatch_key(const fg_kernel_spec *x, const fg_kernel_spec *y)
  * what: they may differ.) */
 static const char *constant_differs(const fg_op *x, const fg_op *y, numbuf *xs, numbuf *ys)
 {
-    switch (x->kind) {
-    case FG_OP_SCALE:
-        if (x->alpha == y->alpha) return NULL;
-        num(xs, x->alpha); num(ys, y->alpha);
-        return "alpha";
-    case FG_OP_RESIDUAL:
-        if (x->beta == y->beta) return NULL;
-        num(xs, x->beta); num(ys, y->beta);
-        return "beta";
-    case FG_OP_LAYERNORM:
-    case FG_OP_RMSNORM:
-        if (x->eps != y->eps) {
-            num(xs, x->eps); num(ys, y->eps);
-            return "eps";
-        }
-        if (x->affine == y->affine) return NULL;
-        snprintf(xs->s, sizeof xs->s, "%s", x->affine ? "true" : "false");
-        snprintf(ys->s, sizeof ys->s, "%s", y->affine ? "true" : "false");
-        return "affine";
-    default:
-        return NULL;
+    const fg_op_info *info = fg_spec_op_info(x->kind);
+    if (!info) return NULL;
+    if (info->key[0] && x->value != y->value) {
+        num(xs, x->value);
+        num(ys, y->value);
+        return info->key;
     }
+    if (info->cls != FUSEGEN_REG_OPCLASS_NORM || x->affine == y->affine) return NULL;
+    snprintf(xs->s, sizeof xs->s, "%s", x->affine ? "true" : "false");
+    snprintf(ys->s, sizeof ys->s, "%s", y->affine ? "true" : "false");
+    return "affine";
 }
 
 /* base + "/" + key when the spec's text holds that key, else base (a default value has no place

@@ -13,13 +13,13 @@
 #include "spills.h"
 
 /* Operands are 16-bit and loaded 16 bytes at a time, so rows must hold whole 8-element chunks. */
-#define PLAN_ALIGN_ELEMS 8
+#define PLAN_ALIGN_ELEMS FUSEGEN_REG_ALIGN_ELEMS
 /* Most CTAs in a cluster of a cluster variant: 16, past the 8 every sm_90 device schedules (the
  * portable size), as Hopper GPUs do for a kernel that allows non-portable sizes (H100, H200; a
  * GPU or MIG slice with too few SMs a GPC fits none that large, and the launch says so). The
  * exchange slots for 16 cost 8 KB more than for 8 (128-row tiles); every cooperative 128-row
  * tile keeps at 16 the staging it would have at 8. */
-#define FG_PLAN_MAX_CLUSTER 16
+#define FG_PLAN_MAX_CLUSTER FUSEGEN_REG_MAX_CLUSTER
 /* Split-K variants are planned for the portable family's tiles of this many rows: a problem
  * with few rows (decode) is the one whose tiles cannot fill the device, and a narrow tile wastes
  * the least of a partial sum's rows. */
@@ -95,6 +95,15 @@ static void plan__sm90_staging(fg_plan_gemm *pg, const fg_tile *t, fg_dtype out,
     pg->smem_bytes = base;
 }
 
+/* The norm a norm op computes: the registry's norm of the op's word. */
+static fg_norm plan__norm_of(fg_op_kind kind)
+{
+#define PLAN__NORM_WORD(id, word, value) if (strcmp(word, fg_spec_op_name(kind)) == 0) return FG_NORM_##id;
+    FUSEGEN_REG_NORMS(PLAN__NORM_WORD)
+#undef PLAN__NORM_WORD
+    return FG_NORM_NONE;
+}
+
 /* Fills the parts of a planned GEMM that depend on the tile and on where the norm is. */
 static void plan__gemm(fg_plan_gemm *pg, fg_family family, const fg_gemm *g, fg_dtype out, const fg_tile *t,
                        fg_strategy strategy, const char *sig)
@@ -110,8 +119,8 @@ static void plan__gemm(fg_plan_gemm *pg, fg_family family, const fg_gemm *g, fg_
     pg->n_pre = g->n_ops;
     for (size_t i = 0; i < g->n_ops; ++i) {
         const fg_op *op = &g->ops[i];
-        if (op->kind != FG_OP_LAYERNORM && op->kind != FG_OP_RMSNORM) continue;
-        pg->norm = op->kind == FG_OP_LAYERNORM ? FG_NORM_LAYERNORM : FG_NORM_RMSNORM;
+        if (!fg_spec_op_is_norm(op->kind)) continue;
+        pg->norm = plan__norm_of(op->kind);
         pg->norm_op = op;
         pg->strategy = strategy;
         pg->n_pre = i;
@@ -137,7 +146,7 @@ static void plan__gemm(fg_plan_gemm *pg, fg_family family, const fg_gemm *g, fg_
 static const fg_op *plan__norm_op(const fg_gemm *g)
 {
     for (size_t i = 0; i < g->n_ops; ++i)
-        if (g->ops[i].kind == FG_OP_LAYERNORM || g->ops[i].kind == FG_OP_RMSNORM) return &g->ops[i];
+        if (fg_spec_op_is_norm(g->ops[i].kind)) return &g->ops[i];
     return NULL;
 }
 

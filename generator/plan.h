@@ -10,7 +10,9 @@
 #include "diag.h"
 #include "spec.h"
 
-typedef enum { FG_NORM_NONE = 0, FG_NORM_LAYERNORM, FG_NORM_RMSNORM } fg_norm;
+/* The row norms (the registry's FUSEGEN_REG_NORMS): FG_NORM_NONE, FG_NORM_LAYERNORM, ... */
+#define FG_PLAN__ENUM_NORM(id, word, value) FG_NORM_##id = value,
+typedef enum { FUSEGEN_REG_NORMS(FG_PLAN__ENUM_NORM) } fg_norm;
 
 /* Most kernel variants one library may plan (each is compiled: a located error past it). */
 #define FG_PLAN_MAX_VARIANTS 4096

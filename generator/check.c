@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "arch.h"
+#include "plan.h"
 #include "jsonpos.h"
 
 #define MAX_STORES_PER_GEMM FUSEGEN_REG_MAX_STORES
@@ -273,25 +274,14 @@ int fg_check_library_files(const fg_spec *spec, fg_diag *d)
 
 static bool lists_arch(const fg_kernel_spec *k, fg_arch a);
 
-/* Whether the Hopper family builds this tile of g: then, where another tile of g fits an older
- * arch's shared memory and this one does not, the planner builds this one for sm_90a only. */
-static bool hopper_takes(const fg_kernel_spec *k, const fg_gemm *g, const fg_tile *t)
-{
-    return lists_arch(k, FG_ARCH_SM90A) && fg_arch_sm90_b_layout_ok(g->b_layout, t->n) &&
-           fg_arch_sm90_builds(t->m, t->n, t->k, t->stages, fg_arch_sm90_pingpong(t->m, t->schedule));
-}
+/* Which family builds a tile is plan's to say (fg_plan_sm90_builds, fg_plan_sm80_builds): check
+ * refuses what the planner could not cover, by the same functions. */
 
-/* Whether a tile of g that passes the basic rules fits limit bytes in the portable family. */
-static bool some_tile_fits(const fg_gemm *g, size_t limit)
+/* Whether some tile of g gets a portable variant on an arch with limit bytes of shared memory. */
+static bool some_tile_fits(const fg_kernel_spec *k, const fg_gemm *g, size_t limit)
 {
-    for (size_t i = 0; i < g->n_tiles; i++) {
-        const fg_tile *t = &g->tiles[i];
-        if (!fg_arch_sm80_tile_m_ok(t->m) || !fg_arch_sm80_tile_n_ok(t->n) || !fg_arch_sm80_tile_k_ok(t->k) ||
-            !fg_arch_stages_ok(t->stages) || t->m * t->n > FG_ARCH_SM80_MAX_TILE_ELEMS ||
-            fg_arch_sm90_only(t->n, t->schedule))   /* the Hopper family's alone */
-            continue;
-        if (fg_arch_sm80_smem_bytes(t->m, t->n, t->k, t->stages) <= limit) return true;
-    }
+    for (size_t i = 0; i < g->n_tiles; i++)
+        if (fg_plan_sm80_builds(k, g, &g->tiles[i], limit)) return true;
     return false;
 }
 
@@ -438,14 +428,16 @@ static void check_tiles(checker *c, const fg_kernel_spec *k, const fg_gemm *g)
                 "registers", t->m, t->n, t->m * t->n, FG_ARCH_SM80_MAX_TILE_ELEMS);
             continue;
         }
-        size_t smem = fg_arch_sm80_smem_bytes(t->m, t->n, t->k, t->stages);
+        size_t smem = fg_arch_sm80_layout_smem_bytes(t->m, t->n, t->k, t->stages, g->b_layout == FG_LAYOUT_KN);
         for (size_t a = 0; a < k->n_archs; a++) {
             fg_arch arch = k->archs[a];
             bool repeated = false;
             for (size_t b = 0; b < a; b++) repeated |= k->archs[b] == arch;
             if (arch == FG_ARCH_NONE || repeated) continue;
             size_t limit = fg_arch_smem_limit(arch);
-            if (smem > limit && !(hopper_takes(k, g, t) && some_tile_fits(g, limit)))
+            /* a tile too large for an arch is the Hopper family's alone, where it builds it and
+             * another tile serves that arch */
+            if (!fg_plan_sm80_builds(k, g, t, limit) && !(fg_plan_sm90_builds(k, g, t) && some_tile_fits(k, g, limit)))
                 err(c, t->ptr, "tile %ldx%ldx%ld with %ld stages needs %zu bytes of shared memory, more than "
                     "the %zu bytes %s allows", t->m, t->n, t->k, t->stages, smem, limit, fg_spec_arch_name(arch));
         }

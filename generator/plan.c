@@ -168,32 +168,39 @@ static bool plan__lists(const fg_kernel_spec *k, fg_arch a)
     return false;
 }
 
-/* Whether a portable variant of these tiles fits the shared memory of every listed arch (check
- * lets a tile exceed an arch's only where the Hopper family builds the tile and another tile
- * fits that arch). */
-static bool plan__sm80_fits(const fg_kernel_spec *k, const fg_tile *t1, const fg_tile *t2)
+bool fg_plan_sm80_builds(const fg_kernel_spec *k, const fg_gemm *g, const fg_tile *t, size_t smem_limit)
 {
-    size_t limit = fg_arch_smem_limit(FG_ARCH_SM90A);
-    for (size_t i = 0; i < k->n_archs; ++i)
-        if (k->archs[i] != FG_ARCH_NONE && fg_arch_smem_limit(k->archs[i]) < limit) limit = fg_arch_smem_limit(k->archs[i]);
-    if (fg_arch_sm80_layout_smem_bytes(t1->m, t1->n, t1->k, t1->stages, k->gemm.b_layout == FG_LAYOUT_KN) > limit)
+    if (smem_limit == 0) {
+        smem_limit = fg_arch_smem_limit(FG_ARCH_SM90A);
+        for (size_t i = 0; i < k->n_archs; ++i)
+            if (k->archs[i] != FG_ARCH_NONE && fg_arch_smem_limit(k->archs[i]) < smem_limit)
+                smem_limit = fg_arch_smem_limit(k->archs[i]);
+    }
+    if (!fg_arch_sm80_tile_m_ok(t->m) || !fg_arch_sm80_tile_n_ok(t->n) || !fg_arch_sm80_tile_k_ok(t->k) ||
+        !fg_arch_stages_ok(t->stages) || t->m * t->n > FG_ARCH_SM80_MAX_TILE_ELEMS)
         return false;
-    return !k->has_then ||
-           fg_arch_sm80_layout_smem_bytes(t2->m, t2->n, t2->k, t2->stages, k->then.b_layout == FG_LAYOUT_KN) <= limit;
+    if (fg_arch_sm90_only(t->n, t->schedule)) return false;   /* the Hopper family's alone */
+    return fg_arch_sm80_layout_smem_bytes(t->m, t->n, t->k, t->stages, g->b_layout == FG_LAYOUT_KN) <= smem_limit;
 }
 
-static bool plan__sm90_builds(const fg_tile *t)
+bool fg_plan_sm90_builds(const fg_kernel_spec *k, const fg_gemm *g, const fg_tile *t)
 {
-    return fg_arch_sm90_builds(t->m, t->n, t->k, t->stages, fg_arch_sm90_pingpong(t->m, t->schedule));
+    return plan__lists(k, FG_ARCH_SM90A) && fg_arch_sm90_b_layout_ok(g->b_layout, t->n) &&
+           fg_arch_sm90_builds(t->m, t->n, t->k, t->stages, fg_arch_sm90_pingpong(t->m, t->schedule));
+}
+
+/* Whether a portable variant of these tiles (GEMM1's, and GEMM2's for a chain) exists: both fit
+ * the shared memory of every listed arch (check lets a tile exceed an arch's only where the
+ * Hopper family builds the tile and another tile fits that arch). */
+static bool plan__sm80_fits(const fg_kernel_spec *k, const fg_tile *t1, const fg_tile *t2)
+{
+    return fg_plan_sm80_builds(k, &k->gemm, t1, 0) && (!k->has_then || fg_plan_sm80_builds(k, &k->then, t2, 0));
 }
 
 /* Whether the Hopper family can run this variant's GEMMs: their tile shapes and B layouts. */
 static bool plan__sm90_ok(const fg_kernel_spec *k, const fg_tile *t1, const fg_tile *t2)
 {
-    if (!plan__lists(k, FG_ARCH_SM90A)) return false;
-    if (!fg_arch_sm90_b_layout_ok(k->gemm.b_layout, t1->n) || !plan__sm90_builds(t1)) return false;
-    if (!k->has_then) return true;
-    return fg_arch_sm90_b_layout_ok(k->then.b_layout, t2->n) && plan__sm90_builds(t2);
+    return fg_plan_sm90_builds(k, &k->gemm, t1) && (!k->has_then || fg_plan_sm90_builds(k, &k->then, t2));
 }
 
 /* The cluster strategy's exchange serves one tile of each CTA at a time, so not the ping-pong
@@ -348,9 +355,7 @@ static void plan__spills(const fg_kernel_spec *k, const fg_plan_kernel *pk, cons
 /* Whether tiles t1 and t2 make a variant of some family, whatever the norm's strategy. */
 static bool plan__tiles_pair(const fg_kernel_spec *k, const fg_tile *t1, const fg_tile *t2)
 {
-    if (plan__sm90_ok(k, t1, t2)) return true;
-    return !fg_arch_sm90_only(t1->n, t1->schedule) && !(k->has_then && fg_arch_sm90_only(t2->n, t2->schedule)) &&
-           plan__sm80_fits(k, t1, t2);
+    return plan__sm90_ok(k, t1, t2) || plan__sm80_fits(k, t1, t2);
 }
 
 /* Whether some tile of GEMM1 and some of GEMM2 (or GEMM1's own, without then.tiles) pair. */
@@ -478,10 +483,8 @@ int fg_plan_build(fg_arena *arena, const fg_spec *spec, fg_plan *out, fg_diag *d
                         if (!sm90) continue;
                         family = FG_FAMILY_SM90;
                     } else {
-                        /* a tile that names a schedule, or has n 160 or 320, is the Hopper family's alone */
-                        if (fg_arch_sm90_only(t1->n, t1->schedule) ||
-                            (k->has_then && fg_arch_sm90_only(t2->n, t2->schedule)))
-                            continue;
+                        /* not a tile that names a schedule, or has n 160 or 320 (the Hopper family's
+                         * alone), and fitting every listed arch */
                         if (!plan__sm80_fits(k, t1, t2)) continue;
                         family = FG_FAMILY_SM80;
                     }

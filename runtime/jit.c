@@ -36,6 +36,7 @@
 #include "emit.h"
 #include "launch.h"
 #include "out.h"
+#include "pipeline.h"
 #include "plan.h"
 #include "rtc.h"
 #include "sha256.h"
@@ -349,10 +350,9 @@ fusegen_status fusegen_jit_create(const char *spec_json, size_t len, const char 
     const char *path = fg_arena_strdup(&j->arena, name);
     int stage_ok = 0, render_ok = 0;
     if (text && path) {
-        fg_diag_set_source(&d, path, text, len);
-        if (fg_spec_parse(&j->arena, path, text, len, &j->spec, &d) == 0 && fg_diag_errors(&d) == 0 &&
-            fg_check_spec(&j->spec, &d) == 0 && fg_diag_errors(&d) == 0 &&
-            fg_plan_build(&j->arena, &j->spec, &j->plan, &d) == 0 && fg_diag_errors(&d) == 0) {
+        /* the code stays in memory: no library file rules */
+        const fg_pipeline_opts opts = {.last = FG_PIPELINE_PLANNED, .library_files = false};
+        if (fg_pipeline_run(&j->arena, path, text, len, &opts, &j->spec, &j->plan, &d, NULL) == FG_PIPELINE_PLANNED) {
             stage_ok = 1;
             /* The banner names the spec: a fixed name keeps the compiled source (and so the cache
              * key) the same whatever the caller calls it; the banner's hash names the content. */

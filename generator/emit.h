@@ -20,4 +20,9 @@
  * after reporting (template errors, unreadable template files). */
 int fg_emit_library(fg_arena *a, const fg_plan *plan, const fg_tmplsrc *templates, fg_out *out, fg_diag *d);
 
+/* The enum lines of the device code, from the registry: templates/common/fusegen_sm80.cuh holds
+ * them as literals (the generated headers stay self-contained), and emit refuses a header that
+ * does not hold exactly these. NULL when out of memory. */
+const char *fg_emit_device_enums(fg_arena *a);
+
 #endif

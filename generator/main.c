@@ -26,6 +26,7 @@
 #include "emit.h"
 #include "rtc.h"
 #include "out.h"
+#include "pipeline.h"
 #include "plan.h"
 #include "spec.h"
 
@@ -321,14 +322,9 @@ oom:
  * was clean. */
 static void process_spec(fg_arena *a, job *j, fg_diag *d)
 {
-    int before = fg_diag_errors(d);
-    fg_diag_set_source(d, j->path, j->text, j->len);
-    if (fg_spec_parse(a, j->path, j->text, j->len, &j->spec, d) != 0 || fg_diag_errors(d) != before) return;
-    int check_errors = fg_check_spec(&j->spec, d);
-    check_errors += fg_check_library_files(&j->spec, d);   /* both, so that one run lists every error */
-    if (check_errors != 0 || fg_diag_errors(d) != before) return;
-    if (fg_plan_build(a, &j->spec, &j->plan, d) != 0 || fg_diag_errors(d) != before) return;
-    j->ok = 1;
+    /* a library written to files: its file rules too */
+    const fg_pipeline_opts opts = {.last = FG_PIPELINE_PLANNED, .library_files = true};
+    j->ok = fg_pipeline_run(a, j->path, j->text, j->len, &opts, &j->spec, &j->plan, d, NULL) == FG_PIPELINE_PLANNED;
 }
 
 /* --only: keeps the spec kernels whose name matches one of the globs (fnmatch) and plans again.

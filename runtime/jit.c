@@ -36,6 +36,7 @@
 #include "emit.h"
 #include "launch.h"
 #include "out.h"
+#include "pipeline.h"
 #include "plan.h"
 #include "rtc.h"
 #include "sha256.h"
@@ -341,10 +342,9 @@ fusegen_status fusegen_jit_create(const char *spec_json, size_t len, const char 
     const char *path = fg_arena_strdup(&j->arena, name);
     int stage_ok = 0, render_ok = 0;
     if (text && path) {
-        fg_diag_set_source(&d, path, text, len);
-        if (fg_spec_parse(&j->arena, path, text, len, &j->spec, &d) == 0 && fg_diag_errors(&d) == 0 &&
-            fg_check_spec(&j->spec, &d) == 0 && fg_diag_errors(&d) == 0 &&
-            fg_plan_build(&j->arena, &j->spec, &j->plan, &d) == 0 && fg_diag_errors(&d) == 0) {
+        /* the code stays in memory: no library file rules */
+        const fg_pipeline_opts opts = {.last = FG_PIPELINE_PLANNED, .library_files = false};
+        if (fg_pipeline_run(&j->arena, path, text, len, &opts, &j->spec, &j->plan, &d, NULL) == FG_PIPELINE_PLANNED) {
             stage_ok = 1;
             /* The banner names the spec: a fixed name keeps the compiled source (and so the cache
              * key) the same whatever the caller calls it; the banner's hash names the content. */
@@ -471,31 +471,11 @@ static int jit__variant_fits(const fg_plan_kernel *pk, int sm, int is_90a)
     return pk->sm <= sm;
 }
 
-static fusegen_op_kind jit__op_kind(const fg_op *op)
-{
-    switch (op->kind) {
-    case FG_OP_SCALE: return FUSEGEN_OP_SCALE;
-    case FG_OP_BIAS: return FUSEGEN_OP_BIAS;
-    case FG_OP_RESIDUAL: return FUSEGEN_OP_RESIDUAL;
-    case FG_OP_RELU: return FUSEGEN_OP_RELU;
-    case FG_OP_GELU: return op->approximate_tanh ? FUSEGEN_OP_GELU_TANH : FUSEGEN_OP_GELU;
-    case FG_OP_SILU: return FUSEGEN_OP_SILU;
-    case FG_OP_STORE: return FUSEGEN_OP_STORE;
-    case FG_OP_LAYERNORM: return FUSEGEN_OP_LAYERNORM;
-    case FG_OP_RMSNORM: return FUSEGEN_OP_RMSNORM;
-    }
-    return FUSEGEN_OP_SCALE;
-}
-
-static fusegen_dtype jit__dtype(fg_dtype t)
-{
-    return t == FG_DTYPE_F16 ? FUSEGEN_DTYPE_F16 : t == FG_DTYPE_BF16 ? FUSEGEN_DTYPE_BF16 : FUSEGEN_DTYPE_F32;
-}
-
-static fusegen_layout jit__layout(fg_layout l)
-{
-    return l == FG_LAYOUT_KN ? FUSEGEN_LAYOUT_KN : FUSEGEN_LAYOUT_NK;
-}
+/* The generator's enums and the public ones take their values from one registry
+ * (fusegen_registry.h): the same numbers. */
+static fusegen_op_kind jit__op_kind(const fg_op *op) { return (fusegen_op_kind)op->kind; }
+static fusegen_dtype jit__dtype(fg_dtype t) { return (fusegen_dtype)t; }
+static fusegen_layout jit__layout(fg_layout l) { return (fusegen_layout)l; }
 
 /* One GEMM's ops as the dispatch table writes them (emit.c's emit__table_gemm). */
 static const fusegen_op *jit__ops(fg_arena *a, const fg_gemm *g, int *n_stores, int *uses_bias, int *uses_residual)
@@ -507,11 +487,8 @@ static const fusegen_op *jit__ops(fg_arena *a, const fg_gemm *g, int *n_stores, 
     for (size_t i = 0; i < g->n_ops; ++i) {
         const fg_op *op = &g->ops[i];
         ops[i].kind = jit__op_kind(op);
-        ops[i].value = op->kind == FG_OP_SCALE      ? op->alpha
-                       : op->kind == FG_OP_RESIDUAL ? op->beta
-                       : op->kind == FG_OP_LAYERNORM || op->kind == FG_OP_RMSNORM ? op->eps
-                                                                                  : 0.0;
-        ops[i].affine = (op->kind == FG_OP_LAYERNORM || op->kind == FG_OP_RMSNORM) && op->affine;
+        ops[i].value = op->value;
+        ops[i].affine = fg_spec_op_is_norm(op->kind) && op->affine;
         ops[i].index = op->kind == FG_OP_STORE ? (*n_stores)++ : 0;
         *uses_bias |= op->kind == FG_OP_BIAS;
         *uses_residual |= op->kind == FG_OP_RESIDUAL;
@@ -590,14 +567,10 @@ static long jit__build_table(fusegen_jit *j)
             k->threads2 = pk->g2.threads;
         }
         const fg_op *norm = pk->g1.norm_op;
-        k->norm = pk->g1.norm == FG_NORM_LAYERNORM ? FUSEGEN_NORM_LAYERNORM
-                  : pk->g1.norm == FG_NORM_RMSNORM ? FUSEGEN_NORM_RMSNORM
-                                                   : FUSEGEN_NORM_NONE;
+        k->norm = (fusegen_norm)pk->g1.norm;   /* one registry's values */
         k->split_k = pk->split_k;
         k->strategy = pk->g1.norm == FG_NORM_NONE || pk->split_k ? FUSEGEN_STRATEGY_NONE
-                      : pk->g1.strategy == FG_STRATEGY_SPLIT   ? FUSEGEN_STRATEGY_SPLIT
-                      : pk->g1.strategy == FG_STRATEGY_CLUSTER ? FUSEGEN_STRATEGY_CLUSTER
-                                                               : FUSEGEN_STRATEGY_ROW;
+                                                                 : (fusegen_strategy)pk->g1.strategy;
         k->max_n = pk->max_n;
         k->align_elems = pk->align_elems;
         k->uses_gamma = norm && norm->affine;

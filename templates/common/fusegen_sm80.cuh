@@ -8,6 +8,8 @@
 
 namespace fusegen_sm80 {
 
+// These four lines are the registry's (runtime/fusegen_registry.h), as fg_emit_device_enums
+// writes them: the generator refuses this header when they differ.
 enum { DT_F16 = 1, DT_BF16 = 2, DT_F32 = 3 };
 enum { NORM_NONE = 0, NORM_LAYERNORM = 1, NORM_RMSNORM = 2 };
 enum { STRATEGY_NONE = 0, STRATEGY_ROW = 1, STRATEGY_SPLIT = 2, STRATEGY_CLUSTER = 3 };

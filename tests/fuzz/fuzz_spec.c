@@ -18,6 +18,7 @@
 #include "diag.h"
 #include "emit.h"
 #include "out.h"
+#include "pipeline.h"
 #include "plan.h"
 #include "spec.h"
 
@@ -103,13 +104,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
     fg_spec spec;
     fg_plan plan;
-    memset(&plan, 0, sizeof plan);
-    if (fg_spec_parse(&arena, "fuzz.json", text, size, &spec, &d) != 0 || fg_diag_errors(&d)) goto done;
-    /* both checks, as `fusegen generate` runs them (the library's file rules too) */
-    int check_errors = fg_check_spec(&spec, &d);
-    check_errors += fg_check_library_files(&spec, &d);
-    if (check_errors != 0 || fg_diag_errors(&d)) goto done;
-    if (fg_plan_build(&arena, &spec, &plan, &d) != 0 || fg_diag_errors(&d)) goto done;
+    /* the stages as `fusegen generate` runs them (the library's file rules too) */
+    const fg_pipeline_opts opts = {.last = FG_PIPELINE_PLANNED, .library_files = true};
+    if (fg_pipeline_run(&arena, "fuzz.json", text, size, &opts, &spec, &plan, &d, NULL) != FG_PIPELINE_PLANNED)
+        goto done;
     fuzz__check_plan(&plan);
 
     fg_out out;

@@ -77,8 +77,9 @@ static const char spec_portable[] =
  * [K, N] ("kn": TMA blocks of 64 columns that the wgmmas read N-major): a LayerNorm kernel
  * with cooperative 128x256 (row, cluster, split), ping-pong 128x128 (row, split) and
  * column-split 64x256 (row) variants, a plain f16 128x64 GEMM, and a chain with both B's
- * [K, N]. */
-#define FG_HOPPER_VARIANTS 19
+ * [K, N]; and the split-K forms of the cooperative and 64-row tiles of the single GEMMs (bf16,
+ * f32 and f16 out, B either way: five). */
+#define FG_HOPPER_VARIANTS 24
 static const char spec_hopper[] =
     ",\n"
     "    {\n"

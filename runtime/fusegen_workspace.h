@@ -77,6 +77,17 @@ static inline int fusegen_k_slices(int64_t m, int64_t n, int64_t k, int tile_m, 
     return s < 1 ? 1 : (int)s;
 }
 
+/* The split-K reduce kernel's blocks a row (its grid's y): one with a norm (the whole row in
+ * one block's shared memory), else one for each `threads` x 4 columns, so that a problem with
+ * few rows still spreads over the SMs. The generated and the JIT launchers both use this. */
+static inline int fusegen_split_k_reduce_blocks_y(int64_t n, int row_in_smem, int threads)
+{
+    if (row_in_smem) return 1;
+    int64_t per_block = (int64_t)threads * 4;
+    int64_t y = (n + per_block - 1) / per_block;
+    return y < 1 ? 1 : (int)y;
+}
+
 /* Caller guarantees slices, m, n > 0 and that slices x m x n x 4 fits in size_t. */
 static inline fusegen_ws_layout fusegen_ws_layout_for_split_k(int slices, int64_t m, int64_t n)
 {

@@ -1493,12 +1493,24 @@ struct SplitKReduce {
         const long long slice = static_cast<long long>(p.m) * p.n;
         const float *src = p.partials + static_cast<long long>(m) * p.n;
         float sum = 0.0f;
-        // N % 8 == 0 (checked on the host): four columns are all in or all out.
-        for (int n = static_cast<int>(threadIdx.x) * 4; n < p.n; n += kThreads * 4) {
+        // N % 8 == 0 (checked on the host): four columns are all in or all out. Without a norm
+        // the row's columns are shared by gridDim.y blocks (more blocks when M is small).
+        // Slices are loaded kBatch at a time before any is added (still in slice order): one
+        // memory latency a batch rather than one a slice.
+        constexpr int kBatch = 4;
+#pragma unroll 2
+        for (int n = (static_cast<int>(blockIdx.y) * kThreads + static_cast<int>(threadIdx.x)) * 4; n < p.n;
+             n += static_cast<int>(gridDim.y) * kThreads * 4) {
             float4 a = __ldg(reinterpret_cast<const float4 *>(src + n));
-            for (int z = 1; z < p.k_slices; ++z) {
-                const float4 b = __ldg(reinterpret_cast<const float4 *>(src + z * slice + n));
-                a = make_float4(a.x + b.x, a.y + b.y, a.z + b.z, a.w + b.w);
+            for (int z0 = 1; z0 < p.k_slices; z0 += kBatch) {
+                float4 b[kBatch];
+#pragma unroll
+                for (int i = 0; i < kBatch; ++i)
+                    b[i] = z0 + i < p.k_slices ? __ldg(reinterpret_cast<const float4 *>(src + (z0 + i) * slice + n))
+                                               : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+#pragma unroll
+                for (int i = 0; i < kBatch; ++i)
+                    if (z0 + i < p.k_slices) a = make_float4(a.x + b[i].x, a.y + b[i].y, a.z + b[i].z, a.w + b[i].w);
             }
             const float2 lo = Epi::pre(make_float2(a.x, a.y), m, n, p, global_inputs);
             const float2 hi = Epi::pre(make_float2(a.z, a.w), m, n + 2, p, global_inputs);
@@ -1646,6 +1658,13 @@ cudaError_t launch_gemm(Params g, Kernel gemm, void (*norm)(Params), void *works
     return err != cudaSuccess ? err : cudaGetLastError();
 }
 
+// Blocks a row of the split-K reduce: one with a norm (the row in its shared memory), else
+// one for each SPLIT_K_REDUCE_THREADS x 4 columns (fusegen_split_k_reduce_blocks_y).
+inline unsigned split_k_reduce_blocks_y(int n, bool row_in_smem)
+{
+    return static_cast<unsigned>(fusegen_split_k_reduce_blocks_y(n, row_in_smem ? 1 : 0, SPLIT_K_REDUCE_THREADS));
+}
+
 // A split-K variant: the partial kernel (grid x: N tiles, y: M tiles, z: K slices; a Hopper
 // partial kernel walks those units on its persistent grid) writes f32 sums into the workspace,
 // then the reduce kernel (a CTA per row) applies the epilogue. The slice count comes from
@@ -1669,7 +1688,7 @@ cudaError_t launch_split_k(Params g, Kernel partial, void (*reduce)(Params), voi
         (err = cudaFuncSetAttribute(reduce, cudaFuncAttributeMaxDynamicSharedMemorySize, row_bytes)) != cudaSuccess)
         return err;
     cudaLaunchConfig_t config = {};
-    config.gridDim = dim3(static_cast<unsigned>(g.m));
+    config.gridDim = dim3(static_cast<unsigned>(g.m), split_k_reduce_blocks_y(g.n, R::kRowInSmem));
     config.blockDim = dim3(R::kThreads);
     config.dynamicSmemBytes = static_cast<size_t>(row_bytes);
     config.stream = stream;

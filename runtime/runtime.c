@@ -912,8 +912,9 @@ static int fg__better(const fusegen_kernel *a, const fusegen_kernel *b, const fu
     return fg__gemm2_pingpong_first(a, p) > fg__gemm2_pingpong_first(b, p);
 }
 
-fusegen_status fusegen_query(const fusegen_library *lib, const fusegen_problem *p,
-                             const fusegen_kernel **out, size_t cap, size_t *n_found)
+/* fusegen_query; sms < 0: the dispatch's SM count from the device (when p->sm is 0), else sms. */
+static fusegen_status fg__query(const fusegen_library *lib, const fusegen_problem *p, const fusegen_kernel **out,
+                                size_t cap, size_t *n_found, int sms_given)
 {
     fg__arch arch;
     fg__listing listing;
@@ -941,7 +942,7 @@ fusegen_status fusegen_query(const fusegen_library *lib, const fusegen_problem *
     memset(&arch, 0, sizeof arch);
     /* the dispatch's waves, on the current device; a problem for another arch (p->sm set)
      * or no readable device: 0, a size-only order */
-    sms = p->sm == 0 ? fg__sms_or_0() : 0;
+    sms = sms_given >= 0 ? sms_given : p->sm == 0 ? fg__sms_or_0() : 0;
     for (i = 0; i < lib->n_kernels; i++) {
         const fusegen_kernel *k = &lib->kernels[i];
         size_t at, j;
@@ -981,6 +982,18 @@ fusegen_status fusegen_query(const fusegen_library *lib, const fusegen_problem *
                         "(fusegen_why_not gives each reason)", fg__str(lib->name), listing.text, listing.omitted);
     return fg__fail(FUSEGEN_ERR_NOT_SUPPORTED, "no kernel of library '%s' can run this problem: %s",
                     fg__str(lib->name), listing.text);
+}
+
+fusegen_status fusegen_query(const fusegen_library *lib, const fusegen_problem *p,
+                             const fusegen_kernel **out, size_t cap, size_t *n_found)
+{
+    return fg__query(lib, p, out, cap, n_found, -1);
+}
+
+fusegen_status fusegen__query_sms(const fusegen_library *lib, const fusegen_problem *p,
+                                  const fusegen_kernel **out, size_t cap, size_t *n_found, int sms)
+{
+    return fg__query(lib, p, out, cap, n_found, sms < 0 ? 0 : sms);
 }
 
 fusegen_status fusegen_select(const fusegen_library *lib, const fusegen_problem *p, const fusegen_kernel **out)

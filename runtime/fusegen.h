@@ -50,6 +50,19 @@ typedef enum fusegen_strategy {
     FUSEGEN_STRATEGY_CLUSTER = 3
 } fusegen_strategy;
 
+/* The code a kernel is made of (its identity, never read from its name). PORTABLE: cp.async,
+ * ldmatrix and mma.sync, for sm_80 and later (the JIT also builds it for sm_90a alone, as
+ * arch-specific code). HOPPER: TMA and wgmma, producer and consumer warpgroups, sm_90a only. */
+typedef enum fusegen_family { FUSEGEN_FAMILY_PORTABLE = 0, FUSEGEN_FAMILY_HOPPER = 1 } fusegen_family;
+/* How a Hopper GEMM's two consumer warpgroups share the work. COOPERATIVE: both on one tile.
+ * PINGPONG: each on its own tile, one's epilogue under the other's mainloop. NONE: the portable
+ * family (and GEMM2 of a kernel that is not a chain). */
+typedef enum fusegen_schedule {
+    FUSEGEN_SCHEDULE_NONE = 0,
+    FUSEGEN_SCHEDULE_COOPERATIVE = 1,
+    FUSEGEN_SCHEDULE_PINGPONG = 2
+} fusegen_schedule;
+
 #define FUSEGEN_MAX_STORES 4
 
 /* The epilogue ops of a kernel, in order, with their constants (generated data; tests and
@@ -118,6 +131,7 @@ typedef struct fusegen_kernel {
     const char *spec_kernel;        /* the spec's kernel name it came from */
     int sm;                         /* built for this compute capability x10 (80: portable path) */
     int arch_specific;              /* 1 for sm_90a-only code */
+    fusegen_family family;          /* the code it is made of */
     fusegen_dtype a, b, out;
     fusegen_layout b_layout;
     const char *epilogue;
@@ -128,9 +142,8 @@ typedef struct fusegen_kernel {
     const fusegen_op *ops2; int n_ops2;
     int tile_m, tile_n, tile_k, stages, threads;
     int tile2_m, tile2_n, tile2_k, stages2, threads2;
-    int pingpong;                   /* 1: sm_90a code whose GEMM (GEMM1 of a chain) runs the ping-pong
-                                       schedule, one consumer's epilogue under the other's mainloop */
-    int pingpong2;                  /* the same for a chain's GEMM2 (0 for single GEMMs) */
+    fusegen_schedule schedule;      /* the Hopper schedule of its GEMM (GEMM1 of a chain); NONE: portable */
+    fusegen_schedule schedule2;     /* the same for a chain's GEMM2 (NONE for single GEMMs) */
     fusegen_norm norm;
     fusegen_strategy strategy;      /* NONE for split-K variants (their reduce kernel sees whole rows) */
     int split_k;                    /* 1: a split-K variant: a partial kernel sums slices of K
@@ -141,7 +154,9 @@ typedef struct fusegen_kernel {
     int n_stores, n_stores2;
     int uses_bias, uses_residual, uses_gamma, uses_beta;
     int uses_bias2, uses_residual2;
-    int priority;                   /* larger preferred among eligible kernels */
+    int rank;                       /* the spec's preference (tile area, epilogue staging, pipeline
+                                       depth; plan.c): larger goes first among eligible kernels that
+                                       the dispatch's model ranks equal */
     /* Launches on stream; workspace already checked to be large enough. Returns cudaGetLastError()
      * after the launch(es). */
     cudaError_t (*launch)(const fusegen_problem *p, const fusegen_args *args,

@@ -474,12 +474,11 @@ static fusegen_status fg__check_ld(const char *field, int64_t ld, const char *ro
             return fg__st_;                                                                        \
     } while (0)
 
-/* A kernel of the Hopper family (TMA and wgmma): its name says so (docs/api.md, kernel names).
- * arch_specific alone does not: the JIT's portable kernels built for sm_90a are arch-specific
- * code too. */
+/* A kernel of the Hopper family (TMA and wgmma). arch_specific alone does not say so: the JIT's
+ * portable kernels built for sm_90a are arch-specific code too. */
 static int fg__hopper_family(const fusegen_kernel *k)
 {
-    return k->arch_specific && k->name && strstr(k->name, "_sm90a_") != NULL;
+    return k->family == FUSEGEN_FAMILY_HOPPER;
 }
 
 static int fg__problem_is_chain(const fusegen_problem *p)
@@ -815,8 +814,8 @@ static void fg__listing_add(fg__listing *l, const char *name, const char *reason
     l->used += (size_t)snprintf(l->text + l->used, room, "%s%s: %s", l->used > 0 ? "; " : "", name, reason);
 }
 
-/* The generator's priority orders kernels by strategy and family (its millions), then by tile
- * area and depth. Between kernels equal in the first two, the dispatch weighs the columns each
+/* fg__class orders kernels by strategy and family, the kernel's rank (plan.c) by tile area and
+ * depth. Between kernels equal in the first two, the dispatch weighs the columns each
  * tile shape computes for this N over a relative rate (smaller is better): 80 for tiles of
  * 128 x 256 or more, 90 down to 128 x 128, 112 below (64 x 128: decisions.md, "Decode"); 78 for a Hopper ping-pong split or row kernel at
  * K <= 1024 (its second consumer hides the epilogue that few k tiles leave exposed); 77 for a
@@ -831,10 +830,11 @@ static long long fg__column_cost(const fusegen_kernel *k, const fusegen_problem 
     long long padded = (p->n + tile_n - 1) / tile_n * tile_n;
     long long area = (long long)k->tile_m * k->tile_n;
     long long rate = area >= 128 * 256 ? 80 : area >= 128 * 128 ? 90 : 112;
-    if (k->pingpong && (k->strategy == FUSEGEN_STRATEGY_SPLIT || k->strategy == FUSEGEN_STRATEGY_ROW) &&
+    int pingpong = k->schedule == FUSEGEN_SCHEDULE_PINGPONG;
+    if (pingpong && (k->strategy == FUSEGEN_STRATEGY_SPLIT || k->strategy == FUSEGEN_STRATEGY_ROW) &&
         p->k <= 1024)
         rate = 78;
-    if (k->pingpong && k->tile_m == 128 && k->strategy == FUSEGEN_STRATEGY_SPLIT && p->n >= FG__PINGPONG128_MIN_N &&
+    if (pingpong && k->tile_m == 128 && k->strategy == FUSEGEN_STRATEGY_SPLIT && p->n >= FG__PINGPONG128_MIN_N &&
         p->n <= FG__PINGPONG128_MAX_N && p->k <= FG__PINGPONG128_MAX_K)
         rate = 77;
     if (sms > 0) {
@@ -848,8 +848,7 @@ static long long fg__column_cost(const fusegen_kernel *k, const fusegen_problem 
     return padded * rate;
 }
 
-/* The first key: the generator's class (the priority's millions: strategy rank x 2 + family
- * rank, plan__priority), doubled so that one exception fits between two classes. A Hopper row
+/* The first key: the kernel's class (strategy rank x 2 + family rank), doubled so that one exception fits between two classes. A Hopper row
  * kernel with a 64-row tile as wide as a row of up to 320 (the cooperative tiles whose consumers
  * split the columns, the 64x320 ping-pong one) loads a whole B tile for every 64 rows: past
  * K = 1024 that costs more than the normalize pass it saves, so there it ranks after the Hopper
@@ -865,7 +864,10 @@ static long long fg__column_cost(const fusegen_kernel *k, const fusegen_problem 
 #define FG__SPLIT_K_MAX_FILL_DIVISOR 4
 static int fg__class(const fusegen_kernel *k, const fusegen_problem *p, int sms)
 {
-    int generator_class = k->priority / 1000000;
+    /* strategy rank x 2 + family rank: row kernels and kernels without a norm (one pass), then
+     * split, then cluster; the Hopper family before the portable one */
+    int strategy_rank = k->strategy == FUSEGEN_STRATEGY_CLUSTER ? 0 : k->strategy == FUSEGEN_STRATEGY_SPLIT ? 1 : 2;
+    int generator_class = 2 * strategy_rank + (fg__hopper_family(k) ? 1 : 0);
     if (k->split_k) {
         int64_t tiles = ((p->m + k->tile_m - 1) / k->tile_m) * ((p->n + k->tile_n - 1) / k->tile_n);
         if (sms <= 0)
@@ -876,23 +878,23 @@ static int fg__class(const fusegen_kernel *k, const fusegen_problem *p, int sms)
                    : FG__SPLIT_K_LAST;
     }
     int wide_row_64 = fg__hopper_family(k) && k->strategy == FUSEGEN_STRATEGY_ROW && k->tile_m == 64 &&
-                      (!k->pingpong || k->tile_n > 256);
+                      (k->schedule != FUSEGEN_SCHEDULE_PINGPONG || k->tile_n > 256);
     if (wide_row_64 && p->k > FG__WIDE_ROW_64_MAX_K)
         return 2 * (generator_class - 2);   /* just below its family's split kernels (2 * class + 1) */
     return 2 * generator_class + 1;
 }
 
-/* The last key, between chain variants that differ in GEMM2 alone (the priority and the keys
+/* The last key, between chain variants that differ in GEMM2 alone (the rank and the keys
  * before it come from GEMM1): 1 for a Hopper GEMM2 with a 128-row ping-pong tile where GEMM2's K
  * (the chain's N) is at most 3072, else 0: its bias + relu epilogue then runs under the other
  * consumer's mainloop instead of exposed (docs/decisions.md v101; longer K is not measured). */
 #define FG__PINGPONG128_GEMM2_MAX_K 3072
 static int fg__gemm2_pingpong_first(const fusegen_kernel *k, const fusegen_problem *p)
 {
-    return k->chain && k->pingpong2 && k->tile2_m == 128 && p->n <= FG__PINGPONG128_GEMM2_MAX_K;
+    return k->chain && k->schedule2 == FUSEGEN_SCHEDULE_PINGPONG && k->tile2_m == 128 && p->n <= FG__PINGPONG128_GEMM2_MAX_K;
 }
 
-/* Whether a goes before b for problem p (fg__class, then fg__column_cost, then the priority,
+/* Whether a goes before b for problem p (fg__class, then fg__column_cost, then the rank,
  * then fg__gemm2_pingpong_first). */
 static int fg__better(const fusegen_kernel *a, const fusegen_kernel *b, const fusegen_problem *p, int sms)
 {
@@ -907,8 +909,8 @@ static int fg__better(const fusegen_kernel *a, const fusegen_kernel *b, const fu
     cb = fg__column_cost(b, p, sms);
     if (ca != cb)
         return ca < cb;
-    if (a->priority != b->priority)
-        return a->priority > b->priority;
+    if (a->rank != b->rank)
+        return a->rank > b->rank;
     return fg__gemm2_pingpong_first(a, p) > fg__gemm2_pingpong_first(b, p);
 }
 

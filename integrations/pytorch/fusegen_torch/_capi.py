@@ -51,6 +51,15 @@ STRATEGY_CLUSTER = 3
 STRATEGY_NAMES = {STRATEGY_NONE: "none", STRATEGY_ROW: "row", STRATEGY_SPLIT: "split",
                   STRATEGY_CLUSTER: "cluster"}
 
+FAMILY_PORTABLE = 0
+FAMILY_HOPPER = 1
+FAMILY_NAMES = {FAMILY_PORTABLE: "portable", FAMILY_HOPPER: "hopper"}
+
+SCHEDULE_NONE = 0
+SCHEDULE_COOPERATIVE = 1
+SCHEDULE_PINGPONG = 2
+SCHEDULE_NAMES = {SCHEDULE_NONE: "none", SCHEDULE_COOPERATIVE: "cooperative", SCHEDULE_PINGPONG: "pingpong"}
+
 OP_SCALE = 0
 OP_BIAS = 1
 OP_RESIDUAL = 2
@@ -129,6 +138,7 @@ class Kernel(Structure):
         ("spec_kernel", c_char_p),
         ("sm", c_int),
         ("arch_specific", c_int),
+        ("family", c_int),              # fusegen_family
         ("a", c_int),
         ("b", c_int),
         ("out", c_int),
@@ -151,8 +161,8 @@ class Kernel(Structure):
         ("tile2_k", c_int),
         ("stages2", c_int),
         ("threads2", c_int),
-        ("pingpong", c_int),
-        ("pingpong2", c_int),
+        ("schedule", c_int),            # fusegen_schedule
+        ("schedule2", c_int),
         ("norm", c_int),                # fusegen_norm
         ("strategy", c_int),            # fusegen_strategy
         ("split_k", c_int),
@@ -166,7 +176,7 @@ class Kernel(Structure):
         ("uses_beta", c_int),
         ("uses_bias2", c_int),
         ("uses_residual2", c_int),
-        ("priority", c_int),
+        ("rank", c_int),
         ("launch", c_void_p),           # a function pointer; called by fusegen_run only
         ("launch_jit", c_void_p),       # JIT kernels (fusegen_jit.h): their launcher; NULL in generated tables
         ("jit", c_void_p),              # JIT kernels: their data
@@ -513,7 +523,7 @@ def same_f32(a, b):
 
 KernelInfo = collections.namedtuple("KernelInfo", [
     "name", "spec_kernel", "strategy", "tile", "stages", "tile2", "sm", "arch_specific",
-    "epilogue", "epilogue2", "eps", "max_n", "align_elems", "priority", "split_k"])
+    "epilogue", "epilogue2", "eps", "max_n", "align_elems", "rank", "split_k", "family", "schedule"])
 KernelInfo.__doc__ = "One kernel of the library, as fusegen_torch.kernels() lists it."
 
 
@@ -524,4 +534,5 @@ def kernel_info(kernel):
         (k.tile_m, k.tile_n, k.tile_k), k.stages,
         (k.tile2_m, k.tile2_n, k.tile2_k) if k.chain else None,
         k.sm, bool(k.arch_specific), _s(k.epilogue), _s(k.epilogue2), norm_eps(kernel),
-        int(k.max_n), k.align_elems, k.priority, bool(k.split_k))
+        int(k.max_n), k.align_elems, k.rank, bool(k.split_k), FAMILY_NAMES.get(k.family, str(k.family)),
+        SCHEDULE_NAMES.get(k.schedule, str(k.schedule)))

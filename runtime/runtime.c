@@ -1,6 +1,6 @@
 /* runtime.c - the fusegen runtime: status strings, the thread-local detail, the eligibility
- * check of a kernel for a problem, dispatch (query, select, find), workspace sizing, and the
- * checked launch.
+ * check of a kernel for a problem, dispatch (query, select, find; the order of eligible kernels
+ * is the model's, dispatch.c), workspace sizing, and the checked launch.
  *
  * Three internal checks decide whether a kernel can run a problem: fg__check_problem (the
  * problem alone: a bad one is INVALID_ARGUMENT whatever the library holds), fg__check_kernel
@@ -13,6 +13,7 @@
  * cudaGetDevice and cudaDeviceGetAttribute (the device's compute capability, read once per
  * device), the kernel's launch function, and the error-string functions. */
 #include "fusegen.h"
+#include "fusegen_dispatch.h"
 #include "fusegen_internal.h"
 #include "fusegen_workspace.h"
 
@@ -337,15 +338,6 @@ static int fg__sms_or_0(void)
 {
     int sms = 0;
     return fg__device_sms(&sms) == cudaSuccess ? sms : 0;
-}
-
-/* Slices of K a split-K kernel runs p with on a device of sms SMs (the launcher computes the
- * same); FUSEGEN_SPLIT_K_MAX_SLICES, an upper bound, when sms is 0 (unknown). */
-static int fg__k_slices(const fusegen_kernel *k, const fusegen_problem *p, int sms)
-{
-    if (sms <= 0)
-        return FUSEGEN_SPLIT_K_MAX_SLICES;
-    return fusegen_k_slices(p->m, p->n, p->k, k->tile_m, k->tile_n, k->tile_k, sms);
 }
 
 static fusegen_status fg__resolve_sm(const fusegen_problem *p, fg__arch *a)
@@ -814,106 +806,6 @@ static void fg__listing_add(fg__listing *l, const char *name, const char *reason
     l->used += (size_t)snprintf(l->text + l->used, room, "%s%s: %s", l->used > 0 ? "; " : "", name, reason);
 }
 
-/* fg__class orders kernels by strategy and family, the kernel's rank (plan.c) by tile area and
- * depth. Between kernels equal in the first two, the dispatch weighs the columns each
- * tile shape computes for this N over a relative rate (smaller is better): 80 for tiles of
- * 128 x 256 or more, 90 down to 128 x 128, 112 below (64 x 128: decisions.md, "Decode"); 78 for a Hopper ping-pong split or row kernel at
- * K <= 1024 (its second consumer hides the epilogue that few k tiles leave exposed); 77 for a
- * Hopper 128-row ping-pong split kernel for 640 < N <= 1280 and K <= 3072. The measurements
- * behind each rate: docs/decisions.md, "Dispatch rules" (v20, v23-v24, v40, v62-v64, v81-v90). */
-#define FG__PINGPONG128_MIN_N 641
-#define FG__PINGPONG128_MAX_N 1280
-#define FG__PINGPONG128_MAX_K 3072
-static long long fg__column_cost(const fusegen_kernel *k, const fusegen_problem *p, int sms)
-{
-    long long tile_n = k->tile_n > 0 ? k->tile_n : 1, tile_m = k->tile_m > 0 ? k->tile_m : 1;
-    long long padded = (p->n + tile_n - 1) / tile_n * tile_n;
-    long long area = (long long)k->tile_m * k->tile_n;
-    long long rate = area >= 128 * 256 ? 80 : area >= 128 * 128 ? 90 : 112;
-    int pingpong = k->schedule == FUSEGEN_SCHEDULE_PINGPONG;
-    if (pingpong && (k->strategy == FUSEGEN_STRATEGY_SPLIT || k->strategy == FUSEGEN_STRATEGY_ROW) &&
-        p->k <= 1024)
-        rate = 78;
-    if (pingpong && k->tile_m == 128 && k->strategy == FUSEGEN_STRATEGY_SPLIT && p->n >= FG__PINGPONG128_MIN_N &&
-        p->n <= FG__PINGPONG128_MAX_N && p->k <= FG__PINGPONG128_MAX_K)
-        rate = 77;
-    if (sms > 0) {
-        /* On a known device, the busiest SM's share: waves of tiles (ceil(tiles / SMs)) x a
-         * tile's columns over the rate. Past a few waves this orders tiles as padded x rate
-         * does; below one wave it prefers the tile that spreads over more SMs (M = 256, N =
-         * 4096: 64 tiles of 64 x 256 rather than 32 of 128 x 256). */
-        long long tiles = (p->m + tile_m - 1) / tile_m * ((p->n + tile_n - 1) / tile_n);
-        return (tiles + sms - 1) / sms * tile_m * tile_n * rate;
-    }
-    return padded * rate;
-}
-
-/* The first key: the kernel's class (strategy rank x 2 + family rank), doubled so that one exception fits between two classes. A Hopper row
- * kernel with a 64-row tile as wide as a row of up to 320 (the cooperative tiles whose consumers
- * split the columns, the 64x320 ping-pong one) loads a whole B tile for every 64 rows: past
- * K = 1024 that costs more than the normalize pass it saves, so there it ranks after the Hopper
- * split kernels (and so after the portable row kernels too), before the portable split ones
- * (docs/decisions.md v40-v41, v45). */
-#define FG__WIDE_ROW_64_MAX_K 1024
-/* Split-K variants go first where their own tiles, unsliced, would leave three quarters of this
- * device's SMs idle, K gives two slices or more, and the partial sums (written and read) cost
- * at most half of the weight read: 2 x S x M x N x 4 <= N x K x 2 / 2, that is 16 S M <= K
- * (decode-sized M: the other variants run a fraction of a wave); last everywhere else. */
-#define FG__SPLIT_K_FIRST 1000
-#define FG__SPLIT_K_LAST (-1)
-#define FG__SPLIT_K_MAX_FILL_DIVISOR 4
-static int fg__class(const fusegen_kernel *k, const fusegen_problem *p, int sms)
-{
-    /* strategy rank x 2 + family rank: row kernels and kernels without a norm (one pass), then
-     * split, then cluster; the Hopper family before the portable one */
-    int strategy_rank = k->strategy == FUSEGEN_STRATEGY_CLUSTER ? 0 : k->strategy == FUSEGEN_STRATEGY_SPLIT ? 1 : 2;
-    int generator_class = 2 * strategy_rank + (fg__hopper_family(k) ? 1 : 0);
-    if (k->split_k) {
-        int64_t tiles = ((p->m + k->tile_m - 1) / k->tile_m) * ((p->n + k->tile_n - 1) / k->tile_n);
-        if (sms <= 0)
-            return FG__SPLIT_K_LAST;
-        const int slices = fg__k_slices(k, p, sms);
-        return FG__SPLIT_K_MAX_FILL_DIVISOR * tiles <= sms && slices >= 2 && 16 * (int64_t)slices * p->m <= p->k
-                   ? FG__SPLIT_K_FIRST
-                   : FG__SPLIT_K_LAST;
-    }
-    int wide_row_64 = fg__hopper_family(k) && k->strategy == FUSEGEN_STRATEGY_ROW && k->tile_m == 64 &&
-                      (k->schedule != FUSEGEN_SCHEDULE_PINGPONG || k->tile_n > 256);
-    if (wide_row_64 && p->k > FG__WIDE_ROW_64_MAX_K)
-        return 2 * (generator_class - 2);   /* just below its family's split kernels (2 * class + 1) */
-    return 2 * generator_class + 1;
-}
-
-/* The last key, between chain variants that differ in GEMM2 alone (the rank and the keys
- * before it come from GEMM1): 1 for a Hopper GEMM2 with a 128-row ping-pong tile where GEMM2's K
- * (the chain's N) is at most 3072, else 0: its bias + relu epilogue then runs under the other
- * consumer's mainloop instead of exposed (docs/decisions.md v101; longer K is not measured). */
-#define FG__PINGPONG128_GEMM2_MAX_K 3072
-static int fg__gemm2_pingpong_first(const fusegen_kernel *k, const fusegen_problem *p)
-{
-    return k->chain && k->schedule2 == FUSEGEN_SCHEDULE_PINGPONG && k->tile2_m == 128 && p->n <= FG__PINGPONG128_GEMM2_MAX_K;
-}
-
-/* Whether a goes before b for problem p (fg__class, then fg__column_cost, then the rank,
- * then fg__gemm2_pingpong_first). */
-static int fg__better(const fusegen_kernel *a, const fusegen_kernel *b, const fusegen_problem *p, int sms)
-{
-    long long ca, cb;
-    int class_a = fg__class(a, p, sms), class_b = fg__class(b, p, sms);
-    if (class_a != class_b)
-        return class_a > class_b;
-    /* two split-K variants: the fewer slices, the fewer partial sums written and read */
-    if (a->split_k && b->split_k && fg__k_slices(a, p, sms) != fg__k_slices(b, p, sms))
-        return fg__k_slices(a, p, sms) < fg__k_slices(b, p, sms);
-    ca = fg__column_cost(a, p, sms);
-    cb = fg__column_cost(b, p, sms);
-    if (ca != cb)
-        return ca < cb;
-    if (a->rank != b->rank)
-        return a->rank > b->rank;
-    return fg__gemm2_pingpong_first(a, p) > fg__gemm2_pingpong_first(b, p);
-}
-
 /* fusegen_query; sms < 0: the dispatch's SM count from the device (when p->sm is 0), else sms. */
 static fusegen_status fg__query(const fusegen_library *lib, const fusegen_problem *p, const fusegen_kernel **out,
                                 size_t cap, size_t *n_found, int sms_given)
@@ -951,8 +843,8 @@ static fusegen_status fg__query(const fusegen_library *lib, const fusegen_proble
         if (fg__check_kernel(k, p, NULL, 0) != FUSEGEN_OK || fg__check_arch(k, p, &arch, NULL, 0) != FUSEGEN_OK)
             continue;
         found++;
-        /* keep out[] sorted best first (fg__better); equals stay in table order */
-        for (at = 0; at < written && !fg__better(k, out[at], p, sms); at++)
+        /* keep out[] sorted best first (the dispatch's model, dispatch.c); equals stay in table order */
+        for (at = 0; at < written && !fg_dispatch_better(k, out[at], p, sms); at++)
             ;
         if (at >= cap)
             continue;
@@ -1050,7 +942,7 @@ static size_t fg__ws_bytes(const fusegen_kernel *k, const fusegen_problem *p)
 {
     int split = fg__is_split(k);
     if (k->split_k)
-        return fusegen_ws_layout_for_split_k(fg__k_slices(k, p, fg__sms_or_0()), p->m, p->n).total;
+        return fusegen_ws_layout_for_split_k(fg_dispatch_k_slices(k, p, fg__sms_or_0()), p->m, p->n).total;
     if (!split && !k->chain)
         return 0;
     return fusegen_ws_layout_for(split, k->tile_n, k->chain, fg__dtype_bytes(k->out), p->m, p->n).total;

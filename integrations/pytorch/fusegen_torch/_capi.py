@@ -298,7 +298,8 @@ class FusegenLibrary:
 
     The runtime is taken from the kernel library itself when it exports it; otherwise from
     $FUSEGEN_RUNTIME_LIBRARY, or libfusegen_runtime.so next to the kernel library (a shared
-    build of runtime/runtime.c). All methods raise FusegenError on a status other than OK."""
+    build of the runtime's sources, FUSEGEN_RUNTIME_SOURCES in CMakeLists.txt). All methods
+    raise FusegenError on a status other than OK."""
 
     def __init__(self, path):
         self.path = path
@@ -323,7 +324,8 @@ class FusegenLibrary:
                 raise FusegenLibraryError(
                     f"{path} holds the kernels but not the fusegen runtime (it exports no "
                     "fusegen_select, fusegen_run, ...): link the runtime into the shared library, "
-                    "or set FUSEGEN_RUNTIME_LIBRARY to a shared build of runtime/runtime.c "
+                    "or set FUSEGEN_RUNTIME_LIBRARY to a shared build of the runtime "
+                    "(FUSEGEN_RUNTIME_SOURCES in fusegen's CMakeLists.txt) "
                     f"(looked for {rt_path})")
             try:
                 rt = ctypes.CDLL(rt_path)

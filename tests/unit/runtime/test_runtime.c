@@ -3,6 +3,7 @@
  * The fake kernels' launch functions only count calls, and every problem sets p->sm, so no
  * test here touches a GPU (except the last one, which accepts either outcome of sm = 0). */
 #include "fusegen.h"
+#include "fusegen_internal.h"
 #include "fusegen_workspace.h"
 
 #include <stdint.h>
@@ -544,6 +545,44 @@ static void test_query_tile_n160(void)
     p = ln_problem(256, 768, 3072);                     /* 768 * 80 < 768 * 90 < 800 * 90 */
     CHECK(fusegen_query(&lib, &p, out, 3, &n) == FUSEGEN_OK && n == 3);
     CHECK(out[0] == &table[0] && out[1] == &table[1] && out[2] == &table[2]);
+}
+
+/* Split-K variants of both families follow one rule (dispatch.c): first where the device would
+ * sit mostly idle without them, then fewer slices first, and at equal slices the Hopper one. */
+static void test_query_split_k_families(void)
+{
+    fusegen_kernel portable = split_variant("ln_sm80_64x128x64_s4_splitk", 64, 128, 8196, 80);
+    fusegen_kernel hopper = split_variant("ln_sm90a_64x128x64_s4_splitk", 64, 128, 8196, 90);
+    const fusegen_kernel split = split_variant("ln_sm90a_128x256x64_s3_split", 128, 256, 32771, 90);
+    const fusegen_kernel *out[3];
+    size_t n = 0;
+    portable.split_k = hopper.split_k = 1;
+    portable.strategy = hopper.strategy = FUSEGEN_STRATEGY_NONE;
+    portable.tile_k = hopper.tile_k = 64;
+    const fusegen_kernel table[] = {portable, hopper, split};
+    const fusegen_library lib = {.name = "sk", .generator_version = "0.1.0", .spec_sha256 = "0",
+                                 .kernels = table, .n_kernels = 3};
+    /* M = 1, N = 1024, K = 4096 on 132 SMs: 8 tiles, 16 slices each */
+    fusegen_problem p = ln_problem(1, 1024, 4096);
+    CHECK(fusegen__query_sms(&lib, &p, out, 3, &n, 132) == FUSEGEN_OK && n == 3);
+    CHECK(out[0] == &table[1] && out[1] == &table[0] && out[2] == &table[2]);
+    /* an unknown device: split K last, the Hopper variant still first of the two */
+    CHECK(fusegen__query_sms(&lib, &p, out, 3, &n, 0) == FUSEGEN_OK && n == 3);
+    CHECK(out[0] == &table[2] && out[1] == &table[1] && out[2] == &table[0]);
+    /* tiles that fill the device: last */
+    p = ln_problem(4096, 1024, 4096);
+    CHECK(fusegen__query_sms(&lib, &p, out, 3, &n, 132) == FUSEGEN_OK && n == 3 && out[0] == &table[2]);
+    /* fewer slices (longer k tiles: 8 slices against 16) before the family */
+    fusegen_kernel fewer[] = {portable, hopper};
+    fewer[0].tile_k = 128;
+    const fusegen_library lib2 = {.name = "sk", .generator_version = "0.1.0", .spec_sha256 = "0",
+                                  .kernels = fewer, .n_kernels = 2};
+    p = ln_problem(1, 1024, 4096);
+    CHECK(fusegen__query_sms(&lib2, &p, out, 3, &n, 132) == FUSEGEN_OK && n == 2);
+    CHECK(out[0] == &fewer[0] && out[1] == &fewer[1]);
+    /* off sm_90 only the portable one */
+    p.sm = 80;
+    CHECK(fusegen__query_sms(&lib, &p, out, 3, &n, 108) == FUSEGEN_OK && n == 1 && out[0] == &table[0]);
 }
 
 static void test_query_order(void)
@@ -1229,6 +1268,7 @@ int main(void)
     test_query_pingpong_row();
     test_query_jit_portable_row();
     test_query_tile_n160();
+    test_query_split_k_families();
     test_query_truncates();
     test_why_not();
     test_select_find();

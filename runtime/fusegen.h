@@ -194,6 +194,17 @@ fusegen_status fusegen_workspace_size(const fusegen_kernel *k, const fusegen_pro
 fusegen_status fusegen_run(const fusegen_kernel *k, const fusegen_problem *p, const fusegen_args *args,
                            void *workspace, size_t workspace_bytes, cudaStream_t stream);
 
+/* Recording (docs/api.md, "Recording the dispatched problems"): while a file is open, each
+ * problem fusegen_select dispatches is appended to it as one JSON line, once per file (library,
+ * spec kernel, M, N, K, N2, dtypes, layouts, signatures). FUSEGEN_RECORD=path opens one at the
+ * first select or recording call. Failing writes are reported once on stderr and stop the
+ * recording; they never change a dispatch. Thread-safe. */
+fusegen_status fusegen_record_open(const char *path);   /* appends; replaces the open recording */
+void fusegen_record_close(void);
+/* Records p as dispatched to k (what fusegen_select does itself), for callers that choose from
+ * fusegen_query's list. */
+void fusegen_record_problem(const fusegen_library *lib, const fusegen_problem *p, const fusegen_kernel *k);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,6 +1,7 @@
 /* runtime.c - the fusegen runtime: status strings, the thread-local detail, the eligibility
  * check of a kernel for a problem, dispatch (query, select, find; the order of eligible kernels
- * is the model's, dispatch.c), workspace sizing, and the checked launch.
+ * is the model's, dispatch.c; select records the problem when a recording is open, record.c),
+ * workspace sizing, and the checked launch.
  *
  * Three internal checks decide whether a kernel can run a problem: fg__check_problem (the
  * problem alone: a bad one is INVALID_ARGUMENT whatever the library holds), fg__check_kernel
@@ -10,8 +11,8 @@
  * reason) agree by construction.
  *
  * Nothing here allocates device memory, synchronizes or copies. The only CUDA calls are
- * cudaGetDevice and cudaDeviceGetAttribute (the device's compute capability, read once per
- * device), the kernel's launch function, and the error-string functions. */
+ * cudaGetDevice and cudaDeviceGetAttribute (the device's compute capability and SM count, read
+ * once per device), the kernel's launch function, and the error-string functions. */
 #include "fusegen.h"
 #include "fusegen_dispatch.h"
 #include "fusegen_internal.h"
@@ -898,8 +899,10 @@ fusegen_status fusegen_select(const fusegen_library *lib, const fusegen_problem 
         return fg__fail(FUSEGEN_ERR_INVALID_ARGUMENT, "out is NULL");
     *out = NULL;
     st = fusegen_query(lib, p, &best, 1, NULL);
-    if (st == FUSEGEN_OK)
+    if (st == FUSEGEN_OK) {
         *out = best;
+        fusegen_record_problem(lib, p, best);   /* when a recording is open (record.c) */
+    }
     return st;
 }
 

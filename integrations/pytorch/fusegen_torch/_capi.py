@@ -287,6 +287,10 @@ def _declare(rt):
     rt.fusegen_run.argtypes = [KernelPtr, POINTER(Problem), POINTER(Args), c_void_p, c_size_t,
                                c_void_p]
     rt.fusegen_run.restype = c_int
+    # recording (runtimes before issue 35 lack it)
+    if hasattr(rt, "fusegen_record_problem"):
+        rt.fusegen_record_problem.argtypes = [POINTER(Library), POINTER(Problem), KernelPtr]
+        rt.fusegen_record_problem.restype = None
 
 
 def _has_runtime(dll):
@@ -346,6 +350,12 @@ class FusegenLibrary:
         self._spec_entries = {}
         for k in self._kernel_ptrs:
             self._spec_entries.setdefault(_s(k.contents.spec_kernel), k)
+
+    def record(self, problem, kernel):
+        """Records problem as dispatched to kernel when a recording is open (FUSEGEN_RECORD):
+        what fusegen_select does itself, for a kernel chosen from query()."""
+        if hasattr(self.rt, "fusegen_record_problem"):
+            self.rt.fusegen_record_problem(self.table_ptr, byref(problem), kernel)
 
     # -- the library's metadata
     @property
@@ -496,6 +506,7 @@ def select_spec_kernel(lib, name, problem):
         eligible = []
     for k in eligible:
         if _s(k.contents.spec_kernel) == name:
+            lib.record(problem, k)
             return k
     reasons = [f"{_s(k.contents.name)}: {lib.why_not(k, problem)}" for k in lib.kernel_ptrs()
                if _s(k.contents.spec_kernel) == name]

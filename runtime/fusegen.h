@@ -205,6 +205,14 @@ void fusegen_record_close(void);
  * fusegen_query's list. */
 void fusegen_record_problem(const fusegen_library *lib, const fusegen_problem *p, const fusegen_kernel *k);
 
+/* Tuning files (docs/api.md, "Tuning files"; written by fusegen-tune): measured winners per spec
+ * kernel and problem bucket (M rounded up to a power of two, N, K, N2). Loaded for lib, the
+ * winner goes first in fusegen_query and fusegen_select wherever it is eligible; elsewhere the
+ * dispatch's model decides. A file for another library, spec hash or device (name, SM count,
+ * compute capability) is refused with the reason in the detail and nothing applied. */
+fusegen_status fusegen_tuning_load(const fusegen_library *lib, const char *path);
+void fusegen_tuning_clear(const fusegen_library *lib);   /* NULL: every library's */
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,7 +1,7 @@
 /* runtime.c - the fusegen runtime: status strings, the thread-local detail, the eligibility
  * check of a kernel for a problem, dispatch (query, select, find; the order of eligible kernels
- * is the model's, dispatch.c; select records the problem when a recording is open, record.c),
- * workspace sizing, and the checked launch.
+ * is the model's, dispatch.c, after a loaded tuning file's winner, tuning.c; select records the
+ * problem when a recording is open, record.c), workspace sizing, and the checked launch.
  *
  * Three internal checks decide whether a kernel can run a problem: fg__check_problem (the
  * problem alone: a bad one is INVALID_ARGUMENT whatever the library holds), fg__check_kernel
@@ -12,7 +12,8 @@
  *
  * Nothing here allocates device memory, synchronizes or copies. The only CUDA calls are
  * cudaGetDevice and cudaDeviceGetAttribute (the device's compute capability and SM count, read
- * once per device), the kernel's launch function, and the error-string functions. */
+ * once per device), cudaGetDeviceProperties (the device's name, for fusegen_tuning_load only),
+ * the kernel's launch function, and the error-string functions. */
 #include "fusegen.h"
 #include "fusegen_dispatch.h"
 #include "fusegen_internal.h"
@@ -319,6 +320,19 @@ cudaError_t fusegen__device_info(int *sm, int *sms)
     *sms = count;
     if (dev >= 0 && dev < FG__MAX_DEVICES)
         atomic_store_explicit(&fg__device_cache[dev], (*sm << 16) | count, memory_order_relaxed);
+    return cudaSuccess;
+}
+
+cudaError_t fusegen__device_name(char *buf, size_t len)
+{
+    struct cudaDeviceProp prop;
+    int dev = 0;
+    cudaError_t e = cudaGetDevice(&dev);
+    if (e == cudaSuccess)
+        e = cudaGetDeviceProperties(&prop, dev);
+    if (e != cudaSuccess)
+        return e;
+    snprintf(buf, len, "%s", prop.name);
     return cudaSuccess;
 }
 
@@ -815,6 +829,7 @@ static fusegen_status fg__query(const fusegen_library *lib, const fusegen_proble
     fg__listing listing;
     char reason[FG__REASON_LEN];
     size_t i, found = 0, written = 0;
+    const fusegen_kernel *tuned = NULL;
     int sms;
 
     if (n_found)
@@ -844,8 +859,11 @@ static fusegen_status fg__query(const fusegen_library *lib, const fusegen_proble
         if (fg__check_kernel(k, p, NULL, 0) != FUSEGEN_OK || fg__check_arch(k, p, &arch, NULL, 0) != FUSEGEN_OK)
             continue;
         found++;
+        /* a loaded tuning's winner first (tuning.c) */
+        if (!tuned && fusegen__tuning_is_winner(lib, k, p))
+            tuned = k;
         /* keep out[] sorted best first (the dispatch's model, dispatch.c); equals stay in table order */
-        for (at = 0; at < written && !fg_dispatch_better(k, out[at], p, sms); at++)
+        for (at = 0; at < written && k != tuned && (out[at] == tuned || !fg_dispatch_better(k, out[at], p, sms)); at++)
             ;
         if (at >= cap)
             continue;

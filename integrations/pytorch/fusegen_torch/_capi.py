@@ -12,6 +12,7 @@ import ctypes
 import os
 import struct
 import threading
+import warnings
 from ctypes import (POINTER, Structure, byref, c_char_p, c_double, c_int, c_int64, c_size_t,
                     c_void_p)
 
@@ -287,10 +288,13 @@ def _declare(rt):
     rt.fusegen_run.argtypes = [KernelPtr, POINTER(Problem), POINTER(Args), c_void_p, c_size_t,
                                c_void_p]
     rt.fusegen_run.restype = c_int
-    # recording (runtimes before issue 35 lack it)
+    # recording and tuning files (runtimes before issue 35 lack them)
     if hasattr(rt, "fusegen_record_problem"):
         rt.fusegen_record_problem.argtypes = [POINTER(Library), POINTER(Problem), KernelPtr]
         rt.fusegen_record_problem.restype = None
+    if hasattr(rt, "fusegen_tuning_load"):
+        rt.fusegen_tuning_load.argtypes = [POINTER(Library), c_char_p]
+        rt.fusegen_tuning_load.restype = c_int
 
 
 def _has_runtime(dll):
@@ -341,6 +345,7 @@ class FusegenLibrary:
             self.runtime_path = rt_path
         self.rt = rt
         _declare(rt)
+        self._load_tuning()
         # The table is constant: its entries, and each spec kernel's first entry, made once
         # (building the pointers took ~80 us a lookup, on every fusegen::gemm call).
         base = ctypes.addressof(self.table.kernels.contents) if self.table.n_kernels else 0
@@ -350,6 +355,20 @@ class FusegenLibrary:
         self._spec_entries = {}
         for k in self._kernel_ptrs:
             self._spec_entries.setdefault(_s(k.contents.spec_kernel), k)
+
+    def _load_tuning(self):
+        """$FUSEGEN_TUNING: a tuning file (fusegen-tune) for this library on this device. A
+        refused file (another library, spec or device; no device) is a warning, not an error:
+        the dispatch's model then decides alone."""
+        path = os.environ.get("FUSEGEN_TUNING")
+        if not path:
+            return
+        if not hasattr(self.rt, "fusegen_tuning_load"):
+            warnings.warn(f"FUSEGEN_TUNING={path}: this fusegen runtime cannot load tuning files")
+            return
+        st = self.rt.fusegen_tuning_load(self.table_ptr, os.fsencode(path))
+        if st != OK:
+            warnings.warn(f"FUSEGEN_TUNING={path} not applied: {self.status_name(st)}: {self.last_detail()}")
 
     def record(self, problem, kernel):
         """Records problem as dispatched to kernel when a recording is open (FUSEGEN_RECORD):

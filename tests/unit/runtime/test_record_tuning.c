@@ -1,5 +1,6 @@
-/* test_record_tuning.c - CPU tests of the recording of dispatched problems (record.c) against a
- * hand-made dispatch table. Every problem sets p->sm, so no GPU is needed.
+/* test_record_tuning.c - CPU tests of the recording of dispatched problems (record.c) and of
+ * tuning files (tuning.c) against a hand-made dispatch table. Every problem sets p->sm, and the
+ * tuning files are loaded for a given device (fusegen__tuning_load_for), so no GPU is needed.
  *
  *   fusegen_test_record_tuning                 the tests
  *   fusegen_test_record_tuning --env FILE      FUSEGEN_RECORD=FILE is set by the caller (ctest):
@@ -10,6 +11,7 @@
 
 #include <dirent.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -72,6 +74,8 @@ static const fusegen_kernel g_kernels[N_KERNELS] = {
 #define SPEC_HASH "4a1f00c0ffee"
 static const fusegen_library g_lib = {.name = "fake", .generator_version = "0.1.0", .spec_sha256 = SPEC_HASH,
                                       .kernels = g_kernels, .n_kernels = N_KERNELS};
+static const fusegen_library g_other = {.name = "other", .generator_version = "0.1.0", .spec_sha256 = SPEC_HASH,
+                                        .kernels = g_kernels, .n_kernels = N_KERNELS};
 
 static fusegen_problem ln_problem(int64_t m, int64_t n, int64_t k, int sm)
 {
@@ -115,6 +119,17 @@ static int file_lines(const char *path, char *text, size_t len)
     }
     fclose(f);
     return lines;
+}
+
+static void write_file(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+    if (!f) {
+        perror(path);
+        exit(2);
+    }
+    fputs(text, f);
+    fclose(f);
 }
 
 static const fusegen_kernel *select_or_null(const fusegen_library *lib, const fusegen_problem *p)
@@ -222,6 +237,177 @@ static int env_mode(const char *path)
     return g_failed == 0 ? 0 : 1;
 }
 
+/* ---- tuning files -------------------------------------------------------------------------- */
+
+#define DEVICE "NVIDIA H200", 132, 90
+
+/* A tuning file with the given header parts and entries. */
+static const char *tuning_file(const char *name, const char *version, const char *device, const char *library,
+                               const char *entries)
+{
+    static char text[8192];
+    const char *path = tmp_path(name);
+    snprintf(text, sizeof text,
+             "{\n  \"fusegen_tuning\": %s,\n  \"device\": %s,\n  \"library\": %s,\n  \"entries\": [%s]\n}\n",
+             version, device, library, entries);
+    write_file(path, text);
+    return path;
+}
+
+#define GOOD_DEVICE "{\"name\": \"NVIDIA H200\", \"sms\": 132, \"cc\": 90}"
+#define GOOD_LIBRARY "{\"name\": \"fake\", \"spec_sha256\": \"" SPEC_HASH "\"}"
+/* ln at M in (64, 128], N 1024, K 512: the portable split kernel (the model takes the Hopper one) */
+#define ENTRY_SPLIT80                                                                              \
+    "{\"spec_kernel\": \"ln\", \"m_bucket\": 128, \"n\": 1024, \"k\": 512, \"n2\": 0, "            \
+    "\"winner\": \"ln_sm80_128x128x64_s3_split\", \"winner_ms\": 0.0123, "                         \
+    "\"runner_up\": \"ln_sm90a_128x256x64_s3_split\", \"runner_up_ms\": 0.0131}"
+/* ln at N 2048: the row kernel, which cannot take N 2048 (max_n 128) */
+#define ENTRY_ROW_TOO_NARROW                                                                       \
+    "{\"spec_kernel\": \"ln\", \"m_bucket\": 128, \"n\": 2048, \"k\": 512, \"n2\": 0, "            \
+    "\"winner\": \"ln_sm80_128x128x64_s3_row\", \"winner_ms\": 1e-2, \"runner_up\": null, \"runner_up_ms\": null}"
+
+static void test_tuning_refusals(void)
+{
+    char good[256];
+    snprintf(good, sizeof good, "%s", tuning_file("good.json", "1", GOOD_DEVICE, GOOD_LIBRARY, ENTRY_SPLIT80));
+    fusegen_problem p = ln_problem(100, 1024, 512, 90);
+
+    CHECK_FAIL(fusegen__tuning_load_for(NULL, good, DEVICE), FUSEGEN_ERR_INVALID_ARGUMENT, "lib is NULL");
+    CHECK_FAIL(fusegen__tuning_load_for(&g_lib, NULL, DEVICE), FUSEGEN_ERR_INVALID_ARGUMENT, "path is NULL");
+    CHECK_FAIL(fusegen__tuning_load_for(&g_lib, tmp_path("missing.json"), DEVICE), FUSEGEN_ERR_INVALID_ARGUMENT,
+               "cannot be opened");
+
+    /* a good file, loaded; every refusal below leaves it in effect */
+    CHECK(fusegen__tuning_load_for(&g_lib, good, DEVICE) == FUSEGEN_OK && fusegen_last_detail()[0] == '\0');
+    CHECK(select_or_null(&g_lib, &p) == &g_kernels[K_SPLIT80]);
+
+    write_file(tmp_path("syntax.json"), "{\"fusegen_tuning\": 1,\n  \"device\": {\"name\": \"x\",}\n}");
+    CHECK_FAIL(fusegen__tuning_load_for(&g_lib, tmp_path("syntax.json"), DEVICE), FUSEGEN_ERR_INVALID_ARGUMENT,
+               "is not valid JSON: line 2, column 26: an object member needs a string key");
+    write_file(tmp_path("trailing.json"), "{} {}");
+    CHECK_FAIL(fusegen__tuning_load_for(&g_lib, tmp_path("trailing.json"), DEVICE), FUSEGEN_ERR_INVALID_ARGUMENT,
+               "text after the JSON value");
+    write_file(tmp_path("array.json"), "[1, 2]");
+    CHECK_FAIL(fusegen__tuning_load_for(&g_lib, tmp_path("array.json"), DEVICE), FUSEGEN_ERR_INVALID_ARGUMENT,
+               "is not a JSON object");
+    write_file(tmp_path("other.json"), "{\"something\": \"else\"}");
+    CHECK_FAIL(fusegen__tuning_load_for(&g_lib, tmp_path("other.json"), DEVICE), FUSEGEN_ERR_INVALID_ARGUMENT,
+               "not a tuning file");
+    CHECK_FAIL(fusegen__tuning_load_for(&g_lib, tuning_file("v2.json", "2", GOOD_DEVICE, GOOD_LIBRARY, ""), DEVICE),
+               FUSEGEN_ERR_INVALID_ARGUMENT, "is version 2; this runtime reads version 1");
+    CHECK_FAIL(fusegen__tuning_load_for(&g_other, good, DEVICE), FUSEGEN_ERR_INVALID_ARGUMENT,
+               "measured for library 'fake', not 'other'");
+    CHECK_FAIL(fusegen__tuning_load_for(&g_lib,
+                                        tuning_file("hash.json", "1", GOOD_DEVICE,
+                                                    "{\"name\": \"fake\", \"spec_sha256\": \"0123\"}", ENTRY_SPLIT80),
+                                        DEVICE),
+               FUSEGEN_ERR_INVALID_ARGUMENT, "another spec of library 'fake' (spec_sha256 0123");
+    CHECK_FAIL(fusegen__tuning_load_for(&g_lib, good, "NVIDIA H100 80GB HBM3", 132, 90), FUSEGEN_ERR_INVALID_ARGUMENT,
+               "measured on another device (NVIDIA H200, 132 SMs, compute capability 90); this one is NVIDIA H100");
+    CHECK_FAIL(fusegen__tuning_load_for(&g_lib, good, "NVIDIA H200", 114, 90), FUSEGEN_ERR_INVALID_ARGUMENT,
+               "this one is NVIDIA H200, 114 SMs");
+    CHECK_FAIL(fusegen__tuning_load_for(&g_lib, good, "NVIDIA H200", 132, 100), FUSEGEN_ERR_INVALID_ARGUMENT,
+               "another device");
+    CHECK_FAIL(fusegen__tuning_load_for(&g_lib, tuning_file("dev.json", "1", "{\"name\": \"x\"}", GOOD_LIBRARY, ""),
+                                        DEVICE),
+               FUSEGEN_ERR_INVALID_ARGUMENT, "\"device\" must be an object");
+    CHECK_FAIL(fusegen__tuning_load_for(
+                   &g_lib,
+                   tuning_file("winner.json", "1", GOOD_DEVICE, GOOD_LIBRARY,
+                               "{\"spec_kernel\": \"ln\", \"m_bucket\": 1, \"n\": 8, \"k\": 8, \"n2\": 0, "
+                               "\"winner\": \"ln_sm70_nope\", \"winner_ms\": 1}"),
+                   DEVICE),
+               FUSEGEN_ERR_INVALID_ARGUMENT, "entries[0].winner 'ln_sm70_nope' is not a variant of spec kernel 'ln'");
+    CHECK_FAIL(fusegen__tuning_load_for(
+                   &g_lib,
+                   tuning_file("spec.json", "1", GOOD_DEVICE, GOOD_LIBRARY,
+                               "{\"spec_kernel\": \"gelu\", \"m_bucket\": 1, \"n\": 8, \"k\": 8, \"n2\": 0, "
+                               "\"winner\": \"ln_sm80_128x128x64_s3_split\", \"winner_ms\": 1}"),
+                   DEVICE),
+               FUSEGEN_ERR_INVALID_ARGUMENT, "is not a variant of spec kernel 'gelu'");
+    CHECK_FAIL(fusegen__tuning_load_for(
+                   &g_lib,
+                   tuning_file("bucket.json", "1", GOOD_DEVICE, GOOD_LIBRARY,
+                               "{\"spec_kernel\": \"ln\", \"m_bucket\": 96, \"n\": 8, \"k\": 8, \"n2\": 0, "
+                               "\"winner\": \"ln_sm80_128x128x64_s3_split\", \"winner_ms\": 1}"),
+                   DEVICE),
+               FUSEGEN_ERR_INVALID_ARGUMENT, "entries[0].m_bucket = 96 is not a power of two");
+    CHECK_FAIL(fusegen__tuning_load_for(
+                   &g_lib,
+                   tuning_file("time.json", "1", GOOD_DEVICE, GOOD_LIBRARY,
+                               "{\"spec_kernel\": \"ln\", \"m_bucket\": 1, \"n\": 8, \"k\": 8, \"n2\": 0, "
+                               "\"winner\": \"ln_sm80_128x128x64_s3_split\", \"winner_ms\": \"fast\"}"),
+                   DEVICE),
+               FUSEGEN_ERR_INVALID_ARGUMENT, "entries[0] needs");
+    CHECK_FAIL(fusegen__tuning_load_for(&g_lib,
+                                        tuning_file("twice.json", "1", GOOD_DEVICE, GOOD_LIBRARY,
+                                                    ENTRY_SPLIT80 ", " ENTRY_SPLIT80),
+                                        DEVICE),
+               FUSEGEN_ERR_INVALID_ARGUMENT, "two entries for spec kernel 'ln' at m_bucket 128, n 1024, k 512");
+
+    /* still the good file's winner */
+    CHECK(select_or_null(&g_lib, &p) == &g_kernels[K_SPLIT80]);
+    /* the real call reads the device: without a GPU a CUDA error, with one most likely another
+     * device than the file's; never applied */
+    {
+        fusegen_status st = fusegen_tuning_load(&g_other, good);
+        CHECK(st == FUSEGEN_ERR_CUDA || st == FUSEGEN_ERR_INVALID_ARGUMENT);
+    }
+    fusegen_tuning_clear(&g_lib);
+    CHECK(select_or_null(&g_lib, &p) == &g_kernels[K_SPLIT90]);
+}
+
+static void test_tuning_selection(void)
+{
+    char path[256];
+    snprintf(path, sizeof path, "%s",
+             tuning_file("select.json", "1", GOOD_DEVICE, GOOD_LIBRARY, ENTRY_SPLIT80 ", " ENTRY_ROW_TOO_NARROW));
+    const fusegen_kernel *out[4];
+    size_t n = 0;
+    fusegen_problem p = ln_problem(100, 1024, 512, 90);
+
+    /* without tuning the model: the Hopper split kernel, then the portable one */
+    CHECK(select_or_null(&g_lib, &p) == &g_kernels[K_SPLIT90]);
+    CHECK(fusegen__tuning_load_for(&g_lib, path, DEVICE) == FUSEGEN_OK);
+    /* M = 100 and M = 65..128: bucket 128, the measured winner first, then the model's order */
+    CHECK(select_or_null(&g_lib, &p) == &g_kernels[K_SPLIT80]);
+    CHECK(fusegen_query(&g_lib, &p, out, 4, &n) == FUSEGEN_OK && n == 2 && out[0] == &g_kernels[K_SPLIT80] &&
+          out[1] == &g_kernels[K_SPLIT90]);
+    CHECK(fusegen_query(&g_lib, &p, out, 1, &n) == FUSEGEN_OK && n == 2 && out[0] == &g_kernels[K_SPLIT80]);
+    p.m = 65;
+    CHECK(select_or_null(&g_lib, &p) == &g_kernels[K_SPLIT80]);
+    p.m = 128;
+    CHECK(select_or_null(&g_lib, &p) == &g_kernels[K_SPLIT80]);
+    /* another bucket, N or K: the model */
+    p.m = 129;
+    CHECK(select_or_null(&g_lib, &p) == &g_kernels[K_SPLIT90]);
+    p = ln_problem(64, 1024, 512, 90);
+    CHECK(select_or_null(&g_lib, &p) == &g_kernels[K_SPLIT90]);
+    p = ln_problem(100, 1024, 520, 90);
+    CHECK(select_or_null(&g_lib, &p) == &g_kernels[K_SPLIT90]);
+    /* a winner the problem cannot run: the row kernel at N 2048 past its max_n */
+    p = ln_problem(100, 2048, 512, 90);
+    CHECK(select_or_null(&g_lib, &p) == &g_kernels[K_SPLIT90]);
+    /* the portable winner where the Hopper kernel is not eligible: the same */
+    p = ln_problem(100, 1024, 512, 80);
+    CHECK(select_or_null(&g_lib, &p) == &g_kernels[K_SPLIT80]);
+    /* another library with the same table has no tuning */
+    p = ln_problem(100, 1024, 512, 90);
+    CHECK(select_or_null(&g_other, &p) == &g_kernels[K_SPLIT90]);
+    /* cleared: the model again; clearing all of them too */
+    fusegen_tuning_clear(&g_lib);
+    CHECK(select_or_null(&g_lib, &p) == &g_kernels[K_SPLIT90]);
+    CHECK(fusegen__tuning_load_for(&g_lib, path, DEVICE) == FUSEGEN_OK);
+    CHECK(select_or_null(&g_lib, &p) == &g_kernels[K_SPLIT80]);
+    fusegen_tuning_clear(NULL);
+    CHECK(select_or_null(&g_lib, &p) == &g_kernels[K_SPLIT90]);
+    /* an empty entry list loads (and selects as the model does) */
+    CHECK(fusegen__tuning_load_for(&g_lib, tuning_file("empty.json", "1", GOOD_DEVICE, GOOD_LIBRARY, ""), DEVICE) ==
+          FUSEGEN_OK);
+    CHECK(select_or_null(&g_lib, &p) == &g_kernels[K_SPLIT90]);
+    fusegen_tuning_clear(NULL);
+}
+
 /* Removes the test's folder and the files in it. */
 static void remove_dir(void)
 {
@@ -234,6 +420,41 @@ static void remove_dir(void)
             (void)unlink(tmp_path(e->d_name));
     closedir(d);
     (void)rmdir(g_dir);
+}
+
+/* Selects on four threads while the main thread loads and clears a tuning file: every select
+ * returns one of the two answers (run under the sanitizers, scripts/test-asan.sh). */
+static _Atomic int g_stop;
+static _Atomic int g_bad;
+
+static void *select_thread(void *arg)
+{
+    fusegen_problem p = ln_problem(100, 1024, 512, 90);
+    (void)arg;
+    while (!g_stop) {
+        const fusegen_kernel *k = select_or_null(&g_lib, &p);
+        if (k != &g_kernels[K_SPLIT80] && k != &g_kernels[K_SPLIT90])
+            g_bad++;
+    }
+    return NULL;
+}
+
+static void test_tuning_threads(void)
+{
+    char path[256];
+    pthread_t threads[4];
+    int i, loads_ok = 1;
+    snprintf(path, sizeof path, "%s", tuning_file("threads.json", "1", GOOD_DEVICE, GOOD_LIBRARY, ENTRY_SPLIT80));
+    for (i = 0; i < 4; i++)
+        CHECK(pthread_create(&threads[i], NULL, select_thread, NULL) == 0);
+    for (i = 0; i < 200; i++) {
+        loads_ok &= fusegen__tuning_load_for(&g_lib, path, DEVICE) == FUSEGEN_OK;
+        fusegen_tuning_clear(i % 2 ? &g_lib : NULL);
+    }
+    g_stop = 1;
+    for (i = 0; i < 4; i++)
+        pthread_join(threads[i], NULL);
+    CHECK(loads_ok && g_bad == 0);
 }
 
 int main(int argc, char **argv)
@@ -249,6 +470,9 @@ int main(int argc, char **argv)
         return rc;
     }
     test_record();
+    test_tuning_refusals();
+    test_tuning_selection();
+    test_tuning_threads();
     remove_dir();
     printf("%d passed, %d failed\n", g_passed, g_failed);
     return g_failed == 0 ? 0 : 1;

@@ -15,6 +15,7 @@
 // OUT (default fusegen_tuning.json) is read first when it exists: it must be for this library
 // and device, and the problems it holds are not measured again (an interrupted run resumes). It
 // is rewritten (a temporary file, then renamed) after every problem.
+// Exit status: 0 done, 1 a CUDA or run failure, 2 a bad command line or input, 77 no CUDA device.
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
@@ -46,6 +47,18 @@ namespace {
     fputc('\n', stderr);
     va_end(ap);
     exit(1);
+}
+
+// A bad command line or input file: exit 2 (before any GPU work, except for an existing OUT).
+[[noreturn]] void bad_input(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("fusegen-tune: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+    exit(2);
 }
 
 #define CK(call)                                                                                   \
@@ -113,14 +126,14 @@ std::vector<std::string> spec_kernels()
 std::string read_text(const char *path)
 {
     FILE *f = fopen(path, "rb");
-    if (!f) die("cannot open %s: %s", path, strerror(errno));
+    if (!f) bad_input("cannot open %s: %s", path, strerror(errno));
     std::string text;
     char buf[65536];
     size_t got;
     while ((got = fread(buf, 1, sizeof buf, f)) > 0) text.append(buf, got);
     bool bad = ferror(f) != 0;
     fclose(f);
-    if (bad) die("reading %s failed", path);
+    if (bad) bad_input("reading %s failed", path);
     return text;
 }
 
@@ -130,7 +143,7 @@ int64_t int_member(const cJSON *o, const char *key, int64_t fallback, const char
     if (!v) return fallback;
     if (!cJSON_IsNumber(v) || v->valuedouble < 0 || v->valuedouble > 2147483647.0 ||
         v->valuedouble != (double)(int64_t)v->valuedouble)
-        die("%s: \"%s\" must be a non-negative integer", where, key);
+        bad_input("%s: \"%s\" must be a non-negative integer", where, key);
     return (int64_t)v->valuedouble;
 }
 
@@ -138,10 +151,10 @@ void add_problem(std::vector<Problem> &list, const std::string &spec, int64_t m,
                  const char *where)
 {
     const fusegen_kernel *first = first_variant(spec);
-    if (!first) die("%s: library %s has no spec kernel '%s'", where, lib().name, spec.c_str());
-    if (m <= 0 || n <= 0 || k <= 0) die("%s: m, n and k must be positive", where);
+    if (!first) bad_input("%s: library %s has no spec kernel '%s'", where, lib().name, spec.c_str());
+    if (m <= 0 || n <= 0 || k <= 0) bad_input("%s: m, n and k must be positive", where);
     if ((first->chain != 0) != (n2 > 0))
-        die("%s: spec kernel '%s' is %s; n2 must be %s", where, spec.c_str(), first->chain ? "a chain" : "a single GEMM",
+        bad_input("%s: spec kernel '%s' is %s; n2 must be %s", where, spec.c_str(), first->chain ? "a chain" : "a single GEMM",
             first->chain ? "given" : "0 or absent");
     Problem p{spec, bucket_of(m), n, k, n2};
     for (const Problem &q : list)
@@ -151,12 +164,12 @@ void add_problem(std::vector<Problem> &list, const std::string &spec, int64_t m,
 
 void problem_from(std::vector<Problem> &list, const cJSON *o, const char *where)
 {
-    if (!cJSON_IsObject(o)) die("%s: a problem must be an object", where);
+    if (!cJSON_IsObject(o)) bad_input("%s: a problem must be an object", where);
     int64_t m = int_member(o, "m", 0, where), n = int_member(o, "n", 0, where), k = int_member(o, "k", 0, where);
     int64_t n2 = int_member(o, "n2", 0, where);
     const cJSON *spec = cJSON_GetObjectItemCaseSensitive(o, "spec_kernel");
     if (spec) {
-        if (!cJSON_IsString(spec)) die("%s: \"spec_kernel\" must be a string", where);
+        if (!cJSON_IsString(spec)) bad_input("%s: \"spec_kernel\" must be a string", where);
         add_problem(list, spec->valuestring, m, n, k, n2, where);
         return;
     }
@@ -168,7 +181,7 @@ void read_shapes(std::vector<Problem> &list, const char *path)
 {
     std::string text = read_text(path);
     cJSON *root = cJSON_Parse(text.c_str());
-    if (!root) die("%s is not valid JSON", path);
+    if (!root) bad_input("%s is not valid JSON", path);
     const cJSON *item;
     if (cJSON_IsArray(root)) {
         cJSON_ArrayForEach(item, root) problem_from(list, item, path);
@@ -179,7 +192,7 @@ void read_shapes(std::vector<Problem> &list, const char *path)
             cJSON_ArrayForEach(item, arr) problem_from(list, item, path);
         }
     } else {
-        die("%s: a shapes file is an array of problems or an object of such arrays", path);
+        bad_input("%s: a shapes file is an array of problems or an object of such arrays", path);
     }
     cJSON_Delete(root);
 }
@@ -198,10 +211,10 @@ void read_record(std::vector<Problem> &list, const char *path)
         char where[512];
         snprintf(where, sizeof where, "%s:%zu", path, line_no);
         cJSON *o = cJSON_Parse(line.c_str());
-        if (!o || !cJSON_IsObject(o)) die("%s: not a JSON object", where);
+        if (!o || !cJSON_IsObject(o)) bad_input("%s: not a JSON object", where);
         const cJSON *name = cJSON_GetObjectItemCaseSensitive(o, "library");
         const cJSON *spec = cJSON_GetObjectItemCaseSensitive(o, "spec_kernel");
-        if (!cJSON_IsString(name) || !cJSON_IsString(spec)) die("%s: needs \"library\" and \"spec_kernel\"", where);
+        if (!cJSON_IsString(name) || !cJSON_IsString(spec)) bad_input("%s: needs \"library\" and \"spec_kernel\"", where);
         if (strcmp(name->valuestring, lib().name) != 0) {
             ++skipped;
         } else {
@@ -222,8 +235,13 @@ struct Device {
 
 Device current_device()
 {
-    int dev = 0;
+    int dev = 0, count = 0;
     cudaDeviceProp prop;
+    if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0) {
+        (void)cudaGetLastError();
+        fprintf(stderr, "fusegen-tune: no CUDA device\n");
+        exit(77);
+    }
     CK(cudaGetDevice(&dev));
     CK(cudaGetDeviceProperties(&prop, dev));
     Device d;
@@ -242,22 +260,22 @@ std::vector<Entry> read_tuning(const char *path, const Device &dev)
     fclose(probe);
     std::string text = read_text(path);
     cJSON *root = cJSON_Parse(text.c_str());
-    if (!root || !cJSON_IsObject(root)) die("%s exists but is not a tuning file (not a JSON object)", path);
+    if (!root || !cJSON_IsObject(root)) bad_input("%s exists but is not a tuning file (not a JSON object)", path);
     const cJSON *ver = cJSON_GetObjectItemCaseSensitive(root, "fusegen_tuning");
     const cJSON *d = cJSON_GetObjectItemCaseSensitive(root, "device");
     const cJSON *l = cJSON_GetObjectItemCaseSensitive(root, "library");
     const cJSON *entries = cJSON_GetObjectItemCaseSensitive(root, "entries");
     if (!cJSON_IsNumber(ver) || ver->valuedouble != 1 || !cJSON_IsObject(d) || !cJSON_IsObject(l) ||
         !cJSON_IsArray(entries))
-        die("%s exists but is not a version 1 tuning file", path);
+        bad_input("%s exists but is not a version 1 tuning file", path);
     const cJSON *dn = cJSON_GetObjectItemCaseSensitive(d, "name"), *ln = cJSON_GetObjectItemCaseSensitive(l, "name");
     const cJSON *lh = cJSON_GetObjectItemCaseSensitive(l, "spec_sha256");
     if (!cJSON_IsString(dn) || dev.name != dn->valuestring || int_member(d, "sms", -1, path) != dev.sms ||
         int_member(d, "cc", -1, path) != dev.cc)
-        die("%s was measured on another device; give another -o", path);
+        bad_input("%s was measured on another device; give another -o", path);
     if (!cJSON_IsString(ln) || !cJSON_IsString(lh) || strcmp(ln->valuestring, lib().name) != 0 ||
         strcmp(lh->valuestring, lib().spec_sha256) != 0)
-        die("%s was measured for another library or spec; give another -o", path);
+        bad_input("%s was measured for another library or spec; give another -o", path);
     const cJSON *e;
     cJSON_ArrayForEach(e, entries) {
         const cJSON *spec = cJSON_GetObjectItemCaseSensitive(e, "spec_kernel");
@@ -266,7 +284,7 @@ std::vector<Entry> read_tuning(const char *path, const Device &dev)
         const cJSON *r = cJSON_GetObjectItemCaseSensitive(e, "runner_up");
         const cJSON *rms = cJSON_GetObjectItemCaseSensitive(e, "runner_up_ms");
         if (!cJSON_IsString(spec) || !cJSON_IsString(w) || !cJSON_IsNumber(wms))
-            die("%s: an entry lacks spec_kernel, winner or winner_ms", path);
+            bad_input("%s: an entry lacks spec_kernel, winner or winner_ms", path);
         Entry x;
         x.key = Problem{spec->valuestring, int_member(e, "m_bucket", 0, path), int_member(e, "n", 0, path),
                         int_member(e, "k", 0, path), int_member(e, "n2", 0, path)};
@@ -516,10 +534,7 @@ int positive(const char *flag, const char *v)
 {
     char *end = nullptr;
     long x = strtol(v, &end, 10);
-    if (!end || *end || x < 1 || x > 100000) {
-        fprintf(stderr, "fusegen-tune: %s takes a positive integer\n", flag);
-        exit(2);
-    }
+    if (!end || *end || x < 1 || x > 100000) bad_input("%s takes an integer from 1 to 100000", flag);
     return (int)x;
 }
 
@@ -537,10 +552,9 @@ int main(int argc, char **argv)
             usage(stdout);
             return 0;
         }
-        if (i + 1 >= argc) {
-            usage(stderr);
-            return 2;
-        }
+        if (a != "--shapes" && a != "--record" && a != "-o" && a != "--warmup" && a != "--runs" && a != "--seed")
+            bad_input("unknown option '%s' (--help lists them)", a.c_str());
+        if (i + 1 >= argc) bad_input("%s needs a value", a.c_str());
         const char *v = argv[++i];
         if (a == "--shapes") {
             read_shapes(problems, v);
@@ -554,17 +568,18 @@ int main(int argc, char **argv)
             opt.warmup = positive("--warmup", v);
         } else if (a == "--runs") {
             opt.runs = positive("--runs", v);
-        } else if (a == "--seed") {
-            opt.seed = strtoull(v, nullptr, 0);
         } else {
-            usage(stderr);
-            return 2;
+            char *end = nullptr;
+            errno = 0;
+            opt.seed = strtoull(v, &end, 0);
+            if (errno != 0 || !end || *end || !*v) bad_input("--seed takes an unsigned integer");
         }
     }
     if (!any_input) {
         usage(stderr);
         return 2;
     }
+    if (problems.empty()) bad_input("the inputs hold no problem for library %s", lib().name);
 
     Device dev = current_device();
     std::vector<Entry> entries = read_tuning(out_path, dev);

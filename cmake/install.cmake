@@ -4,7 +4,7 @@
 #   <prefix>/lib/libfusegen_runtime.a                 the runtime           fusegen::runtime
 #   <prefix>/lib/libfusegen_jit.a, libfusegen_gen.a   the runtime's JIT     fusegen::jit
 #                                                     (with the generator's stages; needs cJSON)
-#   <prefix>/include/fusegen/fusegen.h, fusegen_workspace.h, fusegen_jit.h
+#   <prefix>/include/fusegen/fusegen.h, fusegen_workspace.h, fusegen_registry.h, fusegen_jit.h
 #   <prefix>/share/fusegen/templates/                 the generator's templates
 #   <prefix>/lib/cmake/fusegen/                       fusegenConfig.cmake, fusegenConfigVersion.cmake,
 #                                                     fusegenTargets.cmake, fusegen_generate.cmake
@@ -45,6 +45,7 @@ if(TARGET fusegen_runtime)
   install(TARGETS fusegen_runtime EXPORT fusegenTargets
     ARCHIVE DESTINATION "${CMAKE_INSTALL_LIBDIR}")
   install(FILES "${PROJECT_SOURCE_DIR}/runtime/fusegen.h" "${PROJECT_SOURCE_DIR}/runtime/fusegen_workspace.h"
+    "${PROJECT_SOURCE_DIR}/runtime/fusegen_registry.h"
     DESTINATION "${FUSEGEN_INSTALL_INCLUDEDIR}")
 else()
   set(FUSEGEN_PACKAGE_HAS_RUNTIME OFF)

@@ -3,23 +3,20 @@
 
 size_t fg_arch_smem_limit(fg_arch a)
 {
-    switch (a) {
-    case FG_ARCH_SM80: return 166912;            /* 163 KB */
-    case FG_ARCH_SM86:
-    case FG_ARCH_SM89: return 101376;            /* 99 KB */
-    case FG_ARCH_SM90:
-    case FG_ARCH_SM90A: return 232448;           /* 227 KB */
-    case FG_ARCH_NONE: break;
-    }
+#define ARCH__SMEM(id, word, sm, smem) if (a == FG_ARCH_##id) return smem;
+    FUSEGEN_REG_ARCHS(ARCH__SMEM)
+#undef ARCH__SMEM
     return 0;
 }
 
-static bool tile_dim_ok(long v) { return v == 32 || v == 64 || v == 128 || v == 256; }
-
-bool fg_arch_sm80_tile_m_ok(long m) { return tile_dim_ok(m); }
-bool fg_arch_sm80_tile_n_ok(long n) { return tile_dim_ok(n); }
-bool fg_arch_sm80_tile_k_ok(long k) { return k == 32 || k == 64; }
-bool fg_arch_stages_ok(long s) { return s >= 2 && s <= 5; }
+/* The tile values the registry lists (FUSEGEN_REG_TILE_M, _N, _K). */
+#define ARCH__IS(v) || x == v
+bool fg_arch_sm80_tile_m_ok(long x) { return false FUSEGEN_REG_TILE_M(ARCH__IS); }
+bool fg_arch_sm80_tile_n_ok(long x) { return false FUSEGEN_REG_TILE_N(ARCH__IS); }
+bool fg_arch_sm80_tile_k_ok(long x) { return false FUSEGEN_REG_TILE_K(ARCH__IS); }
+static bool arch__sm90_only_n(long x) { return false FUSEGEN_REG_SM90_ONLY_TILE_N(ARCH__IS); }
+#undef ARCH__IS
+bool fg_arch_stages_ok(long s) { return s >= FUSEGEN_REG_MIN_STAGES && s <= FUSEGEN_REG_MAX_STAGES; }
 
 void fg_arch_sm80_warps(long m, long n, int *warps_m, int *warps_n)
 {
@@ -79,7 +76,7 @@ bool fg_arch_sm90_tile_ok(long m, long n, long k, bool pingpong)
 
 bool fg_arch_sm90_only(long n, fg_schedule s)
 {
-    return s != FG_SCHEDULE_AUTO || n == 160 || n == 320;
+    return s != FG_SCHEDULE_AUTO || arch__sm90_only_n(n);
 }
 
 bool fg_arch_sm90_b_layout_ok(fg_layout layout, long n)

@@ -12,7 +12,7 @@ size_t fg_arch_smem_limit(fg_arch a);
 
 /* The portable tensor-core family (cp.async + ldmatrix + mma.sync m16n8k16).
  * Allowed tile values; stages 2..5; m*n at most FG_ARCH_SM80_MAX_TILE_ELEMS (register budget). */
-#define FG_ARCH_SM80_MAX_TILE_ELEMS (128 * 256)
+#define FG_ARCH_SM80_MAX_TILE_ELEMS FUSEGEN_REG_SM80_MAX_TILE_ELEMS
 bool fg_arch_sm80_tile_m_ok(long m);   /* 32, 64, 128, 256 */
 bool fg_arch_sm80_tile_n_ok(long n);   /* 32, 64, 128, 256 */
 bool fg_arch_sm80_tile_k_ok(long k);   /* 32, 64 */

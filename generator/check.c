@@ -13,8 +13,10 @@
 #include <string.h>
 
 #include "arch.h"
+#include "plan.h"
+#include "jsonpos.h"
 
-#define MAX_STORES_PER_GEMM 4
+#define MAX_STORES_PER_GEMM FUSEGEN_REG_MAX_STORES
 
 typedef struct checker {
     fg_diag *d;
@@ -43,7 +45,7 @@ __attribute__((format(printf, 3, 4)))
 #endif
 static void err(checker *c, const char *ptr, const char *fmt, ...)
 {
-    char msg[512];
+    char msg[2048];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
@@ -272,25 +274,14 @@ int fg_check_library_files(const fg_spec *spec, fg_diag *d)
 
 static bool lists_arch(const fg_kernel_spec *k, fg_arch a);
 
-/* Whether the Hopper family builds this tile of g: then, where another tile of g fits an older
- * arch's shared memory and this one does not, the planner builds this one for sm_90a only. */
-static bool hopper_takes(const fg_kernel_spec *k, const fg_gemm *g, const fg_tile *t)
-{
-    return lists_arch(k, FG_ARCH_SM90A) && fg_arch_sm90_b_layout_ok(g->b_layout, t->n) &&
-           fg_arch_sm90_builds(t->m, t->n, t->k, t->stages, fg_arch_sm90_pingpong(t->m, t->schedule));
-}
+/* Which family builds a tile is plan's to say (fg_plan_sm90_builds, fg_plan_sm80_builds): check
+ * refuses what the planner could not cover, by the same functions. */
 
-/* Whether a tile of g that passes the basic rules fits limit bytes in the portable family. */
-static bool some_tile_fits(const fg_gemm *g, size_t limit)
+/* Whether some tile of g gets a portable variant on an arch with limit bytes of shared memory. */
+static bool some_tile_fits(const fg_kernel_spec *k, const fg_gemm *g, size_t limit)
 {
-    for (size_t i = 0; i < g->n_tiles; i++) {
-        const fg_tile *t = &g->tiles[i];
-        if (!fg_arch_sm80_tile_m_ok(t->m) || !fg_arch_sm80_tile_n_ok(t->n) || !fg_arch_sm80_tile_k_ok(t->k) ||
-            !fg_arch_stages_ok(t->stages) || t->m * t->n > FG_ARCH_SM80_MAX_TILE_ELEMS ||
-            fg_arch_sm90_only(t->n, t->schedule))   /* the Hopper family's alone */
-            continue;
-        if (fg_arch_sm80_smem_bytes(t->m, t->n, t->k, t->stages) <= limit) return true;
-    }
+    for (size_t i = 0; i < g->n_tiles; i++)
+        if (fg_plan_sm80_builds(k, g, &g->tiles[i], limit)) return true;
     return false;
 }
 
@@ -343,7 +334,7 @@ static void check_hopper_tile(checker *c, const fg_kernel_spec *k, const fg_gemm
     if (fg_arch_sm90_col_split(t->m, pingpong)) {
         for (size_t i = 0; i < g->n_ops; i++) {
             const fg_op *op = &g->ops[i];
-            if ((op->kind == FG_OP_LAYERNORM || op->kind == FG_OP_RMSNORM) &&
+            if (fg_spec_op_is_norm(op->kind) &&
                 (op->strategy == FG_STRATEGY_SPLIT || op->strategy == FG_STRATEGY_CLUSTER)) {
                 err(c, sptr, "tile %ldx%ldx%ld with schedule 'cooperative' splits the columns between the "
                     "warpgroups and takes the row strategy alone, but the norm asks for strategy '%s'",
@@ -359,6 +350,26 @@ static void check_hopper_tile(checker *c, const fg_kernel_spec *k, const fg_gemm
             fg_arch_smem_limit(FG_ARCH_SM90A));
 }
 
+/* The registry's tile values as a phrase: "32, 64, 128, 256" (last " or " with `or`). */
+typedef struct listbuf { char s[96]; } listbuf;
+static const long tile_m_values[] = {
+#define CHECK__V(v) v,
+    FUSEGEN_REG_TILE_M(CHECK__V)};
+static const long tile_n_values[] = {FUSEGEN_REG_TILE_N(CHECK__V)};
+static const long tile_k_values[] = {FUSEGEN_REG_TILE_K(CHECK__V)};
+static const long tile_n_sm90_values[] = {FUSEGEN_REG_SM90_ONLY_TILE_N(CHECK__V)};
+#undef CHECK__V
+#define CHECK__COUNT(a) (sizeof(a) / sizeof((a)[0]))
+
+static const char *values(listbuf *b, const long *v, size_t n, bool or)
+{
+    size_t o = 0;
+    b->s[0] = '\0';
+    for (size_t i = 0; i < n && o < sizeof b->s; i++)
+        o += (size_t)snprintf(b->s + o, sizeof b->s - o, "%s%ld", i == 0 ? "" : or && i + 1 == n ? " or " : ", ", v[i]);
+    return b->s;
+}
+
 /* Every listed arch other than sm_90a needs a portable variant: some tile that is not the
  * Hopper family's alone. (Without sm_90a in the list, each such tile is an error of its own.) */
 static void check_portable_tile_left(checker *c, const fg_kernel_spec *k, const fg_gemm *g)
@@ -370,33 +381,40 @@ static void check_portable_tile_left(checker *c, const fg_kernel_spec *k, const 
     if (!older || g->n_tiles == 0) return;
     for (size_t i = 0; i < g->n_tiles; i++)
         if (!fg_arch_sm90_only(g->tiles[i].n, g->tiles[i].schedule)) return;
-    err(c, g->tiles[0].ptr, "every tile names a schedule or has n 160 or 320 (the Hopper family's alone), so none serves %s: "
-        "add a tile without \"schedule\" (n 32, 64, 128 or 256) or drop %s from the arch list",
-        fg_spec_arch_name(*older), fg_spec_arch_name(*older));
+    listbuf l90, l80;
+    err(c, g->tiles[0].ptr, "every tile names a schedule or has n %s (the Hopper family's alone), so none serves %s: "
+        "add a tile without \"schedule\" (n %s) or drop %s from the arch list",
+        values(&l90, tile_n_sm90_values, CHECK__COUNT(tile_n_sm90_values), true), fg_spec_arch_name(*older),
+        values(&l80, tile_n_values, CHECK__COUNT(tile_n_values), true), fg_spec_arch_name(*older));
 }
 
 static void check_tiles(checker *c, const fg_kernel_spec *k, const fg_gemm *g)
 {
     ptrbuf pb;
+    listbuf lb, lb2;
     check_portable_tile_left(c, k, g);
     for (size_t i = 0; i < g->n_tiles; i++) {
         const fg_tile *t = &g->tiles[i];
         bool ok = true;
         if (!fg_arch_sm80_tile_m_ok(t->m)) {
-            err(c, ptr_cat(&pb, t->ptr, "/m"), "tile m %ld is not supported (expected: 32, 64, 128, 256)", t->m);
+            err(c, ptr_cat(&pb, t->ptr, "/m"), "tile m %ld is not supported (expected: %s)", t->m,
+                values(&lb, tile_m_values, CHECK__COUNT(tile_m_values), false));
             ok = false;
         }
         if (!fg_arch_sm80_tile_n_ok(t->n) && !fg_arch_sm90_only(t->n, FG_SCHEDULE_AUTO)) {
-            err(c, ptr_cat(&pb, t->ptr, "/n"), "tile n %ld is not supported (expected: 32, 64, 128, 256; 160 or 320 on "
-                "sm_90a)", t->n);
+            err(c, ptr_cat(&pb, t->ptr, "/n"), "tile n %ld is not supported (expected: %s; %s on sm_90a)", t->n,
+                values(&lb, tile_n_values, CHECK__COUNT(tile_n_values), false),
+                values(&lb2, tile_n_sm90_values, CHECK__COUNT(tile_n_sm90_values), true));
             ok = false;
         }
         if (!fg_arch_sm80_tile_k_ok(t->k)) {
-            err(c, ptr_cat(&pb, t->ptr, "/k"), "tile k %ld is not supported (expected: 32, 64)", t->k);
+            err(c, ptr_cat(&pb, t->ptr, "/k"), "tile k %ld is not supported (expected: %s)", t->k,
+                values(&lb, tile_k_values, CHECK__COUNT(tile_k_values), false));
             ok = false;
         }
         if (!fg_arch_stages_ok(t->stages)) {
-            err(c, ptr_cat(&pb, t->ptr, "/stages"), "stages %ld out of range (expected 2 to 5)", t->stages);
+            err(c, ptr_cat(&pb, t->ptr, "/stages"), "stages %ld out of range (expected %d to %d)", t->stages,
+                FUSEGEN_REG_MIN_STAGES, FUSEGEN_REG_MAX_STAGES);
             ok = false;
         }
         if (!ok) continue;
@@ -410,14 +428,16 @@ static void check_tiles(checker *c, const fg_kernel_spec *k, const fg_gemm *g)
                 "registers", t->m, t->n, t->m * t->n, FG_ARCH_SM80_MAX_TILE_ELEMS);
             continue;
         }
-        size_t smem = fg_arch_sm80_smem_bytes(t->m, t->n, t->k, t->stages);
+        size_t smem = fg_arch_sm80_layout_smem_bytes(t->m, t->n, t->k, t->stages, g->b_layout == FG_LAYOUT_KN);
         for (size_t a = 0; a < k->n_archs; a++) {
             fg_arch arch = k->archs[a];
             bool repeated = false;
             for (size_t b = 0; b < a; b++) repeated |= k->archs[b] == arch;
             if (arch == FG_ARCH_NONE || repeated) continue;
             size_t limit = fg_arch_smem_limit(arch);
-            if (smem > limit && !(hopper_takes(k, g, t) && some_tile_fits(g, limit)))
+            /* a tile too large for an arch is the Hopper family's alone, where it builds it and
+             * another tile serves that arch */
+            if (!fg_plan_sm80_builds(k, g, t, limit) && !(fg_plan_sm90_builds(k, g, t) && some_tile_fits(k, g, limit)))
                 err(c, t->ptr, "tile %ldx%ldx%ld with %ld stages needs %zu bytes of shared memory, more than "
                     "the %zu bytes %s allows", t->m, t->n, t->k, t->stages, smem, limit, fg_spec_arch_name(arch));
         }
@@ -426,8 +446,6 @@ static void check_tiles(checker *c, const fg_kernel_spec *k, const fg_gemm *g)
 }
 
 /* ---- epilogues -------------------------------------------------------------------------- */
-
-static bool is_norm(fg_op_kind k) { return k == FG_OP_LAYERNORM || k == FG_OP_RMSNORM; }
 
 static bool lists_arch(const fg_kernel_spec *k, fg_arch a)
 {
@@ -472,30 +490,28 @@ static void check_epilogue(checker *c, const fg_kernel_spec *k, const fg_gemm *g
     int stores = 0;
     for (size_t i = 0; i < g->n_ops; i++) {
         const fg_op *op = &g->ops[i];
+        const fg_op_info *info = fg_spec_op_info(op->kind);
+        /* a constant other than a norm's eps is used as an f32 literal */
+        if (info && info->key[0] && info->cls != FUSEGEN_REG_OPCLASS_NORM) {
+            ptrbuf kb;
+            snprintf(kb.s, sizeof kb.s, "%s/%s", op->ptr ? op->ptr : "", info->key);
+            const char *kp = kb.s;
+            if (!isfinite(op->value) || fabs(op->value) > FLT_MAX)
+                err(c, kp, "%s must be finite in f32 (|%s| <= %s), found %s", info->key, info->key,
+                    num(&lim, (double)FLT_MAX), num(&val, op->value));
+            else
+                check_f32_tiny(c, kp, info->key, op->value);
+        }
         switch (op->kind) {
-        case FG_OP_SCALE:
-            if (!isfinite(op->alpha) || fabs(op->alpha) > FLT_MAX)
-                err(c, ptr_cat(&pb, op->ptr, "/alpha"), "alpha must be finite in f32 (|alpha| <= %s), found %s",
-                    num(&lim, (double)FLT_MAX), num(&val, op->alpha));
-            else
-                check_f32_tiny(c, ptr_cat(&pb, op->ptr, "/alpha"), "alpha", op->alpha);
-            break;
-        case FG_OP_RESIDUAL:
-            if (!isfinite(op->beta) || fabs(op->beta) > FLT_MAX)
-                err(c, ptr_cat(&pb, op->ptr, "/beta"), "beta must be finite in f32 (|beta| <= %s), found %s",
-                    num(&lim, (double)FLT_MAX), num(&val, op->beta));
-            else
-                check_f32_tiny(c, ptr_cat(&pb, op->ptr, "/beta"), "beta", op->beta);
-            break;
         case FG_OP_LAYERNORM:
         case FG_OP_RMSNORM:
             if (op->strategy == FG_STRATEGY_CLUSTER && !lists_arch(k, FG_ARCH_SM90A))
                 err(c, ptr_cat(&pb, op->ptr, "/strategy"),
                     "strategy 'cluster' needs thread-block clusters: the kernel must list sm_90a");
             /* eps is added in f32: it must stay a normal, finite f32 number. */
-            if (!(op->eps >= FLT_MIN) || !(op->eps <= FLT_MAX))
+            if (!(op->value >= FLT_MIN) || !(op->value <= FLT_MAX))
                 err(c, ptr_cat(&pb, op->ptr, "/eps"), "eps must be a positive normal f32 (%s to %s), found %s",
-                    num(&lo, (double)FLT_MIN), num(&lim, (double)FLT_MAX), num(&val, op->eps));
+                    num(&lo, (double)FLT_MIN), num(&lim, (double)FLT_MAX), num(&val, op->value));
             break;
         case FG_OP_STORE:
             if (++stores == MAX_STORES_PER_GEMM + 1)
@@ -515,7 +531,7 @@ static void check_epilogue(checker *c, const fg_kernel_spec *k, const fg_gemm *g
         default:
             break;
         }
-        if (is_norm(op->kind)) {
+        if (fg_spec_op_is_norm(op->kind)) {
             if (second) {
                 err(c, op->ptr, "%s in the epilogue of a chain's second GEMM is not supported yet (only the "
                     "first GEMM's epilogue may normalize)", fg_spec_op_name(op->kind));
@@ -525,6 +541,97 @@ static void check_epilogue(checker *c, const fg_kernel_spec *k, const fg_gemm *g
                 fg_diag_note(c->d, norm->ptr, "the first norm (%s) is here", fg_spec_op_name(norm->kind));
             } else {
                 norm = op;
+            }
+        }
+    }
+}
+
+/* ---- the dispatch's view of two kernels ------------------------------------------------- */
+
+/* The runtime selects a kernel by what the problem says (fusegen_problem): dtypes, B layouts and
+ * epilogue signatures (op tokens joined by '+'), never by the spec kernel or the ops' constants.
+ * Two spec kernels of one library that agree on all of that but differ in a constant (alpha,
+ * beta, eps, affine) would both be eligible for one problem, and the dispatch would pick one or
+ * the other by N and K: the math would change with the problem's size, with no word. */
+static bool same_signature(const fg_gemm *x, const fg_gemm *y)
+{
+    if (x->n_ops != y->n_ops) return false;
+    for (size_t i = 0; i < x->n_ops; i++)
+        if (strcmp(fg_spec_op_token(&x->ops[i]), fg_spec_op_token(&y->ops[i])) != 0) return false;
+    return true;
+}
+
+static bool same_dispatch_key(const fg_kernel_spec *x, const fg_kernel_spec *y)
+{
+    return x->a == y->a && x->b == y->b && x->out == y->out && x->gemm.b_layout == y->gemm.b_layout &&
+           x->has_then == y->has_then && same_signature(&x->gemm, &y->gemm) &&
+           (!x->has_then || (x->then.b_layout == y->then.b_layout && same_signature(&x->then, &y->then)));
+}
+
+/* The first constant in which ops x and y (of one kind) differ: its key, with both values
+ * spelled into xs and ys; NULL when they agree. (strategy and as change how, or where, not
+ * what: they may differ.) */
+static const char *constant_differs(const fg_op *x, const fg_op *y, numbuf *xs, numbuf *ys)
+{
+    const fg_op_info *info = fg_spec_op_info(x->kind);
+    if (!info) return NULL;
+    if (info->key[0] && x->value != y->value) {
+        num(xs, x->value);
+        num(ys, y->value);
+        return info->key;
+    }
+    if (info->cls != FUSEGEN_REG_OPCLASS_NORM || x->affine == y->affine) return NULL;
+    snprintf(xs->s, sizeof xs->s, "%s", x->affine ? "true" : "false");
+    snprintf(ys->s, sizeof ys->s, "%s", y->affine ? "true" : "false");
+    return "affine";
+}
+
+/* base + "/" + key when the spec's text holds that key, else base (a default value has no place
+ * of its own: the op that took it). */
+static const char *key_or_op(ptrbuf *b, const fg_spec *spec, const char *base, const char *key)
+{
+    size_t off;
+    snprintf(b->s, sizeof b->s, "%s/%s", base ? base : "", key);
+    if (spec->text && fg_jsonpos_find(spec->text, spec->text_len, b->s, &off) == 0) return b->s;
+    snprintf(b->s, sizeof b->s, "%s", base ? base : "");
+    return b->s;
+}
+
+/* A kernel whose dispatch key an earlier kernel has, with other constants: an error at the
+ * first constant that differs (against the first such kernel only), a note at the other's. */
+static void check_dispatch_twin(checker *c, const fg_spec *spec, size_t ki)
+{
+    const fg_kernel_spec *k = &spec->kernels[ki];
+    if (!k->name || k->a == FG_DTYPE_NONE || k->b == FG_DTYPE_NONE || k->out == FG_DTYPE_NONE) return;
+    for (size_t j = 0; j < ki; j++) {
+        const fg_kernel_spec *o = &spec->kernels[j];
+        if (!o->name || !same_dispatch_key(o, k)) continue;
+        const fg_gemm *gs[2] = {&k->gemm, &k->then}, *os[2] = {&o->gemm, &o->then};
+        for (int g = 0; g < (k->has_then ? 2 : 1); g++) {
+            for (size_t i = 0; i < gs[g]->n_ops; i++) {
+                numbuf mine, theirs;
+                const char *key = constant_differs(&gs[g]->ops[i], &os[g]->ops[i], &mine, &theirs);
+                if (!key) continue;
+                ptrbuf pb, ob;
+                /* at most 2 x 32 tokens of at most 9 characters, with their separators */
+                char sig[2 * FG_SPEC_MAX_OPS * 10 + 16];
+                size_t n = 0;
+                sig[0] = '\0';
+                for (int h = 0; h < (k->has_then ? 2 : 1); h++) {
+                    if (h && n < sizeof sig) n += (size_t)snprintf(sig + n, sizeof sig - n, "' then '");
+                    for (size_t q = 0; q < gs[h]->n_ops && n < sizeof sig; q++)
+                        n += (size_t)snprintf(sig + n, sizeof sig - n, "%s%s", q ? "+" : "",
+                                              fg_spec_op_token(&gs[h]->ops[q]));
+                }
+                err(c, key_or_op(&pb, spec, gs[g]->ops[i].ptr, key),
+                    "kernels '%s' and '%s' have the same dtypes, B layout and epilogue '%s' but different "
+                    "constants (%s %s here, %s in '%s'): the runtime selects a kernel by epilogue signature, not "
+                    "by its constants, so which of the two a problem got would depend on its N and K; give both "
+                    "the same constants, or generate them into separate libraries",
+                    o->name, k->name, sig, key, mine.s, theirs.s, o->name);
+                fg_diag_note(c->d, key_or_op(&ob, spec, os[g]->ops[i].ptr, key), "'%s' has %s %s here", o->name,
+                             key, theirs.s);
+                return;
             }
         }
     }
@@ -596,6 +703,7 @@ static void check_kernel(checker *c, const fg_spec *spec, size_t ki)
         }
         check_epilogue(c, k, &k->then, true);
     }
+    check_dispatch_twin(c, spec, ki);
 }
 
 int fg_check_spec(const fg_spec *spec, fg_diag *d)

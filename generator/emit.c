@@ -10,43 +10,72 @@
 
 #include "buf.h"
 #include "tmpl.h"
+#include "tmplsrc.h"
 
 #define EMIT_MAX_TEMPLATE_BYTES (1u << 20)
 
 typedef struct emit_ctx {
     fg_arena *arena;
     const fg_plan *plan;
-    const char *template_dir;
+    const fg_tmplsrc *templates;
     fg_out *out;
     fg_diag *d;
     const char *banner;
 } emit_ctx;
 
-/* Reads a template into the arena and records it as a dependency. */
+/* Reads a template into the arena; one from a folder is recorded as a dependency. */
 static const char *emit__read_template(emit_ctx *c, const char *rel, size_t *len, const char **path_out)
 {
-    const char *path = fg_arena_printf(c->arena, "%s/%s", c->template_dir, rel);
-    *path_out = path;
-    if (!path) return NULL;
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        fg_diag_error(c->d, NULL, "cannot read template %s: %s", path, strerror(errno));
-        return NULL;
-    }
-    /* Read into a scratch buffer; only the bytes read are kept in the arena. */
-    char *buf = malloc(EMIT_MAX_TEMPLATE_BYTES + 1);
-    size_t n = buf ? fread(buf, 1, EMIT_MAX_TEMPLATE_BYTES + 1, f) : 0;
-    int bad = !buf || ferror(f) || n > EMIT_MAX_TEMPLATE_BYTES;
-    fclose(f);
-    char *text = bad ? NULL : fg_arena_strndup(c->arena, buf, n);
-    free(buf);
+    int on_disk = 0;
+    const char *text = fg_tmplsrc_read(c->templates, c->arena, rel, EMIT_MAX_TEMPLATE_BYTES, len, path_out, &on_disk);
     if (!text) {
-        fg_diag_error(c->d, NULL, "cannot read template %s (unreadable or over %u bytes)", path, EMIT_MAX_TEMPLATE_BYTES);
+        const char *where = *path_out ? *path_out : rel;
+        if (errno == EFBIG)
+            fg_diag_error(c->d, NULL, "cannot read template %s (over %u bytes)", where, EMIT_MAX_TEMPLATE_BYTES);
+        else
+            fg_diag_error(c->d, NULL, "cannot read template %s: %s", where, strerror(errno));
         return NULL;
     }
-    *len = n;
-    fg_out_dep(c->out, path);
+    if (on_disk) fg_out_dep(c->out, *path_out);
     return text;
+}
+
+/* Copies a family header (templates/common/) into the library file `file` byte for byte,
+ * after the banner line: it is not a template, so the generated copy is the tested source.
+ * must_hold (or NULL): text the header must contain (the registry's device enums). */
+static int emit__copy(emit_ctx *c, const char *rel, const char *file, const char *must_hold)
+{
+    size_t len = 0;
+    const char *path = NULL;
+    const char *text = emit__read_template(c, rel, &len, &path);
+    if (!text) return -1;
+    if (must_hold && !strstr(text, must_hold)) {
+        /* name the first line it lacks */
+        const char *line = must_hold, *end = strchr(line, '\n');
+        while (end) {
+            const char *l = fg_arena_strndup(c->arena, line, (size_t)(end - line));
+            if (l && !strstr(text, l)) break;
+            line = end + 1;
+            end = strchr(line, '\n');
+        }
+        fg_diag_error(c->d, NULL, "%s: its device enums differ from the registry's (runtime/fusegen_registry.h): "
+                      "it must hold the lines that fg_emit_device_enums writes, in order, among them '%.*s'",
+                      path, end ? (int)(end - line) : (int)strlen(line), line);
+        return -1;
+    }
+    fg_buf b;
+    fg_buf_init(&b);
+    fg_buf_printf(&b, "%s\n", c->banner);
+    fg_buf_append(&b, text, len);
+    int rc = -1;
+    if (b.failed) {
+        fg_diag_error(c->d, NULL, "out of memory while copying %s", path);
+    } else {
+        const char *rel_out = fg_arena_printf(c->arena, "%s/%s", c->plan->spec->library, file);
+        rc = rel_out ? fg_out_add(c->out, rel_out, b.data, b.len, c->d) : -1;
+    }
+    fg_buf_free(&b);
+    return rc;
 }
 
 /* Renders template `rel` with scope s into the library file `file`. */
@@ -82,51 +111,62 @@ static const char *emit__float(fg_arena *a, double v)
     return fg_arena_printf(a, "%s%sf", tmp, dot ? "" : ".0");
 }
 
+/* Enum names in generated code, from the registry: FUSEGEN_DTYPE_<ID> in the dispatch table,
+ * DT_<ID> in device code. */
 static const char *emit__dtype_enum(fg_dtype t)
 {
-    switch (t) {
-    case FG_DTYPE_F16: return "FUSEGEN_DTYPE_F16";
-    case FG_DTYPE_BF16: return "FUSEGEN_DTYPE_BF16";
-    case FG_DTYPE_F32: return "FUSEGEN_DTYPE_F32";
-    default: return "0";
-    }
+#define EMIT__DTYPE(id, word, value, bytes) if (t == FG_DTYPE_##id) return "FUSEGEN_DTYPE_" #id;
+    FUSEGEN_REG_DTYPES(EMIT__DTYPE)
+#undef EMIT__DTYPE
+    return "0";
 }
 
 static const char *emit__dt_device(fg_dtype t)
 {
-    switch (t) {
-    case FG_DTYPE_F16: return "DT_F16";
-    case FG_DTYPE_BF16: return "DT_BF16";
-    case FG_DTYPE_F32: return "DT_F32";
-    default: return "0";
-    }
+#define EMIT__DTYPE(id, word, value, bytes) if (t == FG_DTYPE_##id) return "DT_" #id;
+    FUSEGEN_REG_DTYPES(EMIT__DTYPE)
+#undef EMIT__DTYPE
+    return "0";
 }
 
 static const char *emit__op_enum(const fg_op *op)
 {
-    switch (op->kind) {
-    case FG_OP_SCALE: return "FUSEGEN_OP_SCALE";
-    case FG_OP_BIAS: return "FUSEGEN_OP_BIAS";
-    case FG_OP_RESIDUAL: return "FUSEGEN_OP_RESIDUAL";
-    case FG_OP_RELU: return "FUSEGEN_OP_RELU";
-    case FG_OP_GELU: return op->approximate_tanh ? "FUSEGEN_OP_GELU_TANH" : "FUSEGEN_OP_GELU";
-    case FG_OP_SILU: return "FUSEGEN_OP_SILU";
-    case FG_OP_STORE: return "FUSEGEN_OP_STORE";
-    case FG_OP_LAYERNORM: return "FUSEGEN_OP_LAYERNORM";
-    case FG_OP_RMSNORM: return "FUSEGEN_OP_RMSNORM";
-    }
+#define EMIT__OP(id, token, word, value, cls, key, dflt) if (op->kind == FG_OP_##id) return "FUSEGEN_OP_" #id;
+    FUSEGEN_REG_OPS(EMIT__OP)
+#undef EMIT__OP
     return "0";
 }
 
-static double emit__op_value(const fg_op *op)
+const char *fg_emit_device_enums(fg_arena *a)
 {
-    switch (op->kind) {
-    case FG_OP_SCALE: return op->alpha;
-    case FG_OP_RESIDUAL: return op->beta;
-    case FG_OP_LAYERNORM:
-    case FG_OP_RMSNORM: return op->eps;
-    default: return 0.0;
+    fg_buf b;
+    fg_buf_init(&b);
+#define EMIT__DTYPE(id, word, value, bytes) fg_buf_printf(&b, "%sDT_" #id " = %d", sep, value), sep = ", ";
+#define EMIT__NORM(id, word, value) fg_buf_printf(&b, "%sNORM_" #id " = %d", sep, value), sep = ", ";
+    const char *sep = "";
+    fg_buf_printf(&b, "enum { ");
+    FUSEGEN_REG_DTYPES(EMIT__DTYPE)
+    fg_buf_printf(&b, " };\nenum { ");
+    sep = "";
+    FUSEGEN_REG_NORMS(EMIT__NORM)
+    fg_buf_printf(&b, " };\nenum { ");
+    sep = "";
+    /* by value (NONE, ROW, SPLIT, CLUSTER), the values being 0 ... count - 1 */
+#define EMIT__COUNT(id, public_id, word, value) +1
+    for (int v = 0; v < 0 FUSEGEN_REG_STRATEGIES(EMIT__COUNT); ++v) {
+#define EMIT__STRATEGY(id, public_id, word, value) \
+        if (value == v) fg_buf_printf(&b, "%sSTRATEGY_" #public_id " = %d", sep, value), sep = ", ";
+        FUSEGEN_REG_STRATEGIES(EMIT__STRATEGY)
+#undef EMIT__STRATEGY
     }
+    fg_buf_printf(&b, " };\nenum { MAX_STORES = %d, NORMALIZE_THREADS = %d, SPLIT_K_REDUCE_THREADS = %d };",
+                  FUSEGEN_REG_MAX_STORES, FUSEGEN_REG_NORMALIZE_THREADS, FUSEGEN_REG_SPLIT_K_REDUCE_THREADS);
+#undef EMIT__COUNT
+#undef EMIT__DTYPE
+#undef EMIT__NORM
+    const char *s = b.failed ? NULL : fg_arena_strndup(a, b.data, b.len);
+    fg_buf_free(&b);
+    return s;
 }
 
 /* Store slots are numbered per GEMM in the order the stores appear. */
@@ -151,28 +191,29 @@ static void emit__op_body(emit_ctx *c, fg_buf *b, const fg_gemm *g, const fg_op 
     const char *ind = "        ";
     for (size_t i = 0; i < n; ++i) {
         const fg_op *op = &ops[i];
-        switch (op->kind) {
-        case FG_OP_SCALE:
-            fg_buf_printf(b, "%sv = fusegen_sm80::op_scale(v, %s);\n", ind, emit__float(c->arena, op->alpha));
+        const fg_op_info *info = fg_spec_op_info(op->kind);
+        if (!info) continue;
+        switch (info->cls) {
+        case FUSEGEN_REG_OPCLASS_MAP:
+            /* an element-wise op: its device function, by the registry's token, and its constant */
+            if (info->key[0])
+                fg_buf_printf(b, "%sv = fusegen_sm80::op_%s(v, %s);\n", ind, info->token,
+                              emit__float(c->arena, op->value));
+            else
+                fg_buf_printf(b, "%sv = fusegen_sm80::op_%s(v);\n", ind, info->token);
             break;
-        case FG_OP_BIAS:
+        case FUSEGEN_REG_OPCLASS_BIAS:
             fg_buf_printf(b, "%sv = fusegen_sm80::op_bias<fusegen_sm80::%s>(v, p, in, n);\n", ind, dt);
             break;
-        case FG_OP_RESIDUAL:
+        case FUSEGEN_REG_OPCLASS_RESIDUAL:
             fg_buf_printf(b, "%sv = fusegen_sm80::op_residual<fusegen_sm80::%s>(v, p, in, m, n, %s);\n", ind, dt,
-                          emit__float(c->arena, op->beta));
+                          emit__float(c->arena, op->value));
             break;
-        case FG_OP_RELU: fg_buf_printf(b, "%sv = fusegen_sm80::op_relu(v);\n", ind); break;
-        case FG_OP_GELU:
-            fg_buf_printf(b, "%sv = fusegen_sm80::op_gelu%s(v);\n", ind, op->approximate_tanh ? "_tanh" : "");
-            break;
-        case FG_OP_SILU: fg_buf_printf(b, "%sv = fusegen_sm80::op_silu(v);\n", ind); break;
-        case FG_OP_STORE:
+        case FUSEGEN_REG_OPCLASS_STORE:
             fg_buf_printf(b, "%sfusegen_sm80::op_store<fusegen_sm80::%s>(v, p, in, %d, m, n);  // %s\n", ind, dt,
                           emit__store_slot(g, op), op->as ? op->as : "");
             break;
-        case FG_OP_LAYERNORM:
-        case FG_OP_RMSNORM: break;   /* the norm sits between pre and post, in the family code */
+        default: break;   /* the norm sits between pre and post, in the family code */
         }
     }
 }
@@ -187,10 +228,17 @@ static const char *emit__body(emit_ctx *c, const fg_gemm *g, const fg_op *ops, s
     return s ? s : "";
 }
 
-static const char *emit__strategy_name(fg_norm norm, fg_strategy s)
+/* A GEMM's strategy as the device code's STRATEGY_<ID> (prefix "") or the table's
+ * FUSEGEN_STRATEGY_<ID> (prefix "FUSEGEN_"); NONE without a norm. */
+static const char *emit__strategy(fg_norm norm, fg_strategy s, bool table)
 {
-    if (norm == FG_NORM_NONE) return "STRATEGY_NONE";
-    return s == FG_STRATEGY_SPLIT ? "STRATEGY_SPLIT" : s == FG_STRATEGY_CLUSTER ? "STRATEGY_CLUSTER" : "STRATEGY_ROW";
+    if (norm != FG_NORM_NONE) {
+#define EMIT__STRATEGY(id, public_id, word, value) \
+        if (s == FG_STRATEGY_##id) return table ? "FUSEGEN_STRATEGY_" #public_id : "STRATEGY_" #public_id;
+        FUSEGEN_REG_STRATEGIES(EMIT__STRATEGY)
+#undef EMIT__STRATEGY
+    }
+    return table ? "FUSEGEN_STRATEGY_NONE" : "STRATEGY_NONE";
 }
 
 static const char *emit__schedule_enum(fg_family family, const fg_plan_gemm *g)
@@ -199,23 +247,12 @@ static const char *emit__schedule_enum(fg_family family, const fg_plan_gemm *g)
     return g->pingpong ? "FUSEGEN_SCHEDULE_PINGPONG" : "FUSEGEN_SCHEDULE_COOPERATIVE";
 }
 
-static const char *emit__strategy_enum(fg_norm norm, fg_strategy s)
+static const char *emit__norm(fg_norm n, bool table)
 {
-    if (norm == FG_NORM_NONE) return "FUSEGEN_STRATEGY_NONE";
-    return s == FG_STRATEGY_SPLIT     ? "FUSEGEN_STRATEGY_SPLIT"
-           : s == FG_STRATEGY_CLUSTER ? "FUSEGEN_STRATEGY_CLUSTER"
-                                      : "FUSEGEN_STRATEGY_ROW";
-}
-
-static const char *emit__norm_name(fg_norm n)
-{
-    return n == FG_NORM_LAYERNORM ? "NORM_LAYERNORM" : n == FG_NORM_RMSNORM ? "NORM_RMSNORM" : "NORM_NONE";
-}
-
-static const char *emit__norm_enum(fg_norm n)
-{
-    return n == FG_NORM_LAYERNORM ? "FUSEGEN_NORM_LAYERNORM" : n == FG_NORM_RMSNORM ? "FUSEGEN_NORM_RMSNORM"
-                                                                                   : "FUSEGEN_NORM_NONE";
+#define EMIT__NORM(id, word, value) if (n == FG_NORM_##id) return table ? "FUSEGEN_NORM_" #id : "NORM_" #id;
+    FUSEGEN_REG_NORMS(EMIT__NORM)
+#undef EMIT__NORM
+    return "0";
 }
 
 static const char *emit__symbol(emit_ctx *c, const fg_plan_kernel *pk)
@@ -229,6 +266,13 @@ static const char *emit__gemm_type(emit_ctx *c, fg_family family, int index, con
                                    bool split_k)
 {
     const char *dt_ab = emit__dt_device(k->a), *dt_out = emit__dt_device(k->out);
+    if (split_k && family == FG_FAMILY_SM90)   /* the partial kernel: raw f32 sums of its K slices */
+        return fg_arena_printf(c->arena,
+                               "fusegen_sm90::GemmSm90<fusegen_sm80::%s, fusegen_sm80::DT_F32, %ld, %ld, %ld, %s,\n"
+                               "                                       fusegen_sm80::NORM_NONE, fusegen_sm80::STRATEGY_NONE, "
+                               "fusegen_sm80::NoOps, Staging%d, %s, /* split K */ true>",
+                               dt_ab, g->bm, g->bn, g->stages, g->pingpong ? "true" : "false", index,
+                               g->b_layout == FG_LAYOUT_KN ? "/* B [K, N] */ true" : "false");
     if (split_k)   /* the partial kernel: raw f32 sums of its K slice, the epilogue left to the reduce */
         return fg_arena_printf(c->arena,
                                "fusegen_sm80::Gemm<fusegen_sm80::%s, fusegen_sm80::DT_F32, %ld, %ld, %ld, %ld, %d, %d, %s,\n"
@@ -236,7 +280,7 @@ static const char *emit__gemm_type(emit_ctx *c, fg_family family, int index, con
                                "fusegen_sm80::NoOps, /* split K */ true>",
                                dt_ab, g->bm, g->bn, g->bk, g->stages, g->warps_m, g->warps_n,
                                g->b_layout == FG_LAYOUT_KN ? "true" : "false");
-    const char *norm = emit__norm_name(g->norm), *strategy = emit__strategy_name(g->norm, g->strategy);
+    const char *norm = emit__norm(g->norm, false), *strategy = emit__strategy(g->norm, g->strategy, false);
     if (family == FG_FAMILY_SM90)
         return fg_arena_printf(c->arena,
                                "fusegen_sm90::GemmSm90<fusegen_sm80::%s, fusegen_sm80::%s, %ld, %ld, %ld, %s,\n"
@@ -257,7 +301,7 @@ static void emit__gemm_scope(emit_ctx *c, fg_tmpl_scope *s, int index, const fg_
     fg_tmpl_set(s, "gemm_type", emit__gemm_type(c, pk->family, index, g, k, pk->split_k));
     fg_tmpl_set(s, "reduce_type",
                 pk->split_k ? fg_arena_printf(c->arena, "fusegen_sm80::SplitKReduce<fusegen_sm80::%s, fusegen_sm80::%s, Epilogue%d>",
-                                              dt_out, emit__norm_name(g->norm), index)
+                                              dt_out, emit__norm(g->norm, false), index)
                             : "");
     fg_tmpl_setf(s, "smem_bytes", "%zu", g->smem_bytes);
     fg_tmpl_set(s, "hopper", pk->family == FG_FAMILY_SM90 ? "1" : "0");
@@ -282,7 +326,7 @@ static void emit__gemm_scope(emit_ctx *c, fg_tmpl_scope *s, int index, const fg_
     }
     fg_tmpl_setf(s, "index", "%d", index);
     fg_tmpl_set(s, "signature", g->signature[0] ? g->signature : "(none)");
-    fg_tmpl_set(s, "eps", emit__float(c->arena, g->norm_op ? g->norm_op->eps : 0.0));
+    fg_tmpl_set(s, "eps", emit__float(c->arena, g->norm_op ? g->norm_op->value : 0.0));
     fg_tmpl_set(s, "affine", g->norm_op && g->norm_op->affine ? "true" : "false");
     fg_tmpl_setf(s, "prenorm_store_slot", "%d", g->prenorm_store_slot);
     fg_tmpl_setf(s, "cluster_ranks", "%d", g->cluster_ranks);
@@ -341,8 +385,8 @@ static void emit__table_gemm(emit_ctx *c, fg_tmpl_scope *s, const char *sfx, con
         const fg_op *op = &g->spec->ops[i];
         fg_tmpl_scope *o = fg_tmpl_list_add(s, list);
         fg_tmpl_set(o, "op_kind", emit__op_enum(op));
-        fg_tmpl_setf(o, "op_value", "%.17g", emit__op_value(op));
-        fg_tmpl_setf(o, "op_affine", "%d", (op->kind == FG_OP_LAYERNORM || op->kind == FG_OP_RMSNORM) && op->affine);
+        fg_tmpl_setf(o, "op_value", "%.17g", op->value);
+        fg_tmpl_setf(o, "op_affine", "%d", fg_spec_op_is_norm(op->kind) && op->affine);
         fg_tmpl_setf(o, "op_index", "%d", op->kind == FG_OP_STORE ? emit__store_slot(g->spec, op) : 0);
     }
 #undef EMIT_KEY
@@ -412,8 +456,8 @@ static void emit__table_scope(emit_ctx *c, fg_tmpl_scope *s)
         fg_tmpl_set(e, "family", pk->family == FG_FAMILY_SM90 ? "FUSEGEN_FAMILY_HOPPER" : "FUSEGEN_FAMILY_PORTABLE");
         fg_tmpl_set(e, "schedule", emit__schedule_enum(pk->family, &pk->g1));
         fg_tmpl_set(e, "schedule2", pk->chain ? emit__schedule_enum(pk->family, &pk->g2) : "FUSEGEN_SCHEDULE_NONE");
-        fg_tmpl_set(e, "norm", emit__norm_enum(pk->g1.norm));
-        fg_tmpl_set(e, "strategy", pk->split_k ? "FUSEGEN_STRATEGY_NONE" : emit__strategy_enum(pk->g1.norm, pk->g1.strategy));
+        fg_tmpl_set(e, "norm", emit__norm(pk->g1.norm, true));
+        fg_tmpl_set(e, "strategy", pk->split_k ? "FUSEGEN_STRATEGY_NONE" : emit__strategy(pk->g1.norm, pk->g1.strategy, true));
         fg_tmpl_set(e, "split_k", pk->split_k ? "1" : "0");
         fg_tmpl_setf(e, "max_n", "%ld", pk->max_n);
         fg_tmpl_setf(e, "align_elems", "%d", pk->align_elems);
@@ -443,8 +487,8 @@ static void emit__doc_gemm_args(fg_buf *b, const fg_gemm *g, const char *sfx, co
         switch (op->kind) {
         case FG_OP_BIAS: fg_buf_printf(b, " *     bias%s [%s] %s\n", sfx, n, dt); break;
         case FG_OP_RESIDUAL:
-            if (op->beta == 1.0) fg_buf_printf(b, " *     residual%s [M, %s] %s\n", sfx, n, dt);
-            else fg_buf_printf(b, " *     residual%s [M, %s] %s (added times %.9g)\n", sfx, n, dt, op->beta);
+            if (op->value == 1.0) fg_buf_printf(b, " *     residual%s [M, %s] %s\n", sfx, n, dt);
+            else fg_buf_printf(b, " *     residual%s [M, %s] %s (added times %.9g)\n", sfx, n, dt, op->value);
             break;
         case FG_OP_STORE:
             fg_buf_printf(b, " *     store%s[%d] [M, %s] %s, written (\"%s\")\n", sfx,
@@ -510,10 +554,10 @@ static const char *emit__kernel_doc(emit_ctx *c, const fg_kernel_spec *k)
     return s ? s : "";
 }
 
-int fg_emit_library(fg_arena *a, const fg_plan *plan, const char *template_dir, fg_out *out, fg_diag *d)
+int fg_emit_library(fg_arena *a, const fg_plan *plan, const fg_tmplsrc *templates, fg_out *out, fg_diag *d)
 {
     const fg_spec *spec = plan->spec;
-    emit_ctx c = {a, plan, template_dir, out, d, NULL};
+    emit_ctx c = {a, plan, templates, out, d, NULL};
     const char *shown_path = emit__comment_text(a, spec->path);
     if (!shown_path) return -1;
     c.banner = fg_arena_printf(a, FUSEGEN_BANNER_PREFIX "%s from %s (sha256 %s); DO NOT EDIT.", FUSEGEN_VERSION,
@@ -539,8 +583,10 @@ int fg_emit_library(fg_arena *a, const fg_plan *plan, const char *template_dir, 
     }
 
     int rc = 0;
-    rc |= emit__file(&c, "common/fusegen_sm80.cuh", root, "fusegen_sm80.cuh");
-    rc |= emit__file(&c, "common/fusegen_sm90.cuh", root, "fusegen_sm90.cuh");
+    const char *device_enums = fg_emit_device_enums(a);
+    if (!device_enums) return -1;
+    rc |= emit__copy(&c, "common/fusegen_sm80.cuh", "fusegen_sm80.cuh", device_enums);
+    rc |= emit__copy(&c, "common/fusegen_sm90.cuh", "fusegen_sm90.cuh", NULL);
     rc |= emit__file(&c, "host/library.h.tmpl", root, fg_arena_printf(a, "%s.h", spec->library));
     rc |= emit__file(&c, "host/dispatch.c.tmpl", root, fg_arena_printf(a, "%s_dispatch.c", spec->library));
     for (size_t i = 0; i < spec->n_kernels; ++i) {

@@ -43,7 +43,9 @@ void fg_launch_record(const fg_plan_kernel *pk, int index, fg_launch_gemm *out)
     /* a TMA box spans at most 256 rows: B of a 320-column tile comes in two boxes */
     out->b_kn = g->b_layout == FG_LAYOUT_KN;
     out->tma_box_b = pk->family != FG_FAMILY_SM90 ? 0 : out->b_kn ? (int)g->bk : (int)(g->bn > 256 ? g->bn / 2 : g->bn);
-    out->epi_box_bytes = pk->family == FG_FAMILY_SM90 ? fg_arch_sm90_epilogue_row_bytes(g->bn, out->out_bytes) : 0;
+    /* a split-K partial kernel's epilogue writes f32 sums */
+    out->epi_box_bytes =
+        pk->family == FG_FAMILY_SM90 ? fg_arch_sm90_epilogue_row_bytes(g->bn, out->split_k ? 4 : out->out_bytes) : 0;
 }
 
 static void launch__checks(fg_buf *b, const char *library, const fg_plan_kernel *pk, int index)
@@ -87,7 +89,8 @@ static void launch__checks(fg_buf *b, const char *library, const fg_plan_kernel 
                          "%s::Gemm%d::kTmaBoxEpi == %d && %s::Gemm%d::kTmaBoxEpiBytes == %d, "
                          "\"fusegen JIT: the epilogue maps of %s GEMM%d differ from its launch record\");\n",
                       n, index, r.map_residual ? "true" : "false", n, index, r.map_store_slot, n, index, r.map_out,
-                      n, index, launch__dt_name(r.dt_out), n, index, r.tile_m, n, index, r.epi_box_bytes, n, index);
+                      n, index, r.split_k ? "DT_F32" : launch__dt_name(r.dt_out), n, index, r.tile_m, n, index,
+                      r.epi_box_bytes, n, index);
     }
 }
 

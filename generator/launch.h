@@ -13,10 +13,10 @@
 
 /* Threads of a split strategy's normalize kernel (fusegen_sm80::NORMALIZE_THREADS), one warp
  * per row. */
-#define FG_LAUNCH_NORMALIZE_THREADS 256
+#define FG_LAUNCH_NORMALIZE_THREADS FUSEGEN_REG_NORMALIZE_THREADS
 /* Threads of a split-K variant's reduce kernel (fusegen_sm80::SPLIT_K_REDUCE_THREADS), a block
  * per row. */
-#define FG_LAUNCH_SPLIT_K_REDUCE_THREADS 256
+#define FG_LAUNCH_SPLIT_K_REDUCE_THREADS FUSEGEN_REG_SPLIT_K_REDUCE_THREADS
 
 typedef struct fg_launch_gemm {
     fg_family family;

@@ -26,6 +26,7 @@
 #include "emit.h"
 #include "rtc.h"
 #include "out.h"
+#include "pipeline.h"
 #include "plan.h"
 #include "spec.h"
 
@@ -321,14 +322,9 @@ oom:
  * was clean. */
 static void process_spec(fg_arena *a, job *j, fg_diag *d)
 {
-    int before = fg_diag_errors(d);
-    fg_diag_set_source(d, j->path, j->text, j->len);
-    if (fg_spec_parse(a, j->path, j->text, j->len, &j->spec, d) != 0 || fg_diag_errors(d) != before) return;
-    int check_errors = fg_check_spec(&j->spec, d);
-    check_errors += fg_check_library_files(&j->spec, d);   /* both, so that one run lists every error */
-    if (check_errors != 0 || fg_diag_errors(d) != before) return;
-    if (fg_plan_build(a, &j->spec, &j->plan, d) != 0 || fg_diag_errors(d) != before) return;
-    j->ok = 1;
+    /* a library written to files: its file rules too */
+    const fg_pipeline_opts opts = {.last = FG_PIPELINE_PLANNED, .library_files = true};
+    j->ok = fg_pipeline_run(a, j->path, j->text, j->len, &opts, &j->spec, &j->plan, d, NULL) == FG_PIPELINE_PLANNED;
 }
 
 /* --only: keeps the spec kernels whose name matches one of the globs (fnmatch) and plans again.
@@ -574,11 +570,12 @@ int main(int argc, char **argv)
                 rc = EXIT_USAGE;
                 break;
             }
+            const fg_tmplsrc templates = fg_tmplsrc_dir(tdir);
             for (size_t i = 0; i < opt.n_specs && rc == EXIT_OK; i++) {
                 fg_out out;
                 fg_out_init(&out, &arena);
                 fg_diag_set_source(&d, jobs[i].path, jobs[i].text, jobs[i].len);
-                if (fg_emit_library(&arena, &jobs[i].plan, tdir, &out, &d) != 0) {
+                if (fg_emit_library(&arena, &jobs[i].plan, &templates, &out, &d) != 0) {
                     rc = EXIT_SPEC;
                     break;
                 }
@@ -609,10 +606,11 @@ int main(int argc, char **argv)
             rc = EXIT_USAGE;
             break;
         }
+        const fg_tmplsrc templates = fg_tmplsrc_dir(tdir);
         for (size_t i = 0; i < opt.n_specs; i++) {
             fg_diag_set_source(&d, jobs[i].path, jobs[i].text, jobs[i].len);
             fg_out_dep(&out, jobs[i].path);
-            (void)fg_emit_library(&arena, &jobs[i].plan, tdir, &out, &d);
+            (void)fg_emit_library(&arena, &jobs[i].plan, &templates, &out, &d);
         }
         if (fg_diag_errors(&d) != 0) {
             rc = EXIT_SPEC;   /* nothing is written */

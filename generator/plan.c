@@ -13,36 +13,32 @@
 #include "spills.h"
 
 /* Operands are 16-bit and loaded 16 bytes at a time, so rows must hold whole 8-element chunks. */
-#define PLAN_ALIGN_ELEMS 8
+#define PLAN_ALIGN_ELEMS FUSEGEN_REG_ALIGN_ELEMS
 /* Most CTAs in a cluster of a cluster variant: 16, past the 8 every sm_90 device schedules (the
  * portable size), as Hopper GPUs do for a kernel that allows non-portable sizes (H100, H200; a
  * GPU or MIG slice with too few SMs a GPC fits none that large, and the launch says so). The
  * exchange slots for 16 cost 8 KB more than for 8 (128-row tiles); every cooperative 128-row
  * tile keeps at 16 the staging it would have at 8. */
-#define FG_PLAN_MAX_CLUSTER 16
-/* Split-K variants are planned for the portable family's tiles of this many rows: a problem
- * with few rows (decode) is the one whose tiles cannot fill the device, and a narrow tile wastes
- * the least of a partial sum's rows. */
+#define FG_PLAN_MAX_CLUSTER FUSEGEN_REG_MAX_CLUSTER
+/* Split-K variants are planned for tiles of this many rows (either family; Hopper tiles of n up
+ * to 256, and its cooperative 128-row ones too: plan__sm90_split_k_tile): a problem with few
+ * rows (decode) is the one whose tiles cannot fill the device, and a narrow tile wastes the
+ * least of a partial sum's rows. */
 #define PLAN_SPLIT_K_TILE_M 64
+#define PLAN_SPLIT_K_SM90_MAX_N 256
 /* The split-K reduce kernel keeps a row's f32 values in shared memory for the norm: at most
  * this many columns (64 KB, within every arch's limit for one block). */
 #define PLAN_SPLIT_K_MAX_NORM_N 16384
 
-static const char *plan__op_token(const fg_op *op)
-{
-    if (op->kind == FG_OP_GELU && op->approximate_tanh) return "gelu_tanh";
-    return fg_spec_op_name(op->kind);
-}
-
 static const char *plan__signature(fg_arena *a, const fg_gemm *g)
 {
     size_t len = 1;
-    for (size_t i = 0; i < g->n_ops; ++i) len += strlen(plan__op_token(&g->ops[i])) + 1;
+    for (size_t i = 0; i < g->n_ops; ++i) len += strlen(fg_spec_op_token(&g->ops[i])) + 1;
     char *s = fg_arena_alloc(a, len);
     if (!s) return NULL;
     for (size_t i = 0; i < g->n_ops; ++i) {
         if (i) strcat(s, "+");
-        strcat(s, plan__op_token(&g->ops[i]));
+        strcat(s, fg_spec_op_token(&g->ops[i]));
     }
     return s;
 }
@@ -101,6 +97,33 @@ static void plan__sm90_staging(fg_plan_gemm *pg, const fg_tile *t, fg_dtype out,
     pg->smem_bytes = base;
 }
 
+/* The Hopper tiles with a split-K form: 64 rows, or 128 with the cooperative schedule (for
+ * M up to a few hundred: fewer operand bytes a flop than 64-row tiles), n up to 256. */
+static bool plan__sm90_split_k_tile(const fg_tile *t)
+{
+    const bool rows = t->m == PLAN_SPLIT_K_TILE_M || (t->m == 128 && !fg_arch_sm90_pingpong(t->m, t->schedule));
+    return rows && t->n <= PLAN_SPLIT_K_SM90_MAX_N;
+}
+
+/* A Hopper split-K partial kernel writes raw f32 sums from its registers: nothing is staged (the
+ * reduce kernel runs the epilogue), so its shared memory is the stages and the row scratch. */
+static void plan__sm90_partial(fg_plan_gemm *pg, const fg_tile *t)
+{
+    pg->stage_tile = pg->stage_residual = pg->stage_bias = pg->stage_out = false;
+    pg->staged_store_slot = -1;
+    pg->cluster_ranks = 0;
+    pg->smem_bytes = fg_arch_sm90_smem_bytes(t->m, t->n, t->stages, pg->pingpong, 0, 0);
+}
+
+/* The norm a norm op computes: the registry's norm of the op's word. */
+static fg_norm plan__norm_of(fg_op_kind kind)
+{
+#define PLAN__NORM_WORD(id, word, value) if (strcmp(word, fg_spec_op_name(kind)) == 0) return FG_NORM_##id;
+    FUSEGEN_REG_NORMS(PLAN__NORM_WORD)
+#undef PLAN__NORM_WORD
+    return FG_NORM_NONE;
+}
+
 /* Fills the parts of a planned GEMM that depend on the tile and on where the norm is. */
 static void plan__gemm(fg_plan_gemm *pg, fg_family family, const fg_gemm *g, fg_dtype out, const fg_tile *t,
                        fg_strategy strategy, const char *sig)
@@ -116,8 +139,8 @@ static void plan__gemm(fg_plan_gemm *pg, fg_family family, const fg_gemm *g, fg_
     pg->n_pre = g->n_ops;
     for (size_t i = 0; i < g->n_ops; ++i) {
         const fg_op *op = &g->ops[i];
-        if (op->kind != FG_OP_LAYERNORM && op->kind != FG_OP_RMSNORM) continue;
-        pg->norm = op->kind == FG_OP_LAYERNORM ? FG_NORM_LAYERNORM : FG_NORM_RMSNORM;
+        if (!fg_spec_op_is_norm(op->kind)) continue;
+        pg->norm = plan__norm_of(op->kind);
         pg->norm_op = op;
         pg->strategy = strategy;
         pg->n_pre = i;
@@ -143,7 +166,7 @@ static void plan__gemm(fg_plan_gemm *pg, fg_family family, const fg_gemm *g, fg_
 static const fg_op *plan__norm_op(const fg_gemm *g)
 {
     for (size_t i = 0; i < g->n_ops; ++i)
-        if (g->ops[i].kind == FG_OP_LAYERNORM || g->ops[i].kind == FG_OP_RMSNORM) return &g->ops[i];
+        if (fg_spec_op_is_norm(g->ops[i].kind)) return &g->ops[i];
     return NULL;
 }
 
@@ -165,32 +188,39 @@ static bool plan__lists(const fg_kernel_spec *k, fg_arch a)
     return false;
 }
 
-/* Whether a portable variant of these tiles fits the shared memory of every listed arch (check
- * lets a tile exceed an arch's only where the Hopper family builds the tile and another tile
- * fits that arch). */
-static bool plan__sm80_fits(const fg_kernel_spec *k, const fg_tile *t1, const fg_tile *t2)
+bool fg_plan_sm80_builds(const fg_kernel_spec *k, const fg_gemm *g, const fg_tile *t, size_t smem_limit)
 {
-    size_t limit = fg_arch_smem_limit(FG_ARCH_SM90A);
-    for (size_t i = 0; i < k->n_archs; ++i)
-        if (k->archs[i] != FG_ARCH_NONE && fg_arch_smem_limit(k->archs[i]) < limit) limit = fg_arch_smem_limit(k->archs[i]);
-    if (fg_arch_sm80_layout_smem_bytes(t1->m, t1->n, t1->k, t1->stages, k->gemm.b_layout == FG_LAYOUT_KN) > limit)
+    if (smem_limit == 0) {
+        smem_limit = fg_arch_smem_limit(FG_ARCH_SM90A);
+        for (size_t i = 0; i < k->n_archs; ++i)
+            if (k->archs[i] != FG_ARCH_NONE && fg_arch_smem_limit(k->archs[i]) < smem_limit)
+                smem_limit = fg_arch_smem_limit(k->archs[i]);
+    }
+    if (!fg_arch_sm80_tile_m_ok(t->m) || !fg_arch_sm80_tile_n_ok(t->n) || !fg_arch_sm80_tile_k_ok(t->k) ||
+        !fg_arch_stages_ok(t->stages) || t->m * t->n > FG_ARCH_SM80_MAX_TILE_ELEMS)
         return false;
-    return !k->has_then ||
-           fg_arch_sm80_layout_smem_bytes(t2->m, t2->n, t2->k, t2->stages, k->then.b_layout == FG_LAYOUT_KN) <= limit;
+    if (fg_arch_sm90_only(t->n, t->schedule)) return false;   /* the Hopper family's alone */
+    return fg_arch_sm80_layout_smem_bytes(t->m, t->n, t->k, t->stages, g->b_layout == FG_LAYOUT_KN) <= smem_limit;
 }
 
-static bool plan__sm90_builds(const fg_tile *t)
+bool fg_plan_sm90_builds(const fg_kernel_spec *k, const fg_gemm *g, const fg_tile *t)
 {
-    return fg_arch_sm90_builds(t->m, t->n, t->k, t->stages, fg_arch_sm90_pingpong(t->m, t->schedule));
+    return plan__lists(k, FG_ARCH_SM90A) && fg_arch_sm90_b_layout_ok(g->b_layout, t->n) &&
+           fg_arch_sm90_builds(t->m, t->n, t->k, t->stages, fg_arch_sm90_pingpong(t->m, t->schedule));
+}
+
+/* Whether a portable variant of these tiles (GEMM1's, and GEMM2's for a chain) exists: both fit
+ * the shared memory of every listed arch (check lets a tile exceed an arch's only where the
+ * Hopper family builds the tile and another tile fits that arch). */
+static bool plan__sm80_fits(const fg_kernel_spec *k, const fg_tile *t1, const fg_tile *t2)
+{
+    return fg_plan_sm80_builds(k, &k->gemm, t1, 0) && (!k->has_then || fg_plan_sm80_builds(k, &k->then, t2, 0));
 }
 
 /* Whether the Hopper family can run this variant's GEMMs: their tile shapes and B layouts. */
 static bool plan__sm90_ok(const fg_kernel_spec *k, const fg_tile *t1, const fg_tile *t2)
 {
-    if (!plan__lists(k, FG_ARCH_SM90A)) return false;
-    if (!fg_arch_sm90_b_layout_ok(k->gemm.b_layout, t1->n) || !plan__sm90_builds(t1)) return false;
-    if (!k->has_then) return true;
-    return fg_arch_sm90_b_layout_ok(k->then.b_layout, t2->n) && plan__sm90_builds(t2);
+    return fg_plan_sm90_builds(k, &k->gemm, t1) && (!k->has_then || fg_plan_sm90_builds(k, &k->then, t2));
 }
 
 /* The cluster strategy's exchange serves one tile of each CTA at a time, so not the ping-pong
@@ -288,6 +318,7 @@ static int plan__add(fg_arena *a, fg_plan *plan, size_t cap, fg_family family, c
                                                   : 0;
     pk->split_k = split_k;
     if (split_k && pk->g1.norm != FG_NORM_NONE) pk->max_n = PLAN_SPLIT_K_MAX_NORM_N;
+    if (split_k && family == FG_FAMILY_SM90) plan__sm90_partial(&pk->g1, t1);
     pk->rank = plan__rank(t1, &pk->g1);
 
     const char *suffix = split_k                           ? "_splitk"
@@ -338,9 +369,7 @@ static void plan__spills(const fg_kernel_spec *k, const fg_plan_kernel *pk, cons
 /* Whether tiles t1 and t2 make a variant of some family, whatever the norm's strategy. */
 static bool plan__tiles_pair(const fg_kernel_spec *k, const fg_tile *t1, const fg_tile *t2)
 {
-    if (plan__sm90_ok(k, t1, t2)) return true;
-    return !fg_arch_sm90_only(t1->n, t1->schedule) && !(k->has_then && fg_arch_sm90_only(t2->n, t2->schedule)) &&
-           plan__sm80_fits(k, t1, t2);
+    return plan__sm90_ok(k, t1, t2) || plan__sm80_fits(k, t1, t2);
 }
 
 /* Whether some tile of GEMM1 and some of GEMM2 (or GEMM1's own, without then.tiles) pair. */
@@ -468,10 +497,8 @@ int fg_plan_build(fg_arena *arena, const fg_spec *spec, fg_plan *out, fg_diag *d
                         if (!sm90) continue;
                         family = FG_FAMILY_SM90;
                     } else {
-                        /* a tile that names a schedule, or has n 160 or 320, is the Hopper family's alone */
-                        if (fg_arch_sm90_only(t1->n, t1->schedule) ||
-                            (k->has_then && fg_arch_sm90_only(t2->n, t2->schedule)))
-                            continue;
+                        /* not a tile that names a schedule, or has n 160 or 320 (the Hopper family's
+                         * alone), and fitting every listed arch */
                         if (!plan__sm80_fits(k, t1, t2)) continue;
                         family = FG_FAMILY_SM80;
                     }
@@ -489,15 +516,17 @@ int fg_plan_build(fg_arena *arena, const fg_spec *spec, fg_plan *out, fg_diag *d
                         if (k->has_then && k->then.n_tiles) t2_used[u] = true;
                         portable_used |= family == FG_FAMILY_SM80;
                     }
-                    /* the split-K form of a narrow portable tile (single GEMMs): its reduce kernel
-                     * sees whole rows, so any epilogue runs there; the norm's strategy is moot */
-                    if (family == FG_FAMILY_SM80 && !k->has_then && t1->m == PLAN_SPLIT_K_TILE_M &&
-                        (!norm || norm->strategy == FG_STRATEGY_AUTO)) {
+                    /* the split-K form of a narrow tile (single GEMMs): its reduce kernel sees
+                     * whole rows, so any epilogue runs there; the norm's strategy is moot */
+                    const bool sm90_split_k = sm90 && plan__sm90_split_k_tile(t1);
+                    if (!k->has_then && (!norm || norm->strategy == FG_STRATEGY_AUTO) &&
+                        (family == FG_FAMILY_SM90 ? sm90_split_k
+                                                  : t1->m == PLAN_SPLIT_K_TILE_M && (portable_archs || !sm90_split_k))) {
                         if (plan__add(arena, out, cap, family, k, t1, t2, FG_STRATEGY_AUTO, true, sig1, sig2, d))
                             return -1;
                         plan__spills(k, &out->kernels[out->n_kernels - 1], t1, d);
                         t1_used[t] = true;
-                        portable_used = true;
+                        portable_used |= family == FG_FAMILY_SM80;
                     }
                 }
             }

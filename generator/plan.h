@@ -10,7 +10,9 @@
 #include "diag.h"
 #include "spec.h"
 
-typedef enum { FG_NORM_NONE = 0, FG_NORM_LAYERNORM, FG_NORM_RMSNORM } fg_norm;
+/* The row norms (the registry's FUSEGEN_REG_NORMS): FG_NORM_NONE, FG_NORM_LAYERNORM, ... */
+#define FG_PLAN__ENUM_NORM(id, word, value) FG_NORM_##id = value,
+typedef enum { FUSEGEN_REG_NORMS(FG_PLAN__ENUM_NORM) } fg_norm;
 
 /* Most kernel variants one library may plan (each is compiled: a located error past it). */
 #define FG_PLAN_MAX_VARIANTS 4096
@@ -74,6 +76,16 @@ typedef struct fg_plan {
     const fg_spec *spec;
     fg_plan_kernel *kernels; size_t n_kernels;
 } fg_plan;
+
+/* Which family builds a tile: the one definition, used by plan's variants and by check's
+ * rules (shared memory per arch, a variant for every arch), so the two cannot disagree.
+ *   fg_plan_sm90_builds: the Hopper family builds tile t of GEMM g of kernel k: k lists sm_90a,
+ *     g's B layout suits the tile, and the tile suits its schedule and fits sm_90a.
+ *   fg_plan_sm80_builds: the portable family builds it for archs with smem_limit bytes of
+ *     shared memory (0: every arch k lists): a tile of its shapes that no Hopper-only rule
+ *     claims (a schedule, n 160 or 320), whose mainloop in g's B layout fits. */
+bool fg_plan_sm90_builds(const fg_kernel_spec *k, const fg_gemm *g, const fg_tile *t);
+bool fg_plan_sm80_builds(const fg_kernel_spec *k, const fg_gemm *g, const fg_tile *t, size_t smem_limit);
 
 /* Builds the plan of a spec that passed fg_check_spec. Returns 0, or -1 after reporting. */
 int fg_plan_build(fg_arena *arena, const fg_spec *spec, fg_plan *out, fg_diag *d);

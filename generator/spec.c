@@ -22,21 +22,33 @@
 
 /* ---- names of enum values --------------------------------------------------------------- */
 
-static const char *const dtype_words[] = {"f16", "bf16", "f32"};
-static const int dtype_values[] = {FG_DTYPE_F16, FG_DTYPE_BF16, FG_DTYPE_F32};
-static const char *const layout_words[] = {"nk", "kn"};
-static const int layout_values[] = {FG_LAYOUT_NK, FG_LAYOUT_KN};
-static const char *const arch_words[] = {"sm_80", "sm_86", "sm_89", "sm_90", "sm_90a"};
-static const int arch_values[] = {FG_ARCH_SM80, FG_ARCH_SM86, FG_ARCH_SM89, FG_ARCH_SM90, FG_ARCH_SM90A};
-static const char *const op_words[] = {"scale", "bias", "residual", "relu", "gelu",
-                                       "silu", "store", "layernorm", "rmsnorm"};
-static const int op_values[] = {FG_OP_SCALE, FG_OP_BIAS, FG_OP_RESIDUAL, FG_OP_RELU, FG_OP_GELU,
-                                FG_OP_SILU, FG_OP_STORE, FG_OP_LAYERNORM, FG_OP_RMSNORM};
-static const char *const strategy_words[] = {"auto", "row", "cluster", "split"};
-static const int strategy_values[] = {FG_STRATEGY_AUTO, FG_STRATEGY_ROW, FG_STRATEGY_CLUSTER,
-                                      FG_STRATEGY_SPLIT};
-static const char *const schedule_words[] = {"auto", "cooperative", "pingpong"};
-static const int schedule_values[] = {FG_SCHEDULE_AUTO, FG_SCHEDULE_COOPERATIVE, FG_SCHEDULE_PINGPONG};
+/* Every word and value comes from the registry (runtime/fusegen_registry.h). */
+#define W_DTYPE(id, word, value, bytes) word,
+#define V_DTYPE(id, word, value, bytes) FG_DTYPE_##id,
+#define B_DTYPE(id, word, value, bytes) bytes,
+static const char *const dtype_words[] = {FUSEGEN_REG_DTYPES(W_DTYPE)};
+static const int dtype_values[] = {FUSEGEN_REG_DTYPES(V_DTYPE)};
+static const int dtype_bytes[] = {FUSEGEN_REG_DTYPES(B_DTYPE)};
+#define W_LAYOUT(id, word, value) word,
+#define V_LAYOUT(id, word, value) FG_LAYOUT_##id,
+static const char *const layout_words[] = {FUSEGEN_REG_LAYOUTS(W_LAYOUT)};
+static const int layout_values[] = {FUSEGEN_REG_LAYOUTS(V_LAYOUT)};
+#define W_ARCH(id, word, sm, smem) word,
+#define V_ARCH(id, word, sm, smem) FG_ARCH_##id,
+#define SM_ARCH(id, word, sm, smem) sm,
+static const char *const arch_words[] = {FUSEGEN_REG_ARCHS(W_ARCH)};
+static const int arch_values[] = {FUSEGEN_REG_ARCHS(V_ARCH)};
+static const int arch_sms[] = {FUSEGEN_REG_ARCHS(SM_ARCH)};
+#define INFO_OP(id, token, word, value, cls, key, dflt) {FG_OP_##id, token, word, cls, key, dflt},
+static const fg_op_info op_infos[] = {FUSEGEN_REG_OPS(INFO_OP)};
+#define W_STRATEGY(id, public_id, word, value) word,
+#define V_STRATEGY(id, public_id, word, value) FG_STRATEGY_##id,
+static const char *const strategy_words[] = {FUSEGEN_REG_STRATEGIES(W_STRATEGY)};
+static const int strategy_values[] = {FUSEGEN_REG_STRATEGIES(V_STRATEGY)};
+#define W_SCHEDULE(id, public_id, word, value) word,
+#define V_SCHEDULE(id, public_id, word, value) FG_SCHEDULE_##id,
+static const char *const schedule_words[] = {FUSEGEN_REG_SCHEDULES(W_SCHEDULE)};
+static const int schedule_values[] = {FUSEGEN_REG_SCHEDULES(V_SCHEDULE)};
 static const char *const approximate_words[] = {"none", "tanh"};
 static const int approximate_values[] = {0, 1};
 
@@ -44,48 +56,62 @@ static const int approximate_values[] = {0, 1};
 
 const char *fg_spec_dtype_name(fg_dtype t)
 {
-    switch (t) {
-    case FG_DTYPE_F16: return "f16";
-    case FG_DTYPE_BF16: return "bf16";
-    case FG_DTYPE_F32: return "f32";
-    case FG_DTYPE_NONE: break;
-    }
+    for (size_t i = 0; i < COUNT(dtype_values); i++)
+        if (dtype_values[i] == (int)t) return dtype_words[i];
     return "none";
 }
 
-const char *fg_spec_layout_name(fg_layout l) { return l == FG_LAYOUT_KN ? "kn" : "nk"; }
+int fg_spec_dtype_bytes(fg_dtype t)
+{
+    for (size_t i = 0; i < COUNT(dtype_values); i++)
+        if (dtype_values[i] == (int)t) return dtype_bytes[i];
+    return 0;
+}
+
+const char *fg_spec_layout_name(fg_layout l)
+{
+    for (size_t i = 0; i < COUNT(layout_values); i++)
+        if (layout_values[i] == (int)l) return layout_words[i];
+    return "none";
+}
 
 const char *fg_spec_arch_name(fg_arch a)
 {
-    switch (a) {
-    case FG_ARCH_SM80: return "sm_80";
-    case FG_ARCH_SM86: return "sm_86";
-    case FG_ARCH_SM89: return "sm_89";
-    case FG_ARCH_SM90: return "sm_90";
-    case FG_ARCH_SM90A: return "sm_90a";
-    case FG_ARCH_NONE: break;
-    }
+    for (size_t i = 0; i < COUNT(arch_values); i++)
+        if (arch_values[i] == (int)a) return arch_words[i];
     return "none";
 }
 
 int fg_spec_arch_sm(fg_arch a)
 {
-    switch (a) {
-    case FG_ARCH_SM80: return 80;
-    case FG_ARCH_SM86: return 86;
-    case FG_ARCH_SM89: return 89;
-    case FG_ARCH_SM90:
-    case FG_ARCH_SM90A: return 90;
-    case FG_ARCH_NONE: break;
-    }
+    for (size_t i = 0; i < COUNT(arch_values); i++)
+        if (arch_values[i] == (int)a) return arch_sms[i];
     return 0;
+}
+
+const fg_op_info *fg_spec_op_info(fg_op_kind k)
+{
+    for (size_t i = 0; i < COUNT(op_infos); i++)
+        if (op_infos[i].kind == k) return &op_infos[i];
+    return NULL;
 }
 
 const char *fg_spec_op_name(fg_op_kind k)
 {
-    for (size_t i = 0; i < COUNT(op_values); i++)
-        if (op_values[i] == (int)k) return op_words[i];
-    return "unknown";
+    const fg_op_info *info = fg_spec_op_info(k);
+    return info ? info->word : "unknown";
+}
+
+const char *fg_spec_op_token(const fg_op *op)
+{
+    const fg_op_info *info = fg_spec_op_info(op->kind);
+    return info ? info->token : "unknown";
+}
+
+bool fg_spec_op_is_norm(fg_op_kind k)
+{
+    const fg_op_info *info = fg_spec_op_info(k);
+    return info && info->cls == FUSEGEN_REG_OPCLASS_NORM;
 }
 
 const char *fg_spec_strategy_name(fg_strategy s)
@@ -415,71 +441,64 @@ static bool want_object(parser *P, const cJSON *v, const char *ptr)
 
 /* ---- model pass -------------------------------------------------------------------------- */
 
-static const char *const op_keys_scale[] = {"op", "alpha"};
-static const char *const op_keys_residual[] = {"op", "beta"};
-static const char *const op_keys_gelu[] = {"op", "approximate"};
-static const char *const op_keys_store[] = {"op", "as"};
-static const char *const op_keys_norm[] = {"op", "eps", "affine", "strategy"};
-static const char *const op_keys_plain[] = {"op"};
-
 static bool parse_op(parser *P, const cJSON *v, const char *ptr, fg_op *op)
 {
     if (!want_object(P, v, ptr)) return false;
+    /* the ops a spec names by their word (gelu_tanh is reached through gelu's "approximate") */
+    const char *op_words[COUNT(op_infos)];
+    int op_values[COUNT(op_infos)];
+    size_t n_words = 0;
+    for (size_t i = 0; i < COUNT(op_infos); i++) {
+        if (strcmp(op_infos[i].token, op_infos[i].word) != 0) continue;
+        op_words[n_words] = op_infos[i].word;
+        op_values[n_words++] = (int)op_infos[i].kind;
+    }
     int kind;
     const cJSON *opv = member(v, "op");
     if (!opv) {
         missing(P, ptr, "op");
         return false;
     }
-    if (enum_word(P, opv, ptr_key(P, ptr, "op"), "op", op_words, op_values, COUNT(op_words), &kind) != 1)
+    if (enum_word(P, opv, ptr_key(P, ptr, "op"), "op", op_words, op_values, n_words, &kind) != 1)
         return false;
 
+    const fg_op_info *info = fg_spec_op_info((fg_op_kind)kind);
     memset(op, 0, sizeof *op);
     op->kind = (fg_op_kind)kind;
     op->ptr = ptr;
-    op->alpha = 1.0;
-    op->beta = 1.0;
-    op->eps = kind == FG_OP_RMSNORM ? 1e-6 : 1e-5;
+    op->value = info->dflt;
     op->affine = true;
     op->strategy = FG_STRATEGY_AUTO;
 
-    const char *const *keys = op_keys_plain;
-    size_t nkeys = COUNT(op_keys_plain);
-    switch (op->kind) {
-    case FG_OP_SCALE: keys = op_keys_scale; nkeys = COUNT(op_keys_scale); break;
-    case FG_OP_RESIDUAL: keys = op_keys_residual; nkeys = COUNT(op_keys_residual); break;
-    case FG_OP_GELU: keys = op_keys_gelu; nkeys = COUNT(op_keys_gelu); break;
-    case FG_OP_STORE: keys = op_keys_store; nkeys = COUNT(op_keys_store); break;
-    case FG_OP_LAYERNORM:
-    case FG_OP_RMSNORM: keys = op_keys_norm; nkeys = COUNT(op_keys_norm); break;
-    default: break;
+    /* the keys an op takes: "op", its constant, and those of its class (and gelu's "approximate") */
+    const bool gelu = op->kind == FG_OP_GELU;
+    const char *keys[5] = {"op"};
+    size_t nkeys = 1;
+    if (info->key[0]) keys[nkeys++] = info->key;
+    if (gelu) keys[nkeys++] = "approximate";
+    if (info->cls == FUSEGEN_REG_OPCLASS_STORE) keys[nkeys++] = "as";
+    if (info->cls == FUSEGEN_REG_OPCLASS_NORM) {
+        keys[nkeys++] = "affine";
+        keys[nkeys++] = "strategy";
     }
     char owner[48];
-    snprintf(owner, sizeof owner, "op '%s'", fg_spec_op_name(op->kind));
+    snprintf(owner, sizeof owner, "op '%s'", info->word);
     check_keys(P, v, ptr, keys, nkeys, owner);
 
-    switch (op->kind) {
-    case FG_OP_SCALE: get_number(P, v, ptr, "alpha", &op->alpha); break;
-    case FG_OP_RESIDUAL: get_number(P, v, ptr, "beta", &op->beta); break;
-    case FG_OP_GELU: {
+    if (info->key[0]) get_number(P, v, ptr, info->key, &op->value);
+    if (gelu) {
         int approx = 0;
         if (get_enum(P, v, ptr, "approximate", false, "approximation", approximate_words, approximate_values,
-                     COUNT(approximate_words), &approx) == 1)
-            op->approximate_tanh = approx != 0;
-        break;
+                     COUNT(approximate_words), &approx) == 1 && approx)
+            op->kind = FG_OP_GELU_TANH;
     }
-    case FG_OP_STORE: get_string(P, v, ptr, "as", true, &op->as); break;
-    case FG_OP_LAYERNORM:
-    case FG_OP_RMSNORM: {
+    if (info->cls == FUSEGEN_REG_OPCLASS_STORE) get_string(P, v, ptr, "as", true, &op->as);
+    if (info->cls == FUSEGEN_REG_OPCLASS_NORM) {
         int strategy = FG_STRATEGY_AUTO;
-        get_number(P, v, ptr, "eps", &op->eps);
         get_bool(P, v, ptr, "affine", &op->affine);
         if (get_enum(P, v, ptr, "strategy", false, "strategy", strategy_words, strategy_values,
                      COUNT(strategy_words), &strategy) == 1)
             op->strategy = (fg_strategy)strategy;
-        break;
-    }
-    default: break;
     }
     return true;
 }
@@ -565,12 +584,19 @@ static void parse_kernel(parser *P, const cJSON *v, const char *ptr, fg_kernel_s
         }
     }
 
-    static const char *const operand_words[] = {"f16", "bf16"};
-    static const int operand_values[] = {FG_DTYPE_F16, FG_DTYPE_BF16};
+    /* the tensor cores' operands: the 16-bit types */
+    const char *operand_words[COUNT(dtype_words)];
+    int operand_values[COUNT(dtype_words)];
+    size_t n_operands = 0;
+    for (size_t i = 0; i < COUNT(dtype_words); i++) {
+        if (dtype_bytes[i] != 2) continue;
+        operand_words[n_operands] = dtype_words[i];
+        operand_values[n_operands++] = dtype_values[i];
+    }
     int t;
-    if (get_enum(P, v, ptr, "a", true, "dtype", operand_words, operand_values, COUNT(operand_words), &t) == 1)
+    if (get_enum(P, v, ptr, "a", true, "dtype", operand_words, operand_values, n_operands, &t) == 1)
         k->a = (fg_dtype)t;
-    if (get_enum(P, v, ptr, "b", true, "dtype", operand_words, operand_values, COUNT(operand_words), &t) == 1)
+    if (get_enum(P, v, ptr, "b", true, "dtype", operand_words, operand_values, n_operands, &t) == 1)
         k->b = (fg_dtype)t;
     if (get_enum(P, v, ptr, "out", true, "dtype", dtype_words, dtype_values, COUNT(dtype_words), &t) == 1)
         k->out = (fg_dtype)t;

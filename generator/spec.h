@@ -11,6 +11,7 @@
 
 #include "arena.h"
 #include "diag.h"
+#include "fusegen_registry.h"
 
 /* Limits that keep hostile input bounded; exceeding one is a located error. */
 #define FG_SPEC_MAX_BYTES      (4u << 20)   /* spec file size */
@@ -21,35 +22,33 @@
 #define FG_SPEC_MAX_ARCHS      8
 #define FG_SPEC_MAX_NAME       64           /* library / kernel / store names */
 
-typedef enum { FG_DTYPE_NONE = 0, FG_DTYPE_F16, FG_DTYPE_BF16, FG_DTYPE_F32 } fg_dtype;
-typedef enum { FG_LAYOUT_NK = 0, FG_LAYOUT_KN } fg_layout;
-typedef enum { FG_ARCH_NONE = 0, FG_ARCH_SM80, FG_ARCH_SM86, FG_ARCH_SM89, FG_ARCH_SM90, FG_ARCH_SM90A } fg_arch;
+/* The enums below come from the registry (runtime/fusegen_registry.h): one definition of every
+ * word and value. NONE (0 where it exists) marks what the parser could not read. */
+#define FG_SPEC__ENUM_DTYPE(id, word, value, bytes) FG_DTYPE_##id = value,
+typedef enum { FG_DTYPE_NONE = 0, FUSEGEN_REG_DTYPES(FG_SPEC__ENUM_DTYPE) } fg_dtype;
+#define FG_SPEC__ENUM_LAYOUT(id, word, value) FG_LAYOUT_##id = value,
+typedef enum { FUSEGEN_REG_LAYOUTS(FG_SPEC__ENUM_LAYOUT) } fg_layout;
+#define FG_SPEC__ENUM_ARCH(id, word, sm, smem) FG_ARCH_##id,
+typedef enum { FG_ARCH_NONE = 0, FUSEGEN_REG_ARCHS(FG_SPEC__ENUM_ARCH) } fg_arch;
 
-typedef enum {
-    FG_OP_SCALE,      /* v *= alpha                                   */
-    FG_OP_BIAS,       /* v += bias[n]                                 */
-    FG_OP_RESIDUAL,   /* v += beta * residual[m, n]                   */
-    FG_OP_RELU,
-    FG_OP_GELU,       /* erf form, or tanh form when approximate_tanh */
-    FG_OP_SILU,
-    FG_OP_STORE,      /* write v to an extra output named `as`        */
-    FG_OP_LAYERNORM,  /* over n: (v - mean) * rstd [* gamma + beta]   */
-    FG_OP_RMSNORM     /* over n: v * rms_rstd [* gamma]               */
-} fg_op_kind;
+/* An epilogue op: FG_OP_SCALE, ... (gelu with "approximate": "tanh" is FG_OP_GELU_TANH); the
+ * registry's FUSEGEN_REG_OPS says what each does. */
+#define FG_SPEC__ENUM_OP(id, token, word, value, cls, key, dflt) FG_OP_##id = value,
+typedef enum { FUSEGEN_REG_OPS(FG_SPEC__ENUM_OP) } fg_op_kind;
 
-typedef enum { FG_STRATEGY_AUTO = 0, FG_STRATEGY_ROW, FG_STRATEGY_SPLIT, FG_STRATEGY_CLUSTER } fg_strategy;
+#define FG_SPEC__ENUM_STRATEGY(id, public_id, word, value) FG_STRATEGY_##id = value,
+typedef enum { FUSEGEN_REG_STRATEGIES(FG_SPEC__ENUM_STRATEGY) } fg_strategy;
 /* How the Hopper family's two consumer warpgroups share tiles; AUTO: ping-pong for tile m 64,
  * cooperative for m 128. */
-typedef enum { FG_SCHEDULE_AUTO = 0, FG_SCHEDULE_COOPERATIVE, FG_SCHEDULE_PINGPONG } fg_schedule;
+#define FG_SPEC__ENUM_SCHEDULE(id, public_id, word, value) FG_SCHEDULE_##id = value,
+typedef enum { FUSEGEN_REG_SCHEDULES(FG_SPEC__ENUM_SCHEDULE) } fg_schedule;
 
 typedef struct fg_op {
     fg_op_kind kind;
     const char *ptr;          /* JSON pointer of this op, e.g. "/kernels/0/epilogue/3" */
-    double alpha;             /* scale: default 1 */
-    double beta;              /* residual: default 1 */
-    double eps;               /* norms: default 1e-5 (layernorm), 1e-6 (rmsnorm) */
+    double value;             /* the op's number constant (the registry's key: alpha, beta, eps),
+                                 its default when absent; 0 for an op without one */
     bool affine;              /* norms: gamma (and beta for layernorm); default true */
-    bool approximate_tanh;    /* gelu: "approximate": "tanh" */
     fg_strategy strategy;     /* norms: "strategy": "auto" | "row" | "cluster" | "split" */
     const char *as;           /* store: output name; NULL when absent */
 } fg_op;
@@ -92,12 +91,28 @@ typedef struct fg_spec {
  * was reported; the arena owns whatever was built either way. */
 int fg_spec_parse(fg_arena *arena, const char *path, const char *text, size_t len, fg_spec *out, fg_diag *d);
 
-/* Spelling of enum values as in the spec format (and docs/spec.md). */
+/* Spelling of enum values as in the spec format (and docs/spec.md), from the registry. */
 const char *fg_spec_dtype_name(fg_dtype t);
+int fg_spec_dtype_bytes(fg_dtype t);            /* 2, 2, 4; 0 for none */
 const char *fg_spec_layout_name(fg_layout l);
 const char *fg_spec_arch_name(fg_arch a);      /* "sm_90a" */
 int fg_spec_arch_sm(fg_arch a);                /* 80, 86, 89, 90, 90 */
-const char *fg_spec_op_name(fg_op_kind k);
+
+/* An op's row of the registry (FUSEGEN_REG_OPS). */
+typedef struct fg_op_info {
+    fg_op_kind kind;
+    const char *token;        /* in signatures; a MAP op's device function is op_<token> */
+    const char *word;         /* the spec's "op" */
+    int cls;                  /* FUSEGEN_REG_OPCLASS_* */
+    const char *key;          /* its number constant's key, "" for none */
+    double dflt;              /* that constant's default */
+} fg_op_info;
+const fg_op_info *fg_spec_op_info(fg_op_kind k);   /* NULL for a kind the registry lacks */
+bool fg_spec_op_is_norm(fg_op_kind k);
+const char *fg_spec_op_name(fg_op_kind k);      /* the spec's word: "gelu" for FG_OP_GELU_TANH too */
+/* The op's word in an epilogue signature (what the runtime matches, "bias+residual+layernorm"):
+ * its name, or "gelu_tanh" for a gelu with "approximate": "tanh". */
+const char *fg_spec_op_token(const fg_op *op);
 const char *fg_spec_strategy_name(fg_strategy s);
 const char *fg_spec_schedule_name(fg_schedule s);
 

@@ -17,16 +17,13 @@ const size_t fg_spill_table_len = sizeof fg_spill_table / sizeof fg_spill_table[
 static int spills__op(char *buf, size_t size, size_t *len, const fg_op *op)
 {
     char tok[128];
-    switch (op->kind) {
-    case FG_OP_SCALE: snprintf(tok, sizeof tok, "scale(%.9g)", op->alpha); break;
-    case FG_OP_RESIDUAL: snprintf(tok, sizeof tok, "residual(%.9g)", op->beta); break;
-    case FG_OP_GELU: snprintf(tok, sizeof tok, "%s", op->approximate_tanh ? "gelu_tanh" : "gelu"); break;
-    case FG_OP_LAYERNORM:
-    case FG_OP_RMSNORM:
-        snprintf(tok, sizeof tok, "%s(%.9g%s)", fg_spec_op_name(op->kind), op->eps, op->affine ? "" : ",no_affine");
-        break;
-    default: snprintf(tok, sizeof tok, "%s", fg_spec_op_name(op->kind)); break;
-    }
+    /* the signature token, with the op's constant (and a norm's ",no_affine") in parentheses */
+    const fg_op_info *info = fg_spec_op_info(op->kind);
+    if (info && info->key[0])
+        snprintf(tok, sizeof tok, "%s(%.9g%s)", info->token, op->value,
+                 info->cls == FUSEGEN_REG_OPCLASS_NORM && !op->affine ? ",no_affine" : "");
+    else
+        snprintf(tok, sizeof tok, "%s", fg_spec_op_token(op));
     int n = snprintf(buf + *len, size - *len, "%s%s", *len ? "+" : "", tok);
     if (n < 0 || (size_t)n >= size - *len) return -1;
     *len += (size_t)n;

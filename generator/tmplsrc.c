@@ -1,52 +1,71 @@
 /* tmplsrc.c - see tmplsrc.h. */
-#define _POSIX_C_SOURCE 200809L
 #include "tmplsrc.h"
 
 #include <errno.h>
-#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
-typedef struct tmplsrc__table {
-    const fg_tmplsrc_file *files;
-    size_t n;
-} tmplsrc__table;
-
-/* Set once by the program that embeds templates; read by every emit. */
-static _Atomic(const tmplsrc__table *) tmplsrc__current;
-static tmplsrc__table tmplsrc__slots[4];
-static atomic_uint tmplsrc__used;
-
-void fg_tmplsrc_register(const fg_tmplsrc_file *files, size_t n)
+fg_tmplsrc fg_tmplsrc_dir(const char *dir)
 {
-    const tmplsrc__table *cur = atomic_load(&tmplsrc__current);
-    if (cur && cur->files == files && cur->n == n) return;
-    /* A few distinct tables at most (one per embedding library); a slot is never reused, so a
-     * reader holding an older table keeps valid data. */
-    unsigned slot = atomic_fetch_add(&tmplsrc__used, 1u);
-    if (slot >= sizeof tmplsrc__slots / sizeof tmplsrc__slots[0]) return;
-    tmplsrc__slots[slot].files = files;
-    tmplsrc__slots[slot].n = n;
-    atomic_store(&tmplsrc__current, &tmplsrc__slots[slot]);
+    fg_tmplsrc s = {dir, NULL, 0};
+    return s;
 }
 
-const fg_tmplsrc_file *fg_tmplsrc_find(const char *rel_path)
+fg_tmplsrc fg_tmplsrc_table(const fg_tmplsrc_file *files, size_t n)
 {
-    const tmplsrc__table *t = atomic_load(&tmplsrc__current);
-    if (!t || !rel_path) return NULL;
-    for (size_t i = 0; i < t->n; ++i)
-        if (strcmp(t->files[i].rel_path, rel_path) == 0) return &t->files[i];
+    fg_tmplsrc s = {NULL, files, n};
+    return s;
+}
+
+static const char *tmplsrc__from_table(const fg_tmplsrc *src, fg_arena *a, const char *rel, size_t max_bytes,
+                                       size_t *len, const char **where)
+{
+    *where = fg_arena_printf(a, "<built-in>/%s", rel);
+    for (size_t i = 0; i < src->n_files; ++i) {
+        const fg_tmplsrc_file *f = &src->files[i];
+        if (strcmp(f->rel_path, rel) != 0) continue;
+        if (f->len > max_bytes) {
+            errno = EFBIG;
+            return NULL;
+        }
+        char *text = fg_arena_strndup(a, (const char *)f->data, f->len);
+        if (!text || !*where) {
+            errno = ENOMEM;
+            return NULL;
+        }
+        *len = f->len;
+        return text;
+    }
+    errno = ENOENT;
     return NULL;
 }
 
-FILE *fg_tmplsrc_fopen(const char *path, const char *mode)
+const char *fg_tmplsrc_read(const fg_tmplsrc *src, fg_arena *a, const char *rel, size_t max_bytes, size_t *len,
+                            const char **where, int *on_disk)
 {
-    static const char prefix[] = FG_TMPLSRC_EMBEDDED "/";
-    if (!path || strncmp(path, prefix, sizeof prefix - 1) != 0) return fopen(path, mode);
-    const fg_tmplsrc_file *f = fg_tmplsrc_find(path + sizeof prefix - 1);
-    if (!f || !mode || mode[0] != 'r' || f->len == 0) {
-        errno = ENOENT;
+    *on_disk = 0;
+    if (!src->dir) return tmplsrc__from_table(src, a, rel, max_bytes, len, where);
+    const char *path = fg_arena_printf(a, "%s/%s", src->dir, rel);
+    *where = path;
+    if (!path) {
+        errno = ENOMEM;
         return NULL;
     }
-    /* read-only: the cast only satisfies fmemopen's prototype */
-    return fmemopen((void *)f->data, f->len, "r");
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    /* Read into a scratch buffer; only the bytes read are kept in the arena. */
+    char *buf = malloc(max_bytes + 1);
+    size_t n = buf ? fread(buf, 1, max_bytes + 1, f) : 0;
+    const int read_error = !buf ? ENOMEM : ferror(f) ? EIO : n > max_bytes ? EFBIG : 0;
+    fclose(f);
+    char *text = read_error ? NULL : fg_arena_strndup(a, buf, n);
+    free(buf);
+    if (!text) {
+        errno = read_error ? read_error : ENOMEM;
+        return NULL;
+    }
+    *len = n;
+    *on_disk = 1;
+    return text;
 }

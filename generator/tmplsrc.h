@@ -1,18 +1,11 @@
-/* tmplsrc.h - where the emitter's templates come from. The command line reads them from a
- * folder (--templates and its fallbacks). A program that must not depend on files at run time
- * (the runtime's JIT, runtime/fusegen_jit.h) registers a table of templates built into it and
- * passes FG_TMPLSRC_EMBEDDED as the template folder: emit.c opens its templates through
- * fg_tmplsrc_fopen (emit.c is compiled with tmplsrc_hook.h forced in, which routes its fopen
- * calls here), and a path under FG_TMPLSRC_EMBEDDED is served from memory. Every other path
- * goes to fopen unchanged, so the command line behaves as before. */
+/* tmplsrc.h - where the emitter's templates come from, passed to it as an argument: a folder
+ * on disk (the command line's --templates and its fallbacks), or a table of templates built
+ * into the program (the runtime's JIT, which must not depend on files at run time). */
 #ifndef FUSEGEN_TMPLSRC_H
 #define FUSEGEN_TMPLSRC_H
 #include <stddef.h>
-#include <stdio.h>
 
-/* The folder name that stands for the registered templates. It starts with a control
- * character, which no real folder name given to fusegen does (out.c refuses such paths). */
-#define FG_TMPLSRC_EMBEDDED "\001fusegen-embedded-templates"
+#include "arena.h"
 
 /* One template: its path relative to the template folder ("common/fusegen_sm80.cuh"). */
 typedef struct fg_tmplsrc_file {
@@ -21,15 +14,21 @@ typedef struct fg_tmplsrc_file {
     size_t len;
 } fg_tmplsrc_file;
 
-/* Registers the built-in templates (a table that lives as long as the program). Registering
- * the same table again is harmless; the last table registered is the one used. */
-void fg_tmplsrc_register(const fg_tmplsrc_file *files, size_t n);
+/* Either dir (files NULL) or files/n_files (dir NULL). */
+typedef struct fg_tmplsrc {
+    const char *dir;
+    const fg_tmplsrc_file *files;
+    size_t n_files;
+} fg_tmplsrc;
 
-/* The registered template at rel_path, or NULL. */
-const fg_tmplsrc_file *fg_tmplsrc_find(const char *rel_path);
+fg_tmplsrc fg_tmplsrc_dir(const char *dir);
+fg_tmplsrc fg_tmplsrc_table(const fg_tmplsrc_file *files, size_t n);
 
-/* fopen, except that "FG_TMPLSRC_EMBEDDED/<rel>" opens the registered template <rel> for
- * reading (fmemopen); such a path with no registered template fails with ENOENT. */
-FILE *fg_tmplsrc_fopen(const char *path, const char *mode);
+/* Reads template rel into the arena (NUL-terminated; *len without the NUL). *where gets a name
+ * for messages: the file's path, or "<built-in>/rel"; *on_disk is 1 for a file (a build
+ * dependency). Returns NULL with errno set (ENOENT: no such template; EFBIG: over max_bytes;
+ * ENOMEM; or the error of reading the file). */
+const char *fg_tmplsrc_read(const fg_tmplsrc *src, fg_arena *a, const char *rel, size_t max_bytes, size_t *len,
+                            const char **where, int *on_disk);
 
 #endif

@@ -6,11 +6,13 @@
  *      cluster; within a strategy the family of larger family_rank), with two amendments that
  *      need the problem: split-K variants go first or last by the device's fill, and a wide
  *      64-row Hopper row tile drops below its family's split kernels at long K;
- *   2. two split-K variants: fewer slices first, then the family of larger family_rank;
+ *   2. two split-K variants: fewer slices first;
  *   3. the column cost: the busiest SM's share of tile columns (or the padded columns, on an
  *      unknown device) times the tile's rate;
- *   4. the generator's rank (tile area, staging, depth: plan.c);
- *   5. chains: a 128-row ping-pong GEMM2 first where GEMM2's K is short.
+ *   4. the family of larger family_rank (two split-K variants of different families; other
+ *      kernels differ in family only across classes);
+ *   5. the generator's rank (tile area, staging, depth: plan.c);
+ *   6. chains: a 128-row ping-pong GEMM2 first where GEMM2's K is short.
  *
  * Every coefficient is in the family's table below; docs/decisions.md ("Dispatch rules") and
  * docs/performance.md give the measurements behind each. */
@@ -143,13 +145,14 @@ int fg_dispatch_better(const fusegen_kernel *a, const fusegen_kernel *b, const f
         int sa = fg_dispatch_k_slices(a, p, sms), sb = fg_dispatch_k_slices(b, p, sms);
         if (sa != sb)
             return sa < sb;   /* the fewer slices, the fewer partial sums written and read */
-        if (ma->family_rank != mb->family_rank)
-            return ma->family_rank > mb->family_rank;
     }
     ca = fg_dispatch__column_cost(a, ma, p, sms);
     cb = fg_dispatch__column_cost(b, mb, p, sms);
     if (ca != cb)
         return ca < cb;
+    /* only split-K variants get here with two families (the class holds the family otherwise) */
+    if (ma->family_rank != mb->family_rank)
+        return ma->family_rank > mb->family_rank;
     if (a->rank != b->rank)
         return a->rank > b->rank;
     return fg_dispatch__gemm2_pingpong_first(a, ma, p) > fg_dispatch__gemm2_pingpong_first(b, mb, p);

@@ -13,6 +13,8 @@
 
 #include <cuda_runtime_api.h>
 
+#include "fusegen_registry.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -37,48 +39,50 @@ const char *fusegen_status_message(fusegen_status s);  /* one sentence */
 /* Why the last call on this thread failed (which argument, which constraint); "" after success. */
 const char *fusegen_last_detail(void);
 
-typedef enum fusegen_dtype { FUSEGEN_DTYPE_F16 = 1, FUSEGEN_DTYPE_BF16 = 2, FUSEGEN_DTYPE_F32 = 3 } fusegen_dtype;
-typedef enum fusegen_layout { FUSEGEN_LAYOUT_NK = 0, FUSEGEN_LAYOUT_KN = 1 } fusegen_layout;
-typedef enum fusegen_norm { FUSEGEN_NORM_NONE = 0, FUSEGEN_NORM_LAYERNORM = 1, FUSEGEN_NORM_RMSNORM = 2 } fusegen_norm;
-/* ROW: one CTA spans N. CLUSTER: the CTAs of one thread-block cluster span N and exchange row
- * statistics through distributed shared memory (sm_90a). SPLIT: any N, f32 pre-norm values and
- * partial statistics in the workspace, then a normalize kernel. */
-typedef enum fusegen_strategy {
-    FUSEGEN_STRATEGY_NONE = 0,
-    FUSEGEN_STRATEGY_ROW = 1,
-    FUSEGEN_STRATEGY_SPLIT = 2,
-    FUSEGEN_STRATEGY_CLUSTER = 3
-} fusegen_strategy;
+/* The enums below are expanded from the registry (fusegen_registry.h, beside this header), the
+ * one definition that the generator and the generated code share. */
+#define FUSEGEN__ENUM_DTYPE(id, word, value, bytes) FUSEGEN_DTYPE_##id = value,
+typedef enum fusegen_dtype { FUSEGEN_REG_DTYPES(FUSEGEN__ENUM_DTYPE) } fusegen_dtype;   /* F16 1, BF16 2, F32 3 */
+#define FUSEGEN__ENUM_LAYOUT(id, word, value) FUSEGEN_LAYOUT_##id = value,
+typedef enum fusegen_layout { FUSEGEN_REG_LAYOUTS(FUSEGEN__ENUM_LAYOUT) } fusegen_layout;   /* NK 0, KN 1 */
+#define FUSEGEN__ENUM_NORM(id, word, value) FUSEGEN_NORM_##id = value,
+/* NONE 0, LAYERNORM 1, RMSNORM 2 */
+typedef enum fusegen_norm { FUSEGEN_REG_NORMS(FUSEGEN__ENUM_NORM) } fusegen_norm;
+/* NONE (0): no norm, or a split-K variant. ROW (1): one CTA spans N. CLUSTER (3): the CTAs of one
+ * thread-block cluster span N and exchange row statistics through distributed shared memory
+ * (sm_90a). SPLIT (2): any N, f32 pre-norm values and partial statistics in the workspace, then
+ * a normalize kernel. */
+#define FUSEGEN__ENUM_STRATEGY(id, public_id, word, value) FUSEGEN_STRATEGY_##public_id = value,
+typedef enum fusegen_strategy { FUSEGEN_REG_STRATEGIES(FUSEGEN__ENUM_STRATEGY) } fusegen_strategy;
 
-/* The code a kernel is made of (its identity, never read from its name). PORTABLE: cp.async,
+/* The code a kernel is made of (its identity, never read from its name). PORTABLE (0): cp.async,
  * ldmatrix and mma.sync, for sm_80 and later (the JIT also builds it for sm_90a alone, as
- * arch-specific code). HOPPER: TMA and wgmma, producer and consumer warpgroups, sm_90a only. */
-typedef enum fusegen_family { FUSEGEN_FAMILY_PORTABLE = 0, FUSEGEN_FAMILY_HOPPER = 1 } fusegen_family;
-/* How a Hopper GEMM's two consumer warpgroups share the work. COOPERATIVE: both on one tile.
- * PINGPONG: each on its own tile, one's epilogue under the other's mainloop. NONE: the portable
- * family (and GEMM2 of a kernel that is not a chain). */
-typedef enum fusegen_schedule {
-    FUSEGEN_SCHEDULE_NONE = 0,
-    FUSEGEN_SCHEDULE_COOPERATIVE = 1,
-    FUSEGEN_SCHEDULE_PINGPONG = 2
-} fusegen_schedule;
+ * arch-specific code). HOPPER (1): TMA and wgmma, producer and consumer warpgroups, sm_90a only. */
+#define FUSEGEN__ENUM_FAMILY(id, word, value) FUSEGEN_FAMILY_##id = value,
+typedef enum fusegen_family { FUSEGEN_REG_FAMILIES(FUSEGEN__ENUM_FAMILY) } fusegen_family;
+/* How a Hopper GEMM's two consumer warpgroups share the work. COOPERATIVE (1): both on one tile.
+ * PINGPONG (2): each on its own tile, one's epilogue under the other's mainloop. NONE (0): the
+ * portable family (and GEMM2 of a kernel that is not a chain). */
+#define FUSEGEN__ENUM_SCHEDULE(id, public_id, word, value) FUSEGEN_SCHEDULE_##public_id = value,
+typedef enum fusegen_schedule { FUSEGEN_REG_SCHEDULES(FUSEGEN__ENUM_SCHEDULE) } fusegen_schedule;
 
-#define FUSEGEN_MAX_STORES 4
+#define FUSEGEN_MAX_STORES FUSEGEN_REG_MAX_STORES   /* 4 */
 
 /* The epilogue ops of a kernel, in order, with their constants (generated data; tests and
- * tools use it to reproduce exactly what a kernel computes). */
-typedef enum fusegen_op_kind {
-    FUSEGEN_OP_SCALE = 0,   /* v *= value (alpha)                 */
-    FUSEGEN_OP_BIAS,        /* v += bias[n]                        */
-    FUSEGEN_OP_RESIDUAL,    /* v += value (beta) * residual[m, n]  */
-    FUSEGEN_OP_RELU,
-    FUSEGEN_OP_GELU,        /* erf form                            */
-    FUSEGEN_OP_GELU_TANH,   /* tanh approximation                  */
-    FUSEGEN_OP_SILU,
-    FUSEGEN_OP_STORE,       /* store[index] = v (rounded to out)   */
-    FUSEGEN_OP_LAYERNORM,   /* eps = value; affine: gamma, beta    */
-    FUSEGEN_OP_RMSNORM      /* eps = value; affine: gamma          */
-} fusegen_op_kind;
+ * tools use it to reproduce exactly what a kernel computes). FUSEGEN_OP_<ID>, numbered in the
+ * registry's order:
+ *   SCALE 0       v *= value (alpha)
+ *   BIAS 1        v += bias[n]
+ *   RESIDUAL 2    v += value (beta) * residual[m, n]
+ *   RELU 3
+ *   GELU 4        erf form
+ *   GELU_TANH 5   tanh approximation
+ *   SILU 6
+ *   STORE 7       store[index] = v (rounded to out)
+ *   LAYERNORM 8   eps = value; affine: gamma, beta
+ *   RMSNORM 9     eps = value; affine: gamma */
+#define FUSEGEN__ENUM_OP(id, token, word, value, cls, key, dflt) FUSEGEN_OP_##id = value,
+typedef enum fusegen_op_kind { FUSEGEN_REG_OPS(FUSEGEN__ENUM_OP) } fusegen_op_kind;
 
 typedef struct fusegen_op {
     fusegen_op_kind kind;

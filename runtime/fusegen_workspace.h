@@ -14,6 +14,8 @@
 
 #include <cuda_runtime_api.h>
 
+#include "fusegen_registry.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -32,7 +34,11 @@ typedef struct fusegen_ws_layout {
     size_t total;                    /* bytes needed; 0 when the kernel needs none */
 } fusegen_ws_layout;
 
-static inline size_t fusegen_ws_align(size_t x) { return (x + 255u) & ~(size_t)255u; }
+/* x rounded up to FUSEGEN_REG_WORKSPACE_ALIGN (256, a power of two) */
+static inline size_t fusegen_ws_align(size_t x)
+{
+    return (x + (FUSEGEN_REG_WORKSPACE_ALIGN - 1u)) & ~(size_t)(FUSEGEN_REG_WORKSPACE_ALIGN - 1u);
+}
 
 /* Caller guarantees m, n, tile_n > 0 and that the sizes do not overflow (the runtime checks
  * m * n against its limits before calling). */

@@ -36,6 +36,7 @@
 #include "emit.h"
 #include "launch.h"
 #include "out.h"
+#include "pipeline.h"
 #include "plan.h"
 #include "rtc.h"
 #include "sha256.h"
@@ -275,13 +276,6 @@ static int jit__cu_fail(CUresult r, char *why, size_t len, const char *fmt, ...)
 
 /* ---- create: parse, check, plan, render ------------------------------------------------------ */
 
-static pthread_once_t jit__tmpl_once = PTHREAD_ONCE_INIT;
-
-static void jit__tmpl_register(void)
-{
-    fg_tmplsrc_register(fusegen_embedded_templates, fusegen_embedded_templates_count);
-}
-
 /* Drops trailing line breaks and blanks. */
 static void jit__one_line(char *s)
 {
@@ -329,7 +323,6 @@ fusegen_status fusegen_jit_create(const char *spec_json, size_t len, const char 
     if (len > FG_SPEC_MAX_BYTES)
         return fusegen__detail_set(FUSEGEN_ERR_SPEC, "%s: error: the spec is %zu bytes, over the limit of %u bytes",
                                    name, len, FG_SPEC_MAX_BYTES);
-    pthread_once(&jit__tmpl_once, jit__tmpl_register);
 
     fusegen_jit *j = calloc(1, sizeof *j);
     if (!j) return fusegen__detail_set(FUSEGEN_ERR_INVALID_ARGUMENT, "out of memory");
@@ -349,16 +342,16 @@ fusegen_status fusegen_jit_create(const char *spec_json, size_t len, const char 
     const char *path = fg_arena_strdup(&j->arena, name);
     int stage_ok = 0, render_ok = 0;
     if (text && path) {
-        fg_diag_set_source(&d, path, text, len);
-        if (fg_spec_parse(&j->arena, path, text, len, &j->spec, &d) == 0 && fg_diag_errors(&d) == 0 &&
-            fg_check_spec(&j->spec, &d) == 0 && fg_diag_errors(&d) == 0 &&
-            fg_plan_build(&j->arena, &j->spec, &j->plan, &d) == 0 && fg_diag_errors(&d) == 0) {
+        /* the code stays in memory: no library file rules */
+        const fg_pipeline_opts opts = {.last = FG_PIPELINE_PLANNED, .library_files = false};
+        if (fg_pipeline_run(&j->arena, path, text, len, &opts, &j->spec, &j->plan, &d, NULL) == FG_PIPELINE_PLANNED) {
             stage_ok = 1;
             /* The banner names the spec: a fixed name keeps the compiled source (and so the cache
              * key) the same whatever the caller calls it; the banner's hash names the content. */
             j->spec.path = "jit spec";
             fg_out_init(&j->out, &j->arena);
-            render_ok = fg_emit_library(&j->arena, &j->plan, FG_TMPLSRC_EMBEDDED, &j->out, &d) == 0 &&
+            const fg_tmplsrc templates = fg_tmplsrc_table(fusegen_embedded_templates, fusegen_embedded_templates_count);
+            render_ok = fg_emit_library(&j->arena, &j->plan, &templates, &j->out, &d) == 0 &&
                         fg_diag_errors(&d) == 0;
         }
     } else {
@@ -478,31 +471,11 @@ static int jit__variant_fits(const fg_plan_kernel *pk, int sm, int is_90a)
     return pk->sm <= sm;
 }
 
-static fusegen_op_kind jit__op_kind(const fg_op *op)
-{
-    switch (op->kind) {
-    case FG_OP_SCALE: return FUSEGEN_OP_SCALE;
-    case FG_OP_BIAS: return FUSEGEN_OP_BIAS;
-    case FG_OP_RESIDUAL: return FUSEGEN_OP_RESIDUAL;
-    case FG_OP_RELU: return FUSEGEN_OP_RELU;
-    case FG_OP_GELU: return op->approximate_tanh ? FUSEGEN_OP_GELU_TANH : FUSEGEN_OP_GELU;
-    case FG_OP_SILU: return FUSEGEN_OP_SILU;
-    case FG_OP_STORE: return FUSEGEN_OP_STORE;
-    case FG_OP_LAYERNORM: return FUSEGEN_OP_LAYERNORM;
-    case FG_OP_RMSNORM: return FUSEGEN_OP_RMSNORM;
-    }
-    return FUSEGEN_OP_SCALE;
-}
-
-static fusegen_dtype jit__dtype(fg_dtype t)
-{
-    return t == FG_DTYPE_F16 ? FUSEGEN_DTYPE_F16 : t == FG_DTYPE_BF16 ? FUSEGEN_DTYPE_BF16 : FUSEGEN_DTYPE_F32;
-}
-
-static fusegen_layout jit__layout(fg_layout l)
-{
-    return l == FG_LAYOUT_KN ? FUSEGEN_LAYOUT_KN : FUSEGEN_LAYOUT_NK;
-}
+/* The generator's enums and the public ones take their values from one registry
+ * (fusegen_registry.h): the same numbers. */
+static fusegen_op_kind jit__op_kind(const fg_op *op) { return (fusegen_op_kind)op->kind; }
+static fusegen_dtype jit__dtype(fg_dtype t) { return (fusegen_dtype)t; }
+static fusegen_layout jit__layout(fg_layout l) { return (fusegen_layout)l; }
 
 static fusegen_schedule jit__schedule(fg_family family, const fg_plan_gemm *g)
 {
@@ -520,11 +493,8 @@ static const fusegen_op *jit__ops(fg_arena *a, const fg_gemm *g, int *n_stores, 
     for (size_t i = 0; i < g->n_ops; ++i) {
         const fg_op *op = &g->ops[i];
         ops[i].kind = jit__op_kind(op);
-        ops[i].value = op->kind == FG_OP_SCALE      ? op->alpha
-                       : op->kind == FG_OP_RESIDUAL ? op->beta
-                       : op->kind == FG_OP_LAYERNORM || op->kind == FG_OP_RMSNORM ? op->eps
-                                                                                  : 0.0;
-        ops[i].affine = (op->kind == FG_OP_LAYERNORM || op->kind == FG_OP_RMSNORM) && op->affine;
+        ops[i].value = op->value;
+        ops[i].affine = fg_spec_op_is_norm(op->kind) && op->affine;
         ops[i].index = op->kind == FG_OP_STORE ? (*n_stores)++ : 0;
         *uses_bias |= op->kind == FG_OP_BIAS;
         *uses_residual |= op->kind == FG_OP_RESIDUAL;
@@ -604,14 +574,10 @@ static long jit__build_table(fusegen_jit *j)
             k->threads2 = pk->g2.threads;
         }
         const fg_op *norm = pk->g1.norm_op;
-        k->norm = pk->g1.norm == FG_NORM_LAYERNORM ? FUSEGEN_NORM_LAYERNORM
-                  : pk->g1.norm == FG_NORM_RMSNORM ? FUSEGEN_NORM_RMSNORM
-                                                   : FUSEGEN_NORM_NONE;
+        k->norm = (fusegen_norm)pk->g1.norm;   /* one registry's values */
         k->split_k = pk->split_k;
         k->strategy = pk->g1.norm == FG_NORM_NONE || pk->split_k ? FUSEGEN_STRATEGY_NONE
-                      : pk->g1.strategy == FG_STRATEGY_SPLIT   ? FUSEGEN_STRATEGY_SPLIT
-                      : pk->g1.strategy == FG_STRATEGY_CLUSTER ? FUSEGEN_STRATEGY_CLUSTER
-                                                               : FUSEGEN_STRATEGY_ROW;
+                                                                 : (fusegen_strategy)pk->g1.strategy;
         k->max_n = pk->max_n;
         k->align_elems = pk->align_elems;
         k->uses_gamma = norm && norm->affine;
@@ -1216,41 +1182,9 @@ static CUresult jit__launch_dependent(CUfunction f, unsigned gx, unsigned gy, in
     return jit__cu.launch_kernel_ex(&config, f, params, NULL);
 }
 
-/* A split-K variant (portable family): the partial kernel on a grid of N tiles x M tiles x
- * slices, then the reduce kernel, a block per row, as fusegen_sm80::launch_split_k does. */
-static int jit__launch_split_k(const fg_launch_gemm *rec, jit__params g, CUfunction partial, CUfunction reduce,
-                               const char *name, void *workspace, CUstream stream, char *why, size_t len)
-{
-    int sm = 0, sms = 0;
-    if (fusegen__device_info(&sm, &sms) != cudaSuccess) {
-        snprintf(why, len, "%s: cannot read the device's multiprocessor count", name);
-        return 1;
-    }
-    g.k_slices = fusegen_k_slices(g.m, g.n, g.k, rec->tile_m, rec->tile_n, rec->tile_k, sms);
-    g.partials = (float *)((char *)workspace + fusegen_ws_layout_for_split_k(g.k_slices, g.m, g.n).partials);
-    const unsigned gx = (unsigned)((g.n + rec->tile_n - 1) / rec->tile_n);
-    const unsigned gy = (unsigned)((g.m + rec->tile_m - 1) / rec->tile_m);
-    void *params[1] = {&g};
-    CUresult r = jit__cu.launch_kernel(partial, gx, gy, (unsigned)g.k_slices, (unsigned)rec->threads, 1, 1,
-                                       (unsigned)rec->smem_bytes, stream, params, NULL);
-    if (r != CUDA_SUCCESS)
-        return jit__cu_fail(r, why, len, "%s (grid %ux%ux%d, %d threads, %d bytes of shared memory)", name, gx, gy,
-                            g.k_slices, rec->threads, rec->smem_bytes);
-    const int row_bytes = rec->split_k_row_smem ? g.n * 4 : 0;
-    if (row_bytes > 48 * 1024) {
-        r = jit__cu.func_set_attribute(reduce, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, row_bytes);
-        if (r != CUDA_SUCCESS) return jit__cu_fail(r, why, len, "the reduce kernel of %s: shared memory", name);
-    }
-    if (sm >= 90)   /* a programmatic dependent launch: the reduce waits for the sums itself */
-        r = jit__launch_dependent(reduce, (unsigned)g.m, 1, FG_LAUNCH_SPLIT_K_REDUCE_THREADS, row_bytes, stream, params);
-    else
-        r = jit__cu.launch_kernel(reduce, (unsigned)g.m, 1, 1, FG_LAUNCH_SPLIT_K_REDUCE_THREADS, 1, 1,
-                                  (unsigned)row_bytes, stream, params, NULL);
-    return r == CUDA_SUCCESS ? 0 : jit__cu_fail(r, why, len, "the reduce kernel of %s", name);
-}
-
-/* One GEMM (and its normalize kernel for the split strategy) on stream. */
-static int jit__launch_gemm(const fg_launch_gemm *rec, jit__params g, CUfunction gemm, CUfunction norm,
+/* One GEMM (and its normalize kernel for the split strategy) on stream; slices > 1: a split-K
+ * partial kernel, whose work units are its tiles times the slices. */
+static int jit__launch_gemm(const fg_launch_gemm *rec, jit__params g, unsigned slices, CUfunction gemm, CUfunction norm,
                             const char *name, void *workspace, CUstream stream, char *why, size_t len)
 {
     CUresult r;
@@ -1278,7 +1212,7 @@ static int jit__launch_gemm(const fg_launch_gemm *rec, jit__params g, CUfunction
                 snprintf(why, len, "%s: cannot read the device's multiprocessor count", name);
                 return 1;
             }
-            const unsigned long long tiles = (unsigned long long)gx * gy;
+            const unsigned long long tiles = (unsigned long long)gx * gy * slices;
             const unsigned grid = (unsigned)(tiles < (unsigned long long)sms ? tiles : (unsigned long long)sms);
             r = jit__launch_dependent(gemm, grid, 1, rec->threads, rec->smem_bytes, stream, params);
         } else if (!rec->cluster) {
@@ -1311,12 +1245,12 @@ static int jit__launch_gemm(const fg_launch_gemm *rec, jit__params g, CUfunction
         }
     } else {
         void *params[1] = {&g};
-        r = jit__cu.launch_kernel(gemm, gx, gy, 1, (unsigned)rec->threads, 1, 1, (unsigned)rec->smem_bytes, stream,
-                                  params, NULL);
+        r = jit__cu.launch_kernel(gemm, gx, gy, slices, (unsigned)rec->threads, 1, 1, (unsigned)rec->smem_bytes,
+                                  stream, params, NULL);
     }
     if (r != CUDA_SUCCESS)
-        return jit__cu_fail(r, why, len, "%s (grid %ux%u, %d threads, %d bytes of shared memory)", name, gx, gy,
-                            rec->threads, rec->smem_bytes);
+        return jit__cu_fail(r, why, len, "%s (grid %ux%ux%u, %d threads, %d bytes of shared memory)", name, gx, gy,
+                            slices, rec->threads, rec->smem_bytes);
     if (!rec->split) return 0;
     const int rows_per_block = FG_LAUNCH_NORMALIZE_THREADS / 32;
     const unsigned blocks = (unsigned)((g.m + rows_per_block - 1) / rows_per_block);
@@ -1328,6 +1262,35 @@ static int jit__launch_gemm(const fg_launch_gemm *rec, jit__params g, CUfunction
         r = jit__launch_dependent(norm, blocks, 1, FG_LAUNCH_NORMALIZE_THREADS, 0, stream, params);
     }
     return r == CUDA_SUCCESS ? 0 : jit__cu_fail(r, why, len, "the normalize kernel of %s", name);
+}
+
+/* A split-K variant: the partial kernel (portable: a grid of N tiles x M tiles x slices; Hopper:
+ * its persistent grid walks those units), then the reduce kernel, a block per row, as
+ * fusegen_sm80::launch_split_k does. */
+static int jit__launch_split_k(const fg_launch_gemm *rec, jit__params g, CUfunction partial, CUfunction reduce,
+                               const char *name, void *workspace, CUstream stream, char *why, size_t len)
+{
+    int sm = 0, sms = 0;
+    if (fusegen__device_info(&sm, &sms) != cudaSuccess) {
+        snprintf(why, len, "%s: cannot read the device's multiprocessor count", name);
+        return 1;
+    }
+    g.k_slices = fusegen_k_slices(g.m, g.n, g.k, rec->tile_m, rec->tile_n, rec->tile_k, sms);
+    g.partials = (float *)((char *)workspace + fusegen_ws_layout_for_split_k(g.k_slices, g.m, g.n).partials);
+    if (jit__launch_gemm(rec, g, (unsigned)g.k_slices, partial, NULL, name, workspace, stream, why, len) != 0) return 1;
+    void *params[1] = {&g};
+    CUresult r;
+    const int row_bytes = rec->split_k_row_smem ? g.n * 4 : 0;
+    if (row_bytes > 48 * 1024) {
+        r = jit__cu.func_set_attribute(reduce, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, row_bytes);
+        if (r != CUDA_SUCCESS) return jit__cu_fail(r, why, len, "the reduce kernel of %s: shared memory", name);
+    }
+    if (sm >= 90)   /* a programmatic dependent launch: the reduce waits for the sums itself */
+        r = jit__launch_dependent(reduce, (unsigned)g.m, 1, FG_LAUNCH_SPLIT_K_REDUCE_THREADS, row_bytes, stream, params);
+    else
+        r = jit__cu.launch_kernel(reduce, (unsigned)g.m, 1, 1, FG_LAUNCH_SPLIT_K_REDUCE_THREADS, 1, 1,
+                                  (unsigned)row_bytes, stream, params, NULL);
+    return r == CUDA_SUCCESS ? 0 : jit__cu_fail(r, why, len, "the reduce kernel of %s", name);
 }
 
 static int jit__launch(const fusegen_kernel *k, const fusegen_problem *p, const fusegen_args *args, void *workspace,
@@ -1346,7 +1309,7 @@ static int jit__launch(const fusegen_kernel *k, const fusegen_problem *p, const 
         return jit__launch_split_k(&v->g1, jit__gemm1_params(p, args), fn[0], fn[1], v->sym[0], workspace, s, why,
                                    why_len);
     if (!v->chain)
-        return jit__launch_gemm(&v->g1, jit__gemm1_params(p, args), fn[0], fn[1], v->sym[0], workspace, s, why,
+        return jit__launch_gemm(&v->g1, jit__gemm1_params(p, args), 1, fn[0], fn[1], v->sym[0], workspace, s, why,
                                 why_len);
 
     /* a chain: GEMM1 (with its norm) into the workspace's hidden part, in the out dtype; GEMM2
@@ -1356,7 +1319,7 @@ static int jit__launch(const fusegen_kernel *k, const fusegen_problem *p, const 
     jit__params g1 = jit__gemm1_params(p, args);
     g1.out = hidden;
     g1.ldo = p->n;
-    if (jit__launch_gemm(&v->g1, g1, fn[0], fn[1], v->sym[0], workspace, s, why, why_len) != 0) return 1;
+    if (jit__launch_gemm(&v->g1, g1, 1, fn[0], fn[1], v->sym[0], workspace, s, why, why_len) != 0) return 1;
 
     jit__params g2;
     memset(&g2, 0, sizeof g2);
@@ -1376,7 +1339,7 @@ static int jit__launch(const fusegen_kernel *k, const fusegen_problem *p, const 
         g2.store[i] = args->store2[i];
         g2.ld_store[i] = p->n2;
     }
-    return jit__launch_gemm(&v->g2, g2, fn[2], NULL, v->sym[2], NULL, s, why, why_len);
+    return jit__launch_gemm(&v->g2, g2, 1, fn[2], NULL, v->sym[2], NULL, s, why, why_len);
 }
 
 /* ---- destroy and the fallback -------------------------------------------------------------------- */

@@ -36,7 +36,7 @@ enum {
     FG__REASON_LEN = 384,       /* one kernel's reason */
     FG__GRID_ROWS_MAX = 65535,  /* row tiles go on gridDim.y */
     FG__PTR_ALIGN = 16,         /* every tensor and vector pointer */
-    FG__WS_ALIGN = 256,         /* the workspace pointer */
+    FG__WS_ALIGN = FUSEGEN_REG_WORKSPACE_ALIGN,   /* the workspace pointer */
     FG__MAX_DEVICES = 64        /* device ordinals whose compute capability is cached */
 };
 
@@ -47,7 +47,7 @@ enum {
 /* A Hopper kernel's TMA descriptors take row strides below 2^40 bytes. */
 #define FG__TMA_STRIDE_LIMIT ((int64_t)1 << 40)
 /* The most thread blocks of a cluster every sm_90 device schedules; cluster kernels go to 16. */
-#define FG__PORTABLE_CLUSTER 8
+#define FG__PORTABLE_CLUSTER FUSEGEN_REG_PORTABLE_CLUSTER
 
 static _Thread_local char fg__detail[FG__DETAIL_LEN];
 /* fusegen_why_not writes here when the caller gives no buffer. */

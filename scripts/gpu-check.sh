@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # On a GPU machine, in one go: build, run the CPU and GPU tests, the sanitizers and the benchmark.
 # Logs go under $OUT (default: ./gpu-out; all but summary.txt and bench.* bundled into
-# gpu-logs.tar.gz at the end); a short table is printed last. Environment:
+# gpu-logs.tar.gz at the end); a short table is printed last. The benchmark runs bench/shapes.json,
+# then bench/shapes-unseen.json (bench-unseen.*, in the bundle). Environment:
 # FUSEGEN_SKIP_CPU_TESTS=1; FUSEGEN_SANITIZE_TOOLS (default "memcheck racecheck synccheck") and
 # FUSEGEN_SANITIZE_TIMEOUT (seconds a tool, default 150) and FUSEGEN_SANITIZE_ONLY (a kernel-name
 # substring: the sanitizers run the kernel test on those kernels only); FUSEGEN_BENCH_ARGS (the benchmark's
@@ -89,6 +90,12 @@ if [ $bench = 1 ] && [ -x "$build/bench/fusegen-bench" ]; then
   "$build/bench/fusegen-bench" --csv "$out/bench.csv" --json "$out/bench.json" ${FUSEGEN_BENCH_ARGS:-} >"$out/bench.log" 2>&1
   status bench "rc=$?"
   tail -30 "$out/bench.log"
+  # problems outside the sample above (bench/shapes-unseen.json): speed must hold beyond it
+  if [ -f bench/shapes-unseen.json ]; then
+    "$build/bench/fusegen-bench" --shapes bench/shapes-unseen.json --csv "$out/bench-unseen.csv" \
+      ${FUSEGEN_BENCH_ARGS:-} >"$out/bench-unseen.log" 2>&1
+    status "bench (unseen shapes)" "rc=$? $(grep -E 'speed-up over unfused' "$out/bench-unseen.log" | head -1 | sed 's/^ *//')"
+  fi
 fi
 # Experiments: each spec of FUSEGEN_BENCH_SPECS (space-separated paths, e.g. bench/specs/*.json)
 # benchmarked through the JIT with every variant (fusegen-bench --spec FILE --all-variants).

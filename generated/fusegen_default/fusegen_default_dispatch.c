@@ -38,6 +38,17 @@ static const fusegen_op fusegen_default_proj_bias_residual_layernorm_sm90a_128x1
     { FUSEGEN_OP_RELU, 0, 0, 0 },
 };
 
+/* proj_bias_residual_layernorm_sm90a_128x128x64_s5_splitk: K % 8 == 0, N % 8 == 0, N <= 16384, 16-byte aligned pointers */
+cudaError_t fusegen_default_proj_bias_residual_layernorm_sm90a_128x128x64_s5_splitk_launch(const fusegen_problem *problem, const fusegen_args *args, void *workspace,
+    cudaStream_t stream);
+static const fusegen_op fusegen_default_proj_bias_residual_layernorm_sm90a_128x128x64_s5_splitk_ops[] = {
+    { FUSEGEN_OP_BIAS, 0, 0, 0 },
+    { FUSEGEN_OP_RESIDUAL, 1, 0, 0 },
+    { FUSEGEN_OP_STORE, 0, 0, 0 },
+    { FUSEGEN_OP_LAYERNORM, 1.0000000000000001e-05, 1, 0 },
+    { FUSEGEN_OP_RELU, 0, 0, 0 },
+};
+
 /* proj_bias_residual_layernorm_sm90a_128x128x64_s5_pingpong_row: K % 8 == 0, N % 8 == 0, N <= 128, 16-byte aligned pointers */
 cudaError_t fusegen_default_proj_bias_residual_layernorm_sm90a_128x128x64_s5_pingpong_row_launch(const fusegen_problem *problem, const fusegen_args *args, void *workspace,
     cudaStream_t stream);
@@ -93,6 +104,17 @@ static const fusegen_op fusegen_default_proj_bias_residual_layernorm_sm90a_128x2
     { FUSEGEN_OP_RELU, 0, 0, 0 },
 };
 
+/* proj_bias_residual_layernorm_sm90a_128x256x64_s3_splitk: K % 8 == 0, N % 8 == 0, N <= 16384, 16-byte aligned pointers */
+cudaError_t fusegen_default_proj_bias_residual_layernorm_sm90a_128x256x64_s3_splitk_launch(const fusegen_problem *problem, const fusegen_args *args, void *workspace,
+    cudaStream_t stream);
+static const fusegen_op fusegen_default_proj_bias_residual_layernorm_sm90a_128x256x64_s3_splitk_ops[] = {
+    { FUSEGEN_OP_BIAS, 0, 0, 0 },
+    { FUSEGEN_OP_RESIDUAL, 1, 0, 0 },
+    { FUSEGEN_OP_STORE, 0, 0, 0 },
+    { FUSEGEN_OP_LAYERNORM, 1.0000000000000001e-05, 1, 0 },
+    { FUSEGEN_OP_RELU, 0, 0, 0 },
+};
+
 /* proj_bias_residual_layernorm_sm90a_128x160x64_s5_row: K % 8 == 0, N % 8 == 0, N <= 160, 16-byte aligned pointers */
 cudaError_t fusegen_default_proj_bias_residual_layernorm_sm90a_128x160x64_s5_row_launch(const fusegen_problem *problem, const fusegen_args *args, void *workspace,
     cudaStream_t stream);
@@ -119,6 +141,17 @@ static const fusegen_op fusegen_default_proj_bias_residual_layernorm_sm90a_128x1
 cudaError_t fusegen_default_proj_bias_residual_layernorm_sm90a_128x160x64_s5_split_launch(const fusegen_problem *problem, const fusegen_args *args, void *workspace,
     cudaStream_t stream);
 static const fusegen_op fusegen_default_proj_bias_residual_layernorm_sm90a_128x160x64_s5_split_ops[] = {
+    { FUSEGEN_OP_BIAS, 0, 0, 0 },
+    { FUSEGEN_OP_RESIDUAL, 1, 0, 0 },
+    { FUSEGEN_OP_STORE, 0, 0, 0 },
+    { FUSEGEN_OP_LAYERNORM, 1.0000000000000001e-05, 1, 0 },
+    { FUSEGEN_OP_RELU, 0, 0, 0 },
+};
+
+/* proj_bias_residual_layernorm_sm90a_128x160x64_s5_splitk: K % 8 == 0, N % 8 == 0, N <= 16384, 16-byte aligned pointers */
+cudaError_t fusegen_default_proj_bias_residual_layernorm_sm90a_128x160x64_s5_splitk_launch(const fusegen_problem *problem, const fusegen_args *args, void *workspace,
+    cudaStream_t stream);
+static const fusegen_op fusegen_default_proj_bias_residual_layernorm_sm90a_128x160x64_s5_splitk_ops[] = {
     { FUSEGEN_OP_BIAS, 0, 0, 0 },
     { FUSEGEN_OP_RESIDUAL, 1, 0, 0 },
     { FUSEGEN_OP_STORE, 0, 0, 0 },
@@ -159,6 +192,17 @@ static const fusegen_op fusegen_default_proj_bias_residual_layernorm_sm90a_64x25
     { FUSEGEN_OP_RELU, 0, 0, 0 },
 };
 
+/* proj_bias_residual_layernorm_sm90a_64x256x64_s4_splitk: K % 8 == 0, N % 8 == 0, N <= 16384, 16-byte aligned pointers */
+cudaError_t fusegen_default_proj_bias_residual_layernorm_sm90a_64x256x64_s4_splitk_launch(const fusegen_problem *problem, const fusegen_args *args, void *workspace,
+    cudaStream_t stream);
+static const fusegen_op fusegen_default_proj_bias_residual_layernorm_sm90a_64x256x64_s4_splitk_ops[] = {
+    { FUSEGEN_OP_BIAS, 0, 0, 0 },
+    { FUSEGEN_OP_RESIDUAL, 1, 0, 0 },
+    { FUSEGEN_OP_STORE, 0, 0, 0 },
+    { FUSEGEN_OP_LAYERNORM, 1.0000000000000001e-05, 1, 0 },
+    { FUSEGEN_OP_RELU, 0, 0, 0 },
+};
+
 /* proj_bias_residual_layernorm_sm90a_64x128x64_s4_row: K % 8 == 0, N % 8 == 0, N <= 128, 16-byte aligned pointers */
 cudaError_t fusegen_default_proj_bias_residual_layernorm_sm90a_64x128x64_s4_row_launch(const fusegen_problem *problem, const fusegen_args *args, void *workspace,
     cudaStream_t stream);
@@ -174,6 +218,17 @@ static const fusegen_op fusegen_default_proj_bias_residual_layernorm_sm90a_64x12
 cudaError_t fusegen_default_proj_bias_residual_layernorm_sm90a_64x128x64_s4_split_launch(const fusegen_problem *problem, const fusegen_args *args, void *workspace,
     cudaStream_t stream);
 static const fusegen_op fusegen_default_proj_bias_residual_layernorm_sm90a_64x128x64_s4_split_ops[] = {
+    { FUSEGEN_OP_BIAS, 0, 0, 0 },
+    { FUSEGEN_OP_RESIDUAL, 1, 0, 0 },
+    { FUSEGEN_OP_STORE, 0, 0, 0 },
+    { FUSEGEN_OP_LAYERNORM, 1.0000000000000001e-05, 1, 0 },
+    { FUSEGEN_OP_RELU, 0, 0, 0 },
+};
+
+/* proj_bias_residual_layernorm_sm90a_64x128x64_s4_splitk: K % 8 == 0, N % 8 == 0, N <= 16384, 16-byte aligned pointers */
+cudaError_t fusegen_default_proj_bias_residual_layernorm_sm90a_64x128x64_s4_splitk_launch(const fusegen_problem *problem, const fusegen_args *args, void *workspace,
+    cudaStream_t stream);
+static const fusegen_op fusegen_default_proj_bias_residual_layernorm_sm90a_64x128x64_s4_splitk_ops[] = {
     { FUSEGEN_OP_BIAS, 0, 0, 0 },
     { FUSEGEN_OP_RESIDUAL, 1, 0, 0 },
     { FUSEGEN_OP_STORE, 0, 0, 0 },
@@ -273,8 +328,16 @@ static const fusegen_op fusegen_default_proj_bias_residual_layernorm_sm80_64x128
 cudaError_t fusegen_default_proj_sm90a_128x256x64_s3_launch(const fusegen_problem *problem, const fusegen_args *args, void *workspace,
     cudaStream_t stream);
 
+/* proj_sm90a_128x256x64_s3_splitk: K % 8 == 0, N % 8 == 0, 16-byte aligned pointers */
+cudaError_t fusegen_default_proj_sm90a_128x256x64_s3_splitk_launch(const fusegen_problem *problem, const fusegen_args *args, void *workspace,
+    cudaStream_t stream);
+
 /* proj_sm90a_64x256x64_s4: K % 8 == 0, N % 8 == 0, 16-byte aligned pointers */
 cudaError_t fusegen_default_proj_sm90a_64x256x64_s4_launch(const fusegen_problem *problem, const fusegen_args *args, void *workspace,
+    cudaStream_t stream);
+
+/* proj_sm90a_64x256x64_s4_splitk: K % 8 == 0, N % 8 == 0, 16-byte aligned pointers */
+cudaError_t fusegen_default_proj_sm90a_64x256x64_s4_splitk_launch(const fusegen_problem *problem, const fusegen_args *args, void *workspace,
     cudaStream_t stream);
 
 /* proj_sm90a_128x128x64_s4_pingpong: K % 8 == 0, N % 8 == 0, 16-byte aligned pointers */
@@ -285,8 +348,16 @@ cudaError_t fusegen_default_proj_sm90a_128x128x64_s4_pingpong_launch(const fuseg
 cudaError_t fusegen_default_proj_sm90a_128x160x64_s5_launch(const fusegen_problem *problem, const fusegen_args *args, void *workspace,
     cudaStream_t stream);
 
+/* proj_sm90a_128x160x64_s5_splitk: K % 8 == 0, N % 8 == 0, 16-byte aligned pointers */
+cudaError_t fusegen_default_proj_sm90a_128x160x64_s5_splitk_launch(const fusegen_problem *problem, const fusegen_args *args, void *workspace,
+    cudaStream_t stream);
+
 /* proj_sm90a_64x128x64_s4: K % 8 == 0, N % 8 == 0, 16-byte aligned pointers */
 cudaError_t fusegen_default_proj_sm90a_64x128x64_s4_launch(const fusegen_problem *problem, const fusegen_args *args, void *workspace,
+    cudaStream_t stream);
+
+/* proj_sm90a_64x128x64_s4_splitk: K % 8 == 0, N % 8 == 0, 16-byte aligned pointers */
+cudaError_t fusegen_default_proj_sm90a_64x128x64_s4_splitk_launch(const fusegen_problem *problem, const fusegen_args *args, void *workspace,
     cudaStream_t stream);
 
 /* proj_sm80_128x256x64_s3: K % 8 == 0, N % 8 == 0, 16-byte aligned pointers */
@@ -339,6 +410,15 @@ static const fusegen_op fusegen_default_proj_bias_rmsnorm_silu_sm90a_64x256x64_s
 cudaError_t fusegen_default_proj_bias_rmsnorm_silu_sm90a_64x256x64_s4_split_launch(const fusegen_problem *problem, const fusegen_args *args, void *workspace,
     cudaStream_t stream);
 static const fusegen_op fusegen_default_proj_bias_rmsnorm_silu_sm90a_64x256x64_s4_split_ops[] = {
+    { FUSEGEN_OP_BIAS, 0, 0, 0 },
+    { FUSEGEN_OP_RMSNORM, 9.9999999999999995e-07, 1, 0 },
+    { FUSEGEN_OP_SILU, 0, 0, 0 },
+};
+
+/* proj_bias_rmsnorm_silu_sm90a_64x256x64_s4_splitk: K % 8 == 0, N % 8 == 0, N <= 16384, 16-byte aligned pointers */
+cudaError_t fusegen_default_proj_bias_rmsnorm_silu_sm90a_64x256x64_s4_splitk_launch(const fusegen_problem *problem, const fusegen_args *args, void *workspace,
+    cudaStream_t stream);
+static const fusegen_op fusegen_default_proj_bias_rmsnorm_silu_sm90a_64x256x64_s4_splitk_ops[] = {
     { FUSEGEN_OP_BIAS, 0, 0, 0 },
     { FUSEGEN_OP_RMSNORM, 9.9999999999999995e-07, 1, 0 },
     { FUSEGEN_OP_SILU, 0, 0, 0 },
@@ -743,6 +823,34 @@ static const fusegen_kernel fusegen_default_kernels[] = {
         .launch = fusegen_default_proj_bias_residual_layernorm_sm90a_128x128x64_s5_split_launch,
     },
     {
+        .name = "proj_bias_residual_layernorm_sm90a_128x128x64_s5_splitk",
+        .spec_kernel = "proj_bias_residual_layernorm",
+        .sm = 90,
+        .arch_specific = 1,
+        .family = FUSEGEN_FAMILY_HOPPER,
+        .a = FUSEGEN_DTYPE_BF16, .b = FUSEGEN_DTYPE_BF16, .out = FUSEGEN_DTYPE_BF16,
+        .b_layout = FUSEGEN_LAYOUT_NK,
+        .epilogue = "bias+residual+store+layernorm+relu",
+        .ops = fusegen_default_proj_bias_residual_layernorm_sm90a_128x128x64_s5_splitk_ops, .n_ops = 5,
+        .chain = 0,
+        .b2_layout = FUSEGEN_LAYOUT_NK,
+        .epilogue2 = NULL,
+        .ops2 = NULL, .n_ops2 = 0,
+        .tile_m = 128, .tile_n = 128, .tile_k = 64, .stages = 5, .threads = 384,
+        .tile2_m = 0, .tile2_n = 0, .tile2_k = 0, .stages2 = 0, .threads2 = 0,
+        .schedule = FUSEGEN_SCHEDULE_COOPERATIVE, .schedule2 = FUSEGEN_SCHEDULE_NONE,
+        .norm = FUSEGEN_NORM_LAYERNORM,
+        .strategy = FUSEGEN_STRATEGY_NONE,
+        .split_k = 1,
+        .max_n = 16384,
+        .align_elems = 8,
+        .n_stores = 1, .n_stores2 = 0,
+        .uses_bias = 1, .uses_residual = 1, .uses_gamma = 1, .uses_beta = 1,
+        .uses_bias2 = 0, .uses_residual2 = 0,
+        .rank = 16389,
+        .launch = fusegen_default_proj_bias_residual_layernorm_sm90a_128x128x64_s5_splitk_launch,
+    },
+    {
         .name = "proj_bias_residual_layernorm_sm90a_128x128x64_s5_pingpong_row",
         .spec_kernel = "proj_bias_residual_layernorm",
         .sm = 90,
@@ -883,6 +991,34 @@ static const fusegen_kernel fusegen_default_kernels[] = {
         .launch = fusegen_default_proj_bias_residual_layernorm_sm90a_128x256x64_s3_split_launch,
     },
     {
+        .name = "proj_bias_residual_layernorm_sm90a_128x256x64_s3_splitk",
+        .spec_kernel = "proj_bias_residual_layernorm",
+        .sm = 90,
+        .arch_specific = 1,
+        .family = FUSEGEN_FAMILY_HOPPER,
+        .a = FUSEGEN_DTYPE_BF16, .b = FUSEGEN_DTYPE_BF16, .out = FUSEGEN_DTYPE_BF16,
+        .b_layout = FUSEGEN_LAYOUT_NK,
+        .epilogue = "bias+residual+store+layernorm+relu",
+        .ops = fusegen_default_proj_bias_residual_layernorm_sm90a_128x256x64_s3_splitk_ops, .n_ops = 5,
+        .chain = 0,
+        .b2_layout = FUSEGEN_LAYOUT_NK,
+        .epilogue2 = NULL,
+        .ops2 = NULL, .n_ops2 = 0,
+        .tile_m = 128, .tile_n = 256, .tile_k = 64, .stages = 3, .threads = 384,
+        .tile2_m = 0, .tile2_n = 0, .tile2_k = 0, .stages2 = 0, .threads2 = 0,
+        .schedule = FUSEGEN_SCHEDULE_COOPERATIVE, .schedule2 = FUSEGEN_SCHEDULE_NONE,
+        .norm = FUSEGEN_NORM_LAYERNORM,
+        .strategy = FUSEGEN_STRATEGY_NONE,
+        .split_k = 1,
+        .max_n = 16384,
+        .align_elems = 8,
+        .n_stores = 1, .n_stores2 = 0,
+        .uses_bias = 1, .uses_residual = 1, .uses_gamma = 1, .uses_beta = 1,
+        .uses_bias2 = 0, .uses_residual2 = 0,
+        .rank = 32771,
+        .launch = fusegen_default_proj_bias_residual_layernorm_sm90a_128x256x64_s3_splitk_launch,
+    },
+    {
         .name = "proj_bias_residual_layernorm_sm90a_128x160x64_s5_row",
         .spec_kernel = "proj_bias_residual_layernorm",
         .sm = 90,
@@ -965,6 +1101,34 @@ static const fusegen_kernel fusegen_default_kernels[] = {
         .uses_bias2 = 0, .uses_residual2 = 0,
         .rank = 20493,
         .launch = fusegen_default_proj_bias_residual_layernorm_sm90a_128x160x64_s5_split_launch,
+    },
+    {
+        .name = "proj_bias_residual_layernorm_sm90a_128x160x64_s5_splitk",
+        .spec_kernel = "proj_bias_residual_layernorm",
+        .sm = 90,
+        .arch_specific = 1,
+        .family = FUSEGEN_FAMILY_HOPPER,
+        .a = FUSEGEN_DTYPE_BF16, .b = FUSEGEN_DTYPE_BF16, .out = FUSEGEN_DTYPE_BF16,
+        .b_layout = FUSEGEN_LAYOUT_NK,
+        .epilogue = "bias+residual+store+layernorm+relu",
+        .ops = fusegen_default_proj_bias_residual_layernorm_sm90a_128x160x64_s5_splitk_ops, .n_ops = 5,
+        .chain = 0,
+        .b2_layout = FUSEGEN_LAYOUT_NK,
+        .epilogue2 = NULL,
+        .ops2 = NULL, .n_ops2 = 0,
+        .tile_m = 128, .tile_n = 160, .tile_k = 64, .stages = 5, .threads = 384,
+        .tile2_m = 0, .tile2_n = 0, .tile2_k = 0, .stages2 = 0, .threads2 = 0,
+        .schedule = FUSEGEN_SCHEDULE_COOPERATIVE, .schedule2 = FUSEGEN_SCHEDULE_NONE,
+        .norm = FUSEGEN_NORM_LAYERNORM,
+        .strategy = FUSEGEN_STRATEGY_NONE,
+        .split_k = 1,
+        .max_n = 16384,
+        .align_elems = 8,
+        .n_stores = 1, .n_stores2 = 0,
+        .uses_bias = 1, .uses_residual = 1, .uses_gamma = 1, .uses_beta = 1,
+        .uses_bias2 = 0, .uses_residual2 = 0,
+        .rank = 20485,
+        .launch = fusegen_default_proj_bias_residual_layernorm_sm90a_128x160x64_s5_splitk_launch,
     },
     {
         .name = "proj_bias_residual_layernorm_sm90a_64x320x64_s3_row",
@@ -1051,6 +1215,34 @@ static const fusegen_kernel fusegen_default_kernels[] = {
         .launch = fusegen_default_proj_bias_residual_layernorm_sm90a_64x256x64_s4_split_launch,
     },
     {
+        .name = "proj_bias_residual_layernorm_sm90a_64x256x64_s4_splitk",
+        .spec_kernel = "proj_bias_residual_layernorm",
+        .sm = 90,
+        .arch_specific = 1,
+        .family = FUSEGEN_FAMILY_HOPPER,
+        .a = FUSEGEN_DTYPE_BF16, .b = FUSEGEN_DTYPE_BF16, .out = FUSEGEN_DTYPE_BF16,
+        .b_layout = FUSEGEN_LAYOUT_NK,
+        .epilogue = "bias+residual+store+layernorm+relu",
+        .ops = fusegen_default_proj_bias_residual_layernorm_sm90a_64x256x64_s4_splitk_ops, .n_ops = 5,
+        .chain = 0,
+        .b2_layout = FUSEGEN_LAYOUT_NK,
+        .epilogue2 = NULL,
+        .ops2 = NULL, .n_ops2 = 0,
+        .tile_m = 64, .tile_n = 256, .tile_k = 64, .stages = 4, .threads = 384,
+        .tile2_m = 0, .tile2_n = 0, .tile2_k = 0, .stages2 = 0, .threads2 = 0,
+        .schedule = FUSEGEN_SCHEDULE_PINGPONG, .schedule2 = FUSEGEN_SCHEDULE_NONE,
+        .norm = FUSEGEN_NORM_LAYERNORM,
+        .strategy = FUSEGEN_STRATEGY_NONE,
+        .split_k = 1,
+        .max_n = 16384,
+        .align_elems = 8,
+        .n_stores = 1, .n_stores2 = 0,
+        .uses_bias = 1, .uses_residual = 1, .uses_gamma = 1, .uses_beta = 1,
+        .uses_bias2 = 0, .uses_residual2 = 0,
+        .rank = 16388,
+        .launch = fusegen_default_proj_bias_residual_layernorm_sm90a_64x256x64_s4_splitk_launch,
+    },
+    {
         .name = "proj_bias_residual_layernorm_sm90a_64x128x64_s4_row",
         .spec_kernel = "proj_bias_residual_layernorm",
         .sm = 90,
@@ -1105,6 +1297,34 @@ static const fusegen_kernel fusegen_default_kernels[] = {
         .uses_bias2 = 0, .uses_residual2 = 0,
         .rank = 8204,
         .launch = fusegen_default_proj_bias_residual_layernorm_sm90a_64x128x64_s4_split_launch,
+    },
+    {
+        .name = "proj_bias_residual_layernorm_sm90a_64x128x64_s4_splitk",
+        .spec_kernel = "proj_bias_residual_layernorm",
+        .sm = 90,
+        .arch_specific = 1,
+        .family = FUSEGEN_FAMILY_HOPPER,
+        .a = FUSEGEN_DTYPE_BF16, .b = FUSEGEN_DTYPE_BF16, .out = FUSEGEN_DTYPE_BF16,
+        .b_layout = FUSEGEN_LAYOUT_NK,
+        .epilogue = "bias+residual+store+layernorm+relu",
+        .ops = fusegen_default_proj_bias_residual_layernorm_sm90a_64x128x64_s4_splitk_ops, .n_ops = 5,
+        .chain = 0,
+        .b2_layout = FUSEGEN_LAYOUT_NK,
+        .epilogue2 = NULL,
+        .ops2 = NULL, .n_ops2 = 0,
+        .tile_m = 64, .tile_n = 128, .tile_k = 64, .stages = 4, .threads = 384,
+        .tile2_m = 0, .tile2_n = 0, .tile2_k = 0, .stages2 = 0, .threads2 = 0,
+        .schedule = FUSEGEN_SCHEDULE_PINGPONG, .schedule2 = FUSEGEN_SCHEDULE_NONE,
+        .norm = FUSEGEN_NORM_LAYERNORM,
+        .strategy = FUSEGEN_STRATEGY_NONE,
+        .split_k = 1,
+        .max_n = 16384,
+        .align_elems = 8,
+        .n_stores = 1, .n_stores2 = 0,
+        .uses_bias = 1, .uses_residual = 1, .uses_gamma = 1, .uses_beta = 1,
+        .uses_bias2 = 0, .uses_residual2 = 0,
+        .rank = 8196,
+        .launch = fusegen_default_proj_bias_residual_layernorm_sm90a_64x128x64_s4_splitk_launch,
     },
     {
         .name = "proj_bias_residual_layernorm_sm80_128x256x64_s3_row",
@@ -1359,6 +1579,34 @@ static const fusegen_kernel fusegen_default_kernels[] = {
         .launch = fusegen_default_proj_sm90a_128x256x64_s3_launch,
     },
     {
+        .name = "proj_sm90a_128x256x64_s3_splitk",
+        .spec_kernel = "proj",
+        .sm = 90,
+        .arch_specific = 1,
+        .family = FUSEGEN_FAMILY_HOPPER,
+        .a = FUSEGEN_DTYPE_BF16, .b = FUSEGEN_DTYPE_BF16, .out = FUSEGEN_DTYPE_BF16,
+        .b_layout = FUSEGEN_LAYOUT_NK,
+        .epilogue = "",
+        .ops = NULL, .n_ops = 0,
+        .chain = 0,
+        .b2_layout = FUSEGEN_LAYOUT_NK,
+        .epilogue2 = NULL,
+        .ops2 = NULL, .n_ops2 = 0,
+        .tile_m = 128, .tile_n = 256, .tile_k = 64, .stages = 3, .threads = 384,
+        .tile2_m = 0, .tile2_n = 0, .tile2_k = 0, .stages2 = 0, .threads2 = 0,
+        .schedule = FUSEGEN_SCHEDULE_COOPERATIVE, .schedule2 = FUSEGEN_SCHEDULE_NONE,
+        .norm = FUSEGEN_NORM_NONE,
+        .strategy = FUSEGEN_STRATEGY_NONE,
+        .split_k = 1,
+        .max_n = 0,
+        .align_elems = 8,
+        .n_stores = 0, .n_stores2 = 0,
+        .uses_bias = 0, .uses_residual = 0, .uses_gamma = 0, .uses_beta = 0,
+        .uses_bias2 = 0, .uses_residual2 = 0,
+        .rank = 32771,
+        .launch = fusegen_default_proj_sm90a_128x256x64_s3_splitk_launch,
+    },
+    {
         .name = "proj_sm90a_64x256x64_s4",
         .spec_kernel = "proj",
         .sm = 90,
@@ -1385,6 +1633,34 @@ static const fusegen_kernel fusegen_default_kernels[] = {
         .uses_bias2 = 0, .uses_residual2 = 0,
         .rank = 16396,
         .launch = fusegen_default_proj_sm90a_64x256x64_s4_launch,
+    },
+    {
+        .name = "proj_sm90a_64x256x64_s4_splitk",
+        .spec_kernel = "proj",
+        .sm = 90,
+        .arch_specific = 1,
+        .family = FUSEGEN_FAMILY_HOPPER,
+        .a = FUSEGEN_DTYPE_BF16, .b = FUSEGEN_DTYPE_BF16, .out = FUSEGEN_DTYPE_BF16,
+        .b_layout = FUSEGEN_LAYOUT_NK,
+        .epilogue = "",
+        .ops = NULL, .n_ops = 0,
+        .chain = 0,
+        .b2_layout = FUSEGEN_LAYOUT_NK,
+        .epilogue2 = NULL,
+        .ops2 = NULL, .n_ops2 = 0,
+        .tile_m = 64, .tile_n = 256, .tile_k = 64, .stages = 4, .threads = 384,
+        .tile2_m = 0, .tile2_n = 0, .tile2_k = 0, .stages2 = 0, .threads2 = 0,
+        .schedule = FUSEGEN_SCHEDULE_PINGPONG, .schedule2 = FUSEGEN_SCHEDULE_NONE,
+        .norm = FUSEGEN_NORM_NONE,
+        .strategy = FUSEGEN_STRATEGY_NONE,
+        .split_k = 1,
+        .max_n = 0,
+        .align_elems = 8,
+        .n_stores = 0, .n_stores2 = 0,
+        .uses_bias = 0, .uses_residual = 0, .uses_gamma = 0, .uses_beta = 0,
+        .uses_bias2 = 0, .uses_residual2 = 0,
+        .rank = 16388,
+        .launch = fusegen_default_proj_sm90a_64x256x64_s4_splitk_launch,
     },
     {
         .name = "proj_sm90a_128x128x64_s4_pingpong",
@@ -1443,6 +1719,34 @@ static const fusegen_kernel fusegen_default_kernels[] = {
         .launch = fusegen_default_proj_sm90a_128x160x64_s5_launch,
     },
     {
+        .name = "proj_sm90a_128x160x64_s5_splitk",
+        .spec_kernel = "proj",
+        .sm = 90,
+        .arch_specific = 1,
+        .family = FUSEGEN_FAMILY_HOPPER,
+        .a = FUSEGEN_DTYPE_BF16, .b = FUSEGEN_DTYPE_BF16, .out = FUSEGEN_DTYPE_BF16,
+        .b_layout = FUSEGEN_LAYOUT_NK,
+        .epilogue = "",
+        .ops = NULL, .n_ops = 0,
+        .chain = 0,
+        .b2_layout = FUSEGEN_LAYOUT_NK,
+        .epilogue2 = NULL,
+        .ops2 = NULL, .n_ops2 = 0,
+        .tile_m = 128, .tile_n = 160, .tile_k = 64, .stages = 5, .threads = 384,
+        .tile2_m = 0, .tile2_n = 0, .tile2_k = 0, .stages2 = 0, .threads2 = 0,
+        .schedule = FUSEGEN_SCHEDULE_COOPERATIVE, .schedule2 = FUSEGEN_SCHEDULE_NONE,
+        .norm = FUSEGEN_NORM_NONE,
+        .strategy = FUSEGEN_STRATEGY_NONE,
+        .split_k = 1,
+        .max_n = 0,
+        .align_elems = 8,
+        .n_stores = 0, .n_stores2 = 0,
+        .uses_bias = 0, .uses_residual = 0, .uses_gamma = 0, .uses_beta = 0,
+        .uses_bias2 = 0, .uses_residual2 = 0,
+        .rank = 20485,
+        .launch = fusegen_default_proj_sm90a_128x160x64_s5_splitk_launch,
+    },
+    {
         .name = "proj_sm90a_64x128x64_s4",
         .spec_kernel = "proj",
         .sm = 90,
@@ -1469,6 +1773,34 @@ static const fusegen_kernel fusegen_default_kernels[] = {
         .uses_bias2 = 0, .uses_residual2 = 0,
         .rank = 8204,
         .launch = fusegen_default_proj_sm90a_64x128x64_s4_launch,
+    },
+    {
+        .name = "proj_sm90a_64x128x64_s4_splitk",
+        .spec_kernel = "proj",
+        .sm = 90,
+        .arch_specific = 1,
+        .family = FUSEGEN_FAMILY_HOPPER,
+        .a = FUSEGEN_DTYPE_BF16, .b = FUSEGEN_DTYPE_BF16, .out = FUSEGEN_DTYPE_BF16,
+        .b_layout = FUSEGEN_LAYOUT_NK,
+        .epilogue = "",
+        .ops = NULL, .n_ops = 0,
+        .chain = 0,
+        .b2_layout = FUSEGEN_LAYOUT_NK,
+        .epilogue2 = NULL,
+        .ops2 = NULL, .n_ops2 = 0,
+        .tile_m = 64, .tile_n = 128, .tile_k = 64, .stages = 4, .threads = 384,
+        .tile2_m = 0, .tile2_n = 0, .tile2_k = 0, .stages2 = 0, .threads2 = 0,
+        .schedule = FUSEGEN_SCHEDULE_PINGPONG, .schedule2 = FUSEGEN_SCHEDULE_NONE,
+        .norm = FUSEGEN_NORM_NONE,
+        .strategy = FUSEGEN_STRATEGY_NONE,
+        .split_k = 1,
+        .max_n = 0,
+        .align_elems = 8,
+        .n_stores = 0, .n_stores2 = 0,
+        .uses_bias = 0, .uses_residual = 0, .uses_gamma = 0, .uses_beta = 0,
+        .uses_bias2 = 0, .uses_residual2 = 0,
+        .rank = 8196,
+        .launch = fusegen_default_proj_sm90a_64x128x64_s4_splitk_launch,
     },
     {
         .name = "proj_sm80_128x256x64_s3",
@@ -1693,6 +2025,34 @@ static const fusegen_kernel fusegen_default_kernels[] = {
         .uses_bias2 = 0, .uses_residual2 = 0,
         .rank = 16396,
         .launch = fusegen_default_proj_bias_rmsnorm_silu_sm90a_64x256x64_s4_split_launch,
+    },
+    {
+        .name = "proj_bias_rmsnorm_silu_sm90a_64x256x64_s4_splitk",
+        .spec_kernel = "proj_bias_rmsnorm_silu",
+        .sm = 90,
+        .arch_specific = 1,
+        .family = FUSEGEN_FAMILY_HOPPER,
+        .a = FUSEGEN_DTYPE_BF16, .b = FUSEGEN_DTYPE_BF16, .out = FUSEGEN_DTYPE_BF16,
+        .b_layout = FUSEGEN_LAYOUT_KN,
+        .epilogue = "bias+rmsnorm+silu",
+        .ops = fusegen_default_proj_bias_rmsnorm_silu_sm90a_64x256x64_s4_splitk_ops, .n_ops = 3,
+        .chain = 0,
+        .b2_layout = FUSEGEN_LAYOUT_NK,
+        .epilogue2 = NULL,
+        .ops2 = NULL, .n_ops2 = 0,
+        .tile_m = 64, .tile_n = 256, .tile_k = 64, .stages = 4, .threads = 384,
+        .tile2_m = 0, .tile2_n = 0, .tile2_k = 0, .stages2 = 0, .threads2 = 0,
+        .schedule = FUSEGEN_SCHEDULE_PINGPONG, .schedule2 = FUSEGEN_SCHEDULE_NONE,
+        .norm = FUSEGEN_NORM_RMSNORM,
+        .strategy = FUSEGEN_STRATEGY_NONE,
+        .split_k = 1,
+        .max_n = 16384,
+        .align_elems = 8,
+        .n_stores = 0, .n_stores2 = 0,
+        .uses_bias = 1, .uses_residual = 0, .uses_gamma = 1, .uses_beta = 0,
+        .uses_bias2 = 0, .uses_residual2 = 0,
+        .rank = 16388,
+        .launch = fusegen_default_proj_bias_rmsnorm_silu_sm90a_64x256x64_s4_splitk_launch,
     },
     {
         .name = "proj_bias_rmsnorm_silu_sm80_64x256x32_s3_row",

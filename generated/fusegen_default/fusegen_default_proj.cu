@@ -53,6 +53,62 @@ extern "C" __global__ void __launch_bounds__(384, 1) fusegen_default_proj_sm90a_
     fusegen_default_proj_sm90a_128x256x64_s3::Gemm1::run(p, map_a, map_b, maps);
 }
 
+// ---- proj_sm90a_128x256x64_s3_splitk ----
+// constraints: K % 8 == 0, N % 8 == 0, 16-byte aligned pointers
+namespace fusegen_default_proj_sm90a_128x256x64_s3_splitk {
+
+// GEMM1 epilogue: (none)
+struct Epilogue1 {
+    static constexpr float kEps = 0.0f;
+    static constexpr bool kAffine = false;
+    // Split: the store op holding the norm's input, which the normalize kernel reads (-1: none).
+    static constexpr int kPrenormStoreSlot = -1;
+    // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
+    static constexpr int kClusterRanks = 0;
+    // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
+    // (m, n) and (m, n+1); n is even.
+    __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p,
+                                                const fusegen_sm80::TileInputs &in)
+    {
+        (void)m, (void)n, (void)p, (void)in;
+        return v;
+    }
+    // Ops after the norm, on the same pair.
+    __device__ static __forceinline__ float2 post(float2 v, int m, int n, const fusegen_sm80::Params &p,
+                                                 const fusegen_sm80::TileInputs &in)
+    {
+        (void)m, (void)n, (void)p, (void)in;
+        return v;
+    }
+};
+// GEMM1's epilogue staging in shared memory, as planned: whether the tile buffer exists,
+// whether it holds the residual, whether the bias is staged, the store op written through the
+// buffer (-1: none), and whether out (split: the pre-norm values) goes through it.
+struct Staging1 {
+    static constexpr bool kTile = false, kResidual = false, kBias = false;
+    static constexpr int kStoreSlot = -1;
+    static constexpr bool kOut = false;
+};
+using Gemm1 = fusegen_sm90::GemmSm90<fusegen_sm80::DT_BF16, fusegen_sm80::DT_F32, 128, 256, 3, false,
+                                       fusegen_sm80::NORM_NONE, fusegen_sm80::STRATEGY_NONE, fusegen_sm80::NoOps, Staging1, false, /* split K */ true>;
+static_assert(Gemm1::kSmemBytes == 149056, "the plan and the family agree on shared memory");
+// Split K: the partial kernel's sums reduced row by row, with the epilogue above.
+using Reduce1 = fusegen_sm80::SplitKReduce<fusegen_sm80::DT_BF16, fusegen_sm80::NORM_NONE, Epilogue1>;
+
+}  // namespace fusegen_default_proj_sm90a_128x256x64_s3_splitk
+
+extern "C" __global__ void __launch_bounds__(384, 1) fusegen_default_proj_sm90a_128x256x64_s3_splitk_gemm1(fusegen_sm80::Params p, const __grid_constant__ fusegen_sm90::TensorMap map_a,
+    const __grid_constant__ fusegen_sm90::TensorMap map_b,
+    const __grid_constant__ fusegen_sm90::EpilogueMaps maps)
+{
+    fusegen_default_proj_sm90a_128x256x64_s3_splitk::Gemm1::run(p, map_a, map_b, maps);
+}
+
+extern "C" __global__ void __launch_bounds__(fusegen_sm80::SPLIT_K_REDUCE_THREADS, 1) fusegen_default_proj_sm90a_128x256x64_s3_splitk_reduce1(fusegen_sm80::Params p)
+{
+    fusegen_default_proj_sm90a_128x256x64_s3_splitk::Reduce1::run(p);
+}
+
 // ---- proj_sm90a_64x256x64_s4 ----
 // constraints: K % 8 == 0, N % 8 == 0, 16-byte aligned pointers
 namespace fusegen_default_proj_sm90a_64x256x64_s4 {
@@ -100,6 +156,62 @@ extern "C" __global__ void __launch_bounds__(384, 1) fusegen_default_proj_sm90a_
     const __grid_constant__ fusegen_sm90::EpilogueMaps maps)
 {
     fusegen_default_proj_sm90a_64x256x64_s4::Gemm1::run(p, map_a, map_b, maps);
+}
+
+// ---- proj_sm90a_64x256x64_s4_splitk ----
+// constraints: K % 8 == 0, N % 8 == 0, 16-byte aligned pointers
+namespace fusegen_default_proj_sm90a_64x256x64_s4_splitk {
+
+// GEMM1 epilogue: (none)
+struct Epilogue1 {
+    static constexpr float kEps = 0.0f;
+    static constexpr bool kAffine = false;
+    // Split: the store op holding the norm's input, which the normalize kernel reads (-1: none).
+    static constexpr int kPrenormStoreSlot = -1;
+    // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
+    static constexpr int kClusterRanks = 0;
+    // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
+    // (m, n) and (m, n+1); n is even.
+    __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p,
+                                                const fusegen_sm80::TileInputs &in)
+    {
+        (void)m, (void)n, (void)p, (void)in;
+        return v;
+    }
+    // Ops after the norm, on the same pair.
+    __device__ static __forceinline__ float2 post(float2 v, int m, int n, const fusegen_sm80::Params &p,
+                                                 const fusegen_sm80::TileInputs &in)
+    {
+        (void)m, (void)n, (void)p, (void)in;
+        return v;
+    }
+};
+// GEMM1's epilogue staging in shared memory, as planned: whether the tile buffer exists,
+// whether it holds the residual, whether the bias is staged, the store op written through the
+// buffer (-1: none), and whether out (split: the pre-norm values) goes through it.
+struct Staging1 {
+    static constexpr bool kTile = false, kResidual = false, kBias = false;
+    static constexpr int kStoreSlot = -1;
+    static constexpr bool kOut = false;
+};
+using Gemm1 = fusegen_sm90::GemmSm90<fusegen_sm80::DT_BF16, fusegen_sm80::DT_F32, 64, 256, 4, true,
+                                       fusegen_sm80::NORM_NONE, fusegen_sm80::STRATEGY_NONE, fusegen_sm80::NoOps, Staging1, false, /* split K */ true>;
+static_assert(Gemm1::kSmemBytes == 165488, "the plan and the family agree on shared memory");
+// Split K: the partial kernel's sums reduced row by row, with the epilogue above.
+using Reduce1 = fusegen_sm80::SplitKReduce<fusegen_sm80::DT_BF16, fusegen_sm80::NORM_NONE, Epilogue1>;
+
+}  // namespace fusegen_default_proj_sm90a_64x256x64_s4_splitk
+
+extern "C" __global__ void __launch_bounds__(384, 1) fusegen_default_proj_sm90a_64x256x64_s4_splitk_gemm1(fusegen_sm80::Params p, const __grid_constant__ fusegen_sm90::TensorMap map_a,
+    const __grid_constant__ fusegen_sm90::TensorMap map_b,
+    const __grid_constant__ fusegen_sm90::EpilogueMaps maps)
+{
+    fusegen_default_proj_sm90a_64x256x64_s4_splitk::Gemm1::run(p, map_a, map_b, maps);
+}
+
+extern "C" __global__ void __launch_bounds__(fusegen_sm80::SPLIT_K_REDUCE_THREADS, 1) fusegen_default_proj_sm90a_64x256x64_s4_splitk_reduce1(fusegen_sm80::Params p)
+{
+    fusegen_default_proj_sm90a_64x256x64_s4_splitk::Reduce1::run(p);
 }
 
 // ---- proj_sm90a_128x128x64_s4_pingpong ----
@@ -200,6 +312,62 @@ extern "C" __global__ void __launch_bounds__(384, 1) fusegen_default_proj_sm90a_
     fusegen_default_proj_sm90a_128x160x64_s5::Gemm1::run(p, map_a, map_b, maps);
 }
 
+// ---- proj_sm90a_128x160x64_s5_splitk ----
+// constraints: K % 8 == 0, N % 8 == 0, 16-byte aligned pointers
+namespace fusegen_default_proj_sm90a_128x160x64_s5_splitk {
+
+// GEMM1 epilogue: (none)
+struct Epilogue1 {
+    static constexpr float kEps = 0.0f;
+    static constexpr bool kAffine = false;
+    // Split: the store op holding the norm's input, which the normalize kernel reads (-1: none).
+    static constexpr int kPrenormStoreSlot = -1;
+    // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
+    static constexpr int kClusterRanks = 0;
+    // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
+    // (m, n) and (m, n+1); n is even.
+    __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p,
+                                                const fusegen_sm80::TileInputs &in)
+    {
+        (void)m, (void)n, (void)p, (void)in;
+        return v;
+    }
+    // Ops after the norm, on the same pair.
+    __device__ static __forceinline__ float2 post(float2 v, int m, int n, const fusegen_sm80::Params &p,
+                                                 const fusegen_sm80::TileInputs &in)
+    {
+        (void)m, (void)n, (void)p, (void)in;
+        return v;
+    }
+};
+// GEMM1's epilogue staging in shared memory, as planned: whether the tile buffer exists,
+// whether it holds the residual, whether the bias is staged, the store op written through the
+// buffer (-1: none), and whether out (split: the pre-norm values) goes through it.
+struct Staging1 {
+    static constexpr bool kTile = false, kResidual = false, kBias = false;
+    static constexpr int kStoreSlot = -1;
+    static constexpr bool kOut = false;
+};
+using Gemm1 = fusegen_sm90::GemmSm90<fusegen_sm80::DT_BF16, fusegen_sm80::DT_F32, 128, 160, 5, false,
+                                       fusegen_sm80::NORM_NONE, fusegen_sm80::STRATEGY_NONE, fusegen_sm80::NoOps, Staging1, false, /* split K */ true>;
+static_assert(Gemm1::kSmemBytes == 185952, "the plan and the family agree on shared memory");
+// Split K: the partial kernel's sums reduced row by row, with the epilogue above.
+using Reduce1 = fusegen_sm80::SplitKReduce<fusegen_sm80::DT_BF16, fusegen_sm80::NORM_NONE, Epilogue1>;
+
+}  // namespace fusegen_default_proj_sm90a_128x160x64_s5_splitk
+
+extern "C" __global__ void __launch_bounds__(384, 1) fusegen_default_proj_sm90a_128x160x64_s5_splitk_gemm1(fusegen_sm80::Params p, const __grid_constant__ fusegen_sm90::TensorMap map_a,
+    const __grid_constant__ fusegen_sm90::TensorMap map_b,
+    const __grid_constant__ fusegen_sm90::EpilogueMaps maps)
+{
+    fusegen_default_proj_sm90a_128x160x64_s5_splitk::Gemm1::run(p, map_a, map_b, maps);
+}
+
+extern "C" __global__ void __launch_bounds__(fusegen_sm80::SPLIT_K_REDUCE_THREADS, 1) fusegen_default_proj_sm90a_128x160x64_s5_splitk_reduce1(fusegen_sm80::Params p)
+{
+    fusegen_default_proj_sm90a_128x160x64_s5_splitk::Reduce1::run(p);
+}
+
 // ---- proj_sm90a_64x128x64_s4 ----
 // constraints: K % 8 == 0, N % 8 == 0, 16-byte aligned pointers
 namespace fusegen_default_proj_sm90a_64x128x64_s4 {
@@ -247,6 +415,62 @@ extern "C" __global__ void __launch_bounds__(384, 1) fusegen_default_proj_sm90a_
     const __grid_constant__ fusegen_sm90::EpilogueMaps maps)
 {
     fusegen_default_proj_sm90a_64x128x64_s4::Gemm1::run(p, map_a, map_b, maps);
+}
+
+// ---- proj_sm90a_64x128x64_s4_splitk ----
+// constraints: K % 8 == 0, N % 8 == 0, 16-byte aligned pointers
+namespace fusegen_default_proj_sm90a_64x128x64_s4_splitk {
+
+// GEMM1 epilogue: (none)
+struct Epilogue1 {
+    static constexpr float kEps = 0.0f;
+    static constexpr bool kAffine = false;
+    // Split: the store op holding the norm's input, which the normalize kernel reads (-1: none).
+    static constexpr int kPrenormStoreSlot = -1;
+    // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
+    static constexpr int kClusterRanks = 0;
+    // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
+    // (m, n) and (m, n+1); n is even.
+    __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p,
+                                                const fusegen_sm80::TileInputs &in)
+    {
+        (void)m, (void)n, (void)p, (void)in;
+        return v;
+    }
+    // Ops after the norm, on the same pair.
+    __device__ static __forceinline__ float2 post(float2 v, int m, int n, const fusegen_sm80::Params &p,
+                                                 const fusegen_sm80::TileInputs &in)
+    {
+        (void)m, (void)n, (void)p, (void)in;
+        return v;
+    }
+};
+// GEMM1's epilogue staging in shared memory, as planned: whether the tile buffer exists,
+// whether it holds the residual, whether the bias is staged, the store op written through the
+// buffer (-1: none), and whether out (split: the pre-norm values) goes through it.
+struct Staging1 {
+    static constexpr bool kTile = false, kResidual = false, kBias = false;
+    static constexpr int kStoreSlot = -1;
+    static constexpr bool kOut = false;
+};
+using Gemm1 = fusegen_sm90::GemmSm90<fusegen_sm80::DT_BF16, fusegen_sm80::DT_F32, 64, 128, 4, true,
+                                       fusegen_sm80::NORM_NONE, fusegen_sm80::STRATEGY_NONE, fusegen_sm80::NoOps, Staging1, false, /* split K */ true>;
+static_assert(Gemm1::kSmemBytes == 99952, "the plan and the family agree on shared memory");
+// Split K: the partial kernel's sums reduced row by row, with the epilogue above.
+using Reduce1 = fusegen_sm80::SplitKReduce<fusegen_sm80::DT_BF16, fusegen_sm80::NORM_NONE, Epilogue1>;
+
+}  // namespace fusegen_default_proj_sm90a_64x128x64_s4_splitk
+
+extern "C" __global__ void __launch_bounds__(384, 1) fusegen_default_proj_sm90a_64x128x64_s4_splitk_gemm1(fusegen_sm80::Params p, const __grid_constant__ fusegen_sm90::TensorMap map_a,
+    const __grid_constant__ fusegen_sm90::TensorMap map_b,
+    const __grid_constant__ fusegen_sm90::EpilogueMaps maps)
+{
+    fusegen_default_proj_sm90a_64x128x64_s4_splitk::Gemm1::run(p, map_a, map_b, maps);
+}
+
+extern "C" __global__ void __launch_bounds__(fusegen_sm80::SPLIT_K_REDUCE_THREADS, 1) fusegen_default_proj_sm90a_64x128x64_s4_splitk_reduce1(fusegen_sm80::Params p)
+{
+    fusegen_default_proj_sm90a_64x128x64_s4_splitk::Reduce1::run(p);
 }
 
 // ---- proj_sm80_128x256x64_s3 ----
@@ -382,11 +606,25 @@ extern "C" cudaError_t fusegen_default_proj_sm90a_128x256x64_s3_launch(const fus
                                        nullptr, workspace, stream);
 }
 
+extern "C" cudaError_t fusegen_default_proj_sm90a_128x256x64_s3_splitk_launch(const fusegen_problem *problem, const fusegen_args *args, void *workspace,
+                                       cudaStream_t stream)
+{
+    return fusegen_sm80::launch_split_k<fusegen_default_proj_sm90a_128x256x64_s3_splitk::Gemm1, fusegen_default_proj_sm90a_128x256x64_s3_splitk::Reduce1>(fusegen_sm80::gemm1_params(problem, args),
+                                       fusegen_default_proj_sm90a_128x256x64_s3_splitk_gemm1, fusegen_default_proj_sm90a_128x256x64_s3_splitk_reduce1, workspace, stream);
+}
+
 extern "C" cudaError_t fusegen_default_proj_sm90a_64x256x64_s4_launch(const fusegen_problem *problem, const fusegen_args *args, void *workspace,
                                        cudaStream_t stream)
 {
     return fusegen_sm80::launch_gemm<fusegen_default_proj_sm90a_64x256x64_s4::Gemm1>(fusegen_sm80::gemm1_params(problem, args), fusegen_default_proj_sm90a_64x256x64_s4_gemm1,
                                        nullptr, workspace, stream);
+}
+
+extern "C" cudaError_t fusegen_default_proj_sm90a_64x256x64_s4_splitk_launch(const fusegen_problem *problem, const fusegen_args *args, void *workspace,
+                                       cudaStream_t stream)
+{
+    return fusegen_sm80::launch_split_k<fusegen_default_proj_sm90a_64x256x64_s4_splitk::Gemm1, fusegen_default_proj_sm90a_64x256x64_s4_splitk::Reduce1>(fusegen_sm80::gemm1_params(problem, args),
+                                       fusegen_default_proj_sm90a_64x256x64_s4_splitk_gemm1, fusegen_default_proj_sm90a_64x256x64_s4_splitk_reduce1, workspace, stream);
 }
 
 extern "C" cudaError_t fusegen_default_proj_sm90a_128x128x64_s4_pingpong_launch(const fusegen_problem *problem, const fusegen_args *args, void *workspace,
@@ -403,11 +641,25 @@ extern "C" cudaError_t fusegen_default_proj_sm90a_128x160x64_s5_launch(const fus
                                        nullptr, workspace, stream);
 }
 
+extern "C" cudaError_t fusegen_default_proj_sm90a_128x160x64_s5_splitk_launch(const fusegen_problem *problem, const fusegen_args *args, void *workspace,
+                                       cudaStream_t stream)
+{
+    return fusegen_sm80::launch_split_k<fusegen_default_proj_sm90a_128x160x64_s5_splitk::Gemm1, fusegen_default_proj_sm90a_128x160x64_s5_splitk::Reduce1>(fusegen_sm80::gemm1_params(problem, args),
+                                       fusegen_default_proj_sm90a_128x160x64_s5_splitk_gemm1, fusegen_default_proj_sm90a_128x160x64_s5_splitk_reduce1, workspace, stream);
+}
+
 extern "C" cudaError_t fusegen_default_proj_sm90a_64x128x64_s4_launch(const fusegen_problem *problem, const fusegen_args *args, void *workspace,
                                        cudaStream_t stream)
 {
     return fusegen_sm80::launch_gemm<fusegen_default_proj_sm90a_64x128x64_s4::Gemm1>(fusegen_sm80::gemm1_params(problem, args), fusegen_default_proj_sm90a_64x128x64_s4_gemm1,
                                        nullptr, workspace, stream);
+}
+
+extern "C" cudaError_t fusegen_default_proj_sm90a_64x128x64_s4_splitk_launch(const fusegen_problem *problem, const fusegen_args *args, void *workspace,
+                                       cudaStream_t stream)
+{
+    return fusegen_sm80::launch_split_k<fusegen_default_proj_sm90a_64x128x64_s4_splitk::Gemm1, fusegen_default_proj_sm90a_64x128x64_s4_splitk::Reduce1>(fusegen_sm80::gemm1_params(problem, args),
+                                       fusegen_default_proj_sm90a_64x128x64_s4_splitk_gemm1, fusegen_default_proj_sm90a_64x128x64_s4_splitk_reduce1, workspace, stream);
 }
 
 extern "C" cudaError_t fusegen_default_proj_sm80_128x256x64_s3_launch(const fusegen_problem *problem, const fusegen_args *args, void *workspace,

@@ -111,6 +111,64 @@ extern "C" __global__ void __launch_bounds__(fusegen_sm80::NORMALIZE_THREADS) fu
     fusegen_default_proj_bias_rmsnorm_silu_sm90a_64x256x64_s4_split::Gemm1::normalize(p);
 }
 
+// ---- proj_bias_rmsnorm_silu_sm90a_64x256x64_s4_splitk ----
+// constraints: K % 8 == 0, N % 8 == 0, N <= 16384, 16-byte aligned pointers
+namespace fusegen_default_proj_bias_rmsnorm_silu_sm90a_64x256x64_s4_splitk {
+
+// GEMM1 epilogue: bias+rmsnorm+silu
+struct Epilogue1 {
+    static constexpr float kEps = 1e-06f;
+    static constexpr bool kAffine = true;
+    // Split: the store op holding the norm's input, which the normalize kernel reads (-1: none).
+    static constexpr int kPrenormStoreSlot = -1;
+    // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
+    static constexpr int kClusterRanks = 0;
+    // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
+    // (m, n) and (m, n+1); n is even.
+    __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p,
+                                                const fusegen_sm80::TileInputs &in)
+    {
+        (void)m, (void)n, (void)p, (void)in;
+        v = fusegen_sm80::op_bias<fusegen_sm80::DT_BF16>(v, p, in, n);
+        return v;
+    }
+    // Ops after the norm, on the same pair.
+    __device__ static __forceinline__ float2 post(float2 v, int m, int n, const fusegen_sm80::Params &p,
+                                                 const fusegen_sm80::TileInputs &in)
+    {
+        (void)m, (void)n, (void)p, (void)in;
+        v = fusegen_sm80::op_silu(v);
+        return v;
+    }
+};
+// GEMM1's epilogue staging in shared memory, as planned: whether the tile buffer exists,
+// whether it holds the residual, whether the bias is staged, the store op written through the
+// buffer (-1: none), and whether out (split: the pre-norm values) goes through it.
+struct Staging1 {
+    static constexpr bool kTile = false, kResidual = false, kBias = false;
+    static constexpr int kStoreSlot = -1;
+    static constexpr bool kOut = false;
+};
+using Gemm1 = fusegen_sm90::GemmSm90<fusegen_sm80::DT_BF16, fusegen_sm80::DT_F32, 64, 256, 4, true,
+                                       fusegen_sm80::NORM_NONE, fusegen_sm80::STRATEGY_NONE, fusegen_sm80::NoOps, Staging1, /* B [K, N] */ true, /* split K */ true>;
+static_assert(Gemm1::kSmemBytes == 165488, "the plan and the family agree on shared memory");
+// Split K: the partial kernel's sums reduced row by row, with the epilogue above.
+using Reduce1 = fusegen_sm80::SplitKReduce<fusegen_sm80::DT_BF16, fusegen_sm80::NORM_RMSNORM, Epilogue1>;
+
+}  // namespace fusegen_default_proj_bias_rmsnorm_silu_sm90a_64x256x64_s4_splitk
+
+extern "C" __global__ void __launch_bounds__(384, 1) fusegen_default_proj_bias_rmsnorm_silu_sm90a_64x256x64_s4_splitk_gemm1(fusegen_sm80::Params p, const __grid_constant__ fusegen_sm90::TensorMap map_a,
+    const __grid_constant__ fusegen_sm90::TensorMap map_b,
+    const __grid_constant__ fusegen_sm90::EpilogueMaps maps)
+{
+    fusegen_default_proj_bias_rmsnorm_silu_sm90a_64x256x64_s4_splitk::Gemm1::run(p, map_a, map_b, maps);
+}
+
+extern "C" __global__ void __launch_bounds__(fusegen_sm80::SPLIT_K_REDUCE_THREADS, 1) fusegen_default_proj_bias_rmsnorm_silu_sm90a_64x256x64_s4_splitk_reduce1(fusegen_sm80::Params p)
+{
+    fusegen_default_proj_bias_rmsnorm_silu_sm90a_64x256x64_s4_splitk::Reduce1::run(p);
+}
+
 // ---- proj_bias_rmsnorm_silu_sm80_64x256x32_s3_row ----
 // constraints: K % 8 == 0, N % 8 == 0, N <= 256, 16-byte aligned pointers
 namespace fusegen_default_proj_bias_rmsnorm_silu_sm80_64x256x32_s3_row {
@@ -260,6 +318,13 @@ extern "C" cudaError_t fusegen_default_proj_bias_rmsnorm_silu_sm90a_64x256x64_s4
 {
     return fusegen_sm80::launch_gemm<fusegen_default_proj_bias_rmsnorm_silu_sm90a_64x256x64_s4_split::Gemm1>(fusegen_sm80::gemm1_params(problem, args), fusegen_default_proj_bias_rmsnorm_silu_sm90a_64x256x64_s4_split_gemm1,
                                        fusegen_default_proj_bias_rmsnorm_silu_sm90a_64x256x64_s4_split_normalize1, workspace, stream);
+}
+
+extern "C" cudaError_t fusegen_default_proj_bias_rmsnorm_silu_sm90a_64x256x64_s4_splitk_launch(const fusegen_problem *problem, const fusegen_args *args, void *workspace,
+                                       cudaStream_t stream)
+{
+    return fusegen_sm80::launch_split_k<fusegen_default_proj_bias_rmsnorm_silu_sm90a_64x256x64_s4_splitk::Gemm1, fusegen_default_proj_bias_rmsnorm_silu_sm90a_64x256x64_s4_splitk::Reduce1>(fusegen_sm80::gemm1_params(problem, args),
+                                       fusegen_default_proj_bias_rmsnorm_silu_sm90a_64x256x64_s4_splitk_gemm1, fusegen_default_proj_bias_rmsnorm_silu_sm90a_64x256x64_s4_splitk_reduce1, workspace, stream);
 }
 
 extern "C" cudaError_t fusegen_default_proj_bias_rmsnorm_silu_sm80_64x256x32_s3_row_launch(const fusegen_problem *problem, const fusegen_args *args, void *workspace,

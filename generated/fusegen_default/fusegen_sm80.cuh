@@ -9,6 +9,8 @@
 
 namespace fusegen_sm80 {
 
+// These four lines are the registry's (runtime/fusegen_registry.h), as fg_emit_device_enums
+// writes them: the generator refuses this header when they differ.
 enum { DT_F16 = 1, DT_BF16 = 2, DT_F32 = 3 };
 enum { NORM_NONE = 0, NORM_LAYERNORM = 1, NORM_RMSNORM = 2 };
 enum { STRATEGY_NONE = 0, STRATEGY_ROW = 1, STRATEGY_SPLIT = 2, STRATEGY_CLUSTER = 3 };
@@ -1535,10 +1537,28 @@ struct SplitKReduce {
 
 // ---- host side: launchers shared by every generated kernel --------------------------------
 #ifndef __CUDACC_RTC__
+#include <atomic>
+
 #include "fusegen.h"
 #include "fusegen_workspace.h"
 
 namespace fusegen_sm80 {
+
+// Lets kernel use bytes of dynamic shared memory, once per device: the attribute stays with the
+// kernel, and decode-sized problems are launched thousands of times a second. `done` is the
+// caller's mask of devices (one per kernel: a static of the launcher instantiated for it).
+template <class Kernel>
+cudaError_t allow_smem(Kernel kernel, int bytes, std::atomic<unsigned> &done)
+{
+    int device = 0;
+    cudaError_t err = cudaGetDevice(&device);
+    if (err != cudaSuccess) return err;
+    const unsigned bit = device >= 0 && device < 32 ? 1u << device : 0u;
+    if (bit && (done.load(std::memory_order_acquire) & bit)) return cudaSuccess;
+    err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes);
+    if (err == cudaSuccess && bit) done.fetch_or(bit, std::memory_order_release);
+    return err;
+}
 
 inline long long ld_or(int64_t ld, int64_t packed) { return ld ? static_cast<long long>(ld) : static_cast<long long>(packed); }
 
@@ -1600,7 +1620,8 @@ cudaError_t launch_gemm(Params g, Kernel gemm, void (*norm)(Params), void *works
         g.stats = reinterpret_cast<float *>(static_cast<char *>(workspace) + l.stats);
         g.stats_ld = (g.n + G::kTileN - 1) / G::kTileN;
     }
-    cudaError_t err = cudaFuncSetAttribute(gemm, cudaFuncAttributeMaxDynamicSharedMemorySize, G::kSmemBytes);
+    static std::atomic<unsigned> smem_allowed{0};
+    cudaError_t err = allow_smem(gemm, G::kSmemBytes, smem_allowed);
     if (err != cudaSuccess) return err;
     dim3 grid((g.n + G::kTileN - 1) / G::kTileN, (g.m + G::kTileM - 1) / G::kTileM);
     err = start_gemm<G>(gemm, grid, g, stream);
@@ -1625,12 +1646,12 @@ cudaError_t launch_gemm(Params g, Kernel gemm, void (*norm)(Params), void *works
     return err != cudaSuccess ? err : cudaGetLastError();
 }
 
-// A split-K variant: the partial kernel (grid x: N tiles, y: M tiles, z: K slices) writes f32
-// sums into the workspace, then the reduce kernel (a CTA per row) applies the epilogue. The
-// slice count comes from fusegen_k_slices, as the runtime's workspace size does.
-template <class G, class R>
-cudaError_t launch_split_k(Params g, void (*partial)(Params), void (*reduce)(Params), void *workspace,
-                           cudaStream_t stream)
+// A split-K variant: the partial kernel (grid x: N tiles, y: M tiles, z: K slices; a Hopper
+// partial kernel walks those units on its persistent grid) writes f32 sums into the workspace,
+// then the reduce kernel (a CTA per row) applies the epilogue. The slice count comes from
+// fusegen_k_slices, as the runtime's workspace size does.
+template <class G, class R, class Kernel>
+cudaError_t launch_split_k(Params g, Kernel partial, void (*reduce)(Params), void *workspace, cudaStream_t stream)
 {
     int sm = 0, sms = 0;   // the runtime's cache, so its workspace size and this agree
     cudaError_t err = fusegen__device_info(&sm, &sms);
@@ -1639,11 +1660,10 @@ cudaError_t launch_split_k(Params g, void (*partial)(Params), void (*reduce)(Par
     fusegen_ws_layout l = fusegen_ws_layout_for_split_k(slices, g.m, g.n);
     g.partials = reinterpret_cast<float *>(static_cast<char *>(workspace) + l.partials);
     g.k_slices = slices;
-    if ((err = cudaFuncSetAttribute(partial, cudaFuncAttributeMaxDynamicSharedMemorySize, G::kSmemBytes)) != cudaSuccess)
-        return err;
+    static std::atomic<unsigned> smem_allowed{0};
+    if ((err = allow_smem(partial, G::kSmemBytes, smem_allowed)) != cudaSuccess) return err;
     const dim3 grid((g.n + G::kTileN - 1) / G::kTileN, (g.m + G::kTileM - 1) / G::kTileM, slices);
-    partial<<<grid, G::kThreads, G::kSmemBytes, stream>>>(g);
-    if ((err = cudaGetLastError()) != cudaSuccess) return err;
+    if ((err = start_gemm<G>(partial, grid, g, stream)) != cudaSuccess) return err;
     const int row_bytes = R::kRowInSmem ? g.n * 4 : 0;
     if (row_bytes > 48 * 1024 &&
         (err = cudaFuncSetAttribute(reduce, cudaFuncAttributeMaxDynamicSharedMemorySize, row_bytes)) != cudaSuccess)

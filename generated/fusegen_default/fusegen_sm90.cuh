@@ -341,8 +341,11 @@ __device__ __forceinline__ void tma_load_2d(void *dst, const TensorMap &map, int
 // the buffers are this tile's) and inputs_empty (the epilogue, and the bulk copies out of the
 // tile buffer, are done with them). The CTA's j-th tile uses k tiles j * KT ... (stage and
 // phase count on across tiles) and buffer j % BUFFERS.
+// SPLIT_K: the partial kernel of a split-K variant. Its work units are (tile, slice) pairs, p.k_slices
+// slices a tile; unit (tile, z) sums k tiles z*KT/S ... (z+1)*KT/S - 1 and writes the raw f32 sums
+// to slice z of p.partials (fusegen_sm80::SplitKReduce applies the epilogue).
 template <int DT_AB, int DT_OUT, int BM, int BN, int STAGES, bool PINGPONG_, int NORM, int STRATEGY, class Epi,
-          class Staging, bool B_KN = false>
+          class Staging, bool B_KN = false, bool SPLIT_K = false>
 struct GemmSm90 {
     static constexpr int BK = 64;
     static constexpr bool PINGPONG = PINGPONG_;
@@ -396,7 +399,7 @@ struct GemmSm90 {
         STAGES * STAGE_BYTES + BARRIER_BYTES + BUFFERS * (Ep::SCRATCH_BYTES + TILE_BYTES + BIAS_BYTES) + 1024;
     static constexpr int kTileM = BM, kTileN = BN, kTileK = BK, kThreads = THREADS, kSmemBytes = SMEM_BYTES;
     static constexpr int kStrategy = STRATEGY;
-    static constexpr bool kSplitK = false;   // split K is the portable family's
+    static constexpr bool kSplitK = SPLIT_K;
     static constexpr bool kHopper = true;   // launch_gemm starts the normalize kernel as a programmatic dependent
     static constexpr int kOutBytes = OUT_BYTES;
     static constexpr int kDtAB = DT_AB;
@@ -435,6 +438,9 @@ struct GemmSm90 {
                   "staging needs the tile buffer");
     static_assert(!(Staging::kOut && STRATEGY == fusegen_sm80::STRATEGY_SPLIT && DT_OUT == fusegen_sm80::DT_F16),
                   "f16 rows cannot hold the split strategy's f32 pre-norm values");
+    static_assert(!SPLIT_K || (DT_OUT == fusegen_sm80::DT_F32 && NORM == fusegen_sm80::NORM_NONE &&
+                               STRATEGY == fusegen_sm80::STRATEGY_NONE && !STAGED),
+                  "a split-K partial kernel writes raw f32 sums from its registers");
 
     // A k tile's place in the ring of stages: its stage and the parity of that stage's phase,
     // counted on (no division a k tile).
@@ -451,14 +457,18 @@ struct GemmSm90 {
         }
     };
 
-    // The tiles of this CTA: id = first, first + step, ... below count.
+    // The work units of this CTA: id = first, first + step, ... below count. A unit is a tile,
+    // or with SPLIT_K a (tile, slice) pair: slice id / tiles of tile id % tiles, so that the
+    // CTAs of one wave share the slices' k ranges of A and spread over the columns of B.
     struct Tiles {
-        int first, step, count, tiles_m, tiles_n;
+        int first, step, count, tiles_m, tiles_n, slices, KT;
         __device__ Tiles(const Params &p)
         {
             tiles_m = (p.m + BM - 1) / BM;
             tiles_n = (p.n + BN - 1) / BN;
-            count = tiles_m * tiles_n;
+            slices = SPLIT_K ? p.k_slices : 1;
+            KT = (p.k + BK - 1) / BK;
+            count = tiles_m * tiles_n * slices;
             first = blockIdx.y * gridDim.x + blockIdx.x;
             step = gridDim.x * gridDim.y;
         }
@@ -466,8 +476,29 @@ struct GemmSm90 {
         // the row tiles, so it keeps grid order.
         __device__ fusegen_sm80::TileCoord coord(int id) const
         {
+            if (SPLIT_K) id %= tiles_m * tiles_n;
             if (CLUSTER) return fusegen_sm80::TileCoord{id / tiles_n, id % tiles_n};
             return fusegen_sm80::grouped_tile(id, tiles_m, tiles_n);
+        }
+        __device__ int slice(int id) const { return SPLIT_K ? id / (tiles_m * tiles_n) : 0; }
+        // The unit's first k tile and its count (the whole of K without SPLIT_K).
+        __device__ int k_first(int id) const
+        {
+            return SPLIT_K ? static_cast<int>(static_cast<long long>(KT) * slice(id) / slices) : 0;
+        }
+        __device__ int k_count(int id) const
+        {
+            if (!SPLIT_K) return KT;
+            const int z = slice(id);
+            return static_cast<int>(static_cast<long long>(KT) * (z + 1) / slices) - k_first(id);
+        }
+        // The k tiles of this CTA's units before its j-th: where that unit's stages start.
+        __device__ int k_before(int j) const
+        {
+            if (!SPLIT_K) return j * KT;
+            int before = 0;
+            for (int i = 0, id = first; i < j; ++i, id += step) before += k_count(id);
+            return before;
         }
     };
 
@@ -492,7 +523,7 @@ struct GemmSm90 {
             if (t == 0) {
                 if (!PINGPONG && KT > RESIDUAL_LEAD) {
                     const int it = j * KT + KT - RESIDUAL_LEAD;
-                    mbar_wait(&full[it % STAGES], (it / STAGES) & 1);
+                    mbar_wait(&full[it % STAGES], (it / STAGES) & 1);   // (never with SPLIT_K: not staged)
                 }
                 mbar_expect_tx(inputs_full, TILE_BYTES);
                 for (int b = 0; b < BLOCKS; ++b)
@@ -544,7 +575,7 @@ struct GemmSm90 {
         unsigned char *scratch = reinterpret_cast<unsigned char *>(order + (PINGPONG ? CONSUMERS : 0));
         const int warpgroup = threadIdx.x >> 7;
         const Tiles tiles(p);
-        const int KT = (p.k + BK - 1) / BK;
+        const int KT = tiles.KT;
 
         if (threadIdx.x == 0) {
             for (int s = 0; s < STAGES; ++s) {
@@ -579,7 +610,8 @@ struct GemmSm90 {
                 StageCursor at(0);   // k tiles issued so far, over all of this CTA's tiles
                 for (int id = tiles.first; id < tiles.count; id += tiles.step) {
                     const fusegen_sm80::TileCoord tile = tiles.coord(id);
-                    for (int kt = 0; kt < KT; ++kt, at.next()) {
+                    const int kt_first = tiles.k_first(id), kt_end = kt_first + tiles.k_count(id);
+                    for (int kt = kt_first; kt < kt_end; ++kt, at.next()) {
                         const unsigned full_s = full_addr + 8 * at.stage, sa = stage0_addr + at.stage * STAGE_BYTES;
                         // A fresh barrier counts as having completed the phase before its
                         // first, so the first pass over the stages does not wait.
@@ -663,11 +695,12 @@ struct GemmSm90 {
             if (PINGPONG && j > 0) mbar_wait(&order[consumer], ((j - 1) / CONSUMERS) & 1);
 
             // One wgmma group stays in flight: k tile kt is issued, then kt-1's stage released.
-            StageCursor at(j * KT);
+            StageCursor at(tiles.k_before(j));
+            const int unit_kt = tiles.k_count(id);   // KT, or this slice's share of it
             int released = 0;   // the stage of the k tile before
-            for (int kt = 0; kt < KT; ++kt, at.next()) {
+            for (int kt = 0; kt < unit_kt; ++kt, at.next()) {
                 mbar_wait(full_addr + 8 * at.stage, at.phase);
-                if (kt == KT - 1) pass_turn();
+                if (kt == unit_kt - 1) pass_turn();
                 const unsigned long long stage_units = at.stage * (STAGE_BYTES >> 4);
                 const unsigned long long desc_a = desc_a0 + stage_units, desc_b = desc_b0 + stage_units;
                 wgmma_fence();
@@ -683,9 +716,9 @@ struct GemmSm90 {
                 if (STAGED && release_pending) release(in);
             }
             wgmma_wait_all();
-            if (KT == 0) pass_turn();
+            if (unit_kt == 0) pass_turn();
             // The tile's last stage: the producer may refill it with the next tile's operands.
-            if (KT > 0 && (ttid & 127) == 0) mbar_arrive(empty_addr + 8 * released);
+            if (unit_kt > 0 && (ttid & 127) == 0) mbar_arrive(empty_addr + 8 * released);
             if (STAGED && release_pending) release(in);   // K == 0: no mainloop to overlap
 
             if constexpr (STAGED) {
@@ -705,7 +738,14 @@ struct GemmSm90 {
                 in.out_map = &maps.out;
             }
             in.ordinal = j;
-            Ep::apply(p, in, acc, my_scratch, tile, (ttid >> 5) % WARPS_M, (ttid >> 5) / WARPS_M, ttid & 31);
+            if constexpr (SPLIT_K) {   // the unit's raw sums into its slice of the partial sums
+                Params q = p;
+                q.out = p.partials + static_cast<long long>(tiles.slice(id)) * p.m * p.n;
+                q.ldo = p.n;
+                Ep::apply(q, in, acc, my_scratch, tile, (ttid >> 5) % WARPS_M, (ttid >> 5) / WARPS_M, ttid & 31);
+            } else {
+                Ep::apply(p, in, acc, my_scratch, tile, (ttid >> 5) % WARPS_M, (ttid >> 5) / WARPS_M, ttid & 31);
+            }
             release_pending = STAGED;
         }
         // The bulk copies out of the tile buffer finish before the CTA does.
@@ -800,12 +840,12 @@ cudaError_t start_gemm(void (*gemm)(Params, TensorMap, TensorMap, EpilogueMaps),
     if (err == cudaSuccess) err = make_epilogue_maps<G>(&maps, g);
     if (err != cudaSuccess) return err;
     if (G::kPersistent) {
-        // One CTA per SM (each takes a whole SM's shared memory), never more CTAs than tiles.
-        int device = 0, sms = 0;
-        err = cudaGetDevice(&device);
-        if (err == cudaSuccess) err = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
+        // One CTA per SM (each takes a whole SM's shared memory), never more CTAs than work
+        // units (tiles, times grid.z slices for split K).
+        int sm = 0, sms = 0;
+        err = fusegen__device_info(&sm, &sms);
         if (err != cudaSuccess) return err;
-        const long long tiles = static_cast<long long>(grid.x) * grid.y;
+        const long long tiles = static_cast<long long>(grid.x) * grid.y * grid.z;
         cudaLaunchConfig_t config = {};
         config.gridDim = dim3(static_cast<unsigned>(tiles < sms ? tiles : sms));
         config.blockDim = dim3(G::kThreads);

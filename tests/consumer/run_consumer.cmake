@@ -41,7 +41,7 @@ if(FUSEGEN_CONFIG)
   set(config_args --config "${FUSEGEN_CONFIG}")
 endif()
 step("install into ${prefix}" "${CMAKE_COMMAND}" --install "${FUSEGEN_BUILD_DIR}" --prefix "${prefix}" ${config_args})
-foreach(f bin/fusegen include/fusegen/fusegen.h include/fusegen/fusegen_workspace.h include/fusegen/fusegen_jit.h
+foreach(f bin/fusegen include/fusegen/fusegen.h include/fusegen/fusegen_workspace.h include/fusegen/fusegen_registry.h include/fusegen/fusegen_jit.h
           share/fusegen/templates/host/library.h.tmpl)
   if(NOT EXISTS "${prefix}/${f}")
     message(FATAL_ERROR "consumer: the install has no ${f}")

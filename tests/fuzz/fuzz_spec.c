@@ -18,6 +18,7 @@
 #include "diag.h"
 #include "emit.h"
 #include "out.h"
+#include "pipeline.h"
 #include "plan.h"
 #include "spec.h"
 
@@ -103,13 +104,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
     fg_spec spec;
     fg_plan plan;
-    memset(&plan, 0, sizeof plan);
-    if (fg_spec_parse(&arena, "fuzz.json", text, size, &spec, &d) != 0 || fg_diag_errors(&d)) goto done;
-    /* both checks, as `fusegen generate` runs them (the library's file rules too) */
-    int check_errors = fg_check_spec(&spec, &d);
-    check_errors += fg_check_library_files(&spec, &d);
-    if (check_errors != 0 || fg_diag_errors(&d)) goto done;
-    if (fg_plan_build(&arena, &spec, &plan, &d) != 0 || fg_diag_errors(&d)) goto done;
+    /* the stages as `fusegen generate` runs them (the library's file rules too) */
+    const fg_pipeline_opts opts = {.last = FG_PIPELINE_PLANNED, .library_files = true};
+    if (fg_pipeline_run(&arena, "fuzz.json", text, size, &opts, &spec, &plan, &d, NULL) != FG_PIPELINE_PLANNED)
+        goto done;
     fuzz__check_plan(&plan);
 
     fg_out out;
@@ -118,7 +116,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     fg_out_dep(&out, spec.path);
     /* The spec passed check and plan, so emit must succeed: any failure here (a template
      * error, a rejected output path) is a bug and keeps the input. */
-    if (fg_emit_library(&arena, &plan, FUSEGEN_FUZZ_TEMPLATE_DIR, &out, &d) != 0 || fg_diag_errors(&d) != 0) {
+    const fg_tmplsrc templates = fg_tmplsrc_dir(FUSEGEN_FUZZ_TEMPLATE_DIR);
+    if (fg_emit_library(&arena, &plan, &templates, &out, &d) != 0 || fg_diag_errors(&d) != 0) {
         fputs("fuzz_spec: emit failed for a spec that passed check and plan\n", stderr);
         abort();
     }

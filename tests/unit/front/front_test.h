@@ -10,6 +10,7 @@
 #include "arena.h"
 #include "check.h"
 #include "diag.h"
+#include "pipeline.h"
 #include "spec.h"
 
 static int ft_passed, ft_failed;
@@ -50,10 +51,14 @@ static inline void ft_run_n(const char *json, size_t len, ft_result *r, fg_arena
     FILE *f = tmpfile();
     fg_diag d;
     fg_diag_init(&d, f);
-    fg_diag_set_source(&d, "t.json", json, len);
     memset(r, 0, sizeof *r);
-    r->parse_rc = fg_spec_parse(arena, "t.json", json, len, spec, &d);
-    r->check_errors = r->parse_rc == 0 ? fg_check_spec(spec, &d) : -1;
+    /* the stages as the command line and the JIT run them (pipeline.h), up to check */
+    const fg_pipeline_opts opts = {.last = FG_PIPELINE_CHECKED, .library_files = false};
+    fg_pipeline_result res;
+    fg_plan unused;
+    fg_pipeline_run(arena, "t.json", json, len, &opts, spec, &unused, &d, &res);
+    r->parse_rc = res.reached >= FG_PIPELINE_PARSED ? 0 : -1;
+    r->check_errors = res.reached >= FG_PIPELINE_PARSED ? res.check_errors : -1;
     fg_diag_finish(&d);
     r->errors = fg_diag_errors(&d);
     if (f) {

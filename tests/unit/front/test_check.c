@@ -235,6 +235,80 @@ static void test_chains(void)
     CHECK(passes("l", "\"name\": \"k\", \"arch\": [\"sm_80\"], \"a\": \"bf16\", \"b\": \"bf16\", \"out\": \"f32\"", TILE ", " NOOPS));
 }
 
+/* Two kernels of one library: `first` and `second` hold the members after each one's name. */
+static void run_pair(const char *first, const char *second, ft_result *r)
+{
+    char json[8192];
+    snprintf(json, sizeof json, "{\"library\": \"l\", \"kernels\": [{\"name\": \"a\", %s}, {\"name\": \"b\", %s}]}",
+             first, second);
+    ft_run(json, r);
+}
+
+#define PAIR_HEAD "\"arch\": [\"sm_80\"], \"a\": \"bf16\", \"b\": \"bf16\", \"out\": \"bf16\", " TILE
+#define PAIR_HEAD_N256 "\"arch\": [\"sm_80\"], \"a\": \"bf16\", \"b\": \"bf16\", \"out\": \"bf16\", " \
+    "\"tiles\": [{\"m\": 128, \"n\": 256, \"k\": 32, \"stages\": 3}]"
+
+/* The pair fails with one error (plus its note), whose line contains want, or passes (want NULL). */
+static int pair(const char *first, const char *second, const char *want, const char *note)
+{
+    ft_result r;
+    run_pair(first, second, &r);
+    int ok = want ? r.parse_rc == 0 && r.check_errors == 1 && ft_lines_with(&r, want) == 1 &&
+                        (!note || ft_lines_with(&r, note) == 1)
+                  : r.parse_rc == 0 && r.check_errors == 0 && r.text[0] == '\0';
+    if (!ok) fprintf(stderr, "  wanted %s '%s', got parse %d check %d:\n%s", want ? "an error" : "no error",
+                     want ? want : "", r.parse_rc, r.check_errors, r.text);
+    return ok;
+}
+
+/* Two spec kernels that the dispatch cannot tell apart (same dtypes, B layouts and signatures)
+ * must compute the same: the constants are not part of what a problem names. */
+static void test_dispatch_twins(void)
+{
+    /* issue 36's case: scale 0.5 + bias on 128x128, scale 2 + bias on 128x256 */
+    CHECK(pair(PAIR_HEAD ", \"epilogue\": [{\"op\": \"scale\", \"alpha\": 0.5}, {\"op\": \"bias\"}]",
+               PAIR_HEAD_N256 ", \"epilogue\": [{\"op\": \"scale\", \"alpha\": 2.0}, {\"op\": \"bias\"}]",
+               "error: /kernels/1/epilogue/0/alpha: kernels 'a' and 'b' have the same dtypes, B layout and epilogue "
+               "'scale+bias' but different constants (alpha 2 here, 0.5 in 'a')",
+               "note: /kernels/0/epilogue/0/alpha: 'a' has alpha 0.5 here"));
+    /* a default value is located at its op */
+    CHECK(pair(PAIR_HEAD ", \"epilogue\": [{\"op\": \"residual\", \"beta\": 0.25}]",
+               PAIR_HEAD_N256 ", \"epilogue\": [{\"op\": \"residual\"}]",
+               "error: /kernels/1/epilogue/0: kernels 'a' and 'b' have the same dtypes, B layout and epilogue "
+               "'residual' but different constants (beta 1 here, 0.25 in 'a')",
+               "note: /kernels/0/epilogue/0/beta: 'a' has beta 0.25 here"));
+    CHECK(pair(PAIR_HEAD ", \"epilogue\": [{\"op\": \"bias\"}, {\"op\": \"layernorm\"}]",
+               PAIR_HEAD ", \"epilogue\": [{\"op\": \"bias\"}, {\"op\": \"layernorm\", \"eps\": 1e-6}]",
+               "/kernels/1/epilogue/1/eps: kernels 'a' and 'b' have the same dtypes, B layout and epilogue "
+               "'bias+layernorm' but different constants (eps 1e-06 here, 1e-05 in 'a')", "note: /kernels/0/epilogue/1:"));
+    CHECK(pair(PAIR_HEAD ", \"epilogue\": [{\"op\": \"rmsnorm\", \"affine\": true}]",
+               PAIR_HEAD ", \"epilogue\": [{\"op\": \"rmsnorm\", \"affine\": false}]",
+               "/kernels/1/epilogue/0/affine: kernels 'a' and 'b' have the same dtypes, B layout and epilogue "
+               "'rmsnorm' but different constants (affine false here, true in 'a')", NULL));
+    /* a chain's GEMM2 constants count too; the signature names both GEMMs */
+    CHECK(pair(PAIR_HEAD ", \"epilogue\": [{\"op\": \"bias\"}], \"then\": {\"epilogue\": [{\"op\": \"scale\", \"alpha\": 3}]}",
+               PAIR_HEAD ", \"epilogue\": [{\"op\": \"bias\"}], \"then\": {\"epilogue\": [{\"op\": \"scale\", \"alpha\": 4}]}",
+               "/kernels/1/then/epilogue/0/alpha: kernels 'a' and 'b' have the same dtypes, B layout and epilogue "
+               "'bias' then 'scale' but different constants (alpha 4 here, 3 in 'a')", NULL));
+    /* what the dispatch does tell apart: dtypes, B layouts, the signature (gelu vs gelu_tanh), chains */
+    CHECK(pair(PAIR_HEAD ", \"epilogue\": [{\"op\": \"scale\", \"alpha\": 0.5}]",
+               "\"arch\": [\"sm_80\"], \"a\": \"f16\", \"b\": \"f16\", \"out\": \"f16\", " TILE
+               ", \"epilogue\": [{\"op\": \"scale\", \"alpha\": 2}]", NULL, NULL));
+    CHECK(pair(PAIR_HEAD ", \"epilogue\": [{\"op\": \"scale\", \"alpha\": 0.5}]",
+               PAIR_HEAD ", \"b_layout\": \"kn\", \"epilogue\": [{\"op\": \"scale\", \"alpha\": 2}]", NULL, NULL));
+    CHECK(pair(PAIR_HEAD ", \"epilogue\": [{\"op\": \"scale\", \"alpha\": 0.5}, {\"op\": \"gelu\"}]",
+               PAIR_HEAD ", \"epilogue\": [{\"op\": \"scale\", \"alpha\": 2}, {\"op\": \"gelu\", \"approximate\": \"tanh\"}]",
+               NULL, NULL));
+    CHECK(pair(PAIR_HEAD ", \"epilogue\": [{\"op\": \"scale\", \"alpha\": 0.5}]",
+               PAIR_HEAD ", \"epilogue\": [{\"op\": \"scale\", \"alpha\": 2}], \"then\": {\"epilogue\": []}", NULL, NULL));
+    /* same constants: two kernels for one problem are fine (more tiles to choose from); and the
+     * strategy and store names change how and where, not what */
+    CHECK(pair(PAIR_HEAD ", \"epilogue\": [{\"op\": \"scale\", \"alpha\": 0.5}, {\"op\": \"store\", \"as\": \"x\"},"
+               " {\"op\": \"layernorm\", \"strategy\": \"row\"}]",
+               PAIR_HEAD_N256 ", \"epilogue\": [{\"op\": \"scale\", \"alpha\": 0.5}, {\"op\": \"store\", \"as\": \"y\"},"
+               " {\"op\": \"layernorm\", \"strategy\": \"split\"}]", NULL, NULL));
+}
+
 static void test_valid_files(void)
 {
     static const char *const files[] = {"specs/default.json", "specs/examples/bert.json", "specs/examples/llm.json",
@@ -395,6 +469,7 @@ int main(void)
     test_tiles();
     test_epilogues();
     test_chains();
+    test_dispatch_twins();
     test_valid_files();
     test_model_robustness();
     test_arch();

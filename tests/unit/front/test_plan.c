@@ -2,26 +2,20 @@
  * CLI does: which variants exist for which tiles and archs, their names, strategies, split-K
  * forms, max_n and the Hopper epilogue staging. */
 #include "front_test.h"
+#include "arch.h"
 #include "plan.h"
 
 /* Plans json (which must parse and check); the plan's memory lives in *arena. Returns 0, or -1
  * after printing the diagnostics. */
 static int plan_of(const char *json, fg_arena *arena, fg_spec *spec, fg_plan *plan)
 {
-    ft_result r;
-    ft_run_n(json, (size_t)-1, &r, arena, spec);
-    if (r.parse_rc != 0 || r.check_errors != 0) {
-        fprintf(stderr, "spec did not check:\n%s", r.text);
-        return -1;
-    }
-    FILE *f = tmpfile();
+    const fg_pipeline_opts opts = {.last = FG_PIPELINE_PLANNED, .library_files = false};
     fg_diag d;
-    fg_diag_init(&d, f ? f : stderr);
-    fg_diag_set_source(&d, "t.json", json, strlen(json));
-    int rc = fg_plan_build(arena, spec, plan, &d);
+    fg_diag_init(&d, stderr);
+    fg_pipeline_stage reached = fg_pipeline_run(arena, "t.json", json, strlen(json), &opts, spec, plan, &d, NULL);
     fg_diag_finish(&d);
-    if (f) fclose(f);
-    return rc;
+    if (reached < FG_PIPELINE_CHECKED) fprintf(stderr, "spec did not check (diagnostics above)\n");
+    return reached == FG_PIPELINE_PLANNED ? 0 : -1;
 }
 
 static const fg_plan_kernel *find(const fg_plan *p, const char *name)
@@ -39,7 +33,8 @@ static size_t count_split_k(const fg_plan *p)
 }
 
 /* A norm with strategy auto on both families: row, cluster (Hopper) and split variants per
- * tile; the portable 64-row tile also gets its split-K form, with the norm's row limit. */
+ * tile; the 64-row tile also gets its split-K form in each family, with the norm's row limit
+ * (the Hopper partial kernel stages nothing: the reduce runs the epilogue). */
 static void test_norm_auto(void)
 {
     fg_arena a;
@@ -60,9 +55,13 @@ static void test_norm_auto(void)
     CHECK(cluster && cluster->g1.cluster_ranks == 16 && cluster->max_n == 16 * 128);
     CHECK(split && split->family == FG_FAMILY_SM80 && split->max_n == 0 && split->g1.strategy == FG_STRATEGY_SPLIT);
     CHECK(sk && sk->split_k && sk->family == FG_FAMILY_SM80 && sk->max_n == 16384 && sk->g1.norm == FG_NORM_LAYERNORM);
-    /* no split-K form of a 128-row tile, nor of a Hopper one */
-    CHECK(!find(&p, "k_sm80_128x128x64_s4_splitk") && !find(&p, "k_sm90a_64x128x64_s4_splitk"));
-    CHECK(count_split_k(&p) == 1);
+    const fg_plan_kernel *hk = find(&p, "k_sm90a_64x128x64_s4_splitk");
+    CHECK(hk && hk->split_k && hk->family == FG_FAMILY_SM90 && hk->max_n == 16384 && !hk->g1.stage_tile &&
+          !hk->g1.stage_bias && hk->g1.staged_store_slot == -1 &&
+          hk->g1.smem_bytes == fg_arch_sm90_smem_bytes(64, 128, 4, true, 0, 0));
+    /* a cooperative 128-row Hopper tile has a split-K form; a portable 128-row one has none */
+    CHECK(find(&p, "k_sm90a_128x128x64_s4_splitk") && !find(&p, "k_sm80_128x128x64_s4_splitk"));
+    CHECK(count_split_k(&p) == 3);
     /* no cluster variant in the portable family */
     CHECK(!find(&p, "k_sm80_128x128x64_s4_cluster"));
     fg_arena_free(&a);
@@ -94,8 +93,8 @@ static void test_no_split_k(void)
     fg_arena_free(&a);
 }
 
-/* A kernel without a norm: one variant per tile and family, plus the 64-row split-K form, even
- * for a kernel that lists sm_90a alone (the Hopper family has no split K). */
+/* A kernel without a norm: one variant per tile and family, plus the 64-row split-K form; for a
+ * kernel that lists sm_90a alone, the Hopper family's (n <= 256), else the portable one's. */
 static void test_plain(void)
 {
     fg_arena a;
@@ -108,12 +107,33 @@ static void test_plain(void)
         "{\"m\": 64, \"n\": 128, \"k\": 64, \"stages\": 4}], \"epilogue\": []}]}";
     CHECK(plan_of(json, &a, &s, &p) == 0);
     const fg_plan_kernel *big = find(&p, "g_sm90a_128x256x64_s3");
-    const fg_plan_kernel *sk = find(&p, "g_sm80_64x128x64_s4_splitk");
+    const fg_plan_kernel *sk = find(&p, "g_sm90a_64x128x64_s4_splitk");
     CHECK(big && big->g1.norm == FG_NORM_NONE && big->max_n == 0 && big->arch_specific);
-    CHECK(sk && sk->split_k && sk->max_n == 0 && !sk->arch_specific);
-    /* sm_90a alone: no portable variant but the split-K form */
-    CHECK(!find(&p, "g_sm80_128x256x64_s3") && !find(&p, "g_sm80_64x128x64_s4"));
-    CHECK(count_split_k(&p) == 1);
+    CHECK(sk && sk->split_k && sk->max_n == 0 && sk->arch_specific && sk->family == FG_FAMILY_SM90);
+    /* sm_90a alone: no portable variant */
+    CHECK(!find(&p, "g_sm80_128x256x64_s3") && !find(&p, "g_sm80_64x128x64_s4") &&
+          !find(&p, "g_sm80_64x128x64_s4_splitk"));
+    CHECK(find(&p, "g_sm90a_128x256x64_s3_splitk") && count_split_k(&p) == 2);
+    fg_arena_free(&a);
+
+    /* a 128-row ping-pong tile has no split-K form */
+    fg_arena_init(&a);
+    const char *pp =
+        "{\"library\": \"l\", \"kernels\": [{\"name\": \"p\", \"arch\": [\"sm_90a\"], \"a\": \"bf16\", \"b\": "
+        "\"bf16\", \"out\": \"bf16\", \"tiles\": [{\"m\": 128, \"n\": 128, \"k\": 64, \"stages\": 4, "
+        "\"schedule\": \"pingpong\"}], \"epilogue\": []}]}";
+    CHECK(plan_of(pp, &a, &s, &p) == 0);
+    CHECK(p.n_kernels == 1 && count_split_k(&p) == 0);
+    fg_arena_free(&a);
+
+    /* a 64x320 tile (Hopper alone, sm_90a alone) has no Hopper split-K form: the portable one */
+    fg_arena_init(&a);
+    const char *wide =
+        "{\"library\": \"l\", \"kernels\": [{\"name\": \"w\", \"arch\": [\"sm_90a\"], \"a\": \"bf16\", \"b\": "
+        "\"bf16\", \"out\": \"bf16\", \"tiles\": [{\"m\": 64, \"n\": 320, \"k\": 64, \"stages\": 3}], "
+        "\"epilogue\": [{\"op\": \"layernorm\"}]}]}";
+    CHECK(plan_of(wide, &a, &s, &p) == 0);
+    CHECK(!find(&p, "w_sm90a_64x320x64_s3_splitk") && count_split_k(&p) == 0);
     fg_arena_free(&a);
 }
 
@@ -141,11 +161,89 @@ static void test_staging(void)
     fg_arena_free(&a);
 }
 
+/* Which family builds a tile is decided once (fg_plan_sm80_builds, fg_plan_sm90_builds), for
+ * check and plan alike: a 256x32x64 tile of 4 stages needs 165888 bytes with B "nk" and 167936
+ * with "kn", and sm_80 allows 166912. check used to count the larger layout whatever B's was, and
+ * refused the "nk" tile that plan builds. */
+static void test_tile_families(void)
+{
+    fg_arena a;
+    fg_arena_init(&a);
+    fg_spec s;
+    fg_plan p;
+    const char *nk =
+        "{\"library\": \"l\", \"kernels\": [{\"name\": \"t\", \"arch\": [\"sm_80\"], \"a\": \"bf16\", \"b\": "
+        "\"bf16\", \"out\": \"bf16\", \"tiles\": [{\"m\": 256, \"n\": 32, \"k\": 64, \"stages\": 4}], \"epilogue\": []}]}";
+    CHECK(plan_of(nk, &a, &s, &p) == 0);
+    CHECK(find(&p, "t_sm80_256x32x64_s4") != NULL);
+    const fg_tile *t = &s.kernels[0].gemm.tiles[0];
+    CHECK(fg_plan_sm80_builds(&s.kernels[0], &s.kernels[0].gemm, t, 0));
+    CHECK(fg_plan_sm80_builds(&s.kernels[0], &s.kernels[0].gemm, t, 165888));
+    CHECK(!fg_plan_sm80_builds(&s.kernels[0], &s.kernels[0].gemm, t, 165887));
+    CHECK(!fg_plan_sm90_builds(&s.kernels[0], &s.kernels[0].gemm, t));   /* no sm_90a listed */
+    fg_arena_free(&a);
+
+    ft_result r;
+    ft_run("{\"library\": \"l\", \"kernels\": [{\"name\": \"t\", \"arch\": [\"sm_80\"], \"a\": \"bf16\", \"b\": "
+           "\"bf16\", \"out\": \"bf16\", \"b_layout\": \"kn\", \"tiles\": [{\"m\": 256, \"n\": 32, \"k\": 64, "
+           "\"stages\": 4}], \"epilogue\": []}]}", &r);
+    CHECK(r.check_errors == 1 && ft_lines_with(&r, "tile 256x32x64 with 4 stages needs 167936 bytes of shared memory, "
+                                                   "more than the 166912 bytes sm_80 allows") == 1);
+}
+
+/* The one pipeline (pipeline.h): the stage reached, each stage's errors, and nothing run past a
+ * stage with errors. */
+static void test_pipeline(void)
+{
+    static const char good[] =
+        "{\"library\": \"l\", \"kernels\": [{\"name\": \"g\", \"arch\": [\"sm_80\"], \"a\": \"bf16\", \"b\": "
+        "\"bf16\", \"out\": \"bf16\", \"tiles\": [{\"m\": 128, \"n\": 128, \"k\": 64, \"stages\": 3}], \"epilogue\": []}]}";
+    static const char bad_check[] =
+        "{\"library\": \"l\", \"kernels\": [{\"name\": \"g\", \"arch\": [\"sm_80\"], \"a\": \"bf16\", \"b\": "
+        "\"bf16\", \"out\": \"bf16\", \"tiles\": [{\"m\": 128, \"n\": 128, \"k\": 64, \"stages\": 9}], \"epilogue\": []}]}";
+    static const char bad_file[] =
+        "{\"library\": \"stdio\", \"kernels\": [{\"name\": \"g\", \"arch\": [\"sm_80\"], \"a\": \"bf16\", \"b\": "
+        "\"bf16\", \"out\": \"bf16\", \"tiles\": [{\"m\": 128, \"n\": 128, \"k\": 64, \"stages\": 3}], \"epilogue\": []}]}";
+    const struct {
+        const char *json;
+        fg_pipeline_opts opts;
+        fg_pipeline_stage want;
+        int parse, check;
+    } cases[] = {
+        {good, {FG_PIPELINE_PLANNED, true}, FG_PIPELINE_PLANNED, 0, 0},
+        {good, {FG_PIPELINE_CHECKED, false}, FG_PIPELINE_CHECKED, 0, 0},
+        {"{\"library\": ", {FG_PIPELINE_PLANNED, true}, FG_PIPELINE_NONE, 1, 0},
+        {bad_check, {FG_PIPELINE_PLANNED, false}, FG_PIPELINE_PARSED, 0, 1},
+        /* the library file rules only where asked for (the command line, not the JIT) */
+        {bad_file, {FG_PIPELINE_PLANNED, true}, FG_PIPELINE_PARSED, 0, 1},
+        {bad_file, {FG_PIPELINE_PLANNED, false}, FG_PIPELINE_PLANNED, 0, 0},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        fg_arena a;
+        fg_arena_init(&a);
+        fg_spec s;
+        fg_plan p;
+        fg_pipeline_result res;
+        FILE *f = tmpfile();
+        fg_diag d;
+        fg_diag_init(&d, f ? f : stderr);
+        fg_pipeline_stage got = fg_pipeline_run(&a, "t.json", cases[i].json, strlen(cases[i].json), &cases[i].opts,
+                                                &s, &p, &d, &res);
+        CHECK(got == cases[i].want && res.reached == got);
+        CHECK(res.parse_errors == cases[i].parse && res.check_errors == cases[i].check && res.plan_errors == 0);
+        CHECK((got == FG_PIPELINE_PLANNED) == (p.n_kernels > 0));
+        if (f) fclose(f);
+        fg_arena_free(&a);
+    }
+}
+
 int main(void)
 {
     test_norm_auto();
     test_no_split_k();
     test_plain();
     test_staging();
+    test_tile_families();
+    test_pipeline();
     return ft_report();
 }

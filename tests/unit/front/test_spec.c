@@ -40,9 +40,9 @@ static void test_canonical(void)
     CHECK(strcmp(k->gemm.tiles[0].ptr, "/kernels/0/tiles/0") == 0);
     CHECK(k->gemm.n_ops == 5);
     CHECK(k->gemm.ops[0].kind == FG_OP_BIAS);
-    CHECK(k->gemm.ops[1].kind == FG_OP_RESIDUAL && k->gemm.ops[1].beta == 1.0);
+    CHECK(k->gemm.ops[1].kind == FG_OP_RESIDUAL && k->gemm.ops[1].value == 1.0);
     CHECK(k->gemm.ops[2].kind == FG_OP_STORE && strcmp(k->gemm.ops[2].as, "pre_norm") == 0);
-    CHECK(k->gemm.ops[3].kind == FG_OP_LAYERNORM && k->gemm.ops[3].eps == 1e-5 && k->gemm.ops[3].affine &&
+    CHECK(k->gemm.ops[3].kind == FG_OP_LAYERNORM && k->gemm.ops[3].value == 1e-5 && k->gemm.ops[3].affine &&
           k->gemm.ops[3].strategy == FG_STRATEGY_AUTO);
     CHECK(k->gemm.ops[4].kind == FG_OP_RELU);
     CHECK(strcmp(k->gemm.ops[3].ptr, "/kernels/0/epilogue/3") == 0);
@@ -70,14 +70,14 @@ static void test_defaults_and_params(void)
     CHECK(k->gemm.b_layout == FG_LAYOUT_NK);
     CHECK(k->gemm.n_ops == 10);
     const fg_op *o = k->gemm.ops;
-    CHECK(o[0].kind == FG_OP_SCALE && o[0].alpha == 1.0);
-    CHECK(o[1].alpha == -0.25);
-    CHECK(o[2].kind == FG_OP_RESIDUAL && o[2].beta == 2.0);
-    CHECK(o[3].kind == FG_OP_GELU && !o[3].approximate_tanh);
-    CHECK(o[4].approximate_tanh && !o[5].approximate_tanh);
+    CHECK(o[0].kind == FG_OP_SCALE && o[0].value == 1.0);
+    CHECK(o[1].value == -0.25);
+    CHECK(o[2].kind == FG_OP_RESIDUAL && o[2].value == 2.0);
+    CHECK(o[3].kind == FG_OP_GELU);
+    CHECK(o[4].kind == FG_OP_GELU_TANH && o[5].kind == FG_OP_GELU);
     CHECK(o[6].kind == FG_OP_SILU);
-    CHECK(o[7].kind == FG_OP_RMSNORM && o[7].eps == 1e-6 && o[7].affine && o[7].strategy == FG_STRATEGY_AUTO);
-    CHECK(o[8].kind == FG_OP_LAYERNORM && !o[8].affine && o[8].strategy == FG_STRATEGY_SPLIT && o[8].eps == 1e-3);
+    CHECK(o[7].kind == FG_OP_RMSNORM && o[7].value == 1e-6 && o[7].affine && o[7].strategy == FG_STRATEGY_AUTO);
+    CHECK(o[8].kind == FG_OP_LAYERNORM && !o[8].affine && o[8].strategy == FG_STRATEGY_SPLIT && o[8].value == 1e-3);
     CHECK(o[9].strategy == FG_STRATEGY_ROW);
     /* two norms: parse accepts, check refuses */
     CHECK(r.check_errors == 2);

@@ -548,7 +548,8 @@ static void test_query_tile_n160(void)
 }
 
 /* Split-K variants of both families follow one rule (dispatch.c): first where the device would
- * sit mostly idle without them, then fewer slices first, and at equal slices the Hopper one. */
+ * sit mostly idle without them, then fewer slices first, and at equal slices and column cost
+ * (here: the same tiles) the Hopper one. */
 static void test_query_split_k_families(void)
 {
     fusegen_kernel portable = split_variant("ln_sm80_64x128x64_s4_splitk", 64, 128, 8196, 80);

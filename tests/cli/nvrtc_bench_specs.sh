@@ -1,0 +1,25 @@
+#!/bin/sh
+# fusegen check --nvrtc over the benchmark's own specs (bench/specs, fusegen-bench --spec): they
+# keep compiling as the templates change.
+#   nvrtc_bench_specs.sh FUSEGEN SOURCE_DIR
+set -u
+fusegen=$1
+src=$2
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail=0
+cd "$src" || exit 1
+
+# The benchmark's own specs (fusegen-bench --spec) keep compiling as the templates change.
+for spec in bench/specs/*.json; do
+    "$fusegen" check --nvrtc "$spec" >"$tmp/out" 2>"$tmp/err"
+    rc=$?
+    if [ $rc -ne 0 ] || grep -v '^fusegen: ' "$tmp/out" | grep -q -v '^ok '; then
+        echo "FAIL $spec: rc=$rc"; cat "$tmp/out" "$tmp/err"; fail=1
+    else
+        echo "PASS $spec compiles with NVRTC"
+    fi
+done
+
+if [ $fail -eq 0 ]; then echo "all passed"; else echo "some failed"; fi
+exit $fail

@@ -162,7 +162,7 @@ int main(void)
         fprintf(stderr, "fusegen_workspace_size: %s: %s\n", fusegen_status_name(st), fusegen_last_detail());
         return 1;
     }
-    printf("kernel %s (priority %d), workspace %zu bytes\n", kernel->name, kernel->priority, ws_bytes);
+    printf("kernel %s (rank %d), workspace %zu bytes\n", kernel->name, kernel->rank, ws_bytes);
 
     /* Inputs on the host: x and W scaled so that x W^T is O(1). */
     hx = random_bf16(mk, -1.0f, 1.0f);

@@ -241,6 +241,12 @@ static const char *emit__strategy(fg_norm norm, fg_strategy s, bool table)
     return table ? "FUSEGEN_STRATEGY_NONE" : "STRATEGY_NONE";
 }
 
+static const char *emit__schedule_enum(fg_family family, const fg_plan_gemm *g)
+{
+    if (family != FG_FAMILY_SM90) return "FUSEGEN_SCHEDULE_NONE";
+    return g->pingpong ? "FUSEGEN_SCHEDULE_PINGPONG" : "FUSEGEN_SCHEDULE_COOPERATIVE";
+}
+
 static const char *emit__norm(fg_norm n, bool table)
 {
 #define EMIT__NORM(id, word, value) if (n == FG_NORM_##id) return table ? "FUSEGEN_NORM_" #id : "NORM_" #id;
@@ -447,8 +453,9 @@ static void emit__table_scope(emit_ctx *c, fg_tmpl_scope *s)
             for (size_t z = 0; z < sizeof zero / sizeof zero[0]; ++z) fg_tmpl_set(e, zero[z], "0");
         }
         const fg_op *norm = pk->g1.norm_op;
-        fg_tmpl_set(e, "pingpong", pk->g1.pingpong ? "1" : "0");
-        fg_tmpl_set(e, "pingpong2", pk->chain && pk->g2.pingpong ? "1" : "0");
+        fg_tmpl_set(e, "family", pk->family == FG_FAMILY_SM90 ? "FUSEGEN_FAMILY_HOPPER" : "FUSEGEN_FAMILY_PORTABLE");
+        fg_tmpl_set(e, "schedule", emit__schedule_enum(pk->family, &pk->g1));
+        fg_tmpl_set(e, "schedule2", pk->chain ? emit__schedule_enum(pk->family, &pk->g2) : "FUSEGEN_SCHEDULE_NONE");
         fg_tmpl_set(e, "norm", emit__norm(pk->g1.norm, true));
         fg_tmpl_set(e, "strategy", pk->split_k ? "FUSEGEN_STRATEGY_NONE" : emit__strategy(pk->g1.norm, pk->g1.strategy, true));
         fg_tmpl_set(e, "split_k", pk->split_k ? "1" : "0");
@@ -456,7 +463,7 @@ static void emit__table_scope(emit_ctx *c, fg_tmpl_scope *s)
         fg_tmpl_setf(e, "align_elems", "%d", pk->align_elems);
         fg_tmpl_setf(e, "uses_gamma", "%d", norm && norm->affine);
         fg_tmpl_setf(e, "uses_beta", "%d", norm && norm->affine && norm->kind == FG_OP_LAYERNORM);
-        fg_tmpl_setf(e, "priority", "%d", pk->priority);
+        fg_tmpl_setf(e, "rank", "%d", pk->rank);
         fg_tmpl_set(e, "constraints", pk->constraints);
         fg_tmpl_set(e, "macro", emit__upper(c->arena, fg_arena_printf(c->arena, "%s_NAME", symbol)));
     }

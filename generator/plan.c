@@ -242,26 +242,19 @@ static bool plan__sm90_strategy_ok(const fg_tile *t1, fg_strategy s, bool auto_s
                fg_arch_smem_limit(FG_ARCH_SM90A);
 }
 
-/* Among eligible kernels the dispatch takes the largest priority: row kernels (and kernels
- * without a norm) first (one pass); then split kernels, then cluster kernels (slower than split:
- * their epilogue exposed while the tensor cores idle, their exchanges holding the cluster in
- * lockstep; docs/decisions.md v23-v24); then the arch-specific
- * family (it only runs where it is faster); then larger tiles; then a staged epilogue, then
- * deeper pipelines. */
-static int plan__priority(fg_family f, fg_strategy s, const fg_tile *t, const fg_plan_gemm *g)
+/* The spec's preference among variants that the runtime's dispatch model ranks equal (its
+ * strategy, family and cost terms are fields of the kernel: runtime/dispatch.c): larger tiles
+ * first, then a staged epilogue, then deeper pipelines. */
+static int plan__rank(const fg_tile *t, const fg_plan_gemm *g)
 {
-    const bool pingpong = g->pingpong;
-    int family_rank = f == FG_FAMILY_SM90 ? 1 : 0;
-    int strategy_rank = s == FG_STRATEGY_CLUSTER ? 0 : s == FG_STRATEGY_SPLIT ? 1 : 2;
     /* a 128-row ping-pong tile after the other tiles of its area: it was slower than the
      * cooperative 128x128 one at K >= 2560 and no faster than 64x256 ping-pong at N = 1024 (the
      * dispatch's column cost still lets it win at K <= 1024 where it wastes fewer columns) */
-    int schedule_penalty = pingpong && t->m == 128 ? 8 : 0;
+    int schedule_penalty = g->pingpong && t->m == 128 ? 8 : 0;
     /* a Hopper epilogue staged in shared memory before a deeper pipeline without it (64x320:
      * 3 staged stages beat 4 unstaged; docs/decisions.md v39) */
     int staging_bonus = g->stage_tile ? 8 : 0;
-    return strategy_rank * 2000000 + family_rank * 1000000 + (int)(t->m * t->n) + (int)t->stages - schedule_penalty +
-           staging_bonus;
+    return (int)(t->m * t->n) + (int)t->stages - schedule_penalty + staging_bonus;
 }
 
 static const char *plan__constraints(fg_arena *a, const fg_plan_kernel *pk)
@@ -326,7 +319,7 @@ static int plan__add(fg_arena *a, fg_plan *plan, size_t cap, fg_family family, c
     pk->split_k = split_k;
     if (split_k && pk->g1.norm != FG_NORM_NONE) pk->max_n = PLAN_SPLIT_K_MAX_NORM_N;
     if (split_k && family == FG_FAMILY_SM90) plan__sm90_partial(&pk->g1, t1);
-    pk->priority = plan__priority(family, strategy, t1, &pk->g1);
+    pk->rank = plan__rank(t1, &pk->g1);
 
     const char *suffix = split_k                           ? "_splitk"
                          : strategy == FG_STRATEGY_ROW     ? "_row"

@@ -1,6 +1,6 @@
 /* plan.h - from a valid spec to the list of kernels to emit. Every decision about what code
  * exists is made here, in C: variants (tile x arch x norm strategy), names, warps, shared
- * memory, runtime constraints, and the dispatch priority. Templates only render a plan. */
+ * memory, runtime constraints, and the dispatch's rank. Templates only render a plan. */
 #ifndef FUSEGEN_PLAN_H
 #define FUSEGEN_PLAN_H
 #include <stdbool.h>
@@ -67,7 +67,8 @@ typedef struct fg_plan_kernel {
                                * K into the workspace (f32), a reduce kernel applies the whole
                                * epilogue row by row (name suffix _splitk) */
     long max_n;               /* row and cluster strategies, split K with a norm: N <= max_n; 0 = any N */
-    int priority;             /* larger is preferred by the dispatch among eligible kernels */
+    int rank;                 /* the dispatch's last preference among kernels its model ranks equal:
+                               * larger first (tile area, staging, depth; plan__rank) */
     const char *constraints;  /* human-readable, for `fusegen list` */
 } fg_plan_kernel;
 

@@ -45,8 +45,8 @@ static const fg_op_info op_infos[] = {FUSEGEN_REG_OPS(INFO_OP)};
 #define V_STRATEGY(id, public_id, word, value) FG_STRATEGY_##id,
 static const char *const strategy_words[] = {FUSEGEN_REG_STRATEGIES(W_STRATEGY)};
 static const int strategy_values[] = {FUSEGEN_REG_STRATEGIES(V_STRATEGY)};
-#define W_SCHEDULE(id, word, value) word,
-#define V_SCHEDULE(id, word, value) FG_SCHEDULE_##id,
+#define W_SCHEDULE(id, public_id, word, value) word,
+#define V_SCHEDULE(id, public_id, word, value) FG_SCHEDULE_##id,
 static const char *const schedule_words[] = {FUSEGEN_REG_SCHEDULES(W_SCHEDULE)};
 static const int schedule_values[] = {FUSEGEN_REG_SCHEDULES(V_SCHEDULE)};
 static const char *const approximate_words[] = {"none", "tanh"};

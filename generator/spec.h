@@ -40,7 +40,7 @@ typedef enum { FUSEGEN_REG_OPS(FG_SPEC__ENUM_OP) } fg_op_kind;
 typedef enum { FUSEGEN_REG_STRATEGIES(FG_SPEC__ENUM_STRATEGY) } fg_strategy;
 /* How the Hopper family's two consumer warpgroups share tiles; AUTO: ping-pong for tile m 64,
  * cooperative for m 128. */
-#define FG_SPEC__ENUM_SCHEDULE(id, word, value) FG_SCHEDULE_##id = value,
+#define FG_SPEC__ENUM_SCHEDULE(id, public_id, word, value) FG_SCHEDULE_##id = value,
 typedef enum { FUSEGEN_REG_SCHEDULES(FG_SPEC__ENUM_SCHEDULE) } fg_schedule;
 
 typedef struct fg_op {

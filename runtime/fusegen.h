@@ -55,6 +55,17 @@ typedef enum fusegen_norm { FUSEGEN_REG_NORMS(FUSEGEN__ENUM_NORM) } fusegen_norm
 #define FUSEGEN__ENUM_STRATEGY(id, public_id, word, value) FUSEGEN_STRATEGY_##public_id = value,
 typedef enum fusegen_strategy { FUSEGEN_REG_STRATEGIES(FUSEGEN__ENUM_STRATEGY) } fusegen_strategy;
 
+/* The code a kernel is made of (its identity, never read from its name). PORTABLE (0): cp.async,
+ * ldmatrix and mma.sync, for sm_80 and later (the JIT also builds it for sm_90a alone, as
+ * arch-specific code). HOPPER (1): TMA and wgmma, producer and consumer warpgroups, sm_90a only. */
+#define FUSEGEN__ENUM_FAMILY(id, word, value) FUSEGEN_FAMILY_##id = value,
+typedef enum fusegen_family { FUSEGEN_REG_FAMILIES(FUSEGEN__ENUM_FAMILY) } fusegen_family;
+/* How a Hopper GEMM's two consumer warpgroups share the work. COOPERATIVE (1): both on one tile.
+ * PINGPONG (2): each on its own tile, one's epilogue under the other's mainloop. NONE (0): the
+ * portable family (and GEMM2 of a kernel that is not a chain). */
+#define FUSEGEN__ENUM_SCHEDULE(id, public_id, word, value) FUSEGEN_SCHEDULE_##public_id = value,
+typedef enum fusegen_schedule { FUSEGEN_REG_SCHEDULES(FUSEGEN__ENUM_SCHEDULE) } fusegen_schedule;
+
 #define FUSEGEN_MAX_STORES FUSEGEN_REG_MAX_STORES   /* 4 */
 
 /* The epilogue ops of a kernel, in order, with their constants (generated data; tests and
@@ -124,6 +135,7 @@ typedef struct fusegen_kernel {
     const char *spec_kernel;        /* the spec's kernel name it came from */
     int sm;                         /* built for this compute capability x10 (80: portable path) */
     int arch_specific;              /* 1 for sm_90a-only code */
+    fusegen_family family;          /* the code it is made of */
     fusegen_dtype a, b, out;
     fusegen_layout b_layout;
     const char *epilogue;
@@ -134,9 +146,8 @@ typedef struct fusegen_kernel {
     const fusegen_op *ops2; int n_ops2;
     int tile_m, tile_n, tile_k, stages, threads;
     int tile2_m, tile2_n, tile2_k, stages2, threads2;
-    int pingpong;                   /* 1: sm_90a code whose GEMM (GEMM1 of a chain) runs the ping-pong
-                                       schedule, one consumer's epilogue under the other's mainloop */
-    int pingpong2;                  /* the same for a chain's GEMM2 (0 for single GEMMs) */
+    fusegen_schedule schedule;      /* the Hopper schedule of its GEMM (GEMM1 of a chain); NONE: portable */
+    fusegen_schedule schedule2;     /* the same for a chain's GEMM2 (NONE for single GEMMs) */
     fusegen_norm norm;
     fusegen_strategy strategy;      /* NONE for split-K variants (their reduce kernel sees whole rows) */
     int split_k;                    /* 1: a split-K variant: a partial kernel sums slices of K
@@ -147,7 +158,9 @@ typedef struct fusegen_kernel {
     int n_stores, n_stores2;
     int uses_bias, uses_residual, uses_gamma, uses_beta;
     int uses_bias2, uses_residual2;
-    int priority;                   /* larger preferred among eligible kernels */
+    int rank;                       /* the spec's preference (tile area, epilogue staging, pipeline
+                                       depth; plan.c): larger goes first among eligible kernels that
+                                       the dispatch's model ranks equal */
     /* Launches on stream; workspace already checked to be large enough. Returns cudaGetLastError()
      * after the launch(es). */
     cudaError_t (*launch)(const fusegen_problem *p, const fusegen_args *args,
@@ -184,6 +197,25 @@ fusegen_status fusegen_workspace_size(const fusegen_kernel *k, const fusegen_pro
 /* Checks everything, then launches k on stream. workspace must be 256-byte aligned. */
 fusegen_status fusegen_run(const fusegen_kernel *k, const fusegen_problem *p, const fusegen_args *args,
                            void *workspace, size_t workspace_bytes, cudaStream_t stream);
+
+/* Recording (docs/api.md, "Recording the dispatched problems"): while a file is open, each
+ * problem fusegen_select dispatches is appended to it as one JSON line, once per file (library,
+ * spec kernel, M, N, K, N2, dtypes, layouts, signatures). FUSEGEN_RECORD=path opens one at the
+ * first select or recording call. Failing writes are reported once on stderr and stop the
+ * recording; they never change a dispatch. Thread-safe. */
+fusegen_status fusegen_record_open(const char *path);   /* appends; replaces the open recording */
+void fusegen_record_close(void);
+/* Records p as dispatched to k (what fusegen_select does itself), for callers that choose from
+ * fusegen_query's list. */
+void fusegen_record_problem(const fusegen_library *lib, const fusegen_problem *p, const fusegen_kernel *k);
+
+/* Tuning files (docs/api.md, "Tuning files"; written by fusegen-tune): measured winners per spec
+ * kernel and problem bucket (M rounded up to a power of two, N, K, N2). Loaded for lib, the
+ * winner goes first in fusegen_query and fusegen_select wherever it is eligible; elsewhere the
+ * dispatch's model decides. A file for another library, spec hash or device (name, SM count,
+ * compute capability) is refused with the reason in the detail and nothing applied. */
+fusegen_status fusegen_tuning_load(const fusegen_library *lib, const char *path);
+void fusegen_tuning_clear(const fusegen_library *lib);   /* NULL: every library's */
 
 #ifdef __cplusplus
 }

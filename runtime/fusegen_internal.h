@@ -15,4 +15,20 @@ fusegen_status fusegen__detail_set(fusegen_status st, const char *fmt, ...);
  * FUSEGEN_ERR_INVALID_ARGUMENT with the reason in the detail. No CUDA call. */
 fusegen_status fusegen__check_problem(const fusegen_problem *p);
 
+/* fusegen_query with the dispatch's SM count given instead of read from the device (sms > 0:
+ * a device of that many SMs; 0: the size-only order of an unknown device). The dispatch-order
+ * tests pin the order with it on machines without a GPU. */
+fusegen_status fusegen__query_sms(const fusegen_library *lib, const fusegen_problem *p,
+                                  const fusegen_kernel **out, size_t cap, size_t *n_found, int sms);
+
+/* The current device's name (cudaGetDeviceProperties; not cached: tuning files read it). */
+cudaError_t fusegen__device_name(char *buf, size_t len);
+
+/* tuning.c: whether k is the measured winner for p in lib's loaded tuning (0 when none). */
+int fusegen__tuning_is_winner(const fusegen_library *lib, const fusegen_kernel *k, const fusegen_problem *p);
+/* fusegen_tuning_load with the device given (name, SM count, compute capability x10) instead of
+ * read: the tests, on machines without a GPU. */
+fusegen_status fusegen__tuning_load_for(const fusegen_library *lib, const char *path, const char *dev_name,
+                                        int dev_sms, int dev_cc);
+
 #endif

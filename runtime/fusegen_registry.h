@@ -1,5 +1,5 @@
 /* fusegen_registry.h - the one definition of fusegen's vocabulary and limits: element types,
- * layouts, archs, epilogue ops, norms, strategies, schedules, tile shapes, and the numbers the
+ * layouts, archs, epilogue ops, norms, strategies, schedules, kernel families, tile shapes, and the numbers the
  * generator, the runtime and the generated code must agree on. Pure preprocessor: X-macro lists
  * that each user expands into what it needs (C enums, name tables, checks), so a list changes in
  * one place. Users: generator/spec.h and spec.c (the spec's enums and words), arch.c (tiles,
@@ -81,11 +81,19 @@
     X(CLUSTER, CLUSTER, "cluster", 3) \
     X(SPLIT, SPLIT, "split", 2)
 
-/* Hopper schedules: X(ID, word, value). AUTO: ping-pong for tile m 64, cooperative for 128. */
-#define FUSEGEN_REG_SCHEDULES(X)      \
-    X(AUTO, "auto", 0)                \
-    X(COOPERATIVE, "cooperative", 1)  \
-    X(PINGPONG, "pingpong", 2)
+/* Hopper schedules: X(ID, PUBLIC_ID, word, value). value: the generator's FG_SCHEDULE_<ID> and
+ * fusegen_schedule (FUSEGEN_SCHEDULE_<PUBLIC_ID>). The spec's AUTO (ping-pong for tile m 64,
+ * cooperative for 128) is 0, as is a kernel's NONE (the portable family). */
+#define FUSEGEN_REG_SCHEDULES(X)                   \
+    X(AUTO, NONE, "auto", 0)                       \
+    X(COOPERATIVE, COOPERATIVE, "cooperative", 1)  \
+    X(PINGPONG, PINGPONG, "pingpong", 2)
+
+/* Kernel families: X(ID, word, value). value: fusegen_family (FUSEGEN_FAMILY_<ID>). PORTABLE: the
+ * generator's FG_FAMILY_SM80 (names _sm80_); HOPPER: FG_FAMILY_SM90 (names _sm90a_). */
+#define FUSEGEN_REG_FAMILIES(X)  \
+    X(PORTABLE, "portable", 0)   \
+    X(HOPPER, "hopper", 1)
 
 /* Tile shapes a spec may name: X(value). The portable family builds m x n x k from the first
  * three lists (m * n at most FUSEGEN_REG_SM80_MAX_TILE_ELEMS); n 160 and 320 are the Hopper

@@ -477,6 +477,12 @@ static fusegen_op_kind jit__op_kind(const fg_op *op) { return (fusegen_op_kind)o
 static fusegen_dtype jit__dtype(fg_dtype t) { return (fusegen_dtype)t; }
 static fusegen_layout jit__layout(fg_layout l) { return (fusegen_layout)l; }
 
+static fusegen_schedule jit__schedule(fg_family family, const fg_plan_gemm *g)
+{
+    if (family != FG_FAMILY_SM90) return FUSEGEN_SCHEDULE_NONE;
+    return g->pingpong ? FUSEGEN_SCHEDULE_PINGPONG : FUSEGEN_SCHEDULE_COOPERATIVE;
+}
+
 /* One GEMM's ops as the dispatch table writes them (emit.c's emit__table_gemm). */
 static const fusegen_op *jit__ops(fg_arena *a, const fg_gemm *g, int *n_stores, int *uses_bias, int *uses_residual)
 {
@@ -552,8 +558,9 @@ static long jit__build_table(fusegen_jit *j)
         k->tile_k = (int)pk->g1.bk;
         k->stages = (int)pk->g1.stages;
         k->threads = pk->g1.threads;
-        k->pingpong = pk->g1.pingpong;
-        k->pingpong2 = pk->chain && pk->g2.pingpong;
+        k->family = pk->family == FG_FAMILY_SM90 ? FUSEGEN_FAMILY_HOPPER : FUSEGEN_FAMILY_PORTABLE;
+        k->schedule = jit__schedule(pk->family, &pk->g1);
+        k->schedule2 = pk->chain ? jit__schedule(pk->family, &pk->g2) : FUSEGEN_SCHEDULE_NONE;
         if (pk->chain) {
             k->b2_layout = jit__layout(pk->g2.b_layout);
             k->epilogue2 = pk->g2.signature;
@@ -575,7 +582,7 @@ static long jit__build_table(fusegen_jit *j)
         k->align_elems = pk->align_elems;
         k->uses_gamma = norm && norm->affine;
         k->uses_beta = norm && norm->affine && norm->kind == FG_OP_LAYERNORM;
-        k->priority = pk->priority;
+        k->rank = pk->rank;
         k->launch = NULL;
         k->launch_jit = jit__launch;
         k->jit = v;

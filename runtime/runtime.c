@@ -1,6 +1,7 @@
 /* runtime.c - the fusegen runtime: status strings, the thread-local detail, the eligibility
- * check of a kernel for a problem, dispatch (query, select, find), workspace sizing, and the
- * checked launch.
+ * check of a kernel for a problem, dispatch (query, select, find; the order of eligible kernels
+ * is the model's, dispatch.c, after a loaded tuning file's winner, tuning.c; select records the
+ * problem when a recording is open, record.c), workspace sizing, and the checked launch.
  *
  * Three internal checks decide whether a kernel can run a problem: fg__check_problem (the
  * problem alone: a bad one is INVALID_ARGUMENT whatever the library holds), fg__check_kernel
@@ -10,9 +11,11 @@
  * reason) agree by construction.
  *
  * Nothing here allocates device memory, synchronizes or copies. The only CUDA calls are
- * cudaGetDevice and cudaDeviceGetAttribute (the device's compute capability, read once per
- * device), the kernel's launch function, and the error-string functions. */
+ * cudaGetDevice and cudaDeviceGetAttribute (the device's compute capability and SM count, read
+ * once per device), cudaGetDeviceProperties (the device's name, for fusegen_tuning_load only),
+ * the kernel's launch function, and the error-string functions. */
 #include "fusegen.h"
+#include "fusegen_dispatch.h"
 #include "fusegen_internal.h"
 #include "fusegen_workspace.h"
 
@@ -320,6 +323,19 @@ cudaError_t fusegen__device_info(int *sm, int *sms)
     return cudaSuccess;
 }
 
+cudaError_t fusegen__device_name(char *buf, size_t len)
+{
+    struct cudaDeviceProp prop;
+    int dev = 0;
+    cudaError_t e = cudaGetDevice(&dev);
+    if (e == cudaSuccess)
+        e = cudaGetDeviceProperties(&prop, dev);
+    if (e != cudaSuccess)
+        return e;
+    snprintf(buf, len, "%s", prop.name);
+    return cudaSuccess;
+}
+
 static cudaError_t fg__device_sm(int *sm)
 {
     int sms;
@@ -337,15 +353,6 @@ static int fg__sms_or_0(void)
 {
     int sms = 0;
     return fg__device_sms(&sms) == cudaSuccess ? sms : 0;
-}
-
-/* Slices of K a split-K kernel runs p with on a device of sms SMs (the launcher computes the
- * same); FUSEGEN_SPLIT_K_MAX_SLICES, an upper bound, when sms is 0 (unknown). */
-static int fg__k_slices(const fusegen_kernel *k, const fusegen_problem *p, int sms)
-{
-    if (sms <= 0)
-        return FUSEGEN_SPLIT_K_MAX_SLICES;
-    return fusegen_k_slices(p->m, p->n, p->k, k->tile_m, k->tile_n, k->tile_k, sms);
 }
 
 static fusegen_status fg__resolve_sm(const fusegen_problem *p, fg__arch *a)
@@ -474,12 +481,11 @@ static fusegen_status fg__check_ld(const char *field, int64_t ld, const char *ro
             return fg__st_;                                                                        \
     } while (0)
 
-/* A kernel of the Hopper family (TMA and wgmma): its name says so (docs/api.md, kernel names).
- * arch_specific alone does not: the JIT's portable kernels built for sm_90a are arch-specific
- * code too. */
+/* A kernel of the Hopper family (TMA and wgmma). arch_specific alone does not say so: the JIT's
+ * portable kernels built for sm_90a are arch-specific code too. */
 static int fg__hopper_family(const fusegen_kernel *k)
 {
-    return k->arch_specific && k->name && strstr(k->name, "_sm90a_") != NULL;
+    return k->family == FUSEGEN_FAMILY_HOPPER;
 }
 
 static int fg__problem_is_chain(const fusegen_problem *p)
@@ -815,110 +821,15 @@ static void fg__listing_add(fg__listing *l, const char *name, const char *reason
     l->used += (size_t)snprintf(l->text + l->used, room, "%s%s: %s", l->used > 0 ? "; " : "", name, reason);
 }
 
-/* The generator's priority orders kernels by strategy and family (its millions), then by tile
- * area and depth. Between kernels equal in the first two, the dispatch weighs the columns each
- * tile shape computes for this N over a relative rate (smaller is better): 80 for tiles of
- * 128 x 256 or more, 90 down to 128 x 128, 112 below (64 x 128: decisions.md, "Decode"); 78 for a Hopper ping-pong split or row kernel at
- * K <= 1024 (its second consumer hides the epilogue that few k tiles leave exposed); 77 for a
- * Hopper 128-row ping-pong split kernel for 640 < N <= 1280 and K <= 3072. The measurements
- * behind each rate: docs/decisions.md, "Dispatch rules" (v20, v23-v24, v40, v62-v64, v81-v90). */
-#define FG__PINGPONG128_MIN_N 641
-#define FG__PINGPONG128_MAX_N 1280
-#define FG__PINGPONG128_MAX_K 3072
-static long long fg__column_cost(const fusegen_kernel *k, const fusegen_problem *p, int sms)
-{
-    long long tile_n = k->tile_n > 0 ? k->tile_n : 1, tile_m = k->tile_m > 0 ? k->tile_m : 1;
-    long long padded = (p->n + tile_n - 1) / tile_n * tile_n;
-    long long area = (long long)k->tile_m * k->tile_n;
-    long long rate = area >= 128 * 256 ? 80 : area >= 128 * 128 ? 90 : 112;
-    if (k->pingpong && (k->strategy == FUSEGEN_STRATEGY_SPLIT || k->strategy == FUSEGEN_STRATEGY_ROW) &&
-        p->k <= 1024)
-        rate = 78;
-    if (k->pingpong && k->tile_m == 128 && k->strategy == FUSEGEN_STRATEGY_SPLIT && p->n >= FG__PINGPONG128_MIN_N &&
-        p->n <= FG__PINGPONG128_MAX_N && p->k <= FG__PINGPONG128_MAX_K)
-        rate = 77;
-    if (sms > 0) {
-        /* On a known device, the busiest SM's share: waves of tiles (ceil(tiles / SMs)) x a
-         * tile's columns over the rate. Past a few waves this orders tiles as padded x rate
-         * does; below one wave it prefers the tile that spreads over more SMs (M = 256, N =
-         * 4096: 64 tiles of 64 x 256 rather than 32 of 128 x 256). */
-        long long tiles = (p->m + tile_m - 1) / tile_m * ((p->n + tile_n - 1) / tile_n);
-        return (tiles + sms - 1) / sms * tile_m * tile_n * rate;
-    }
-    return padded * rate;
-}
-
-/* The first key: the generator's class (the priority's millions: strategy rank x 2 + family
- * rank, plan__priority), doubled so that one exception fits between two classes. A Hopper row
- * kernel with a 64-row tile as wide as a row of up to 320 (the cooperative tiles whose consumers
- * split the columns, the 64x320 ping-pong one) loads a whole B tile for every 64 rows: past
- * K = 1024 that costs more than the normalize pass it saves, so there it ranks after the Hopper
- * split kernels (and so after the portable row kernels too), before the portable split ones
- * (docs/decisions.md v40-v41, v45). */
-#define FG__WIDE_ROW_64_MAX_K 1024
-/* Split-K variants go first where their own tiles, unsliced, would leave three quarters of this
- * device's SMs idle, K gives two slices or more, and the partial sums (written and read) cost
- * at most half of the weight read: 2 x S x M x N x 4 <= N x K x 2 / 2, that is 16 S M <= K
- * (decode-sized M: the other variants run a fraction of a wave); last everywhere else. */
-#define FG__SPLIT_K_FIRST 1000
-#define FG__SPLIT_K_LAST (-1)
-#define FG__SPLIT_K_MAX_FILL_DIVISOR 4
-static int fg__class(const fusegen_kernel *k, const fusegen_problem *p, int sms)
-{
-    int generator_class = k->priority / 1000000;
-    if (k->split_k) {
-        int64_t tiles = ((p->m + k->tile_m - 1) / k->tile_m) * ((p->n + k->tile_n - 1) / k->tile_n);
-        if (sms <= 0)
-            return FG__SPLIT_K_LAST;
-        const int slices = fg__k_slices(k, p, sms);
-        return FG__SPLIT_K_MAX_FILL_DIVISOR * tiles <= sms && slices >= 2 && 16 * (int64_t)slices * p->m <= p->k
-                   ? FG__SPLIT_K_FIRST
-                   : FG__SPLIT_K_LAST;
-    }
-    int wide_row_64 = fg__hopper_family(k) && k->strategy == FUSEGEN_STRATEGY_ROW && k->tile_m == 64 &&
-                      (!k->pingpong || k->tile_n > 256);
-    if (wide_row_64 && p->k > FG__WIDE_ROW_64_MAX_K)
-        return 2 * (generator_class - 2);   /* just below its family's split kernels (2 * class + 1) */
-    return 2 * generator_class + 1;
-}
-
-/* The last key, between chain variants that differ in GEMM2 alone (the priority and the keys
- * before it come from GEMM1): 1 for a Hopper GEMM2 with a 128-row ping-pong tile where GEMM2's K
- * (the chain's N) is at most 3072, else 0: its bias + relu epilogue then runs under the other
- * consumer's mainloop instead of exposed (docs/decisions.md v101; longer K is not measured). */
-#define FG__PINGPONG128_GEMM2_MAX_K 3072
-static int fg__gemm2_pingpong_first(const fusegen_kernel *k, const fusegen_problem *p)
-{
-    return k->chain && k->pingpong2 && k->tile2_m == 128 && p->n <= FG__PINGPONG128_GEMM2_MAX_K;
-}
-
-/* Whether a goes before b for problem p (fg__class, then fg__column_cost, then the priority,
- * then fg__gemm2_pingpong_first). */
-static int fg__better(const fusegen_kernel *a, const fusegen_kernel *b, const fusegen_problem *p, int sms)
-{
-    long long ca, cb;
-    int class_a = fg__class(a, p, sms), class_b = fg__class(b, p, sms);
-    if (class_a != class_b)
-        return class_a > class_b;
-    /* two split-K variants: the fewer slices, the fewer partial sums written and read */
-    if (a->split_k && b->split_k && fg__k_slices(a, p, sms) != fg__k_slices(b, p, sms))
-        return fg__k_slices(a, p, sms) < fg__k_slices(b, p, sms);
-    ca = fg__column_cost(a, p, sms);
-    cb = fg__column_cost(b, p, sms);
-    if (ca != cb)
-        return ca < cb;
-    if (a->priority != b->priority)
-        return a->priority > b->priority;
-    return fg__gemm2_pingpong_first(a, p) > fg__gemm2_pingpong_first(b, p);
-}
-
-fusegen_status fusegen_query(const fusegen_library *lib, const fusegen_problem *p,
-                             const fusegen_kernel **out, size_t cap, size_t *n_found)
+/* fusegen_query; sms < 0: the dispatch's SM count from the device (when p->sm is 0), else sms. */
+static fusegen_status fg__query(const fusegen_library *lib, const fusegen_problem *p, const fusegen_kernel **out,
+                                size_t cap, size_t *n_found, int sms_given)
 {
     fg__arch arch;
     fg__listing listing;
     char reason[FG__REASON_LEN];
     size_t i, found = 0, written = 0;
+    const fusegen_kernel *tuned = NULL;
     int sms;
 
     if (n_found)
@@ -941,15 +852,18 @@ fusegen_status fusegen_query(const fusegen_library *lib, const fusegen_problem *
     memset(&arch, 0, sizeof arch);
     /* the dispatch's waves, on the current device; a problem for another arch (p->sm set)
      * or no readable device: 0, a size-only order */
-    sms = p->sm == 0 ? fg__sms_or_0() : 0;
+    sms = sms_given >= 0 ? sms_given : p->sm == 0 ? fg__sms_or_0() : 0;
     for (i = 0; i < lib->n_kernels; i++) {
         const fusegen_kernel *k = &lib->kernels[i];
         size_t at, j;
         if (fg__check_kernel(k, p, NULL, 0) != FUSEGEN_OK || fg__check_arch(k, p, &arch, NULL, 0) != FUSEGEN_OK)
             continue;
         found++;
-        /* keep out[] sorted best first (fg__better); equals stay in table order */
-        for (at = 0; at < written && !fg__better(k, out[at], p, sms); at++)
+        /* a loaded tuning's winner first (tuning.c) */
+        if (!tuned && fusegen__tuning_is_winner(lib, k, p))
+            tuned = k;
+        /* keep out[] sorted best first (the dispatch's model, dispatch.c); equals stay in table order */
+        for (at = 0; at < written && k != tuned && (out[at] == tuned || !fg_dispatch_better(k, out[at], p, sms)); at++)
             ;
         if (at >= cap)
             continue;
@@ -983,6 +897,18 @@ fusegen_status fusegen_query(const fusegen_library *lib, const fusegen_problem *
                     fg__str(lib->name), listing.text);
 }
 
+fusegen_status fusegen_query(const fusegen_library *lib, const fusegen_problem *p,
+                             const fusegen_kernel **out, size_t cap, size_t *n_found)
+{
+    return fg__query(lib, p, out, cap, n_found, -1);
+}
+
+fusegen_status fusegen__query_sms(const fusegen_library *lib, const fusegen_problem *p,
+                                  const fusegen_kernel **out, size_t cap, size_t *n_found, int sms)
+{
+    return fg__query(lib, p, out, cap, n_found, sms < 0 ? 0 : sms);
+}
+
 fusegen_status fusegen_select(const fusegen_library *lib, const fusegen_problem *p, const fusegen_kernel **out)
 {
     const fusegen_kernel *best = NULL;
@@ -991,8 +917,10 @@ fusegen_status fusegen_select(const fusegen_library *lib, const fusegen_problem 
         return fg__fail(FUSEGEN_ERR_INVALID_ARGUMENT, "out is NULL");
     *out = NULL;
     st = fusegen_query(lib, p, &best, 1, NULL);
-    if (st == FUSEGEN_OK)
+    if (st == FUSEGEN_OK) {
         *out = best;
+        fusegen_record_problem(lib, p, best);   /* when a recording is open (record.c) */
+    }
     return st;
 }
 
@@ -1035,7 +963,7 @@ static size_t fg__ws_bytes(const fusegen_kernel *k, const fusegen_problem *p)
 {
     int split = fg__is_split(k);
     if (k->split_k)
-        return fusegen_ws_layout_for_split_k(fg__k_slices(k, p, fg__sms_or_0()), p->m, p->n).total;
+        return fusegen_ws_layout_for_split_k(fg_dispatch_k_slices(k, p, fg__sms_or_0()), p->m, p->n).total;
     if (!split && !k->chain)
         return 0;
     return fusegen_ws_layout_for(split, k->tile_n, k->chain, fg__dtype_bytes(k->out), p->m, p->n).total;

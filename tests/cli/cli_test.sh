@@ -398,7 +398,7 @@ expect_absent "--only with a planning error elsewhere" "$TMP/only-bad"
 run 2 "--only with an unreadable spec" check "$TMP/no-such-spec.json" specs/default.json --only '*'
 if grep -q "matches --only" "$TMP/err"; then fail "--only with an unreadable spec: a --only error for it"; else ok; fi
 
-# ---- the dispatch priority: a staged Hopper epilogue before a deeper pipeline -----------------
+# ---- the dispatch rank: a staged Hopper epilogue before a deeper pipeline -----------------
 # (64x320: 4 stages leave no room to stage the epilogue; measured 0.0612 ms against 0.0433 for
 # 3 staged stages, docs/decisions.md v39)
 cat >"$TMP/n320.json" <<'EOF'
@@ -410,10 +410,10 @@ cat >"$TMP/n320.json" <<'EOF'
 ]}
 EOF
 run 0 "n320 generate" generate "$TMP/n320.json" -o "$TMP/n320"
-prio() { grep -A40 "\.name = \"$1\"" "$TMP/n320/n320/n320_dispatch.c" | grep -m1 '\.priority = ' | tr -dc '0-9'; }
+prio() { grep -A40 "\.name = \"$1\"" "$TMP/n320/n320/n320_dispatch.c" | grep -m1 '\.rank = ' | tr -dc '0-9'; }
 p4=$(prio k_sm90a_64x320x64_s4_cooperative_row); p3=$(prio k_sm90a_64x320x64_s3_cooperative_row)
 if [ -n "$p4" ] && [ -n "$p3" ] && [ "$p3" -gt "$p4" ]; then ok; else
-    fail "staged 64x320 s3 (priority '$p3') should rank before unstaged s4 ('$p4')"
+    fail "staged 64x320 s3 (rank '$p3') should rank before unstaged s4 ('$p4')"
 fi
 
 # ---- both schedules of one 64-row shape: each variant named apart --------------------------

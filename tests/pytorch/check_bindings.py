@@ -35,7 +35,7 @@ def main():
     ks = fusegen_torch.kernels()
     for k in ks:
         print(f"  {k.name:62s} {k.strategy:8s} tile {k.tile} s{k.stages} sm{k.sm} "
-              f"eps {k.eps} max_n {k.max_n} prio {k.priority}")
+              f"eps {k.eps} max_n {k.max_n} rank {k.rank} {k.family} {k.schedule}")
     expect(len(ks) == lib.table.n_kernels and len(ks) > 0,
            f"{len(ks)} kernels in the table of {lib.name}")
     names = [k.name for k in ks]
@@ -85,17 +85,18 @@ def main():
     sel = lib.select(_capi.make_problem(1003, 1024, 1024, FUSED, sm=80))
     info = _capi.kernel_info(sel)
     expect(info.sm == 80, f"select N=1024 on sm 80: {info.name} (a portable kernel)")
-    # best first: by priority class (strategy, family), then padded columns, then priority
+    # best first: by class (strategy, family), then padded columns, then rank
     # (split-K variants rank by the device's SM count, which is not read here: they come last)
     q = lib.query(_capi.make_problem(64, 768, 3072, FUSED, sm=90))
     infos = [_capi.kernel_info(x) for x in q]
     tail = [i.split_k for i in infos]
     expect(any(tail) and tail == sorted(tail), f"query 64x768x3072: split-K variants last without a device: {tail}")
     infos = [i for i in infos if not i.split_k]
-    classes = [i.priority // 1000000 for i in infos]
+    strategy_rank = {"cluster": 0, "split": 1}
+    classes = [2 * strategy_rank.get(i.strategy, 2) + (i.family == "hopper") for i in infos]
     # (N = 768: the 128x128 ping-pong split tile, fg__column_cost)
     expect(len(q) >= 2 and classes == sorted(classes, reverse=True) and infos[0].tile == (128, 128, 64)
-           and "pingpong" in infos[0].name,
+           and infos[0].schedule == "pingpong" and infos[0].family == "hopper",
            f"query 64x768x3072: {len(q)} eligible, best first ({infos[0].name if infos else None})")
 
     # the chain

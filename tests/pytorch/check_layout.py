@@ -34,6 +34,11 @@ def python_lines():
     out.append(f"FUSEGEN_STRATEGY_CLUSTER {_capi.STRATEGY_CLUSTER}")
     out.append(f"FUSEGEN_ERR_CUDA {_capi.ERR_CUDA}")
     out.append(f"FUSEGEN_DTYPE_BF16 {_capi.DTYPE_BF16}")
+    out.append(f"enum fusegen_family sizeof {ctypes.sizeof(ctypes.c_int)}")
+    out.append(f"FUSEGEN_FAMILY_HOPPER {_capi.FAMILY_HOPPER}")
+    out.append(f"enum fusegen_schedule sizeof {ctypes.sizeof(ctypes.c_int)}")
+    out.append(f"FUSEGEN_SCHEDULE_COOPERATIVE {_capi.SCHEDULE_COOPERATIVE}")
+    out.append(f"FUSEGEN_SCHEDULE_PINGPONG {_capi.SCHEDULE_PINGPONG}")
     return out
 
 

@@ -33,19 +33,19 @@ int main(void)
 
     S(fusegen_kernel);
     F(fusegen_kernel, name); F(fusegen_kernel, spec_kernel); F(fusegen_kernel, sm);
-    F(fusegen_kernel, arch_specific); F(fusegen_kernel, a); F(fusegen_kernel, b);
+    F(fusegen_kernel, arch_specific); F(fusegen_kernel, family); F(fusegen_kernel, a); F(fusegen_kernel, b);
     F(fusegen_kernel, out); F(fusegen_kernel, b_layout); F(fusegen_kernel, epilogue);
     F(fusegen_kernel, ops); F(fusegen_kernel, n_ops); F(fusegen_kernel, chain);
     F(fusegen_kernel, b2_layout); F(fusegen_kernel, epilogue2); F(fusegen_kernel, ops2);
     F(fusegen_kernel, n_ops2); F(fusegen_kernel, tile_m); F(fusegen_kernel, tile_n);
     F(fusegen_kernel, tile_k); F(fusegen_kernel, stages); F(fusegen_kernel, threads);
     F(fusegen_kernel, tile2_m); F(fusegen_kernel, tile2_n); F(fusegen_kernel, tile2_k);
-    F(fusegen_kernel, stages2); F(fusegen_kernel, threads2); F(fusegen_kernel, pingpong);
-    F(fusegen_kernel, pingpong2); F(fusegen_kernel, norm);
+    F(fusegen_kernel, stages2); F(fusegen_kernel, threads2); F(fusegen_kernel, schedule);
+    F(fusegen_kernel, schedule2); F(fusegen_kernel, norm);
     F(fusegen_kernel, strategy); F(fusegen_kernel, split_k); F(fusegen_kernel, max_n); F(fusegen_kernel, align_elems);
     F(fusegen_kernel, n_stores); F(fusegen_kernel, n_stores2); F(fusegen_kernel, uses_bias);
     F(fusegen_kernel, uses_residual); F(fusegen_kernel, uses_gamma); F(fusegen_kernel, uses_beta);
-    F(fusegen_kernel, uses_bias2); F(fusegen_kernel, uses_residual2); F(fusegen_kernel, priority);
+    F(fusegen_kernel, uses_bias2); F(fusegen_kernel, uses_residual2); F(fusegen_kernel, rank);
     F(fusegen_kernel, launch); F(fusegen_kernel, launch_jit); F(fusegen_kernel, jit);
 
     S(fusegen_library);
@@ -61,5 +61,10 @@ int main(void)
     printf("FUSEGEN_STRATEGY_CLUSTER %d\n", (int)FUSEGEN_STRATEGY_CLUSTER);
     printf("FUSEGEN_ERR_CUDA %d\n", (int)FUSEGEN_ERR_CUDA);
     printf("FUSEGEN_DTYPE_BF16 %d\n", (int)FUSEGEN_DTYPE_BF16);
+    printf("enum fusegen_family sizeof %zu\n", sizeof(fusegen_family));
+    printf("FUSEGEN_FAMILY_HOPPER %d\n", (int)FUSEGEN_FAMILY_HOPPER);
+    printf("enum fusegen_schedule sizeof %zu\n", sizeof(fusegen_schedule));
+    printf("FUSEGEN_SCHEDULE_COOPERATIVE %d\n", (int)FUSEGEN_SCHEDULE_COOPERATIVE);
+    printf("FUSEGEN_SCHEDULE_PINGPONG %d\n", (int)FUSEGEN_SCHEDULE_PINGPONG);
     return 0;
 }

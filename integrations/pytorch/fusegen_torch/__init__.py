@@ -47,7 +47,7 @@ else:
 def kernels():
     """Every kernel of the loaded library, in table order, as KernelInfo named tuples
     (name, spec_kernel, strategy, tile, stages, tile2, sm, arch_specific, epilogue, epilogue2,
-    eps, max_n, align_elems, priority)."""
+    eps, max_n, align_elems, rank, split_k, family, schedule)."""
     lib = load_library()
     return [_capi.kernel_info(k) for k in lib.kernel_ptrs()]
 

@@ -12,6 +12,7 @@ import ctypes
 import os
 import struct
 import threading
+import warnings
 from ctypes import (POINTER, Structure, byref, c_char_p, c_double, c_int, c_int64, c_size_t,
                     c_void_p)
 
@@ -50,6 +51,15 @@ STRATEGY_SPLIT = 2
 STRATEGY_CLUSTER = 3
 STRATEGY_NAMES = {STRATEGY_NONE: "none", STRATEGY_ROW: "row", STRATEGY_SPLIT: "split",
                   STRATEGY_CLUSTER: "cluster"}
+
+FAMILY_PORTABLE = 0
+FAMILY_HOPPER = 1
+FAMILY_NAMES = {FAMILY_PORTABLE: "portable", FAMILY_HOPPER: "hopper"}
+
+SCHEDULE_NONE = 0
+SCHEDULE_COOPERATIVE = 1
+SCHEDULE_PINGPONG = 2
+SCHEDULE_NAMES = {SCHEDULE_NONE: "none", SCHEDULE_COOPERATIVE: "cooperative", SCHEDULE_PINGPONG: "pingpong"}
 
 OP_SCALE = 0
 OP_BIAS = 1
@@ -129,6 +139,7 @@ class Kernel(Structure):
         ("spec_kernel", c_char_p),
         ("sm", c_int),
         ("arch_specific", c_int),
+        ("family", c_int),              # fusegen_family
         ("a", c_int),
         ("b", c_int),
         ("out", c_int),
@@ -151,8 +162,8 @@ class Kernel(Structure):
         ("tile2_k", c_int),
         ("stages2", c_int),
         ("threads2", c_int),
-        ("pingpong", c_int),
-        ("pingpong2", c_int),
+        ("schedule", c_int),            # fusegen_schedule
+        ("schedule2", c_int),
         ("norm", c_int),                # fusegen_norm
         ("strategy", c_int),            # fusegen_strategy
         ("split_k", c_int),
@@ -166,7 +177,7 @@ class Kernel(Structure):
         ("uses_beta", c_int),
         ("uses_bias2", c_int),
         ("uses_residual2", c_int),
-        ("priority", c_int),
+        ("rank", c_int),
         ("launch", c_void_p),           # a function pointer; called by fusegen_run only
         ("launch_jit", c_void_p),       # JIT kernels (fusegen_jit.h): their launcher; NULL in generated tables
         ("jit", c_void_p),              # JIT kernels: their data
@@ -277,6 +288,13 @@ def _declare(rt):
     rt.fusegen_run.argtypes = [KernelPtr, POINTER(Problem), POINTER(Args), c_void_p, c_size_t,
                                c_void_p]
     rt.fusegen_run.restype = c_int
+    # recording and tuning files (runtimes before issue 35 lack them)
+    if hasattr(rt, "fusegen_record_problem"):
+        rt.fusegen_record_problem.argtypes = [POINTER(Library), POINTER(Problem), KernelPtr]
+        rt.fusegen_record_problem.restype = None
+    if hasattr(rt, "fusegen_tuning_load"):
+        rt.fusegen_tuning_load.argtypes = [POINTER(Library), c_char_p]
+        rt.fusegen_tuning_load.restype = c_int
 
 
 def _has_runtime(dll):
@@ -288,7 +306,8 @@ class FusegenLibrary:
 
     The runtime is taken from the kernel library itself when it exports it; otherwise from
     $FUSEGEN_RUNTIME_LIBRARY, or libfusegen_runtime.so next to the kernel library (a shared
-    build of runtime/runtime.c). All methods raise FusegenError on a status other than OK."""
+    build of the runtime's sources, FUSEGEN_RUNTIME_SOURCES in CMakeLists.txt). All methods
+    raise FusegenError on a status other than OK."""
 
     def __init__(self, path):
         self.path = path
@@ -313,7 +332,8 @@ class FusegenLibrary:
                 raise FusegenLibraryError(
                     f"{path} holds the kernels but not the fusegen runtime (it exports no "
                     "fusegen_select, fusegen_run, ...): link the runtime into the shared library, "
-                    "or set FUSEGEN_RUNTIME_LIBRARY to a shared build of runtime/runtime.c "
+                    "or set FUSEGEN_RUNTIME_LIBRARY to a shared build of the runtime "
+                    "(FUSEGEN_RUNTIME_SOURCES in fusegen's CMakeLists.txt) "
                     f"(looked for {rt_path})")
             try:
                 rt = ctypes.CDLL(rt_path)
@@ -325,6 +345,7 @@ class FusegenLibrary:
             self.runtime_path = rt_path
         self.rt = rt
         _declare(rt)
+        self._load_tuning()
         # The table is constant: its entries, and each spec kernel's first entry, made once
         # (building the pointers took ~80 us a lookup, on every fusegen::gemm call).
         base = ctypes.addressof(self.table.kernels.contents) if self.table.n_kernels else 0
@@ -334,6 +355,26 @@ class FusegenLibrary:
         self._spec_entries = {}
         for k in self._kernel_ptrs:
             self._spec_entries.setdefault(_s(k.contents.spec_kernel), k)
+
+    def _load_tuning(self):
+        """$FUSEGEN_TUNING: a tuning file (fusegen-tune) for this library on this device. A
+        refused file (another library, spec or device; no device) is a warning, not an error:
+        the dispatch's model then decides alone."""
+        path = os.environ.get("FUSEGEN_TUNING")
+        if not path:
+            return
+        if not hasattr(self.rt, "fusegen_tuning_load"):
+            warnings.warn(f"FUSEGEN_TUNING={path}: this fusegen runtime cannot load tuning files")
+            return
+        st = self.rt.fusegen_tuning_load(self.table_ptr, os.fsencode(path))
+        if st != OK:
+            warnings.warn(f"FUSEGEN_TUNING={path} not applied: {self.status_name(st)}: {self.last_detail()}")
+
+    def record(self, problem, kernel):
+        """Records problem as dispatched to kernel when a recording is open (FUSEGEN_RECORD):
+        what fusegen_select does itself, for a kernel chosen from query()."""
+        if hasattr(self.rt, "fusegen_record_problem"):
+            self.rt.fusegen_record_problem(self.table_ptr, byref(problem), kernel)
 
     # -- the library's metadata
     @property
@@ -484,6 +525,7 @@ def select_spec_kernel(lib, name, problem):
         eligible = []
     for k in eligible:
         if _s(k.contents.spec_kernel) == name:
+            lib.record(problem, k)
             return k
     reasons = [f"{_s(k.contents.name)}: {lib.why_not(k, problem)}" for k in lib.kernel_ptrs()
                if _s(k.contents.spec_kernel) == name]
@@ -513,7 +555,7 @@ def same_f32(a, b):
 
 KernelInfo = collections.namedtuple("KernelInfo", [
     "name", "spec_kernel", "strategy", "tile", "stages", "tile2", "sm", "arch_specific",
-    "epilogue", "epilogue2", "eps", "max_n", "align_elems", "priority", "split_k"])
+    "epilogue", "epilogue2", "eps", "max_n", "align_elems", "rank", "split_k", "family", "schedule"])
 KernelInfo.__doc__ = "One kernel of the library, as fusegen_torch.kernels() lists it."
 
 
@@ -524,4 +566,5 @@ def kernel_info(kernel):
         (k.tile_m, k.tile_n, k.tile_k), k.stages,
         (k.tile2_m, k.tile2_n, k.tile2_k) if k.chain else None,
         k.sm, bool(k.arch_specific), _s(k.epilogue), _s(k.epilogue2), norm_eps(kernel),
-        int(k.max_n), k.align_elems, k.priority, bool(k.split_k))
+        int(k.max_n), k.align_elems, k.rank, bool(k.split_k), FAMILY_NAMES.get(k.family, str(k.family)),
+        SCHEDULE_NAMES.get(k.schedule, str(k.schedule)))

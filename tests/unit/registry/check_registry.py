@@ -55,6 +55,13 @@ def main():
         same(f"_capi.OP_{ident}", getattr(capi, f"OP_{ident}", None), int(value))
         same(f"_capi.OP_NAMES[{value}]", capi.OP_NAMES.get(int(value)), token)
     same("_capi.OP_NAMES", len(capi.OP_NAMES), len(reg["op"]))
+    for ident, public, word, value in reg["schedule"]:
+        same(f"_capi.SCHEDULE_{public}", getattr(capi, f"SCHEDULE_{public}", None), int(value))
+    same("_capi.SCHEDULE_NAMES", len(capi.SCHEDULE_NAMES), len(reg["schedule"]))
+    for ident, word, value in reg["family"]:
+        same(f"_capi.FAMILY_{ident}", getattr(capi, f"FAMILY_{ident}", None), int(value))
+        same(f"_capi.FAMILY_NAMES[{value}]", capi.FAMILY_NAMES.get(int(value)), word)
+    same("_capi.FAMILY_NAMES", len(capi.FAMILY_NAMES), len(reg["family"]))
 
     # ---- the JSON schema ----
     with open(os.path.join(src, "specs", "schema.json"), encoding="utf-8") as f:
@@ -72,7 +79,7 @@ def main():
     same("schema tile k", tile["k"]["enum"], [int(r[0]) for r in reg["tile_k"]])
     same("schema stages minimum", tile["stages"]["minimum"], limit["min_stages"])
     same("schema stages maximum", tile["stages"]["maximum"], limit["max_stages"])
-    same("schema schedule", tile["schedule"]["enum"], [r[1] for r in reg["schedule"]])
+    same("schema schedule", tile["schedule"]["enum"], [r[2] for r in reg["schedule"]])
     same("schema strategy", defs["strategy"]["enum"], [r[2] for r in reg["strategy"]])
     spelled = [r for r in reg["op"] if r[1] == r[2]]   # the ops a spec names by their word
     same("schema op", defs["op"]["properties"]["op"]["enum"], [r[2] for r in spelled])

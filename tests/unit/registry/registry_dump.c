@@ -21,8 +21,10 @@ int main(void)
     FUSEGEN_REG_NORMS(NORM)
 #define STRATEGY(id, public_id, word, value) printf("strategy %s %s %s %d\n", #id, #public_id, word, value);
     FUSEGEN_REG_STRATEGIES(STRATEGY)
-#define SCHEDULE(id, word, value) printf("schedule %s %s %d\n", #id, word, value);
+#define SCHEDULE(id, public_id, word, value) printf("schedule %s %s %s %d\n", #id, #public_id, word, value);
     FUSEGEN_REG_SCHEDULES(SCHEDULE)
+#define FAMILY(id, word, value) printf("family %s %s %d\n", #id, word, value);
+    FUSEGEN_REG_FAMILIES(FAMILY)
 #define TILE_M(v) printf("tile_m %d\n", v);
 #define TILE_N(v) printf("tile_n %d\n", v);
 #define TILE_N90(v) printf("tile_n_sm90 %d\n", v);

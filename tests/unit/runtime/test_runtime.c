@@ -3,6 +3,7 @@
  * The fake kernels' launch functions only count calls, and every problem sets p->sm, so no
  * test here touches a GPU (except the last one, which accepts either outcome of sm = 0). */
 #include "fusegen.h"
+#include "fusegen_internal.h"
 #include "fusegen_workspace.h"
 
 #include <stdint.h>
@@ -79,16 +80,17 @@ static const fusegen_kernel g_kernels[N_KERNELS] = {
         .norm = FUSEGEN_NORM_LAYERNORM, .strategy = FUSEGEN_STRATEGY_ROW, .max_n = 1024,
         .align_elems = 8, .n_stores = 1,
         .uses_bias = 1, .uses_residual = 1, .uses_gamma = 1, .uses_beta = 1,
-        .priority = 30, .launch = fake_launch },
+        .rank = 30, .launch = fake_launch },
     [K_ROW90A] = {
         .name = "ln_sm90a_128x128x64_s3_row", .spec_kernel = "ln", .sm = 90, .arch_specific = 1,
+        .family = FUSEGEN_FAMILY_HOPPER, .schedule = FUSEGEN_SCHEDULE_COOPERATIVE,
         .a = FUSEGEN_DTYPE_BF16, .b = FUSEGEN_DTYPE_BF16, .out = FUSEGEN_DTYPE_BF16,
         .b_layout = FUSEGEN_LAYOUT_NK, .epilogue = LN_SIG,
         .tile_m = 128, .tile_n = 128, .tile_k = 64, .stages = 3, .threads = 384,
         .norm = FUSEGEN_NORM_LAYERNORM, .strategy = FUSEGEN_STRATEGY_ROW, .max_n = 1024,
         .align_elems = 8, .n_stores = 1,
         .uses_bias = 1, .uses_residual = 1, .uses_gamma = 1, .uses_beta = 1,
-        .priority = 40, .launch = fake_launch },
+        .rank = 40, .launch = fake_launch },
     [K_SPLIT_A] = {
         .name = "ln_sm80_128x128x64_s3_split", .spec_kernel = "ln", .sm = 80,
         .a = FUSEGEN_DTYPE_BF16, .b = FUSEGEN_DTYPE_BF16, .out = FUSEGEN_DTYPE_BF16,
@@ -97,21 +99,21 @@ static const fusegen_kernel g_kernels[N_KERNELS] = {
         .norm = FUSEGEN_NORM_LAYERNORM, .strategy = FUSEGEN_STRATEGY_SPLIT, .max_n = 0,
         .align_elems = 8, .n_stores = 1,
         .uses_bias = 1, .uses_residual = 1, .uses_gamma = 1, .uses_beta = 1,
-        .priority = 10, .launch = fake_launch },
+        .rank = 10, .launch = fake_launch },
     [K_F16_GELU] = {
         .name = "gelu_sm80_128x128x32_s4", .spec_kernel = "gelu", .sm = 80,
         .a = FUSEGEN_DTYPE_F16, .b = FUSEGEN_DTYPE_F16, .out = FUSEGEN_DTYPE_F16,
         .b_layout = FUSEGEN_LAYOUT_NK, .epilogue = "scale+bias+gelu",
         .tile_m = 128, .tile_n = 128, .tile_k = 32, .stages = 4, .threads = 256,
         .strategy = FUSEGEN_STRATEGY_NONE, .align_elems = 8,
-        .uses_bias = 1, .priority = 10, .launch = fake_launch },
+        .uses_bias = 1, .rank = 10, .launch = fake_launch },
     [K_F32_KN] = {
         .name = "res_sm80_64x128x64_s3", .spec_kernel = "res", .sm = 80,
         .a = FUSEGEN_DTYPE_BF16, .b = FUSEGEN_DTYPE_BF16, .out = FUSEGEN_DTYPE_F32,
         .b_layout = FUSEGEN_LAYOUT_KN, .epilogue = "residual+gelu_tanh",
         .tile_m = 64, .tile_n = 128, .tile_k = 64, .stages = 3, .threads = 128,
         .strategy = FUSEGEN_STRATEGY_NONE, .align_elems = 4,
-        .uses_residual = 1, .priority = 5, .launch = fake_launch_fails },
+        .uses_residual = 1, .rank = 5, .launch = fake_launch_fails },
     [K_CHAIN] = {
         .name = "tail_sm80_128x128x64_s3_row", .spec_kernel = "tail", .sm = 80,
         .a = FUSEGEN_DTYPE_BF16, .b = FUSEGEN_DTYPE_BF16, .out = FUSEGEN_DTYPE_BF16,
@@ -122,7 +124,7 @@ static const fusegen_kernel g_kernels[N_KERNELS] = {
         .norm = FUSEGEN_NORM_LAYERNORM, .strategy = FUSEGEN_STRATEGY_ROW, .max_n = 1024,
         .align_elems = 8, .n_stores = 0, .n_stores2 = 1,
         .uses_bias = 1, .uses_residual = 1, .uses_gamma = 1, .uses_beta = 1, .uses_bias2 = 1,
-        .priority = 20, .launch = fake_launch },
+        .rank = 20, .launch = fake_launch },
     [K_SPLIT_B] = {
         .name = "ln_sm80_64x256x32_s4_split", .spec_kernel = "ln", .sm = 80,
         .a = FUSEGEN_DTYPE_BF16, .b = FUSEGEN_DTYPE_BF16, .out = FUSEGEN_DTYPE_BF16,
@@ -131,13 +133,13 @@ static const fusegen_kernel g_kernels[N_KERNELS] = {
         .norm = FUSEGEN_NORM_LAYERNORM, .strategy = FUSEGEN_STRATEGY_SPLIT, .max_n = 0,
         .align_elems = 8, .n_stores = 1,
         .uses_bias = 1, .uses_residual = 1, .uses_gamma = 1, .uses_beta = 1,
-        .priority = 10, .launch = fake_launch },
+        .rank = 10, .launch = fake_launch },
     [K_BROKEN] = {  /* a table entry without a launch function; never eligible by dtype */
         .name = "broken_f32", .spec_kernel = "broken", .sm = 80,
         .a = FUSEGEN_DTYPE_F32, .b = FUSEGEN_DTYPE_F32, .out = FUSEGEN_DTYPE_F32,
         .b_layout = FUSEGEN_LAYOUT_NK, .epilogue = "relu",
         .tile_m = 64, .tile_n = 64, .tile_k = 32, .stages = 2, .threads = 128,
-        .align_elems = 4, .priority = 1, .launch = NULL },
+        .align_elems = 4, .rank = 1, .launch = NULL },
 };
 
 static const fusegen_library g_lib = {
@@ -213,17 +215,20 @@ static void test_status_strings(void)
     CHECK(fusegen_last_detail() != NULL);
 }
 
-/* A split LayerNorm kernel of the test table with another tile and priority; sm 90 makes it an
- * sm_90a (arch-specific) kernel. */
-static fusegen_kernel split_variant(const char *name, int tile_m, int tile_n, int priority, int sm)
+/* A split LayerNorm kernel of the test table with another tile and rank; sm 90 makes it an
+ * sm_90a (arch-specific) kernel of the Hopper family (cooperative; tests set the schedule), 80
+ * a portable one. */
+static fusegen_kernel split_variant(const char *name, int tile_m, int tile_n, int rank, int sm)
 {
     fusegen_kernel k = g_kernels[K_SPLIT_A];
     k.name = name;
     k.tile_m = tile_m;
     k.tile_n = tile_n;
-    k.priority = priority;
+    k.rank = rank;
     k.sm = sm;
     k.arch_specific = sm == 90;
+    k.family = sm == 90 ? FUSEGEN_FAMILY_HOPPER : FUSEGEN_FAMILY_PORTABLE;
+    k.schedule = sm == 90 ? FUSEGEN_SCHEDULE_COOPERATIVE : FUSEGEN_SCHEDULE_NONE;
     return k;
 }
 
@@ -231,9 +236,9 @@ static fusegen_kernel split_variant(const char *name, int tile_m, int tile_n, in
  * a larger tile: N = 320 goes to the 128-column tile, N = 1024 to the 256-column one. */
 static void test_query_column_cost(void)
 {
-    const fusegen_kernel wide = split_variant("ln_sm80_128x256x64_s3_split", 128, 256, 1032771, 80);
-    const fusegen_kernel narrow = split_variant("ln_sm80_128x128x64_s5_split", 128, 128, 1016389, 80);
-    const fusegen_kernel pingpong = split_variant("ln_sm80_64x256x64_s4_split", 64, 256, 1016388, 80);
+    const fusegen_kernel wide = split_variant("ln_sm80_128x256x64_s3_split", 128, 256, 32771, 80);
+    const fusegen_kernel narrow = split_variant("ln_sm80_128x128x64_s5_split", 128, 128, 16389, 80);
+    const fusegen_kernel pingpong = split_variant("ln_sm80_64x256x64_s4_split", 64, 256, 16388, 80);
     const fusegen_kernel table[] = {wide, pingpong, narrow};
     const fusegen_library lib = {.name = "cost", .generator_version = "0.1.0", .spec_sha256 = "0",
                                  .kernels = table, .n_kernels = 3};
@@ -246,11 +251,11 @@ static void test_query_column_cost(void)
     p = ln_problem(256, 1024, 512);
     p.sm = 80;
     CHECK(fusegen_query(&lib, &p, out, 3, &n) == FUSEGEN_OK && n == 3);
-    CHECK(out[0] == &table[0] && out[1] == &table[2] && out[2] == &table[1]);   /* 1024*80, then 1024*90 by priority */
-    /* a higher class (strategy, family: the priority's millions) wins whatever its columns cost */
+    CHECK(out[0] == &table[0] && out[1] == &table[2] && out[2] == &table[1]);   /* 1024*80, then 1024*90 by rank */
+    /* a higher class (strategy, family) wins whatever its columns cost */
     fusegen_kernel row = g_kernels[K_ROW80];
     row.tile_n = 256;
-    row.priority = 2032771;
+    row.rank = 32771;
     const fusegen_kernel with_row[] = {narrow, row};
     const fusegen_library lib2 = {.name = "cost", .generator_version = "0.1.0", .spec_sha256 = "0",
                                   .kernels = with_row, .n_kernels = 2};
@@ -264,10 +269,10 @@ static void test_query_column_cost(void)
  * more columns than the others; above, and where it wastes columns, it does not. */
 static void test_query_pingpong_short_k(void)
 {
-    const fusegen_kernel wide = split_variant("ln_sm90a_128x256x64_s3_split", 128, 256, 1032771, 90);
-    const fusegen_kernel narrow = split_variant("ln_sm90a_128x128x64_s5_split", 128, 128, 1016389, 90);
-    fusegen_kernel pingpong = split_variant("ln_sm90a_64x256x64_s4_split", 64, 256, 1016388, 90);
-    pingpong.pingpong = 1;
+    const fusegen_kernel wide = split_variant("ln_sm90a_128x256x64_s3_split", 128, 256, 32771, 90);
+    const fusegen_kernel narrow = split_variant("ln_sm90a_128x128x64_s5_split", 128, 128, 16389, 90);
+    fusegen_kernel pingpong = split_variant("ln_sm90a_64x256x64_s4_split", 64, 256, 16388, 90);
+    pingpong.schedule = FUSEGEN_SCHEDULE_PINGPONG;
     const fusegen_kernel table[] = {wide, narrow, pingpong};
     const fusegen_library lib = {.name = "pp", .generator_version = "0.1.0", .spec_sha256 = "0",
                                  .kernels = table, .n_kernels = 3};
@@ -288,7 +293,8 @@ static void test_query_pingpong_short_k(void)
     /* the portable family's 64-row tiles are not the ping-pong schedule: no exception */
     fusegen_kernel portable[] = {wide, pingpong};
     portable[0].arch_specific = portable[1].arch_specific = 0;
-    portable[1].pingpong = 0;
+    portable[0].family = portable[1].family = FUSEGEN_FAMILY_PORTABLE;
+    portable[0].schedule = portable[1].schedule = FUSEGEN_SCHEDULE_NONE;
     portable[0].sm = portable[1].sm = 80;
     const fusegen_library lib2 = {.name = "pp", .generator_version = "0.1.0", .spec_sha256 = "0",
                                   .kernels = portable, .n_kernels = 2};
@@ -307,10 +313,12 @@ static void test_query_gemm2_pingpong(void)
     pp2.name = "tail_sm90a_128x128x64_s3_row_g2_128x128x64_s5_pingpong";
     coop2.sm = pp2.sm = 90;
     coop2.arch_specific = pp2.arch_specific = 1;
+    coop2.family = pp2.family = FUSEGEN_FAMILY_HOPPER;
+    coop2.schedule = pp2.schedule = coop2.schedule2 = FUSEGEN_SCHEDULE_COOPERATIVE;
     coop2.tile2_m = pp2.tile2_m = 128;
     coop2.tile2_n = 256;
     pp2.tile2_n = 128;
-    pp2.pingpong2 = 1;
+    pp2.schedule2 = FUSEGEN_SCHEDULE_PINGPONG;
     const fusegen_kernel table[] = {coop2, pp2};
     const fusegen_library lib = {.name = "g2", .generator_version = "0.1.0", .spec_sha256 = "0",
                                  .kernels = table, .n_kernels = 2};
@@ -345,11 +353,11 @@ static void test_query_gemm2_pingpong(void)
  * of 128x256 cooperative, 64x256 ping-pong and 128x160), and nowhere else. */
 static void test_query_pingpong128_split(void)
 {
-    const fusegen_kernel wide = split_variant("ln_sm90a_128x256x64_s3_split", 128, 256, 1032771, 90);
-    fusegen_kernel pp64 = split_variant("ln_sm90a_64x256x64_s4_split", 64, 256, 1016388, 90);
-    fusegen_kernel pp128 = split_variant("ln_sm90a_128x128x64_s5_pingpong_split", 128, 128, 1016381, 90);
-    const fusegen_kernel n160 = split_variant("ln_sm90a_128x160x64_s5_split", 128, 160, 1020485, 90);
-    pp64.pingpong = pp128.pingpong = 1;
+    const fusegen_kernel wide = split_variant("ln_sm90a_128x256x64_s3_split", 128, 256, 32771, 90);
+    fusegen_kernel pp64 = split_variant("ln_sm90a_64x256x64_s4_split", 64, 256, 16388, 90);
+    fusegen_kernel pp128 = split_variant("ln_sm90a_128x128x64_s5_pingpong_split", 128, 128, 16381, 90);
+    const fusegen_kernel n160 = split_variant("ln_sm90a_128x160x64_s5_split", 128, 160, 20485, 90);
+    pp64.schedule = pp128.schedule = FUSEGEN_SCHEDULE_PINGPONG;
     const fusegen_kernel table[] = {wide, pp64, pp128, n160};
     const fusegen_library lib = {.name = "pp128", .generator_version = "0.1.0", .spec_sha256 = "0",
                                  .kernels = table, .n_kernels = 4};
@@ -381,7 +389,7 @@ static void test_query_pingpong128_split(void)
     CHECK(out[0] == &table[0]);
     /* a cooperative 128x128 tile gets no such rate */
     fusegen_kernel coop[] = {wide, pp128};
-    coop[1].pingpong = 0;
+    coop[1].schedule = FUSEGEN_SCHEDULE_COOPERATIVE;
     const fusegen_library lib2 = {.name = "pp128", .generator_version = "0.1.0", .spec_sha256 = "0",
                                   .kernels = coop, .n_kernels = 2};
     p = ln_problem(256, 768, 3072);
@@ -389,8 +397,7 @@ static void test_query_pingpong128_split(void)
     CHECK(out[0] == &coop[0]);
 }
 
-/* A Hopper row kernel of the given tile (priority as the generator makes it: row rank, Hopper
- * family, tile area, stages). */
+/* A Hopper row kernel of the given tile (rank as the generator makes it: tile area, stages). */
 static fusegen_kernel hopper_row(const char *name, int tile_m, int tile_n, int stages, int pingpong)
 {
     fusegen_kernel k = g_kernels[K_ROW90A];
@@ -399,8 +406,8 @@ static fusegen_kernel hopper_row(const char *name, int tile_m, int tile_n, int s
     k.tile_n = tile_n;
     k.stages = stages;
     k.max_n = tile_n;
-    k.pingpong = pingpong;
-    k.priority = 5000000 + tile_m * tile_n + stages;
+    k.schedule = pingpong ? FUSEGEN_SCHEDULE_PINGPONG : FUSEGEN_SCHEDULE_COOPERATIVE;
+    k.rank = tile_m * tile_n + stages;
     return k;
 }
 
@@ -411,8 +418,8 @@ static void test_query_col_split_long_k(void)
 {
     const fusegen_kernel table[] = {
         hopper_row("ln_sm90a_64x320x64_s3_row", 64, 320, 3, 0),
-        split_variant("ln_sm80_128x256x64_s3_split", 128, 256, 2032771, 80),
-        split_variant("ln_sm90a_128x160x64_s5_split", 128, 160, 3020485, 90),
+        split_variant("ln_sm80_128x256x64_s3_split", 128, 256, 32771, 80),
+        split_variant("ln_sm90a_128x160x64_s5_split", 128, 160, 20485, 90),
     };
     const fusegen_library lib = {.name = "cs", .generator_version = "0.1.0", .spec_sha256 = "0",
                                  .kernels = table, .n_kernels = 3};
@@ -435,7 +442,7 @@ static void test_query_col_split_long_k(void)
     const fusegen_kernel wide[] = {
         hopper_row("ln_sm90a_64x320x64_s3_cooperative_row", 64, 320, 3, 0),
         hopper_row("ln_sm90a_64x320x64_s3_row", 64, 320, 3, 1),
-        split_variant("ln_sm90a_128x160x64_s5_split", 128, 160, 3020485, 90),
+        split_variant("ln_sm90a_128x160x64_s5_split", 128, 160, 20485, 90),
     };
     const fusegen_library lib3 = {.name = "cs", .generator_version = "0.1.0", .spec_sha256 = "0",
                                   .kernels = wide, .n_kernels = 3};
@@ -447,7 +454,7 @@ static void test_query_col_split_long_k(void)
     /* a 64-row ping-pong row tile up to 256 wide (each consumer holds a whole tile) keeps its class */
     const fusegen_kernel pp[] = {
         hopper_row("ln_sm90a_64x256x64_s4_row", 64, 256, 4, 1),
-        split_variant("ln_sm90a_128x256x64_s3_split", 128, 256, 3032771, 90),
+        split_variant("ln_sm90a_128x256x64_s3_split", 128, 256, 32771, 90),
     };
     const fusegen_library lib2 = {.name = "cs", .generator_version = "0.1.0", .spec_sha256 = "0",
                                   .kernels = pp, .n_kernels = 2};
@@ -456,15 +463,16 @@ static void test_query_col_split_long_k(void)
 }
 
 /* A portable kernel compiled for sm_90a (the JIT's, arch-specific code but not the Hopper
- * family) keeps its class past K = 1024: the demotion is the Hopper 64-row row kernels' alone. */
+ * family) keeps its class past K = 1024: the demotion is the Hopper 64-row row kernels' alone.
+ * The family is the kernel's field, never its name: a spec kernel named a_sm90a_b gets portable
+ * variants named a_sm90a_b_sm80_..., which are not Hopper kernels. */
 static void test_query_jit_portable_row(void)
 {
     fusegen_kernel row = hopper_row("ln_sm80_64x256x32_s4_row", 64, 256, 4, 0);
-    row.priority = 4016388;
-    const fusegen_kernel table[] = {
-        row,
-        split_variant("ln_sm80_64x256x32_s4_split", 64, 256, 2016388, 90),
-    };
+    fusegen_kernel split = split_variant("ln_sm80_64x256x32_s4_split", 64, 256, 16388, 90);
+    row.family = split.family = FUSEGEN_FAMILY_PORTABLE;
+    row.schedule = split.schedule = FUSEGEN_SCHEDULE_NONE;
+    const fusegen_kernel table[] = {row, split};
     const fusegen_library lib = {.name = "jit", .generator_version = "0.1.0", .spec_sha256 = "0",
                                  .kernels = table, .n_kernels = 2};
     const fusegen_kernel *out[2];
@@ -472,12 +480,29 @@ static void test_query_jit_portable_row(void)
     CHECK(table[0].arch_specific && table[1].arch_specific);
     fusegen_problem p = ln_problem(256, 256, 2048);
     CHECK(fusegen_query(&lib, &p, out, 2, &n) == FUSEGEN_OK && n == 2 && out[0] == &table[0]);
-    /* named as a Hopper kernel, the same entry is demoted below the split one */
-    fusegen_kernel hopper[2] = {table[0], table[1]};
-    hopper[0].name = "ln_sm90a_64x256x32_s4_row";
+    /* of the Hopper family, the same entry is demoted below a Hopper split kernel, before the
+     * portable split one */
+    fusegen_kernel hopper[3] = {table[0], table[1], table[1]};
+    const fusegen_kernel *out3[3];
+    hopper[0].family = hopper[2].family = FUSEGEN_FAMILY_HOPPER;
+    hopper[0].schedule = hopper[2].schedule = FUSEGEN_SCHEDULE_COOPERATIVE;
     const fusegen_library lib2 = {.name = "jit", .generator_version = "0.1.0", .spec_sha256 = "0",
-                                  .kernels = hopper, .n_kernels = 2};
-    CHECK(fusegen_query(&lib2, &p, out, 2, &n) == FUSEGEN_OK && n == 2 && out[0] == &hopper[1]);
+                                  .kernels = hopper, .n_kernels = 3};
+    CHECK(fusegen_query(&lib2, &p, out3, 3, &n) == FUSEGEN_OK && n == 3 && out3[0] == &hopper[2] &&
+          out3[1] == &hopper[0] && out3[2] == &hopper[1]);
+    /* a spec kernel named a_sm90a_b: its portable variants' names hold "_sm90a_", and they are
+     * ranked (and checked) as the portable family they are */
+    fusegen_kernel named[2] = {table[0], table[1]};
+    named[0].name = "a_sm90a_b_sm80_64x256x32_s4_row";
+    named[1].name = "a_sm90a_b_sm80_64x256x32_s4_split";
+    named[0].spec_kernel = named[1].spec_kernel = "a_sm90a_b";
+    const fusegen_library lib3 = {.name = "jit", .generator_version = "0.1.0", .spec_sha256 = "0",
+                                  .kernels = named, .n_kernels = 2};
+    CHECK(fusegen_query(&lib3, &p, out, 2, &n) == FUSEGEN_OK && n == 2 && out[0] == &named[0]);
+    /* nor does its name put a portable kernel under the Hopper family's TMA stride limit */
+    p = ln_problem(2, 256, 512);
+    p.lda = (int64_t)1 << 39;   /* bf16: 2^40 bytes */
+    CHECK(fusegen_why_not(&named[0], &p, NULL, 0) == NULL);
 }
 
 /* Row kernels: the ping-pong schedule counts 78 at K <= 1024 as it does for split kernels. */
@@ -503,9 +528,9 @@ static void test_query_pingpong_row(void)
  * and, at equal column cost, is the larger tile), never where a 256-column tile pads nothing. */
 static void test_query_tile_n160(void)
 {
-    const fusegen_kernel wide = split_variant("ln_sm90a_128x256x64_s3_split", 128, 256, 1032771, 90);
-    const fusegen_kernel narrow = split_variant("ln_sm90a_128x128x64_s5_split", 128, 128, 1016389, 90);
-    const fusegen_kernel n160 = split_variant("ln_sm90a_128x160x64_s5_split", 128, 160, 1020485, 90);
+    const fusegen_kernel wide = split_variant("ln_sm90a_128x256x64_s3_split", 128, 256, 32771, 90);
+    const fusegen_kernel narrow = split_variant("ln_sm90a_128x128x64_s5_split", 128, 128, 16389, 90);
+    const fusegen_kernel n160 = split_variant("ln_sm90a_128x160x64_s5_split", 128, 160, 20485, 90);
     const fusegen_kernel table[] = {wide, narrow, n160};
     const fusegen_library lib = {.name = "n160", .generator_version = "0.1.0", .spec_sha256 = "0",
                                  .kernels = table, .n_kernels = 3};
@@ -522,6 +547,45 @@ static void test_query_tile_n160(void)
     CHECK(out[0] == &table[0] && out[1] == &table[1] && out[2] == &table[2]);
 }
 
+/* Split-K variants of both families follow one rule (dispatch.c): first where the device would
+ * sit mostly idle without them, then fewer slices first, and at equal slices and column cost
+ * (here: the same tiles) the Hopper one. */
+static void test_query_split_k_families(void)
+{
+    fusegen_kernel portable = split_variant("ln_sm80_64x128x64_s4_splitk", 64, 128, 8196, 80);
+    fusegen_kernel hopper = split_variant("ln_sm90a_64x128x64_s4_splitk", 64, 128, 8196, 90);
+    const fusegen_kernel split = split_variant("ln_sm90a_128x256x64_s3_split", 128, 256, 32771, 90);
+    const fusegen_kernel *out[3];
+    size_t n = 0;
+    portable.split_k = hopper.split_k = 1;
+    portable.strategy = hopper.strategy = FUSEGEN_STRATEGY_NONE;
+    portable.tile_k = hopper.tile_k = 64;
+    const fusegen_kernel table[] = {portable, hopper, split};
+    const fusegen_library lib = {.name = "sk", .generator_version = "0.1.0", .spec_sha256 = "0",
+                                 .kernels = table, .n_kernels = 3};
+    /* M = 1, N = 1024, K = 4096 on 132 SMs: 8 tiles, 16 slices each */
+    fusegen_problem p = ln_problem(1, 1024, 4096);
+    CHECK(fusegen__query_sms(&lib, &p, out, 3, &n, 132) == FUSEGEN_OK && n == 3);
+    CHECK(out[0] == &table[1] && out[1] == &table[0] && out[2] == &table[2]);
+    /* an unknown device: split K last, the Hopper variant still first of the two */
+    CHECK(fusegen__query_sms(&lib, &p, out, 3, &n, 0) == FUSEGEN_OK && n == 3);
+    CHECK(out[0] == &table[2] && out[1] == &table[1] && out[2] == &table[0]);
+    /* tiles that fill the device: last */
+    p = ln_problem(4096, 1024, 4096);
+    CHECK(fusegen__query_sms(&lib, &p, out, 3, &n, 132) == FUSEGEN_OK && n == 3 && out[0] == &table[2]);
+    /* fewer slices (longer k tiles: 8 slices against 16) before the family */
+    fusegen_kernel fewer[] = {portable, hopper};
+    fewer[0].tile_k = 128;
+    const fusegen_library lib2 = {.name = "sk", .generator_version = "0.1.0", .spec_sha256 = "0",
+                                  .kernels = fewer, .n_kernels = 2};
+    p = ln_problem(1, 1024, 4096);
+    CHECK(fusegen__query_sms(&lib2, &p, out, 3, &n, 132) == FUSEGEN_OK && n == 2);
+    CHECK(out[0] == &fewer[0] && out[1] == &fewer[1]);
+    /* off sm_90 only the portable one */
+    p.sm = 80;
+    CHECK(fusegen__query_sms(&lib, &p, out, 3, &n, 108) == FUSEGEN_OK && n == 1 && out[0] == &table[0]);
+}
+
 static void test_query_order(void)
 {
     const fusegen_kernel *out[8];
@@ -529,7 +593,7 @@ static void test_query_order(void)
     fusegen_problem p = ln_problem(256, 1024, 512);
 
     /* sm 90: the sm_90a row kernel first, then the sm_80 row kernel, then both split kernels in
-     * table order (equal priority) */
+     * table order (equal rank) */
     CHECK(fusegen_query(&g_lib, &p, out, 8, &n) == FUSEGEN_OK);
     CHECK(n == 4);
     CHECK(out[0] == K(K_ROW90A) && out[1] == K(K_ROW80) && out[2] == K(K_SPLIT_A) && out[3] == K(K_SPLIT_B));
@@ -1138,9 +1202,9 @@ static void test_kernel_size_limits(void)
     g_launches = 0;
     EXPECT_FAIL(fusegen_run(&hopper, &p, &a, NULL, 0, (cudaStream_t)0), FUSEGEN_ERR_NOT_SUPPORTED,
                 "p->lda = 549755813888", "TMA");
-    hopper.name = "ln_sm80_128x128x64_s3_row";   /* arch-specific code of the portable family (the JIT's) */
+    hopper.family = FUSEGEN_FAMILY_PORTABLE;   /* arch-specific code of the portable family (the JIT's) */
+    hopper.schedule = FUSEGEN_SCHEDULE_NONE;
     CHECK(fusegen_why_not(&hopper, &p, NULL, 0) == NULL);
-    hopper.name = "ln_sm90a_128x128x64_s3_row";
     CHECK(fusegen_run(K(K_ROW80), &p, &a, NULL, 0, (cudaStream_t)0) == FUSEGEN_OK && g_launches == 1);
 }
 
@@ -1205,6 +1269,7 @@ int main(void)
     test_query_pingpong_row();
     test_query_jit_portable_row();
     test_query_tile_n160();
+    test_query_split_k_families();
     test_query_truncates();
     test_why_not();
     test_select_find();

@@ -1,0 +1,159 @@
+/* dispatch.c - the dispatch's model: the order of a problem's eligible kernels (fusegen_query,
+ * fusegen_select), best first, by these keys, each deciding only between kernels equal in the
+ * ones before it:
+ *
+ *   1. the class: strategy and family (row kernels and kernels without a norm, then split, then
+ *      cluster; within a strategy the family of larger family_rank), with two amendments that
+ *      need the problem: split-K variants go first or last by the device's fill, and a wide
+ *      64-row Hopper row tile drops below its family's split kernels at long K;
+ *   2. two split-K variants: fewer slices first;
+ *   3. the column cost: the busiest SM's share of tile columns (or the padded columns, on an
+ *      unknown device) times the tile's rate;
+ *   4. the family of larger family_rank (two split-K variants of different families; other
+ *      kernels differ in family only across classes);
+ *   5. the generator's rank (tile area, staging, depth: plan.c);
+ *   6. chains: a 128-row ping-pong GEMM2 first where GEMM2's K is short.
+ *
+ * Every coefficient is in the family's table below; docs/decisions.md ("Dispatch rules") and
+ * docs/performance.md give the measurements behind each. */
+#include "fusegen_dispatch.h"
+#include "fusegen_workspace.h"
+
+/* The two families share the column rates (both measured on one H200); the ping-pong rules and
+ * the wide-row demotion are the Hopper schedules' own. */
+static const fg_dispatch_model fg_dispatch__portable = {
+    .family = FUSEGEN_FAMILY_PORTABLE,
+    .family_rank = 0,
+    .area_large = 128 * 256, .area_medium = 128 * 128,
+    .rate_large = 80, .rate_medium = 90, .rate_small = 112,
+    .pingpong_short_k_rate = 0, .pingpong_short_k_max_k = 0,
+    .pingpong128_rate = 0, .pingpong128_min_n = 0, .pingpong128_max_n = 0, .pingpong128_max_k = 0,
+    .wide_row64_max_k = 0, .wide_row64_pingpong_max_tile_n = 0,
+    .gemm2_pingpong128_max_k = 0,
+    .split_k_fill_divisor = 4, .split_k_min_slices = 2, .split_k_partials_per_k = 16,
+};
+
+static const fg_dispatch_model fg_dispatch__hopper = {
+    .family = FUSEGEN_FAMILY_HOPPER,
+    .family_rank = 1,
+    .area_large = 128 * 256, .area_medium = 128 * 128,
+    .rate_large = 80, .rate_medium = 90, .rate_small = 112,
+    .pingpong_short_k_rate = 78, .pingpong_short_k_max_k = 1024,
+    .pingpong128_rate = 77, .pingpong128_min_n = 641, .pingpong128_max_n = 1280, .pingpong128_max_k = 3072,
+    .wide_row64_max_k = 1024, .wide_row64_pingpong_max_tile_n = 256,
+    .gemm2_pingpong128_max_k = 3072,
+    .split_k_fill_divisor = 4, .split_k_min_slices = 2, .split_k_partials_per_k = 16,
+};
+
+/* Class of a split-K variant: before or after every other class. */
+enum { FG_DISPATCH__SPLIT_K_FIRST = 1000, FG_DISPATCH__SPLIT_K_LAST = -1 };
+
+const fg_dispatch_model *fg_dispatch_model_of(const fusegen_kernel *k)
+{
+    return k->family == FUSEGEN_FAMILY_HOPPER ? &fg_dispatch__hopper : &fg_dispatch__portable;
+}
+
+int fg_dispatch_k_slices(const fusegen_kernel *k, const fusegen_problem *p, int sms)
+{
+    if (sms <= 0)
+        return FUSEGEN_SPLIT_K_MAX_SLICES;
+    return fusegen_k_slices(p->m, p->n, p->k, k->tile_m, k->tile_n, k->tile_k, sms);
+}
+
+static int64_t fg_dispatch__tiles(int64_t m, int64_t n, int tile_m, int tile_n)
+{
+    int64_t tm = tile_m > 0 ? tile_m : 1, tn = tile_n > 0 ? tile_n : 1;
+    return ((m + tm - 1) / tm) * ((n + tn - 1) / tn);
+}
+
+static int fg_dispatch__strategy_rank(fusegen_strategy s)
+{
+    return s == FUSEGEN_STRATEGY_CLUSTER ? 0 : s == FUSEGEN_STRATEGY_SPLIT ? 1 : 2;
+}
+
+/* Key 1. A kernel's class is 2 x (strategy rank x 2 + family rank) + 1: doubled, so that the
+ * wide-row demotion fits just below the family's split class (2 x its split class). */
+static int fg_dispatch__class(const fusegen_kernel *k, const fg_dispatch_model *md, const fusegen_problem *p, int sms)
+{
+    int base = 2 * fg_dispatch__strategy_rank(k->strategy) + md->family_rank;
+    if (k->split_k) {
+        int64_t tiles = fg_dispatch__tiles(p->m, p->n, k->tile_m, k->tile_n);
+        int64_t slices;
+        if (sms <= 0)
+            return FG_DISPATCH__SPLIT_K_LAST;
+        slices = fg_dispatch_k_slices(k, p, sms);
+        return md->split_k_fill_divisor * tiles <= sms && slices >= md->split_k_min_slices &&
+                       md->split_k_partials_per_k * slices * p->m <= p->k
+                   ? FG_DISPATCH__SPLIT_K_FIRST
+                   : FG_DISPATCH__SPLIT_K_LAST;
+    }
+    if (md->wide_row64_max_k > 0 && k->strategy == FUSEGEN_STRATEGY_ROW && k->tile_m == 64 &&
+        (k->schedule != FUSEGEN_SCHEDULE_PINGPONG || k->tile_n > md->wide_row64_pingpong_max_tile_n) &&
+        p->k > md->wide_row64_max_k)
+        return 2 * (2 * fg_dispatch__strategy_rank(FUSEGEN_STRATEGY_SPLIT) + md->family_rank);
+    return 2 * base + 1;
+}
+
+/* The tile's rate: by area, or a ping-pong rule's. */
+static long long fg_dispatch__rate(const fusegen_kernel *k, const fg_dispatch_model *md, const fusegen_problem *p)
+{
+    long long area = (long long)k->tile_m * k->tile_n;
+    long long rate = area >= md->area_large ? md->rate_large : area >= md->area_medium ? md->rate_medium : md->rate_small;
+    int pingpong = k->schedule == FUSEGEN_SCHEDULE_PINGPONG;
+    if (pingpong && md->pingpong_short_k_rate > 0 &&
+        (k->strategy == FUSEGEN_STRATEGY_SPLIT || k->strategy == FUSEGEN_STRATEGY_ROW) &&
+        p->k <= md->pingpong_short_k_max_k)
+        rate = md->pingpong_short_k_rate;
+    if (pingpong && md->pingpong128_rate > 0 && k->tile_m == 128 && k->strategy == FUSEGEN_STRATEGY_SPLIT &&
+        p->n >= md->pingpong128_min_n && p->n <= md->pingpong128_max_n && p->k <= md->pingpong128_max_k)
+        rate = md->pingpong128_rate;
+    return rate;
+}
+
+/* Key 3, smaller first. On a known device the busiest SM's share: waves of tiles
+ * (ceil(tiles / SMs)) x a tile's columns x the rate; past a few waves this orders tiles as the
+ * padded columns do, below one wave it prefers the tile that spreads over more SMs. On an
+ * unknown device the padded columns x the rate. */
+static long long fg_dispatch__column_cost(const fusegen_kernel *k, const fg_dispatch_model *md,
+                                          const fusegen_problem *p, int sms)
+{
+    long long tile_n = k->tile_n > 0 ? k->tile_n : 1, tile_m = k->tile_m > 0 ? k->tile_m : 1;
+    long long rate = fg_dispatch__rate(k, md, p);
+    if (sms > 0) {
+        long long tiles = fg_dispatch__tiles(p->m, p->n, (int)tile_m, (int)tile_n);
+        return (tiles + sms - 1) / sms * tile_m * tile_n * rate;
+    }
+    return (p->n + tile_n - 1) / tile_n * tile_n * rate;
+}
+
+/* Key 5: 1 for a chain whose GEMM2 runs a 128-row ping-pong tile while GEMM2's K is short. */
+static int fg_dispatch__gemm2_pingpong_first(const fusegen_kernel *k, const fg_dispatch_model *md,
+                                             const fusegen_problem *p)
+{
+    return k->chain && k->schedule2 == FUSEGEN_SCHEDULE_PINGPONG && k->tile2_m == 128 &&
+           p->n <= md->gemm2_pingpong128_max_k;
+}
+
+int fg_dispatch_better(const fusegen_kernel *a, const fusegen_kernel *b, const fusegen_problem *p, int sms)
+{
+    const fg_dispatch_model *ma = fg_dispatch_model_of(a), *mb = fg_dispatch_model_of(b);
+    int class_a = fg_dispatch__class(a, ma, p, sms), class_b = fg_dispatch__class(b, mb, p, sms);
+    long long ca, cb;
+    if (class_a != class_b)
+        return class_a > class_b;
+    if (a->split_k && b->split_k) {
+        int sa = fg_dispatch_k_slices(a, p, sms), sb = fg_dispatch_k_slices(b, p, sms);
+        if (sa != sb)
+            return sa < sb;   /* the fewer slices, the fewer partial sums written and read */
+    }
+    ca = fg_dispatch__column_cost(a, ma, p, sms);
+    cb = fg_dispatch__column_cost(b, mb, p, sms);
+    if (ca != cb)
+        return ca < cb;
+    /* only split-K variants get here with two families (the class holds the family otherwise) */
+    if (ma->family_rank != mb->family_rank)
+        return ma->family_rank > mb->family_rank;
+    if (a->rank != b->rank)
+        return a->rank > b->rank;
+    return fg_dispatch__gemm2_pingpong_first(a, ma, p) > fg_dispatch__gemm2_pingpong_first(b, mb, p);
+}

@@ -1,0 +1,50 @@
+/* fusegen_dispatch.h - the dispatch's model (runtime/dispatch.c): the order in which fusegen_query
+ * lists the eligible kernels of a problem, from the kernels' fields (strategy, family, schedule,
+ * split K, tiles, rank), the problem and the device's SM count. Its coefficients are one const
+ * table per arch family in dispatch.c; the measurements behind them are in docs/decisions.md
+ * ("Dispatch rules") and docs/performance.md. Internal: not installed. */
+#ifndef FUSEGEN_DISPATCH_H
+#define FUSEGEN_DISPATCH_H
+
+#include "fusegen.h"
+
+/* The coefficients of one arch family. Rates are relative times per output column (smaller is
+ * faster); a rate or limit of 0 turns its rule off for the family. */
+typedef struct fg_dispatch_model {
+    fusegen_family family;
+    int family_rank;                    /* between kernels of one strategy: larger first */
+    /* the column rate by tile area (tile_m x tile_n) */
+    int64_t area_large, area_medium;    /* area >= area_large: rate_large; >= area_medium: rate_medium */
+    int rate_large, rate_medium, rate_small;
+    /* the ping-pong schedule: a row or split kernel at K <= short_k_max_k ... */
+    int pingpong_short_k_rate;
+    int64_t pingpong_short_k_max_k;
+    /* ... and a 128-row split tile for pingpong128_min_n <= N <= pingpong128_max_n, K <= max_k */
+    int pingpong128_rate;
+    int64_t pingpong128_min_n, pingpong128_max_n, pingpong128_max_k;
+    /* a 64-row row tile as wide as a row (cooperative, or ping-pong wider than
+     * wide_row64_pingpong_max_tile_n) ranks below its family's split kernels past this K */
+    int64_t wide_row64_max_k;
+    int wide_row64_pingpong_max_tile_n;
+    /* chains: a 128-row ping-pong GEMM2 first while GEMM2's K (the chain's N) is at most this */
+    int64_t gemm2_pingpong128_max_k;
+    /* split K: first where its unsliced tiles fill at most 1/split_k_fill_divisor of the SMs,
+     * with at least split_k_min_slices slices, and split_k_partials_per_k x S x M <= K (the
+     * partial sums written and read cost at most half of the weight read); last elsewhere */
+    int split_k_fill_divisor;
+    int split_k_min_slices;
+    int split_k_partials_per_k;
+} fg_dispatch_model;
+
+/* The model of a kernel's family (the portable one for an unknown value). */
+const fg_dispatch_model *fg_dispatch_model_of(const fusegen_kernel *k);
+
+/* Slices of K a split-K kernel runs p with on a device of sms SMs (what its launcher computes);
+ * FUSEGEN_SPLIT_K_MAX_SLICES, an upper bound, when sms is 0 (unknown). */
+int fg_dispatch_k_slices(const fusegen_kernel *k, const fusegen_problem *p, int sms);
+
+/* Whether a goes before b for problem p on a device of sms SMs (0: unknown, a size-only order).
+ * Both are eligible for p. Kernels that the model ranks equal keep table order. */
+int fg_dispatch_better(const fusegen_kernel *a, const fusegen_kernel *b, const fusegen_problem *p, int sms);
+
+#endif

@@ -1,0 +1,133 @@
+/* test_dispatch_order.c - pins the dispatch order of a generated library: for every spec kernel
+ * of the table, a grid of problems (M, N, K; chains at two N2) on several devices (sm 90 at 0,
+ * 132 and 78 SMs, sm 80 at 108; 0 is the size-only order of an unknown device), the full order
+ * of the eligible variants as table indices, one line per case. The lines are compared with a
+ * committed file; a change of the heuristic that changes any order shows as a diff of that file.
+ *
+ *   fusegen_test_dispatch_order EXPECTED            compare (exit 1 and the first differences)
+ *   fusegen_test_dispatch_order EXPECTED --write    rewrite EXPECTED (review the diff)
+ *
+ * The library is linked with stub launchers (no kernel code) and every call gives p->sm and
+ * the SM count (fusegen__query_sms), so no GPU is touched. */
+#include "fusegen.h"
+#include "fusegen_internal.h"
+#include "fusegen_default.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_LINE 1024
+
+static const struct { int sm, sms; } g_devices[] = {{90, 0}, {90, 132}, {90, 78}, {80, 108}};
+static const int64_t g_m[] = {1, 64, 512, 4096};
+static const int64_t g_n[] = {128, 256, 648, 1280, 1288, 3080, 8192};
+static const int64_t g_k[] = {512, 1024, 1032, 3072, 3080};
+static const int64_t g_n2[] = {1024, 4096};
+
+#define COUNT(a) (sizeof(a) / sizeof((a)[0]))
+
+/* One case's line into line: "S m n k n2 sm/sms: i j k ..." (S: the table index of the spec
+ * kernel's first variant; "-" when none is eligible). */
+static void order_line(const fusegen_library *lib, const fusegen_kernel *first, int64_t m, int64_t n, int64_t k,
+                       int64_t n2, int sm, int sms, char *line, size_t len)
+{
+    const fusegen_kernel *out[256];
+    fusegen_problem p;
+    size_t found = 0, i, used;
+    fusegen_status st;
+
+    memset(&p, 0, sizeof p);
+    p.m = m; p.n = n; p.k = k;
+    p.a = first->a; p.b = first->b; p.out = first->out;
+    p.b_layout = first->b_layout;
+    p.epilogue = first->epilogue;
+    if (first->chain) {
+        p.n2 = n2;
+        p.b2_layout = first->b2_layout;
+        p.epilogue2 = first->epilogue2;
+    }
+    p.sm = sm;
+    st = fusegen__query_sms(lib, &p, out, COUNT(out), &found, sms);
+    used = (size_t)snprintf(line, len, "%d %lld %lld %lld %lld %d/%d:", (int)(first - lib->kernels), (long long)m,
+                            (long long)n, (long long)k, (long long)p.n2, sm, sms);
+    if (st != FUSEGEN_OK || found == 0) {
+        snprintf(line + used, len - used, " -");
+        return;
+    }
+    for (i = 0; i < found && i < COUNT(out) && used < len; i++)
+        used += (size_t)snprintf(line + used, len - used, " %d", (int)(out[i] - lib->kernels));
+}
+
+int main(int argc, char **argv)
+{
+    const fusegen_library *lib = &fusegen_default_library;
+    FILE *f;
+    int write, differences = 0, lines = 0;
+    size_t s, t, d, a, b, c, e;
+    char line[MAX_LINE], want[MAX_LINE];
+
+    if (argc < 2 || argc > 3 || (argc == 3 && strcmp(argv[2], "--write") != 0)) {
+        fprintf(stderr, "usage: %s EXPECTED [--write]\n", argv[0]);
+        return 2;
+    }
+    write = argc == 3;
+    f = fopen(argv[1], write ? "w" : "r");
+    if (!f) {
+        fprintf(stderr, "%s: cannot open %s\n", argv[0], argv[1]);
+        return 2;
+    }
+    if (write)
+        fprintf(f, "# dispatch order of %s (test_dispatch_order.c): spec kernel M N K N2 sm/SMs: table indices, best first\n",
+                lib->name);
+    else if (!fgets(want, sizeof want, f)) {
+        fprintf(stderr, "%s: %s is empty\n", argv[0], argv[1]);
+        fclose(f);
+        return 1;
+    }
+
+    for (s = 0; s < lib->n_kernels; s++) {
+        const fusegen_kernel *first = &lib->kernels[s];
+        /* the first variant of each spec kernel stands for it */
+        for (t = 0; t < s && strcmp(lib->kernels[t].spec_kernel, first->spec_kernel) != 0; t++)
+            ;
+        if (t < s)
+            continue;
+        for (d = 0; d < COUNT(g_devices); d++)
+            for (a = 0; a < COUNT(g_m); a++)
+                for (b = 0; b < COUNT(g_n); b++)
+                    for (c = 0; c < COUNT(g_k); c++)
+                        for (e = 0; e < (first->chain ? COUNT(g_n2) : 1); e++) {
+                            order_line(lib, first, g_m[a], g_n[b], g_k[c], g_n2[e], g_devices[d].sm,
+                                       g_devices[d].sms, line, sizeof line);
+                            lines++;
+                            if (write) {
+                                fprintf(f, "%s\n", line);
+                                continue;
+                            }
+                            if (!fgets(want, sizeof want, f)) {
+                                want[0] = '\0';
+                            } else {
+                                want[strcspn(want, "\n")] = '\0';
+                            }
+                            if (strcmp(line, want) != 0 && ++differences <= 20)
+                                fprintf(stderr, "order changed:\n  want %s\n  got  %s\n", want, line);
+                        }
+    }
+    if (!write && fgets(want, sizeof want, f))
+        differences++, fprintf(stderr, "%s has more lines than the %d cases\n", argv[1], lines);
+    if (fclose(f) != 0) {
+        fprintf(stderr, "%s: writing %s failed\n", argv[0], argv[1]);
+        return 2;
+    }
+    if (write) {
+        printf("wrote %d cases to %s\n", lines, argv[1]);
+        return 0;
+    }
+    if (differences > 0) {
+        fprintf(stderr, "%d of %d cases differ from %s\n", differences, lines, argv[1]);
+        return 1;
+    }
+    printf("%d cases: every order as pinned\n", lines);
+    return 0;
+}

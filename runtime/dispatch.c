@@ -30,7 +30,7 @@ static const fg_dispatch_model fg_dispatch__portable = {
     .pingpong128_rate = 0, .pingpong128_min_n = 0, .pingpong128_max_n = 0, .pingpong128_max_k = 0,
     .wide_row64_max_k = 0, .wide_row64_pingpong_max_tile_n = 0,
     .gemm2_pingpong128_max_k = 0,
-    .split_k_fill_divisor = 4, .split_k_min_slices = 2, .split_k_partials_per_k = 16,
+    .split_k_min_slices = 2, .split_k_min_k = 1024, .split_k_partials_per_operand = 2,
 };
 
 static const fg_dispatch_model fg_dispatch__hopper = {
@@ -42,7 +42,7 @@ static const fg_dispatch_model fg_dispatch__hopper = {
     .pingpong128_rate = 77, .pingpong128_min_n = 641, .pingpong128_max_n = 1280, .pingpong128_max_k = 3072,
     .wide_row64_max_k = 1024, .wide_row64_pingpong_max_tile_n = 256,
     .gemm2_pingpong128_max_k = 3072,
-    .split_k_fill_divisor = 4, .split_k_min_slices = 2, .split_k_partials_per_k = 16,
+    .split_k_min_slices = 2, .split_k_min_k = 1024, .split_k_partials_per_operand = 2,
 };
 
 /* Class of a split-K variant: before or after every other class. */
@@ -77,13 +77,14 @@ static int fg_dispatch__class(const fusegen_kernel *k, const fg_dispatch_model *
 {
     int base = 2 * fg_dispatch__strategy_rank(k->strategy) + md->family_rank;
     if (k->split_k) {
-        int64_t tiles = fg_dispatch__tiles(p->m, p->n, k->tile_m, k->tile_n);
         int64_t slices;
         if (sms <= 0)
             return FG_DISPATCH__SPLIT_K_LAST;
         slices = fg_dispatch_k_slices(k, p, sms);
-        return md->split_k_fill_divisor * tiles <= sms && slices >= md->split_k_min_slices &&
-                       md->split_k_partials_per_k * slices * p->m <= p->k
+        /* 8 S M N <= ratio x 2 (M + N) K, in doubles: M N S reaches 2^50 within the limits */
+        return slices >= md->split_k_min_slices && p->k >= md->split_k_min_k &&
+                       4.0 * (double)slices * (double)p->m * (double)p->n <=
+                           (double)md->split_k_partials_per_operand * (double)(p->m + p->n) * (double)p->k
                    ? FG_DISPATCH__SPLIT_K_FIRST
                    : FG_DISPATCH__SPLIT_K_LAST;
     }

@@ -24,6 +24,11 @@ fusegen_status fusegen__query_sms(const fusegen_library *lib, const fusegen_prob
 /* The current device's name (cudaGetDeviceProperties; not cached: tuning files read it). */
 cudaError_t fusegen__device_name(char *buf, size_t len);
 
+/* fusegen_select remembers each thread's last answer (runtime.c); whatever can change an answer
+ * for the same library address and problem (a tuning loaded or cleared, a recording started, a
+ * JIT library freed, whose address a new one may get) calls this first, which forgets them all. */
+void fusegen__select_memo_invalidate(void);
+
 /* tuning.c: whether k is the measured winner for p in lib's loaded tuning (0 when none). */
 int fusegen__tuning_is_winner(const fusegen_library *lib, const fusegen_kernel *k, const fusegen_problem *p);
 /* fusegen_tuning_load with the device given (name, SM count, compute capability x10) instead of

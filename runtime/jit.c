@@ -303,6 +303,7 @@ static fusegen_status jit__diag_fail(fusegen_status st, const char *lead, char *
 static void jit__free(fusegen_jit *j)
 {
     if (!j) return;
+    fusegen__select_memo_invalidate();   /* a new library may get this one's addresses */
     free(j->cubin);
     fg_arena_free(&j->arena);
     pthread_mutex_destroy(&j->lock);
@@ -903,6 +904,7 @@ fusegen_status fusegen_jit_compile(fusegen_jit *jit, const fusegen_jit_options *
     jit->lib.kernels = jit->kernels;
     jit->lib.n_kernels = jit->n_kernels;
     jit->compiled = 1;
+    fusegen__select_memo_invalidate();   /* this library's table is new */
     if (cache) *cache = result;
     st = fusegen__detail_set(FUSEGEN_OK, "%s", "");
 

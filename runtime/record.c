@@ -102,6 +102,7 @@ static int fg_record__start(const char *path)
         return err;
     }
     atomic_store(&fg_record__active, 1);
+    fusegen__select_memo_invalidate();   /* remembered selections skip the recording */
     return 0;
 }
 

@@ -909,17 +909,89 @@ fusegen_status fusegen__query_sms(const fusegen_library *lib, const fusegen_prob
     return fg__query(lib, p, out, cap, n_found, sms < 0 ? 0 : sms);
 }
 
+/* fusegen_select's last answer on this thread. A decode step asks the same question thousands
+ * of times a second, and the full query checks every kernel of the library (tens of
+ * microseconds). The key is what the answer depends on: the library (address and table), the
+ * problem's fields with its signatures' text (not their addresses, which a caller may reuse),
+ * the current device when p->sm is 0, and the generation that fusegen__select_memo_invalidate
+ * bumps. Longer signatures are not remembered. */
+#define FG__MEMO_SIG 256
+typedef struct fg__select_memo {
+    unsigned generation;            /* 0: empty */
+    const fusegen_library *lib;
+    const fusegen_kernel *kernels;
+    size_t n_kernels;
+    fusegen_problem p;              /* epilogue and epilogue2 NULL: their text is below */
+    char epilogue[FG__MEMO_SIG], epilogue2[FG__MEMO_SIG];
+    int epilogue2_null;
+    int device;                     /* -1 when p->sm names the arch */
+    const fusegen_kernel *kernel;
+} fg__select_memo;
+
+static atomic_uint fg__memo_generation = 1;
+static _Thread_local fg__select_memo fg__memo;
+
+void fusegen__select_memo_invalidate(void)
+{
+    unsigned g = atomic_fetch_add(&fg__memo_generation, 1u) + 1u;
+    if (g == 0)   /* wrapped: 0 means empty */
+        atomic_fetch_add(&fg__memo_generation, 1u);
+}
+
+/* The key of (lib, p) into m (without the answer); 0 when p cannot be remembered. */
+static int fg__memo_key(fg__select_memo *m, const fusegen_library *lib, const fusegen_problem *p)
+{
+    size_t l1 = p->epilogue ? strlen(p->epilogue) : 0, l2 = p->epilogue2 ? strlen(p->epilogue2) : 0;
+    if (!lib || !p->epilogue || l1 >= FG__MEMO_SIG || l2 >= FG__MEMO_SIG)
+        return 0;
+    memset(m, 0, sizeof *m);
+    m->generation = atomic_load_explicit(&fg__memo_generation, memory_order_acquire);
+    m->lib = lib;
+    m->kernels = lib->kernels;
+    m->n_kernels = lib->n_kernels;
+    memcpy(&m->p, p, sizeof *p);
+    m->p.epilogue = NULL;
+    m->p.epilogue2 = NULL;
+    memcpy(m->epilogue, p->epilogue, l1);
+    if (p->epilogue2)
+        memcpy(m->epilogue2, p->epilogue2, l2);
+    m->epilogue2_null = p->epilogue2 == NULL;
+    m->device = -1;
+    if (p->sm == 0 && cudaGetDevice(&m->device) != cudaSuccess)
+        return 0;
+    return 1;
+}
+
+static int fg__memo_same(const fg__select_memo *a, const fg__select_memo *b)
+{
+    return a->generation == b->generation && a->lib == b->lib && a->kernels == b->kernels &&
+           a->n_kernels == b->n_kernels && a->device == b->device && a->epilogue2_null == b->epilogue2_null &&
+           memcmp(&a->p, &b->p, sizeof a->p) == 0 && strcmp(a->epilogue, b->epilogue) == 0 &&
+           strcmp(a->epilogue2, b->epilogue2) == 0;
+}
+
 fusegen_status fusegen_select(const fusegen_library *lib, const fusegen_problem *p, const fusegen_kernel **out)
 {
     const fusegen_kernel *best = NULL;
     fusegen_status st;
+    fg__select_memo key;
+    int memo;
     if (!out)
         return fg__fail(FUSEGEN_ERR_INVALID_ARGUMENT, "out is NULL");
     *out = NULL;
+    memo = p && fg__memo_key(&key, lib, p);
+    if (memo && fg__memo.generation != 0 && fg__memo_same(&fg__memo, &key)) {
+        *out = fg__memo.kernel;
+        return fg__ok();
+    }
     st = fusegen_query(lib, p, &best, 1, NULL);
     if (st == FUSEGEN_OK) {
         *out = best;
         fusegen_record_problem(lib, p, best);   /* when a recording is open (record.c) */
+        if (memo) {
+            key.kernel = best;
+            fg__memo = key;
+        }
     }
     return st;
 }

@@ -520,6 +520,7 @@ static int fg_tuning__install(const fusegen_library *lib, fg_tuning__entry *entr
     }
     atomic_store_explicit(&fg_tuning__any, fg_tuning__n_tables > 0, memory_order_release);
     pthread_rwlock_unlock(&fg_tuning__lock);
+    fusegen__select_memo_invalidate();   /* a remembered selection may no longer be the winner */
     free(old);
     return ok;
 }
@@ -537,6 +538,7 @@ void fusegen_tuning_clear(const fusegen_library *lib)
     fg_tuning__tables = NULL;
     atomic_store_explicit(&fg_tuning__any, 0, memory_order_release);
     pthread_rwlock_unlock(&fg_tuning__lock);
+    fusegen__select_memo_invalidate();
 }
 
 /* ---- loading -------------------------------------------------------------------------------- */

@@ -6,6 +6,7 @@
  *
  *   fusegen_test_dispatch_order EXPECTED            compare (exit 1 and the first differences)
  *   fusegen_test_dispatch_order EXPECTED --write    rewrite EXPECTED (review the diff)
+ *   fusegen_test_dispatch_order --memo              fusegen_select's memory of its last answer
  *
  * The library is linked with stub launchers (no kernel code) and every call gives p->sm and
  * the SM count (fusegen__query_sms), so no GPU is touched. */
@@ -59,6 +60,65 @@ static void order_line(const fusegen_library *lib, const fusegen_kernel *first, 
         used += (size_t)snprintf(line + used, len - used, " %d", (int)(out[i] - lib->kernels));
 }
 
+/* --memo: fusegen_select's per-thread memory of its last answer (runtime.c) never answers a
+ * different question: the same signature buffer rewritten, another size, another library
+ * table, another arch each get the answer a fresh query gives; the same question the same
+ * kernel. */
+static int memo_check(const fusegen_library *lib)
+{
+    const fusegen_kernel *k1 = NULL, *k2 = NULL, *fresh = NULL;
+    fusegen_problem p;
+    char sig[64];
+    int failures = 0;
+    size_t n = 0;
+#define MEMO_CHECK(cond, what)                                                                     \
+    do {                                                                                           \
+        if (!(cond)) {                                                                             \
+            printf("FAIL %s\n", what);                                                             \
+            failures++;                                                                            \
+        } else {                                                                                   \
+            printf("PASS %s\n", what);                                                             \
+        }                                                                                          \
+    } while (0)
+    memset(&p, 0, sizeof p);
+    p.m = 64;
+    p.n = 4096;
+    p.k = 4096;
+    p.a = p.b = p.out = FUSEGEN_DTYPE_BF16;
+    p.b_layout = FUSEGEN_LAYOUT_NK;
+    p.sm = 90;
+    strcpy(sig, "bias+residual+store+layernorm+relu");
+    p.epilogue = sig;
+    MEMO_CHECK(fusegen_select(lib, &p, &k1) == FUSEGEN_OK && k1, "a first select");
+    MEMO_CHECK(fusegen_select(lib, &p, &k2) == FUSEGEN_OK && k2 == k1, "the same question: the same kernel");
+    strcpy(sig, "");   /* the same buffer, another epilogue */
+    MEMO_CHECK(fusegen_select(lib, &p, &k2) == FUSEGEN_OK && k2 && strcmp(k2->epilogue, "") == 0,
+               "the signature buffer rewritten: the plain GEMM's kernel");
+    strcpy(sig, "bias+residual+store+layernorm+relu");
+    p.m = 8192;
+    MEMO_CHECK(fusegen_select(lib, &p, &k2) == FUSEGEN_OK &&
+                   fusegen__query_sms(lib, &p, &fresh, 1, &n, 0) == FUSEGEN_OK && k2 == fresh,
+               "another M: the fresh query's answer");
+    p.sm = 80;
+    MEMO_CHECK(fusegen_select(lib, &p, &k2) == FUSEGEN_OK && k2 && k2->family == FUSEGEN_FAMILY_PORTABLE,
+               "another arch: a portable kernel");
+    {
+        fusegen_library copy = *lib;   /* another library at another address, the same table */
+        copy.n_kernels = 1;             /* ... cut to its first kernel */
+        p.sm = 90;
+        p.m = 64;
+        MEMO_CHECK(fusegen_select(lib, &p, &k1) == FUSEGEN_OK, "select again");
+        MEMO_CHECK(fusegen_select(&copy, &p, &k2) != FUSEGEN_OK || k2 == &copy.kernels[0],
+                   "another library: its own answer");
+    }
+    p.epilogue = "no+such+ops";
+    MEMO_CHECK(fusegen_select(lib, &p, &k2) == FUSEGEN_ERR_NOT_SUPPORTED && k2 == NULL,
+               "an unknown epilogue after a remembered answer: not supported");
+    printf("%d failed\n", failures);
+    return failures ? 1 : 0;
+#undef MEMO_CHECK
+}
+
 int main(int argc, char **argv)
 {
     const fusegen_library *lib = &fusegen_default_library;
@@ -67,6 +127,8 @@ int main(int argc, char **argv)
     size_t s, t, d, a, b, c, e;
     char line[MAX_LINE], want[MAX_LINE];
 
+    if (argc == 2 && strcmp(argv[1], "--memo") == 0)
+        return memo_check(lib);
     if (argc < 2 || argc > 3 || (argc == 3 && strcmp(argv[2], "--write") != 0)) {
         fprintf(stderr, "usage: %s EXPECTED [--write]\n", argv[0]);
         return 2;

@@ -3,7 +3,8 @@
 # Logs go under $OUT (default: ./gpu-out; all but summary.txt and bench.* bundled into
 # gpu-logs.tar.gz at the end); a short table is printed last. The benchmark runs bench/shapes.json,
 # then bench/shapes-unseen.json (bench-unseen.*, in the bundle). Environment:
-# FUSEGEN_SKIP_CPU_TESTS=1; FUSEGEN_SANITIZE_TOOLS (default "memcheck racecheck synccheck") and
+# FUSEGEN_SKIP_CPU_TESTS=1; FUSEGEN_CTEST_GPU_EXCLUDE (a ctest regex of GPU tests to leave out, e.g.
+# pytorch_ops); FUSEGEN_SANITIZE_TOOLS (default "memcheck racecheck synccheck") and
 # FUSEGEN_SANITIZE_TIMEOUT (seconds a tool, default 150) and FUSEGEN_SANITIZE_ONLY (a kernel-name
 # substring: the sanitizers run the kernel test on those kernels only); FUSEGEN_BENCH_ARGS (the benchmark's
 # options); FUSEGEN_BENCH_SPECS (spec files benchmarked through the JIT, every variant) and
@@ -64,18 +65,24 @@ if [ "${FUSEGEN_SKIP_CPU_TESTS:-0}" != 1 ]; then
   (cd "$build" && ctest --output-on-failure -j 8 -LE gpu) >"$out/ctest-cpu.log" 2>&1
   status "ctest (cpu)" "$(grep -E 'tests passed|tests failed' "$out/ctest-cpu.log" | tail -1)"
 fi
-(cd "$build" && ctest --output-on-failure -L gpu) >"$out/ctest-gpu.log" 2>&1
-status "ctest (gpu)" "$(grep -E 'tests passed|tests failed' "$out/ctest-gpu.log" | tail -1)"
-# The full per-kernel report (ctest keeps only failing output).
+# gpu_kernels and gpu_numerics run once, below, with their full reports (ctest keeps only
+# failing output); FUSEGEN_CTEST_GPU_EXCLUDE (a ctest regex) leaves out more.
+(cd "$build" && ctest --output-on-failure -L gpu \
+   -E "^(gpu_kernels|gpu_numerics)\$${FUSEGEN_CTEST_GPU_EXCLUDE:+|$FUSEGEN_CTEST_GPU_EXCLUDE}") >"$out/ctest-gpu.log" 2>&1
+status "ctest (gpu, others)" "$(grep -E 'tests passed|tests failed' "$out/ctest-gpu.log" | tail -1)"
 if [ -x "$build/tests/gpu/fusegen_test_kernels" ]; then
   "$build/tests/gpu/fusegen_test_kernels" >"$out/gpu-kernels.log" 2>&1
+  status gpu_kernels "rc=$?"
   grep -E '^[0-9]+ passed, [0-9]+ failed|worst|seed' "$out/gpu-kernels.log" >>"$out/summary.txt"
 fi
-
-if [ -x "$build/tests/gpu/fusegen_test_numerics" ]; then
-  "$build/tests/gpu/fusegen_test_numerics" >"$out/gpu-numerics.log" 2>&1
-  status "numerics" "$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$out/gpu-numerics.log" | tail -1)"
-fi
+# the numerics test after the benchmark (its report is long, the benchmark's figures are wanted
+# first when the time is short)
+run_numerics() {
+  if [ -x "$build/tests/gpu/fusegen_test_numerics" ]; then
+    "$build/tests/gpu/fusegen_test_numerics" >"$out/gpu-numerics.log" 2>&1
+    status "gpu_numerics" "rc=$? $(grep -E '^[0-9]+ passed, [0-9]+ failed' "$out/gpu-numerics.log" | tail -1)"
+  fi
+}
 
 if [ $sanitize = 1 ] && command -v compute-sanitizer >/dev/null 2>&1 && [ -x "$build/tests/gpu/fusegen_test_kernels" ]; then
   for tool in ${FUSEGEN_SANITIZE_TOOLS:-memcheck racecheck synccheck}; do
@@ -97,6 +104,7 @@ if [ $bench = 1 ] && [ -x "$build/bench/fusegen-bench" ]; then
     status "bench (unseen shapes)" "rc=$? $(grep -E 'speed-up over unfused' "$out/bench-unseen.log" | head -1 | sed 's/^ *//')"
   fi
 fi
+run_numerics
 # Experiments: each spec of FUSEGEN_BENCH_SPECS (space-separated paths, e.g. bench/specs/*.json)
 # benchmarked through the JIT with every variant (fusegen-bench --spec FILE --all-variants).
 if [ $bench = 1 ] && [ -n "${FUSEGEN_BENCH_SPECS:-}" ] && [ -x "$build/bench/fusegen-bench" ]; then

@@ -93,10 +93,14 @@ static char g_dir[] = "/tmp/fusegen-test-rt-XXXXXX";
 
 static const char *tmp_path(const char *name)
 {
-    static char buf[4][256];
+    /* room for the folder, a slash and any name a directory entry can have */
+    static char buf[4][sizeof g_dir + 1 + 256];
     static int at;
     char *b = buf[at++ % 4];
-    snprintf(b, sizeof buf[0], "%s/%s", g_dir, name);
+    if (snprintf(b, sizeof buf[0], "%s/%s", g_dir, name) >= (int)sizeof buf[0]) {
+        fprintf(stderr, "test_record_tuning: path %s/%s too long\n", g_dir, name);
+        exit(2);
+    }
     return b;
 }
 

@@ -30,6 +30,7 @@ static const fg_dispatch_model fg_dispatch__portable = {
     .pingpong128_rate = 0, .pingpong128_min_n = 0, .pingpong128_max_n = 0, .pingpong128_max_k = 0,
     .wide_row64_max_k = 0, .wide_row64_pingpong_max_tile_n = 0,
     .gemm2_pingpong128_max_k = 0,
+    .split_k_fill_tile = 128, .split_k_fill_divisor = 2,
     .split_k_min_slices = 2, .split_k_min_k = 1024, .split_k_partials_per_operand = 2,
 };
 
@@ -42,6 +43,7 @@ static const fg_dispatch_model fg_dispatch__hopper = {
     .pingpong128_rate = 77, .pingpong128_min_n = 641, .pingpong128_max_n = 1280, .pingpong128_max_k = 3072,
     .wide_row64_max_k = 1024, .wide_row64_pingpong_max_tile_n = 256,
     .gemm2_pingpong128_max_k = 3072,
+    .split_k_fill_tile = 128, .split_k_fill_divisor = 2,
     .split_k_min_slices = 2, .split_k_min_k = 1024, .split_k_partials_per_operand = 2,
 };
 
@@ -82,7 +84,9 @@ static int fg_dispatch__class(const fusegen_kernel *k, const fg_dispatch_model *
             return FG_DISPATCH__SPLIT_K_LAST;
         slices = fg_dispatch_k_slices(k, p, sms);
         /* 8 S M N <= ratio x 2 (M + N) K, in doubles: M N S reaches 2^50 within the limits */
-        return slices >= md->split_k_min_slices && p->k >= md->split_k_min_k &&
+        return md->split_k_fill_divisor * fg_dispatch__tiles(p->m, p->n, md->split_k_fill_tile, md->split_k_fill_tile) <=
+                       sms &&
+                       slices >= md->split_k_min_slices && p->k >= md->split_k_min_k &&
                        4.0 * (double)slices * (double)p->m * (double)p->n <=
                            (double)md->split_k_partials_per_operand * (double)(p->m + p->n) * (double)p->k
                    ? FG_DISPATCH__SPLIT_K_FIRST

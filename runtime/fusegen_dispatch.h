@@ -28,11 +28,14 @@ typedef struct fg_dispatch_model {
     int wide_row64_pingpong_max_tile_n;
     /* chains: a 128-row ping-pong GEMM2 first while GEMM2's K (the chain's N) is at most this */
     int64_t gemm2_pingpong128_max_k;
-    /* split K: first where it runs at least split_k_min_slices slices (fusegen_k_slices: its
-     * unsliced tiles fill at most half of the SMs), K is at least split_k_min_k (below, the
-     * reduce kernel's launch outweighs the spread of a short mainloop), and its partial sums,
-     * written and read as f32 (8 S M N bytes), cost at most split_k_partials_per_operand
-     * times the operands' bytes (2 (M + N) K); last elsewhere */
+    /* split K: first where the problem in split_k_fill_tile-square tiles would fill at most
+     * 1/split_k_fill_divisor of the SMs (an unsliced kernel of an efficient tile leaves SMs
+     * idle), it runs at least split_k_min_slices slices (fusegen_k_slices), K is at least
+     * split_k_min_k (below, the reduce kernel's launch outweighs the spread of a short
+     * mainloop), and its partial sums, written and read as f32 (8 S M N bytes), cost at most
+     * split_k_partials_per_operand times the operands' bytes (2 (M + N) K); last elsewhere */
+    int split_k_fill_tile;
+    int split_k_fill_divisor;
     int split_k_min_slices;
     int64_t split_k_min_k;
     int split_k_partials_per_operand;

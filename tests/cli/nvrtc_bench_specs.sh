@@ -1,17 +1,19 @@
 #!/bin/sh
 # fusegen check --nvrtc over the benchmark's own specs (bench/specs, fusegen-bench --spec): they
-# keep compiling as the templates change.
-#   nvrtc_bench_specs.sh FUSEGEN SOURCE_DIR
+# keep compiling as the templates change. SPEC...: those (paths relative to SOURCE_DIR), else all.
+#   nvrtc_bench_specs.sh FUSEGEN SOURCE_DIR [SPEC...]
 set -u
 fusegen=$1
 src=$2
+shift 2
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 fail=0
 cd "$src" || exit 1
 
 # The benchmark's own specs (fusegen-bench --spec) keep compiling as the templates change.
-for spec in bench/specs/*.json; do
+[ $# -gt 0 ] || set -- bench/specs/*.json
+for spec in "$@"; do
     "$fusegen" check --nvrtc "$spec" >"$tmp/out" 2>"$tmp/err"
     rc=$?
     if [ $rc -ne 0 ] || grep -v '^fusegen: ' "$tmp/out" | grep -q -v '^ok '; then

@@ -29,11 +29,15 @@ cudaError_t fusegen__device_name(char *buf, size_t len);
  * JIT library freed, whose address a new one may get) calls this first, which forgets them all. */
 void fusegen__select_memo_invalidate(void);
 
-/* tuning.c: whether k is the measured winner for p in lib's loaded tuning (0 when none). */
+/* tuning.c: whether k is the measured winner for p in lib's loaded tuning, or, when none is
+ * loaded for lib and p->sm is 0, in lib's compiled-in tuning for the current device (0 when none). */
 int fusegen__tuning_is_winner(const fusegen_library *lib, const fusegen_kernel *k, const fusegen_problem *p);
 /* fusegen_tuning_load with the device given (name, SM count, compute capability x10) instead of
  * read: the tests, on machines without a GPU. */
 fusegen_status fusegen__tuning_load_for(const fusegen_library *lib, const char *path, const char *dev_name,
                                         int dev_sms, int dev_cc);
+/* The tests: the device that compiled-in tuning is matched against (name, SM count, compute
+ * capability x10) instead of the current one; name NULL goes back to the current device. */
+void fusegen__tuning_device_override(const char *name, int sms, int cc);
 
 #endif

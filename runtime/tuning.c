@@ -466,65 +466,15 @@ static int64_t fg_tuning__bucket(int64_t m)
 
 /* ---- compiled-in tuning (fusegen generate --tuning) ------------------------------------------ */
 
-enum { FG_TUNING__MAX_DEVICES = 64, FG_TUNING__NAME_LEN = 256 };
-
-/* The device names, read once per device ordinal (cudaGetDeviceProperties is slow): ready[d]
- * is set (release) after names[d] is written under the mutex. */
-static pthread_mutex_t fg_tuning__name_lock = PTHREAD_MUTEX_INITIALIZER;
-static char fg_tuning__names[FG_TUNING__MAX_DEVICES][FG_TUNING__NAME_LEN];
-static _Atomic int fg_tuning__name_ready[FG_TUNING__MAX_DEVICES];
-
-/* The test hook's device (fusegen__tuning_device_override). */
-static pthread_mutex_t fg_tuning__fake_lock = PTHREAD_MUTEX_INITIALIZER;
-static _Atomic int fg_tuning__fake;
-static char fg_tuning__fake_name[FG_TUNING__NAME_LEN];
-static int fg_tuning__fake_sms, fg_tuning__fake_cc;
-
-void fusegen__tuning_device_override(const char *name, int sms, int cc)
-{
-    pthread_mutex_lock(&fg_tuning__fake_lock);
-    if (name) {
-        snprintf(fg_tuning__fake_name, sizeof fg_tuning__fake_name, "%s", name);
-        fg_tuning__fake_sms = sms;
-        fg_tuning__fake_cc = cc;
-    }
-    atomic_store_explicit(&fg_tuning__fake, name != NULL, memory_order_release);
-    pthread_mutex_unlock(&fg_tuning__fake_lock);
-    fusegen__select_memo_invalidate();   /* a remembered selection was for the other device */
-}
-
 /* The compiled-in device of lib that the current device is (name, SMs, cc), or NULL. */
 static const fusegen_tuned_device *fg_tuning__compiled(const fusegen_library *lib)
 {
-    char name[FG_TUNING__NAME_LEN];
-    int sms = 0, cc = 0, dev = -1;
+    char name[256];
+    int sms = 0, cc = 0;
     size_t i;
-    if (atomic_load_explicit(&fg_tuning__fake, memory_order_acquire)) {
-        pthread_mutex_lock(&fg_tuning__fake_lock);
-        memcpy(name, fg_tuning__fake_name, sizeof name);
-        sms = fg_tuning__fake_sms;
-        cc = fg_tuning__fake_cc;
-        pthread_mutex_unlock(&fg_tuning__fake_lock);
-    } else {
-        if (fusegen__device_info(&cc, &sms) != cudaSuccess || cudaGetDevice(&dev) != cudaSuccess) {
-            (void)cudaGetLastError();
-            return NULL;   /* no device to match: the model decides */
-        }
-        if (dev >= 0 && dev < FG_TUNING__MAX_DEVICES &&
-            atomic_load_explicit(&fg_tuning__name_ready[dev], memory_order_acquire)) {
-            memcpy(name, fg_tuning__names[dev], sizeof name);
-        } else {
-            if (fusegen__device_name(name, sizeof name) != cudaSuccess) {
-                (void)cudaGetLastError();
-                return NULL;
-            }
-            if (dev >= 0 && dev < FG_TUNING__MAX_DEVICES) {
-                pthread_mutex_lock(&fg_tuning__name_lock);
-                memcpy(fg_tuning__names[dev], name, sizeof name);
-                atomic_store_explicit(&fg_tuning__name_ready[dev], 1, memory_order_release);
-                pthread_mutex_unlock(&fg_tuning__name_lock);
-            }
-        }
+    if (fusegen__device_info(&cc, &sms) != cudaSuccess || fusegen__device_name(name, sizeof name) != cudaSuccess) {
+        (void)cudaGetLastError();
+        return NULL;   /* no device to match: the model decides */
     }
     for (i = 0; i < lib->n_tuned; i++) {
         const fusegen_tuned_device *d = &lib->tuned[i];

@@ -10,12 +10,24 @@
 
 #define FG_TUNING_VERSION 1
 
-/* Whether v is a number holding an integer in [lo, hi]; sets *out. */
-static int tuning__int(const cJSON *v, long long lo, long long hi, long long *out)
+/* The file's text, for the spelling of numbers (cJSON keeps only their values). */
+typedef struct tuning_text {
+    const char *text;
+    size_t len;
+} tuning_text;
+
+/* Whether v, at pointer ptr of the text, is an integer in [lo, hi] written without a fraction or
+ * exponent (as the runtime's reader of tuning files requires); sets *out. */
+static int tuning__int(const tuning_text *tt, const char *ptr, const cJSON *v, long long lo, long long hi,
+                       long long *out)
 {
+    size_t off;
     if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble) || v->valuedouble != floor(v->valuedouble) ||
         v->valuedouble < (double)lo || v->valuedouble > (double)hi)
         return 0;
+    if (ptr && fg_jsonpos_find(tt->text, tt->len, ptr, &off) == 0)
+        for (; off < tt->len && strchr("-+0123456789.eE", tt->text[off]); off++)
+            if (tt->text[off] == '.' || tt->text[off] == 'e' || tt->text[off] == 'E') return 0;
     *out = (long long)v->valuedouble;
     return 1;
 }
@@ -85,8 +97,8 @@ static void tuning__syntax(fg_diag *d, const char *text, size_t len, const char 
 }
 
 /* Checks one entry (at pointer ptr) against plan; fills *e. Returns 0, or -1 after reporting. */
-static int tuning__entry(fg_arena *a, const cJSON *item, const char *ptr, const fg_plan *plan, fg_tuned_entry *e,
-                         fg_diag *d)
+static int tuning__entry(fg_arena *a, const tuning_text *tt, const cJSON *item, const char *ptr, const fg_plan *plan,
+                         fg_tuned_entry *e, fg_diag *d)
 {
     static const char *const required[] = {"spec_kernel", "m_bucket", "n", "k", "n2", "winner", "winner_ms"};
     const cJSON *v;
@@ -114,20 +126,24 @@ static int tuning__entry(fg_arena *a, const cJSON *item, const char *ptr, const 
     } else {
         e->spec_kernel = fg_arena_strdup(a, v->valuestring);
     }
-    if (!tuning__int(cJSON_GetObjectItemCaseSensitive(item, "m_bucket"), 1, 1LL << 31, &e->m_bucket) ||
+    if (!tuning__int(tt, fg_arena_printf(a, "%s/m_bucket", ptr), cJSON_GetObjectItemCaseSensitive(item, "m_bucket"), 1,
+                     1LL << 31, &e->m_bucket) ||
         (e->m_bucket & (e->m_bucket - 1)) != 0) {
         fg_diag_error(d, fg_arena_printf(a, "%s/m_bucket", ptr), "must be a power of two from 1 to 2^31");
         errors++;
     }
-    if (!tuning__int(cJSON_GetObjectItemCaseSensitive(item, "n"), 1, 2147483647, &e->n)) {
+    if (!tuning__int(tt, fg_arena_printf(a, "%s/n", ptr), cJSON_GetObjectItemCaseSensitive(item, "n"), 1,
+                     2147483647, &e->n)) {
         fg_diag_error(d, fg_arena_printf(a, "%s/n", ptr), "must be an integer from 1 to 2^31 - 1");
         errors++;
     }
-    if (!tuning__int(cJSON_GetObjectItemCaseSensitive(item, "k"), 1, 2147483647, &e->k)) {
+    if (!tuning__int(tt, fg_arena_printf(a, "%s/k", ptr), cJSON_GetObjectItemCaseSensitive(item, "k"), 1,
+                     2147483647, &e->k)) {
         fg_diag_error(d, fg_arena_printf(a, "%s/k", ptr), "must be an integer from 1 to 2^31 - 1");
         errors++;
     }
-    if (!tuning__int(cJSON_GetObjectItemCaseSensitive(item, "n2"), 0, 2147483647, &e->n2)) {
+    if (!tuning__int(tt, fg_arena_printf(a, "%s/n2", ptr), cJSON_GetObjectItemCaseSensitive(item, "n2"), 0,
+                     2147483647, &e->n2)) {
         fg_diag_error(d, fg_arena_printf(a, "%s/n2", ptr), "must be an integer from 0 to 2^31 - 1 (0: not a chain)");
         errors++;
     }
@@ -173,6 +189,7 @@ int fg_tuning_add(fg_arena *a, const char *path, const char *text, size_t len, c
         fg_diag_error_at(d, line, col, NULL, "a NUL byte in the file");
         return -1;
     }
+    const tuning_text tt = {text, len};
     cJSON *root = cJSON_ParseWithOpts(text, &end, 1);
     if (!root) {
         tuning__syntax(d, text, len, end);
@@ -192,7 +209,7 @@ int fg_tuning_add(fg_arena *a, const char *path, const char *text, size_t len, c
         fg_diag_error(d, "", "no \"fusegen_tuning\" version: not a tuning file");
         goto done;
     }
-    if (!tuning__int(version, 1, 2147483647, &ver)) {
+    if (!tuning__int(&tt, "/fusegen_tuning", version, 1, 2147483647, &ver)) {
         fg_diag_error(d, "/fusegen_tuning", "must be a positive integer (the format's version)");
         goto done;
     }
@@ -212,11 +229,11 @@ int fg_tuning_add(fg_arena *a, const char *path, const char *text, size_t len, c
         else
             dev.name = fg_arena_strdup(a, v->valuestring);
         v = cJSON_GetObjectItemCaseSensitive(device, "sms");
-        if (!tuning__int(v, 1, 65535, &dev.sms))
+        if (!tuning__int(&tt, "/device/sms", v, 1, 65535, &dev.sms))
             fg_diag_error(d, v ? "/device/sms" : "/device", "%s",
                           v ? "must be an integer from 1 to 65535 (the SM count)" : "no \"sms\"");
         v = cJSON_GetObjectItemCaseSensitive(device, "cc");
-        if (!tuning__int(v, 1, 2147483647, &dev.cc))
+        if (!tuning__int(&tt, "/device/cc", v, 1, 2147483647, &dev.cc))
             fg_diag_error(d, v ? "/device/cc" : "/device", "%s",
                           v ? "must be a positive integer (the compute capability x10, e.g. 90)" : "no \"cc\"");
     }
@@ -266,7 +283,7 @@ int fg_tuning_add(fg_arena *a, const char *path, const char *text, size_t len, c
     const cJSON *item;
     cJSON_ArrayForEach(item, entries)
     {
-        (void)tuning__entry(a, item, fg_arena_printf(a, "/entries/%zu", i), plan, &dev.entries[i], d);
+        (void)tuning__entry(a, &tt, item, fg_arena_printf(a, "/entries/%zu", i), plan, &dev.entries[i], d);
         order[i] = i;
         i++;
     }

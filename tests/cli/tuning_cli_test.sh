@@ -49,6 +49,10 @@ if cmp -s "$EXPECTED" "$TMP/b/golden_small/golden_small_dispatch.c"; then ok; el
 # the depfile names the tuning files
 run 0 depfile generate "$SPEC" --tuning "$H200" -o "$TMP/c" --templates templates -q --depfile "$TMP/c.d"
 expect_grep depfile "$TMP/c.d" "$H200"
+# --only: the entries of the variants it leaves out are left out (the files are checked whole)
+run 0 only generate "$SPEC" --only proj_scale_gelu --tuning "$H200" --tuning "$H100" -o "$TMP/d" --templates templates -q
+expect_grep only "$TMP/d/golden_small/golden_small_dispatch.c" '{ "proj_scale_gelu", 64, 4096, 4096, 0, 0, 0.031, -1 },'
+expect_grep only "$TMP/d/golden_small/golden_small_dispatch.c" '{ "NVIDIA H100 80GB HBM3", 132, 90, NULL, 0 },'
 run 0 check check "$SPEC" --tuning "$H200" --tuning "$H100"
 expect_grep check "$TMP/out" "ok: library golden_small"
 run 2 list list "$SPEC" --tuning "$H200"
@@ -100,6 +104,9 @@ bad unknown-kernel "{\"fusegen_tuning\": 1, $DEV, $LIB, \"entries\": [
 bad m-bucket "{\"fusegen_tuning\": 1, $DEV, $LIB, \"entries\": [
  {\"spec_kernel\": \"proj_scale_gelu\", \"m_bucket\": 48, \"n\": 4096, \"k\": 4096, \"n2\": 0, $W, \"winner_ms\": 1}]}" \
     "error: /entries/0/m_bucket: must be a power of two from 1 to 2^31"
+bad n-fraction "{\"fusegen_tuning\": 1, $DEV, $LIB, \"entries\": [
+ {\"spec_kernel\": \"proj_scale_gelu\", \"m_bucket\": 64, \"n\": 4096.0, \"k\": 4096, \"n2\": 0, $W, \"winner_ms\": 1}]}" \
+    "n-fraction.json:2:58: error: /entries/0/n: must be an integer from 1 to 2^31 - 1"
 bad no-winner-ms "{\"fusegen_tuning\": 1, $DEV, $LIB, \"entries\": [
  {\"spec_kernel\": \"proj_scale_gelu\", \"m_bucket\": 64, \"n\": 4096, \"k\": 4096, \"n2\": 0, $W}]}" \
     'error: /entries/0: the entry has no "winner_ms"'

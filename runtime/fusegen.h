@@ -234,7 +234,8 @@ void fusegen_record_problem(const fusegen_library *lib, const fusegen_problem *p
  * kernel and problem bucket (M rounded up to a power of two, N, K, N2). Loaded for lib, the
  * winner goes first in fusegen_query and fusegen_select wherever it is eligible; elsewhere the
  * dispatch's model decides. A file for another library, spec hash or device (name, SM count,
- * compute capability) is refused with the reason in the detail and nothing applied. */
+ * compute capability) is refused with the reason in the detail and nothing applied. A loaded
+ * file takes the place of the library's compiled-in tuning (fusegen_library.tuned). */
 fusegen_status fusegen_tuning_load(const fusegen_library *lib, const char *path);
 void fusegen_tuning_clear(const fusegen_library *lib);   /* NULL: every library's */
 

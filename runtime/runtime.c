@@ -12,8 +12,8 @@
  *
  * Nothing here allocates device memory, synchronizes or copies. The only CUDA calls are
  * cudaGetDevice and cudaDeviceGetAttribute (the device's compute capability and SM count, read
- * once per device), cudaGetDeviceProperties (the device's name, for fusegen_tuning_load only),
- * the kernel's launch function, and the error-string functions. */
+ * once per device), cudaGetDeviceProperties (the device's name, read once per device, for tuning
+ * files and compiled-in tuning), the kernel's launch function, and the error-string functions. */
 #include "fusegen.h"
 #include "fusegen_dispatch.h"
 #include "fusegen_internal.h"

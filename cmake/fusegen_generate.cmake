@@ -7,14 +7,18 @@
 #     FUSEGEN_TEMPLATE_DIR=<prefix>/share/fusegen/templates.
 #
 #   fusegen_generate(<target> SPECS <spec.json>... [ARCHS <cuda archs>...] [KERNELS <globs>...]
-#                    [OUTPUT_DIR <dir>])
+#                    [TUNING <tuning.json>...] [OUTPUT_DIR <dir>])
 #     One call per target. KERNELS: build only the spec kernels whose names match one of the
-#     globs (* and ? only); the whole spec is still checked.
+#     globs (* and ? only); the whole spec is still checked. TUNING: tuning files (written by
+#     fusegen-tune, one per device) whose measured winners are compiled into the dispatch table
+#     of the library each names (`fusegen generate --tuning`; read when CMake configures to find
+#     that library, and dependencies of its generation).
 #       Generates the kernel library of each spec at build time and compiles it into <target>
 #       (through an object library <target>_fusegen that carries the generated headers' folders,
 #       the runtime and CUDA::cudart as usage requirements).
 #
-#   fusegen_add_library(SPEC <spec.json> OUTPUT_DIR <dir> TARGET_PREFIX <name> [ARCHS <cuda archs>...])
+#   fusegen_add_library(SPEC <spec.json> OUTPUT_DIR <dir> TARGET_PREFIX <name> [ARCHS <cuda archs>...]
+#                       [TUNING <tuning.json>...])
 #       Generates one spec and builds <name> (static) and <name>_shared from one object library
 #       <name>_objects, all named after the spec's library.
 #
@@ -159,13 +163,32 @@ function(_fusegen_spec_files spec out_dir prefix)
   set(${prefix}_HEADERS "${dir}/${lib}.h" "${dir}/fusegen_sm80.cuh" "${dir}/fusegen_sm90.cuh" PARENT_SCOPE)
 endfunction()
 
-# _fusegen_add_objects(<name> SPECS <spec>... OUTPUT_DIR <dir> ARCHS <archs>... [COMPILE_OPTIONS <opt>...])
+# _fusegen_add_objects(<name> SPECS <spec>... OUTPUT_DIR <dir> ARCHS <archs>... [COMPILE_OPTIONS <opt>...]
+#                      [TUNING <file>...])
 # The generation commands for every spec, and the object library <name> that compiles their
 # output. Sets <name>_LIBRARIES (the spec library names) in the caller.
 function(_fusegen_add_objects name)
-  cmake_parse_arguments(PARSE_ARGV 1 FG "" "OUTPUT_DIR" "SPECS;ARCHS;COMPILE_OPTIONS;KERNELS")
+  cmake_parse_arguments(PARSE_ARGV 1 FG "" "OUTPUT_DIR" "SPECS;ARCHS;COMPILE_OPTIONS;KERNELS;TUNING")
   # a relative folder is the build's, as the generation rule and the object library both see it
   get_filename_component(FG_OUTPUT_DIR "${FG_OUTPUT_DIR}" ABSOLUTE BASE_DIR "${CMAKE_CURRENT_BINARY_DIR}")
+  # each tuning file goes to the generation of the library it names ("library": {"name": ...});
+  # the generator checks the rest (spec hash, winners) when it runs
+  set(tuning_files "")
+  set(tuning_libs "")
+  foreach(tf IN LISTS FG_TUNING)
+    get_filename_component(tf "${tf}" ABSOLUTE BASE_DIR "${CMAKE_CURRENT_SOURCE_DIR}")
+    if(NOT EXISTS "${tf}")
+      message(FATAL_ERROR "fusegen: tuning file '${tf}' does not exist")
+    endif()
+    file(READ "${tf}" tf_text)
+    string(JSON tf_lib ERROR_VARIABLE tf_err GET "${tf_text}" library name)
+    if(tf_err)
+      message(FATAL_ERROR "fusegen: tuning file '${tf}' names no library (\"library\": {\"name\": ...}): ${tf_err}")
+    endif()
+    set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS "${tf}")
+    list(APPEND tuning_files "${tf}")
+    list(APPEND tuning_libs "${tf_lib}")
+  endforeach()
   set(only_args "")
   foreach(g ${FG_KERNELS})
     list(APPEND only_args --only "${g}")
@@ -213,6 +236,9 @@ function(_fusegen_add_objects name)
     # wrote), would make two. The same call again in the same folder shares the rule.
     set(stamp "${FG_OUTPUT_DIR}/${s_LIBRARY}.stamp")
     set(rule "${CMAKE_CURRENT_SOURCE_DIR} (KERNELS: ${FG_KERNELS})")
+    if(FG_TUNING)
+      set(rule "${CMAKE_CURRENT_SOURCE_DIR} (KERNELS: ${FG_KERNELS}; TUNING: ${FG_TUNING})")
+    endif()
     get_property(owner GLOBAL PROPERTY "_FUSEGEN_OWNER_${stamp}")
     if(owner AND NOT owner STREQUAL rule)
       message(FATAL_ERROR "fusegen: library '${s_LIBRARY}' is already generated into ${FG_OUTPUT_DIR} from ${owner}: give this call its own OUTPUT_DIR")
@@ -228,6 +254,20 @@ function(_fusegen_add_objects name)
       set(spec_arg "${spec}")
     endif()
     set(lib "${s_LIBRARY}")
+    set(tuning_args "")
+    set(tuning_deps "")
+    list(LENGTH tuning_files n_tf)
+    if(n_tf GREATER 0)
+      math(EXPR last_tf "${n_tf} - 1")
+      foreach(i RANGE ${last_tf})
+        list(GET tuning_libs ${i} tf_lib)
+        if(tf_lib STREQUAL lib)
+          list(GET tuning_files ${i} tf)
+          list(APPEND tuning_args --tuning "${tf}")
+          list(APPEND tuning_deps "${tf}")
+        endif()
+      endforeach()
+    endif()
     list(LENGTH s_KERNELS n_k)
     list(JOIN s_KERNELS ", " k_list)
     set(k_word kernels)
@@ -239,10 +279,11 @@ function(_fusegen_add_objects name)
       BYPRODUCTS ${s_SOURCES} ${s_HEADERS}
       COMMAND "${gen}" generate "${spec_arg}" -o "${FG_OUTPUT_DIR}"
               --depfile "${FG_OUTPUT_DIR}/${lib}.gen.d" --templates "${FUSEGEN_TEMPLATE_DIR}" ${only_args}
+              ${tuning_args}
       COMMAND "${CMAKE_COMMAND}" "-DFUSEGEN_DEPFILE_IN=${FG_OUTPUT_DIR}/${lib}.gen.d"
               "-DFUSEGEN_DEPFILE_OUT=${FG_OUTPUT_DIR}/${lib}.d" "-DFUSEGEN_STAMP=${stamp}"
               "-DFUSEGEN_WORKDIR=${CMAKE_SOURCE_DIR}" -P "${_FUSEGEN_SCRIPT}"
-      DEPENDS "${gen}" "$<TARGET_FILE:${gen}>" "${spec}" ${templates} "${_FUSEGEN_SCRIPT}"
+      DEPENDS "${gen}" "$<TARGET_FILE:${gen}>" "${spec}" ${templates} "${_FUSEGEN_SCRIPT}" ${tuning_deps}
       DEPFILE "${FG_OUTPUT_DIR}/${lib}.d"
       WORKING_DIRECTORY "${CMAKE_SOURCE_DIR}"
       COMMENT "fusegen: generating ${lib} from ${spec_arg} (${n_k} ${k_word}: ${k_list})"
@@ -250,6 +291,13 @@ function(_fusegen_add_objects name)
     list(APPEND sources "${stamp}" ${s_SOURCES} ${s_HEADERS})
     list(APPEND dirs "${s_DIR}")
     list(APPEND kernel_names ${s_KERNELS})
+  endforeach()
+  foreach(tf_lib IN LISTS tuning_libs)
+    if(NOT tf_lib IN_LIST libs)
+      list(FIND tuning_libs "${tf_lib}" i)
+      list(GET tuning_files ${i} tf)
+      message(FATAL_ERROR "fusegen: tuning file '${tf}' is for library '${tf_lib}', which none of the specs (${FG_SPECS}) defines")
+    endif()
   endforeach()
 
   add_library(${name} OBJECT ${sources})
@@ -272,9 +320,9 @@ function(_fusegen_add_library)
   if(CMAKE_VERSION VERSION_LESS 3.24)
     message(FATAL_ERROR "fusegen_add_library needs CMake 3.24 or later (its shared library links the runtime whole with $<LINK_LIBRARY:WHOLE_ARCHIVE>); this is ${CMAKE_VERSION}: use fusegen_generate()")
   endif()
-  cmake_parse_arguments(PARSE_ARGV 0 FG "" "SPEC;OUTPUT_DIR;TARGET_PREFIX" "ARCHS")
+  cmake_parse_arguments(PARSE_ARGV 0 FG "" "SPEC;OUTPUT_DIR;TARGET_PREFIX" "ARCHS;TUNING")
   if(FG_UNPARSED_ARGUMENTS)
-    message(FATAL_ERROR "fusegen_add_library: unknown arguments: ${FG_UNPARSED_ARGUMENTS} (it takes SPEC, OUTPUT_DIR, TARGET_PREFIX and ARCHS)")
+    message(FATAL_ERROR "fusegen_add_library: unknown arguments: ${FG_UNPARSED_ARGUMENTS} (it takes SPEC, OUTPUT_DIR, TARGET_PREFIX, ARCHS and TUNING)")
   endif()
   if(NOT FG_SPEC OR NOT FG_OUTPUT_DIR OR NOT FG_TARGET_PREFIX)
     message(FATAL_ERROR "fusegen_add_library: SPEC, OUTPUT_DIR and TARGET_PREFIX are required")
@@ -293,6 +341,7 @@ function(_fusegen_add_library)
   endif()
   set_property(GLOBAL PROPERTY "_FUSEGEN_ADD_LIBRARY_${CMAKE_CURRENT_BINARY_DIR}/${s_LIBRARY}" "${t}")
   _fusegen_add_objects(${t}_objects SPECS "${FG_SPEC}" OUTPUT_DIR "${FG_OUTPUT_DIR}" ARCHS ${FG_ARCHS}
+    TUNING ${FG_TUNING}
     COMPILE_OPTIONS
       $<$<COMPILE_LANGUAGE:CUDA>:-Xptxas=-warn-spills --Werror=all-warnings -Xcompiler=-Wall>
       $<$<COMPILE_LANGUAGE:C>:${FUSEGEN_C_WARNINGS}>)
@@ -319,7 +368,7 @@ endfunction()
 
 # ---- the user's way in -----------------------------------------------------------------------
 function(_fusegen_generate target)
-  cmake_parse_arguments(PARSE_ARGV 1 FG "" "OUTPUT_DIR" "SPECS;ARCHS;KERNELS")
+  cmake_parse_arguments(PARSE_ARGV 1 FG "" "OUTPUT_DIR" "SPECS;ARCHS;KERNELS;TUNING")
   if(FG_UNPARSED_ARGUMENTS)
     message(FATAL_ERROR "fusegen_generate: unknown arguments: ${FG_UNPARSED_ARGUMENTS}")
   endif()
@@ -341,7 +390,7 @@ function(_fusegen_generate target)
   get_filename_component(FG_OUTPUT_DIR "${FG_OUTPUT_DIR}" ABSOLUTE BASE_DIR "${CMAKE_CURRENT_BINARY_DIR}")
 
   _fusegen_add_objects(${target}_fusegen SPECS ${FG_SPECS} OUTPUT_DIR "${FG_OUTPUT_DIR}" ARCHS ${FG_ARCHS}
-                       KERNELS ${FG_KERNELS})
+                       KERNELS ${FG_KERNELS} TUNING ${FG_TUNING})
   # The objects join the target; their usage requirements (the generated headers' folders,
   # the runtime and CUDA::cudart) come with them.
   target_link_libraries(${target} PRIVATE ${target}_fusegen)

@@ -554,7 +554,71 @@ static const char *emit__kernel_doc(emit_ctx *c, const fg_kernel_spec *k)
     return s ? s : "";
 }
 
+/* A C string literal of s: quotes, backslashes and bytes outside printable ASCII escaped (octal,
+ * three digits, so a following digit cannot join the escape). */
+static const char *emit__c_string(fg_arena *a, const char *s)
+{
+    fg_buf b;
+    fg_buf_init(&b);
+    fg_buf_printf(&b, "\"");
+    for (const unsigned char *c = (const unsigned char *)s; *c; c++) {
+        if (*c == '"' || *c == '\\') fg_buf_printf(&b, "\\%c", *c);
+        else if (*c < 0x20 || *c >= 0x7f || *c == '?') fg_buf_printf(&b, "\\%03o", *c);
+        else fg_buf_printf(&b, "%c", *c);
+    }
+    fg_buf_printf(&b, "\"");
+    const char *r = b.failed ? NULL : fg_arena_strndup(a, b.data, b.len);
+    fg_buf_free(&b);
+    return r;
+}
+
+/* The compiled-in tuning: one list of entries per device (has_tuning "0" when there is none). */
+static int emit__tuning_scope(emit_ctx *c, fg_tmpl_scope *root, const fg_tuning *t)
+{
+    fg_tmpl_list_declare(root, "tuned_devices");
+    fg_tmpl_set(root, "has_tuning", t && t->n_devices ? "1" : "0");
+    fg_tmpl_setf(root, "n_tuned_devices", "%zu", t ? t->n_devices : 0);
+    for (size_t i = 0; t && i < t->n_devices; i++) {
+        const fg_tuned_device *dev = &t->devices[i];
+        fg_tmpl_scope *s = fg_tmpl_list_add(root, "tuned_devices");
+        const char *name = emit__c_string(c->arena, dev->name);
+        if (!name) return -1;
+        fg_tmpl_set(s, "device_name", name);
+        fg_tmpl_setf(s, "device_index", "%zu", i);
+        fg_tmpl_setf(s, "device_sms", "%lld", dev->sms);
+        fg_tmpl_setf(s, "device_cc", "%lld", dev->cc);
+        fg_tmpl_list_declare(s, "tuned_entries");
+        size_t kept = 0;
+        for (size_t e = 0; e < dev->n_entries; e++) {
+            const fg_tuned_entry *te = &dev->entries[e];
+            size_t w = 0;
+            while (w < c->plan->n_kernels && strcmp(c->plan->kernels[w].name, te->winner) != 0) w++;
+            if (w == c->plan->n_kernels) continue;   /* a variant --only left out */
+            fg_tmpl_scope *es = fg_tmpl_list_add(s, "tuned_entries");
+            fg_tmpl_set(es, "spec_kernel", te->spec_kernel);
+            fg_tmpl_setf(es, "m_bucket", "%lld", te->m_bucket);
+            fg_tmpl_setf(es, "n", "%lld", te->n);
+            fg_tmpl_setf(es, "k", "%lld", te->k);
+            fg_tmpl_setf(es, "n2", "%lld", te->n2);
+            fg_tmpl_setf(es, "winner", "%zu", w);
+            fg_tmpl_set(es, "winner_name", te->winner);
+            fg_tmpl_setf(es, "winner_ms", "%.9g", te->winner_ms);
+            fg_tmpl_setf(es, "runner_up_ms", "%.9g", te->runner_up_ms < 0 ? -1.0 : te->runner_up_ms);
+            kept++;
+        }
+        fg_tmpl_set(s, "has_entries", kept ? "1" : "0");
+        fg_tmpl_setf(s, "n_entries", "%zu", kept);
+    }
+    return 0;
+}
+
 int fg_emit_library(fg_arena *a, const fg_plan *plan, const fg_tmplsrc *templates, fg_out *out, fg_diag *d)
+{
+    return fg_emit_library_tuned(a, plan, NULL, templates, out, d);
+}
+
+int fg_emit_library_tuned(fg_arena *a, const fg_plan *plan, const fg_tuning *tuning, const fg_tmplsrc *templates,
+                          fg_out *out, fg_diag *d)
 {
     const fg_spec *spec = plan->spec;
     emit_ctx c = {a, plan, templates, out, d, NULL};
@@ -576,6 +640,7 @@ int fg_emit_library(fg_arena *a, const fg_plan *plan, const fg_tmplsrc *template
     fg_tmpl_setf(root, "kernel_count", "%zu kernel%s, %zu variant%s", spec->n_kernels, spec->n_kernels == 1 ? "" : "s",
                  plan->n_kernels, plan->n_kernels == 1 ? "" : "s");
     emit__table_scope(&c, root);
+    if (emit__tuning_scope(&c, root, tuning) != 0) return -1;
     fg_tmpl_list_declare(root, "spec_kernels");
     for (size_t i = 0; i < spec->n_kernels; ++i) {
         fg_tmpl_scope *ks = fg_tmpl_list_add(root, "spec_kernels");

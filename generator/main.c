@@ -1,6 +1,6 @@
 /* main.c - the fusegen command line:
- *   fusegen generate SPEC... -o DIR [-q] [--depfile FILE] [--templates DIR] [--only GLOB]...
- *   fusegen check SPEC... [-q] [--nvrtc] [--templates DIR] [--only GLOB]...
+ *   fusegen generate SPEC... -o DIR [-q] [--depfile FILE] [--templates DIR] [--only GLOB]... [--tuning FILE]...
+ *   fusegen check SPEC... [-q] [--nvrtc] [--templates DIR] [--only GLOB]... [--tuning FILE]...
  *   fusegen list SPEC... [--only GLOB]...
  * In what it prints, a "kernel" is a kernel of a spec and a "variant" one planned form of it
  * (a dispatch-table entry, named in the generated header). Every spec goes through parse -> check -> plan, and every error of every spec is reported
@@ -29,6 +29,7 @@
 #include "pipeline.h"
 #include "plan.h"
 #include "spec.h"
+#include "tuning.h"
 
 #ifndef FUSEGEN_VERSION
 #define FUSEGEN_VERSION "unknown"
@@ -50,6 +51,7 @@ typedef struct options {
     int nvrtc;               /* check --nvrtc */
     int quiet;               /* -q: no line per library (generate) or spec (check) */
     const char **only; size_t n_only;   /* --only GLOB: the spec kernels to keep */
+    const char **tuning; size_t n_tuning;   /* --tuning FILE: measured winners to compile in */
 } options;
 
 /* One spec on its way through the stages. */
@@ -58,12 +60,14 @@ typedef struct job {
     const char *text; size_t len;
     fg_spec spec;
     fg_plan plan;
+    fg_tuning tuning;    /* --tuning files for its library, checked against the whole plan */
     int ok;              /* parsed, checked and planned without errors */
 } job;
 
 static const char usage_text[] =
     "usage: fusegen generate SPEC... -o DIR [-q] [--depfile FILE] [--templates DIR] [--only GLOB]...\n"
-    "       fusegen check SPEC... [-q] [--nvrtc] [--templates DIR] [--only GLOB]...\n"
+    "                        [--tuning FILE]...\n"
+    "       fusegen check SPEC... [-q] [--nvrtc] [--templates DIR] [--only GLOB]... [--tuning FILE]...\n"
     "       fusegen list SPEC... [--only GLOB]...\n"
     "       fusegen --version | --help\n";
 
@@ -95,6 +99,11 @@ static const char help_text[] =
     "                       template or a generated file\n"
     "  --only GLOB          keep only the kernels whose name matches GLOB (repeatable;\n"
     "                       the whole spec is still checked)\n"
+    "  --tuning FILE        compile the measured winners of a tuning file (written by\n"
+    "                       fusegen-tune) into the dispatch table of the library it names\n"
+    "                       (repeatable: one file per device and library); its library\n"
+    "                       name and spec_sha256 must be those of a SPEC given, and its\n"
+    "                       winners variants that SPEC plans (generate; check validates)\n"
     "  -q, --quiet          no line per library (generate) or per spec (check) on success,\n"
     "                       nor per NVRTC compile; errors and removed files are still said\n"
     "  --nvrtc              compile the rendered kernel files with NVRTC (check)\n"
@@ -172,7 +181,8 @@ static int parse_args(int argc, char **argv, options *o)
 
     o->specs = calloc((size_t)argc, sizeof *o->specs);
     o->only = calloc((size_t)argc, sizeof *o->only);
-    if (!o->specs || !o->only) {
+    o->tuning = calloc((size_t)argc, sizeof *o->tuning);
+    if (!o->specs || !o->only || !o->tuning) {
         fputs("fusegen: error: out of memory\n", stderr);
         return EXIT_USAGE;
     }
@@ -211,6 +221,11 @@ static int parse_args(int argc, char **argv, options *o)
             if (!*v) return usage_error("the --only glob is empty");
             if (strpbrk(v, "[]\\")) return usage_error("the --only glob '%s' has [, ] or \\: globs take * and ? only", v);
             o->only[o->n_only++] = v;
+        } else if ((r = take_value(argc, argv, &i, NULL, "--tuning", &v)) != 0) {
+            if (r < 0) return usage_error("option '%s' needs a file name", a);
+            if (o->cmd == CMD_LIST) return usage_error("option '%s' does not apply to 'list'", a);
+            if (!*v) return usage_error("the tuning file name is empty");
+            o->tuning[o->n_tuning++] = v;
         } else if (strcmp(a, "-q") == 0 || strcmp(a, "--quiet") == 0) {
             if (o->cmd == CMD_LIST) return usage_error("option '%s' does not apply to 'list'", a);
             o->quiet = 1;
@@ -508,6 +523,7 @@ int main(int argc, char **argv)
     if (rc != 0) {
         free(opt.specs);
         free(opt.only);
+        free(opt.tuning);
         /* --help and --version too: output that did not arrive is an error (a full disk) */
         if (rc < 0 && (fflush(stdout) != 0 || ferror(stdout))) {
             fprintf(stderr, "fusegen: error: cannot write to standard output: %s\n", strerror(errno));
@@ -549,6 +565,32 @@ int main(int argc, char **argv)
         process_spec(&arena, j, &d);
         if (j->spec.library) check_against_earlier(&arena, jobs, i, &d);
     }
+    /* --tuning: each file against the whole plan of the spec it names (before --only) */
+    if (opt.n_tuning != 0 && fg_diag_errors(&d) == 0 && !io_error) {
+        const fg_plan **plans = calloc(opt.n_specs, sizeof *plans);
+        fg_tuning *tunings = calloc(opt.n_specs, sizeof *tunings);
+        if (!plans || !tunings) {
+            fputs("fusegen: error: out of memory\n", stderr);
+            io_error = 1;
+        }
+        for (size_t i = 0; plans && tunings && i < opt.n_specs; i++) plans[i] = &jobs[i].plan;
+        for (size_t t = 0; plans && tunings && t < opt.n_tuning; t++) {
+            const char *text = NULL;
+            size_t len = 0;
+            int read_rc = read_spec(&arena, opt.tuning[t], &text, &len);
+            if (read_rc == READ_TOO_LARGE) {
+                fg_diag_set_source(&d, opt.tuning[t], NULL, 0);
+                fg_diag_error(&d, NULL, "file is larger than the limit of %u bytes", FG_SPEC_MAX_BYTES);
+            } else if (read_rc != 0) {
+                io_error = 1;
+            } else {
+                (void)fg_tuning_add(&arena, opt.tuning[t], text, len, plans, opt.n_specs, tunings, &d);
+            }
+        }
+        for (size_t i = 0; plans && tunings && i < opt.n_specs; i++) jobs[i].tuning = tunings[i];
+        free(plans);
+        free(tunings);
+    }
     if (opt.n_only != 0 && fg_diag_errors(&d) == 0 && !io_error)
         for (size_t i = 0; i < opt.n_specs; i++) keep_only(&arena, &jobs[i], &opt, &d);
     if (io_error) {
@@ -575,7 +617,7 @@ int main(int argc, char **argv)
                 fg_out out;
                 fg_out_init(&out, &arena);
                 fg_diag_set_source(&d, jobs[i].path, jobs[i].text, jobs[i].len);
-                if (fg_emit_library(&arena, &jobs[i].plan, &templates, &out, &d) != 0) {
+                if (fg_emit_library_tuned(&arena, &jobs[i].plan, &jobs[i].tuning, &templates, &out, &d) != 0) {
                     rc = EXIT_SPEC;
                     break;
                 }
@@ -610,7 +652,8 @@ int main(int argc, char **argv)
         for (size_t i = 0; i < opt.n_specs; i++) {
             fg_diag_set_source(&d, jobs[i].path, jobs[i].text, jobs[i].len);
             fg_out_dep(&out, jobs[i].path);
-            (void)fg_emit_library(&arena, &jobs[i].plan, &templates, &out, &d);
+            for (size_t t = 0; t < jobs[i].tuning.n_devices; t++) fg_out_dep(&out, jobs[i].tuning.devices[t].path);
+            (void)fg_emit_library_tuned(&arena, &jobs[i].plan, &jobs[i].tuning, &templates, &out, &d);
         }
         if (fg_diag_errors(&d) != 0) {
             rc = EXIT_SPEC;   /* nothing is written */
@@ -641,5 +684,6 @@ finish:
 free_opts:
     free(opt.specs);
     free(opt.only);
+    free(opt.tuning);
     return rc;
 }

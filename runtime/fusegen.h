@@ -173,12 +173,33 @@ typedef struct fusegen_kernel {
     const void *jit;
 } fusegen_kernel;
 
+/* Measured winners compiled into a generated library (fusegen generate --tuning FILE; docs/api.md,
+ * "Tuning files"): one tuning file's entries each, for the device it was measured on. */
+typedef struct fusegen_tuned_entry {
+    const char *spec_kernel;
+    int64_t m_bucket, n, k, n2;     /* M rounded up to a power of two; n2 0 for single GEMMs */
+    int winner;                     /* index into the library's kernels */
+    double winner_ms, runner_up_ms; /* as measured; runner_up_ms < 0: there was none */
+} fusegen_tuned_entry;
+
+typedef struct fusegen_tuned_device {
+    const char *name;               /* the CUDA device name, e.g. "NVIDIA H200" */
+    int sms, cc;                    /* SM count, compute capability x10 */
+    const fusegen_tuned_entry *entries;   /* sorted: spec_kernel (strcmp), m_bucket, n, k, n2 */
+    size_t n_entries;
+} fusegen_tuned_device;
+
 typedef struct fusegen_library {
     const char *name;
     const char *generator_version;
     const char *spec_sha256;
     const fusegen_kernel *kernels;
     size_t n_kernels;
+    /* Compiled-in tuning (appended; NULL and 0 when the library was generated without --tuning,
+     * and in JIT libraries): used when the current device is one of these (name, SMs, cc) and no
+     * tuning file is loaded for the library. */
+    const fusegen_tuned_device *tuned;
+    size_t n_tuned;
 } fusegen_library;
 
 /* The kernels of lib that can run problem p, best first (up to cap written to out; the count
@@ -213,7 +234,8 @@ void fusegen_record_problem(const fusegen_library *lib, const fusegen_problem *p
  * kernel and problem bucket (M rounded up to a power of two, N, K, N2). Loaded for lib, the
  * winner goes first in fusegen_query and fusegen_select wherever it is eligible; elsewhere the
  * dispatch's model decides. A file for another library, spec hash or device (name, SM count,
- * compute capability) is refused with the reason in the detail and nothing applied. */
+ * compute capability) is refused with the reason in the detail and nothing applied. A loaded
+ * file takes the place of the library's compiled-in tuning (fusegen_library.tuned). */
 fusegen_status fusegen_tuning_load(const fusegen_library *lib, const char *path);
 void fusegen_tuning_clear(const fusegen_library *lib);   /* NULL: every library's */
 

@@ -21,7 +21,7 @@ fusegen_status fusegen__check_problem(const fusegen_problem *p);
 fusegen_status fusegen__query_sms(const fusegen_library *lib, const fusegen_problem *p,
                                   const fusegen_kernel **out, size_t cap, size_t *n_found, int sms);
 
-/* The current device's name (cudaGetDeviceProperties; not cached: tuning files read it). */
+/* The current device's name (cudaGetDeviceProperties, read once per device ordinal). */
 cudaError_t fusegen__device_name(char *buf, size_t len);
 
 /* fusegen_select remembers each thread's last answer (runtime.c); whatever can change an answer
@@ -29,11 +29,16 @@ cudaError_t fusegen__device_name(char *buf, size_t len);
  * JIT library freed, whose address a new one may get) calls this first, which forgets them all. */
 void fusegen__select_memo_invalidate(void);
 
-/* tuning.c: whether k is the measured winner for p in lib's loaded tuning (0 when none). */
+/* tuning.c: whether k is the measured winner for p in lib's loaded tuning, or, when none is
+ * loaded for lib and p->sm is 0, in lib's compiled-in tuning for the current device (0 when none). */
 int fusegen__tuning_is_winner(const fusegen_library *lib, const fusegen_kernel *k, const fusegen_problem *p);
 /* fusegen_tuning_load with the device given (name, SM count, compute capability x10) instead of
  * read: the tests, on machines without a GPU. */
 fusegen_status fusegen__tuning_load_for(const fusegen_library *lib, const char *path, const char *dev_name,
                                         int dev_sms, int dev_cc);
+/* The tests, on machines without a GPU: fusegen__device_info and fusegen__device_name answer
+ * this device (name, SM count, compute capability x10) instead of the current one; name NULL
+ * goes back to the current device. Forgets fusegen_select's remembered answers. */
+void fusegen__device_override(const char *name, int sms, int cc);
 
 #endif

@@ -903,6 +903,8 @@ fusegen_status fusegen_jit_compile(fusegen_jit *jit, const fusegen_jit_options *
     jit->lib.spec_sha256 = jit->spec.sha256_hex;
     jit->lib.kernels = jit->kernels;
     jit->lib.n_kernels = jit->n_kernels;
+    jit->lib.tuned = NULL;               /* no compiled-in tuning: a loaded file is the JIT's */
+    jit->lib.n_tuned = 0;
     jit->compiled = 1;
     fusegen__select_memo_invalidate();   /* this library's table is new */
     if (cache) *cache = result;

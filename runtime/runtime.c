@@ -12,14 +12,15 @@
  *
  * Nothing here allocates device memory, synchronizes or copies. The only CUDA calls are
  * cudaGetDevice and cudaDeviceGetAttribute (the device's compute capability and SM count, read
- * once per device), cudaGetDeviceProperties (the device's name, for fusegen_tuning_load only),
- * the kernel's launch function, and the error-string functions. */
+ * once per device), cudaGetDeviceProperties (the device's name, read once per device, for tuning
+ * files and compiled-in tuning), the kernel's launch function, and the error-string functions. */
 #include "fusegen.h"
 #include "fusegen_dispatch.h"
 #include "fusegen_internal.h"
 #include "fusegen_workspace.h"
 
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -293,10 +294,45 @@ typedef struct fg__arch {
  * cost one cudaGetDevice. A cache slot packs both: sm x 65536 + SMs (0: not read yet). */
 static _Atomic int fg__device_cache[FG__MAX_DEVICES];
 
+/* The device names, read once per device ordinal (cudaGetDeviceProperties is slow, and compiled-in
+ * tuning compares the name at each query): ready[d] is set (release) after names[d] is written. */
+enum { FG__NAME_LEN = 256 };
+static pthread_mutex_t fg__name_lock = PTHREAD_MUTEX_INITIALIZER;
+static char fg__names[FG__MAX_DEVICES][FG__NAME_LEN];
+static _Atomic int fg__name_ready[FG__MAX_DEVICES];
+
+/* The tests' device (fusegen__device_override): fake is set (release) after the rest is written. */
+static pthread_mutex_t fg__fake_lock = PTHREAD_MUTEX_INITIALIZER;
+static _Atomic int fg__fake;
+static char fg__fake_name[FG__NAME_LEN];
+static int fg__fake_sm, fg__fake_sms;
+
+void fusegen__device_override(const char *name, int sms, int cc)
+{
+    pthread_mutex_lock(&fg__fake_lock);
+    atomic_store_explicit(&fg__fake, 0, memory_order_release);
+    if (name) {
+        snprintf(fg__fake_name, sizeof fg__fake_name, "%s", name);
+        fg__fake_sms = sms;
+        fg__fake_sm = cc;
+        atomic_store_explicit(&fg__fake, 1, memory_order_release);
+    }
+    pthread_mutex_unlock(&fg__fake_lock);
+    fusegen__select_memo_invalidate();   /* a remembered selection was for the other device */
+}
+
 cudaError_t fusegen__device_info(int *sm, int *sms)
 {
     int dev = 0, major = 0, minor = 0, count = 0, cached;
-    cudaError_t e = cudaGetDevice(&dev);
+    cudaError_t e;
+    if (atomic_load_explicit(&fg__fake, memory_order_acquire)) {
+        pthread_mutex_lock(&fg__fake_lock);
+        *sm = fg__fake_sm;
+        *sms = fg__fake_sms;
+        pthread_mutex_unlock(&fg__fake_lock);
+        return cudaSuccess;
+    }
+    e = cudaGetDevice(&dev);
     if (e != cudaSuccess)
         return e;
     if (dev >= 0 && dev < FG__MAX_DEVICES) {
@@ -327,12 +363,30 @@ cudaError_t fusegen__device_name(char *buf, size_t len)
 {
     struct cudaDeviceProp prop;
     int dev = 0;
-    cudaError_t e = cudaGetDevice(&dev);
-    if (e == cudaSuccess)
-        e = cudaGetDeviceProperties(&prop, dev);
+    cudaError_t e;
+    if (atomic_load_explicit(&fg__fake, memory_order_acquire)) {
+        pthread_mutex_lock(&fg__fake_lock);
+        snprintf(buf, len, "%s", fg__fake_name);
+        pthread_mutex_unlock(&fg__fake_lock);
+        return cudaSuccess;
+    }
+    e = cudaGetDevice(&dev);
+    if (e != cudaSuccess)
+        return e;
+    if (dev >= 0 && dev < FG__MAX_DEVICES && atomic_load_explicit(&fg__name_ready[dev], memory_order_acquire)) {
+        snprintf(buf, len, "%s", fg__names[dev]);
+        return cudaSuccess;
+    }
+    e = cudaGetDeviceProperties(&prop, dev);
     if (e != cudaSuccess)
         return e;
     snprintf(buf, len, "%s", prop.name);
+    if (dev >= 0 && dev < FG__MAX_DEVICES) {
+        pthread_mutex_lock(&fg__name_lock);
+        snprintf(fg__names[dev], sizeof fg__names[dev], "%s", prop.name);
+        atomic_store_explicit(&fg__name_ready[dev], 1, memory_order_release);
+        pthread_mutex_unlock(&fg__name_lock);
+    }
     return cudaSuccess;
 }
 

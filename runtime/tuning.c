@@ -464,28 +464,83 @@ static int64_t fg_tuning__bucket(int64_t m)
     return b;
 }
 
+/* ---- compiled-in tuning (fusegen generate --tuning) ------------------------------------------ */
+
+/* The compiled-in device of lib that the current device is (name, SMs, cc), or NULL. */
+static const fusegen_tuned_device *fg_tuning__compiled(const fusegen_library *lib)
+{
+    char name[256];
+    int sms = 0, cc = 0;
+    size_t i;
+    if (fusegen__device_info(&cc, &sms) != cudaSuccess || fusegen__device_name(name, sizeof name) != cudaSuccess) {
+        (void)cudaGetLastError();
+        return NULL;   /* no device to match: the model decides */
+    }
+    for (i = 0; i < lib->n_tuned; i++) {
+        const fusegen_tuned_device *d = &lib->tuned[i];
+        if (d->name && strcmp(d->name, name) == 0 && d->sms == sms && d->cc == cc)
+            return d;
+    }
+    return NULL;
+}
+
+static int fg_tuning__compiled_cmp(const void *pa, const void *pb)
+{
+    const fusegen_tuned_entry *a = pa, *b = pb;
+    int c = strcmp(a->spec_kernel, b->spec_kernel);
+    if (c != 0)
+        return c;
+    if (a->m_bucket != b->m_bucket)
+        return a->m_bucket < b->m_bucket ? -1 : 1;
+    if (a->n != b->n)
+        return a->n < b->n ? -1 : 1;
+    if (a->k != b->k)
+        return a->k < b->k ? -1 : 1;
+    if (a->n2 != b->n2)
+        return a->n2 < b->n2 ? -1 : 1;
+    return 0;
+}
+
 int fusegen__tuning_is_winner(const fusegen_library *lib, const fusegen_kernel *k, const fusegen_problem *p)
 {
     fg_tuning__entry key;
+    fusegen_tuned_entry ckey;
     const fg_tuning__entry *hit;
+    const fusegen_tuned_entry *chit;
+    const fusegen_tuned_device *dev;
     size_t t;
-    int winner = 0;
-    if (!atomic_load_explicit(&fg_tuning__any, memory_order_acquire) || !k->spec_kernel)
+    int winner = 0, loaded = 0;
+    if (!k->spec_kernel)
         return 0;
     key.spec_kernel = k->spec_kernel;
     key.m_bucket = fg_tuning__bucket(p->m);
     key.n = p->n;
     key.k = p->k;
     key.n2 = p->n2 > 0 ? p->n2 : 0;
-    pthread_rwlock_rdlock(&fg_tuning__lock);
-    for (t = 0; t < fg_tuning__n_tables; t++)
-        if (fg_tuning__tables[t].lib == lib) {
-            hit = bsearch(&key, fg_tuning__tables[t].entries, fg_tuning__tables[t].n, sizeof key, fg_tuning__cmp);
-            winner = hit && hit->winner == k;   /* read under the lock: a load may free the table */
-            break;
-        }
-    pthread_rwlock_unlock(&fg_tuning__lock);
-    return winner;
+    if (atomic_load_explicit(&fg_tuning__any, memory_order_acquire)) {
+        pthread_rwlock_rdlock(&fg_tuning__lock);
+        for (t = 0; t < fg_tuning__n_tables; t++)
+            if (fg_tuning__tables[t].lib == lib) {
+                hit = bsearch(&key, fg_tuning__tables[t].entries, fg_tuning__tables[t].n, sizeof key, fg_tuning__cmp);
+                winner = hit && hit->winner == k;   /* read under the lock: a load may free the table */
+                loaded = 1;
+                break;
+            }
+        pthread_rwlock_unlock(&fg_tuning__lock);
+        if (loaded)
+            return winner;   /* a loaded file goes before the compiled-in data */
+    }
+    /* compiled-in winners: for the current device only (a problem for another arch: none) */
+    if (!lib->tuned || lib->n_tuned == 0 || p->sm != 0 || !(dev = fg_tuning__compiled(lib)) || !dev->entries)
+        return 0;
+    memset(&ckey, 0, sizeof ckey);
+    ckey.spec_kernel = key.spec_kernel;
+    ckey.m_bucket = key.m_bucket;
+    ckey.n = key.n;
+    ckey.k = key.k;
+    ckey.n2 = key.n2;
+    chit = bsearch(&ckey, dev->entries, dev->n_entries, sizeof ckey, fg_tuning__compiled_cmp);
+    return chit && chit->winner >= 0 && (size_t)chit->winner < lib->n_kernels && &lib->kernels[chit->winner] == k;
 }
 
 /* Puts table in place of lib's (entries NULL: removes it). Takes ownership of entries. */

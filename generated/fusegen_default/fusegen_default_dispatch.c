@@ -2762,4 +2762,6 @@ const fusegen_library fusegen_default_library = {
     "6b393e3489894647349dd6874d6d07262df6f69fa4cb61b03bb87bef5bd5ec54",
     fusegen_default_kernels,
     sizeof fusegen_default_kernels / sizeof fusegen_default_kernels[0],
+    NULL,
+    0,
 };

@@ -54,6 +54,14 @@ elseif(CASE STREQUAL "add_library_c_only")
   fusegen_add_library(SPEC other.json OUTPUT_DIR gen TARGET_PREFIX conly ARCHS 80)
 elseif(CASE STREQUAL "add_library_typo")
   fusegen_add_library(SPEC other.json OUTPUT_DIR gen TARGET_PREFIX typo ARCH 80)
+elseif(CASE STREQUAL "tuning_routed")        # each tuning file to the library it names
+  fusegen_generate(app SPECS mixed.json other.json ARCHS 80 90a-real TUNING tune_other.json)
+elseif(CASE STREQUAL "tuning_other_library")
+  fusegen_generate(app SPECS mixed.json ARCHS 80 90a-real TUNING tune_other.json)
+elseif(CASE STREQUAL "tuning_missing")
+  fusegen_add_library(SPEC other.json OUTPUT_DIR gen TARGET_PREFIX tm ARCHS 80 TUNING missing_tune.json)
+elseif(CASE STREQUAL "tuning_no_library")
+  fusegen_generate(app SPECS other.json ARCHS 80 TUNING tune_nolib.json)
 elseif(CASE STREQUAL "shared_output_dir")   # two folders, one OUTPUT_DIR
   fusegen_generate(app SPECS other.json ARCHS 80 OUTPUT_DIR "${CMAKE_BINARY_DIR}/gen")
   add_subdirectory(sub)
@@ -76,6 +84,12 @@ cat >"$TMP/p/other.json" <<'JSON'
  {"name": "p_k", "arch": ["sm_80"], "a": "bf16", "b": "bf16", "out": "bf16",
   "tiles": [{"m": 128, "n": 128, "k": 64, "stages": 3}], "epilogue": [{"op": "relu"}]}]}
 JSON
+
+cat >"$TMP/p/tune_other.json" <<'JSON'
+{"fusegen_tuning": 1, "device": {"name": "NVIDIA H200", "sms": 132, "cc": 90},
+ "library": {"name": "other", "spec_sha256": "0"}, "entries": []}
+JSON
+printf '{"fusegen_tuning": 1, "entries": []}\n' >"$TMP/p/tune_nolib.json"
 
 configure() {   # configure CASE EXPECTED_STATUS PATTERN
     "$CMAKE" -S "$TMP/p" -B "$build" "-DFUSEGEN_EXE=$FUSEGEN" "-DFUSEGEN_SRC=$SRC" "-DCASE=$1" \
@@ -117,6 +131,16 @@ build="$TMP/b_c_only"
 configure add_library_c_only 0 ""
 build="$TMP/b"
 configure add_library_typo 1 "fusegen_add_library: unknown arguments: ARCH;80"
+configure tuning_routed 0 ""
+if grep -rqs -- "--tuning $TMP/p/tune_other.json" "$TMP/b" --include=*.make --include=*.ninja --include=Makefile \
+   && [ "$(grep -rhs -c -- "--tuning" "$TMP/b" --include=build.make | awk '{s += $1} END {print s}')" -eq 1 ]; then
+    passed=$((passed + 1))
+else
+    failed=$((failed + 1)); echo "FAIL: tuning_routed: not one generation rule with --tuning .../tune_other.json" >&2
+fi
+configure tuning_other_library 1 "tuning file '.*tune_other.json' is for library 'other', which none of the specs"
+configure tuning_missing 1 "tuning file '.*missing_tune.json' does not exist"
+configure tuning_no_library 1 "tuning file '.*tune_nolib.json' names no library"
 configure other_kernels_same_dir 1 "library 'mixed' is already generated into .*gen from .*(KERNELS: p_\*)"
 configure shared_output_dir 1 "library 'other' is already generated into .*gen from"
 echo "$passed passed, $failed failed"

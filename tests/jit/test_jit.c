@@ -351,7 +351,7 @@ static void check_table(fusegen_jit *j)
     CHECK(fusegen_run(k, &p, &a, NULL, 0, 0) == FUSEGEN_ERR_INVALID_ARGUMENT);
     CHECK(strstr(fusegen_last_detail(), "args.a") != NULL);
     /* the fallback finds it when the ahead-of-time library cannot */
-    fusegen_library empty = {"empty", "0", "", NULL, 0};
+    fusegen_library empty = {"empty", "0", "", NULL, 0, NULL, 0};
     CHECK(fusegen_select_or_jit(&empty, j, &p, &sel) == FUSEGEN_OK && sel == k);
     CHECK(fusegen_select_or_jit(NULL, j, &p, &sel) == FUSEGEN_OK && sel == k);
     /* a bad problem is refused before any compile, with or without an ahead-of-time library */

@@ -48,9 +48,17 @@ int main(void)
     F(fusegen_kernel, uses_bias2); F(fusegen_kernel, uses_residual2); F(fusegen_kernel, rank);
     F(fusegen_kernel, launch); F(fusegen_kernel, launch_jit); F(fusegen_kernel, jit);
 
+    S(fusegen_tuned_entry);
+    F(fusegen_tuned_entry, spec_kernel); F(fusegen_tuned_entry, m_bucket); F(fusegen_tuned_entry, n);
+    F(fusegen_tuned_entry, k); F(fusegen_tuned_entry, n2); F(fusegen_tuned_entry, winner);
+    F(fusegen_tuned_entry, winner_ms); F(fusegen_tuned_entry, runner_up_ms);
+    S(fusegen_tuned_device);
+    F(fusegen_tuned_device, name); F(fusegen_tuned_device, sms); F(fusegen_tuned_device, cc);
+    F(fusegen_tuned_device, entries); F(fusegen_tuned_device, n_entries);
     S(fusegen_library);
     F(fusegen_library, name); F(fusegen_library, generator_version); F(fusegen_library, spec_sha256);
-    F(fusegen_library, kernels); F(fusegen_library, n_kernels);
+    F(fusegen_library, kernels); F(fusegen_library, n_kernels); F(fusegen_library, tuned);
+    F(fusegen_library, n_tuned);
 
     /* the enums travel as c_int */
     printf("enum fusegen_status sizeof %zu\n", sizeof(fusegen_status));

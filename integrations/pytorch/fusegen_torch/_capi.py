@@ -184,6 +184,31 @@ class Kernel(Structure):
     ]
 
 
+class TunedEntry(Structure):
+    """fusegen_tuned_entry: one measured winner compiled into a library (fusegen generate --tuning)."""
+    _fields_ = [
+        ("spec_kernel", c_char_p),
+        ("m_bucket", c_int64),
+        ("n", c_int64),
+        ("k", c_int64),
+        ("n2", c_int64),
+        ("winner", c_int),              # index into the library's kernels
+        ("winner_ms", c_double),
+        ("runner_up_ms", c_double),     # < 0: none
+    ]
+
+
+class TunedDevice(Structure):
+    """fusegen_tuned_device: the compiled-in winners measured on one device."""
+    _fields_ = [
+        ("name", c_char_p),
+        ("sms", c_int),
+        ("cc", c_int),
+        ("entries", POINTER(TunedEntry)),
+        ("n_entries", c_size_t),
+    ]
+
+
 class Library(Structure):
     """fusegen_library: a generated library's table."""
     _fields_ = [
@@ -192,6 +217,8 @@ class Library(Structure):
         ("spec_sha256", c_char_p),
         ("kernels", POINTER(Kernel)),
         ("n_kernels", c_size_t),
+        ("tuned", POINTER(TunedDevice)),   # compiled-in tuning; NULL without --tuning
+        ("n_tuned", c_size_t),
     ]
 
 

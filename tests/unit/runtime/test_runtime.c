@@ -645,7 +645,7 @@ static void test_query_truncates(void)
     enum { MANY = 40 };
     static fusegen_kernel many[MANY];
     static char names[MANY][80];
-    fusegen_library lib = {"many", "0.1.0", "0", many, MANY};
+    fusegen_library lib = {"many", "0.1.0", "0", many, MANY, NULL, 0};
     fusegen_problem p = ln_problem(64, 64, 64);
     const fusegen_kernel *out[1];
     size_t n;

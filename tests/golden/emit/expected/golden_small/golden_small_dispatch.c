@@ -162,4 +162,6 @@ const fusegen_library golden_small_library = {
     "10217548f9e5199f946bd5812d549f5d718da708122ed6a8e1e009795abc3e2e",
     golden_small_kernels,
     sizeof golden_small_kernels / sizeof golden_small_kernels[0],
+    NULL,
+    0,
 };

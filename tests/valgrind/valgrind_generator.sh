@@ -1,8 +1,9 @@
 #!/bin/sh
 # Runs `fusegen check` and `fusegen generate` under valgrind (memcheck) on every spec in the
-# folders given, failing on any memory error or leak (valgrind's exit status 9). Exit statuses 0
-# and 1 of fusegen itself are both fine here: bad specs are part of the input.
-#   valgrind_generator.sh FUSEGEN TEMPLATE_DIR SPEC_DIR...
+# folders given (or on the spec files given), failing on any memory error or leak (valgrind's
+# exit status 9). Exit statuses 0 and 1 of fusegen itself are both fine here: bad specs are
+# part of the input.
+#   valgrind_generator.sh FUSEGEN TEMPLATE_DIR SPEC_DIR_OR_FILE...
 set -u
 fusegen=$1
 templates=$2
@@ -17,8 +18,9 @@ vg() {
 
 runs=0
 fails=0
-for dir in "$@"; do
-    for spec in "$dir"/*.json; do
+for arg in "$@"; do
+    if [ -d "$arg" ]; then set_specs="$arg/*.json"; else set_specs=$arg; fi
+    for spec in $set_specs; do
         [ -f "$spec" ] || continue
         for cmd in check generate; do
             if [ "$cmd" = generate ]; then

@@ -67,8 +67,20 @@ static int compile_one(const char *dir, const char *path, const char *arch)
 
 int main(int argc, char **argv)
 {
+    /* --part I/N: only the files whose place in the sorted list is I modulo N (one test a part,
+     * so that ctest compiles the parts side by side) */
+    unsigned part = 0, parts = 1;
+    if (argc >= 3 && strcmp(argv[1], "--part") == 0) {
+        char tail = 0;
+        if (sscanf(argv[2], "%u/%u%c", &part, &parts, &tail) != 2 || parts == 0 || part >= parts) {
+            fprintf(stderr, "nvrtc_compile: --part '%s': give I/N with I < N\n", argv[2]);
+            return 2;
+        }
+        argv += 2;
+        argc -= 2;
+    }
     if (argc < 3) {
-        fprintf(stderr, "usage: nvrtc_compile DIR ARCH...\n");
+        fprintf(stderr, "usage: nvrtc_compile [--part I/N] DIR ARCH...\n");
         return 2;
     }
     const char *dir = argv[1];
@@ -101,14 +113,14 @@ int main(int argc, char **argv)
     for (size_t i = 0; i < n; ++i) {
         char path[4096];
         snprintf(path, sizeof path, "%s/%s", dir, names[i]);
-        for (int a = 2; a < argc; ++a) {
+        for (int a = 2; a < argc && i % parts == part; ++a) {
             if (compile_one(dir, path, argv[a])) ++failures; else ++passes;
         }
         free(names[i]);
     }
     free(names);
-    if (n == 0) {
-        fprintf(stderr, "%s: no .cu files\n", dir);
+    if (n == 0 || passes + failures == 0) {
+        fprintf(stderr, "%s: no .cu files%s\n", dir, n == 0 ? "" : " in this part");
         return 1;
     }
     printf("%d passed, %d failed\n", passes, failures);

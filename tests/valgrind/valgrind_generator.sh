@@ -18,26 +18,34 @@ vg() {
 
 runs=0
 fails=0
+# the specs: each folder's *.json, each file as given (appended, then the arguments dropped:
+# paths with blanks stay whole)
+n=$#
 for arg in "$@"; do
-    if [ -d "$arg" ]; then set_specs="$arg/*.json"; else set_specs=$arg; fi
-    for spec in $set_specs; do
-        [ -f "$spec" ] || continue
-        for cmd in check generate; do
-            if [ "$cmd" = generate ]; then
-                rm -rf "$tmp/gen"
-                vg "$fusegen" generate "$spec" -o "$tmp/gen" --templates "$templates" --depfile "$tmp/gen.d"
-            else
-                vg "$fusegen" check "$spec" --templates "$templates"
-            fi
-            rc=$?
-            runs=$((runs + 1))
-            if [ "$rc" -ne 0 ] && [ "$rc" -ne 1 ]; then
-                fails=$((fails + 1))
-                echo "FAIL: fusegen $cmd $spec: exit status $rc"
-                cat "$tmp/vg.log"
-                tail -n 20 "$tmp/out.log"
-            fi
-        done
+    if [ -d "$arg" ]; then
+        for spec in "$arg"/*.json; do set -- "$@" "$spec"; done
+    else
+        set -- "$@" "$arg"
+    fi
+done
+shift "$n"
+for spec in "$@"; do
+    [ -f "$spec" ] || continue
+    for cmd in check generate; do
+        if [ "$cmd" = generate ]; then
+            rm -rf "$tmp/gen"
+            vg "$fusegen" generate "$spec" -o "$tmp/gen" --templates "$templates" --depfile "$tmp/gen.d"
+        else
+            vg "$fusegen" check "$spec" --templates "$templates"
+        fi
+        rc=$?
+        runs=$((runs + 1))
+        if [ "$rc" -ne 0 ] && [ "$rc" -ne 1 ]; then
+            fails=$((fails + 1))
+            echo "FAIL: fusegen $cmd $spec: exit status $rc"
+            cat "$tmp/vg.log"
+            tail -n 20 "$tmp/out.log"
+        fi
     done
 done
 echo "valgrind: $runs runs, $fails failed"

@@ -159,8 +159,10 @@ const char *fg_emit_device_enums(fg_arena *a)
         FUSEGEN_REG_STRATEGIES(EMIT__STRATEGY)
 #undef EMIT__STRATEGY
     }
-    fg_buf_printf(&b, " };\nenum { MAX_STORES = %d, NORMALIZE_THREADS = %d, SPLIT_K_REDUCE_THREADS = %d };",
-                  FUSEGEN_REG_MAX_STORES, FUSEGEN_REG_NORMALIZE_THREADS, FUSEGEN_REG_SPLIT_K_REDUCE_THREADS);
+    fg_buf_printf(&b, " };\nenum { MAX_STORES = %d, NORMALIZE_THREADS = %d, SPLIT_K_REDUCE_THREADS = %d, "
+                      "SPLIT_K_REDUCE_ROW_THREADS = %d };",
+                  FUSEGEN_REG_MAX_STORES, FUSEGEN_REG_NORMALIZE_THREADS, FUSEGEN_REG_SPLIT_K_REDUCE_THREADS,
+                  FUSEGEN_REG_SPLIT_K_REDUCE_ROW_THREADS);
 #undef EMIT__COUNT
 #undef EMIT__DTYPE
 #undef EMIT__NORM

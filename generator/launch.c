@@ -103,6 +103,9 @@ void fg_launch_append_checks(fg_buf *b, const fg_plan *plan, const fg_kernel_spe
     fg_buf_printf(b, "static_assert(fusegen_sm80::SPLIT_K_REDUCE_THREADS == %d, "
                      "\"fusegen JIT: the split-K reduce kernel's block size differs\");\n",
                   FG_LAUNCH_SPLIT_K_REDUCE_THREADS);
+    fg_buf_printf(b, "static_assert(fusegen_sm80::SPLIT_K_REDUCE_ROW_THREADS == %d, "
+                     "\"fusegen JIT: the split-K reduce kernel's largest block differs\");\n",
+                  FG_LAUNCH_SPLIT_K_REDUCE_ROW_THREADS);
     for (size_t i = 0; i < plan->n_kernels; ++i) {
         const fg_plan_kernel *pk = &plan->kernels[i];
         if (pk->spec != k) continue;

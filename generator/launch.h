@@ -17,6 +17,8 @@
 /* Threads of a split-K variant's reduce kernel (fusegen_sm80::SPLIT_K_REDUCE_THREADS), a block
  * per row. */
 #define FG_LAUNCH_SPLIT_K_REDUCE_THREADS FUSEGEN_REG_SPLIT_K_REDUCE_THREADS
+/* ... with a norm, at most (fusegen_sm80::SPLIT_K_REDUCE_ROW_THREADS): fusegen_split_k_reduce_threads */
+#define FG_LAUNCH_SPLIT_K_REDUCE_ROW_THREADS FUSEGEN_REG_SPLIT_K_REDUCE_ROW_THREADS
 
 typedef struct fg_launch_gemm {
     fg_family family;
@@ -25,8 +27,8 @@ typedef struct fg_launch_gemm {
     int smem_bytes;           /* dynamic shared memory, exactly the family's kSmemBytes */
     int split;                /* a normalize kernel follows (split strategy) */
     int split_k;              /* split K: a partial kernel on a grid of z = fusegen_k_slices slices,
-                                 then the reduce kernel, a CTA of FG_LAUNCH_SPLIT_K_REDUCE_THREADS
-                                 per row (with a norm: N x 4 bytes of dynamic shared memory) */
+                                 then the reduce kernel (fusegen_split_k_reduce_threads and _blocks_y;
+                                 with a norm a CTA a row and N x 4 bytes of dynamic shared memory) */
     int tile_k;               /* k of the tile (the slices are whole k tiles) */
     int split_k_row_smem;     /* split K with a norm: the reduce keeps a row in shared memory */
     int cluster;              /* Hopper cluster strategy: clusters of ceil(N / tile_n) CTAs, as many as

@@ -77,6 +77,19 @@ static inline int fusegen_k_slices(int64_t m, int64_t n, int64_t k, int tile_m, 
     return s < 1 ? 1 : (int)s;
 }
 
+/* The split-K reduce kernel's block size: `threads` without a norm; with one (a block a row), a
+ * lane for every 4 columns of the row, from `threads` up to `row_threads`, so that the whole
+ * row's loads are in flight at once (a decode step's reduce is bound by memory latency, not by
+ * bytes). The generated and the JIT launchers both use this. */
+static inline int fusegen_split_k_reduce_threads(int64_t n, int row_in_smem, int threads, int row_threads)
+{
+    if (!row_in_smem) return threads;
+    int64_t t = (n + 127) / 128 * 32;
+    if (t < threads) t = threads;
+    if (t > row_threads) t = row_threads;
+    return (int)t;
+}
+
 /* The split-K reduce kernel's blocks a row (its grid's y): one with a norm (the whole row in
  * one block's shared memory), else one for each `threads` x 4 columns, so that a problem with
  * few rows still spreads over the SMs. The generated and the JIT launchers both use this. */

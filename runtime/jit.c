@@ -1289,14 +1289,14 @@ static int jit__launch_split_k(const fg_launch_gemm *rec, jit__params g, CUfunct
         r = jit__cu.func_set_attribute(reduce, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, row_bytes);
         if (r != CUDA_SUCCESS) return jit__cu_fail(r, why, len, "the reduce kernel of %s: shared memory", name);
     }
-    const unsigned blocks_y =
-        (unsigned)fusegen_split_k_reduce_blocks_y(g.n, rec->split_k_row_smem, FG_LAUNCH_SPLIT_K_REDUCE_THREADS);
+    const int threads = fusegen_split_k_reduce_threads(g.n, rec->split_k_row_smem, FG_LAUNCH_SPLIT_K_REDUCE_THREADS,
+                                                       FG_LAUNCH_SPLIT_K_REDUCE_ROW_THREADS);
+    const unsigned blocks_y = (unsigned)fusegen_split_k_reduce_blocks_y(g.n, rec->split_k_row_smem, threads);
     if (sm >= 90)   /* a programmatic dependent launch: the reduce waits for the sums itself */
-        r = jit__launch_dependent(reduce, (unsigned)g.m, blocks_y, FG_LAUNCH_SPLIT_K_REDUCE_THREADS, row_bytes, stream,
-                                  params);
+        r = jit__launch_dependent(reduce, (unsigned)g.m, blocks_y, threads, row_bytes, stream, params);
     else
-        r = jit__cu.launch_kernel(reduce, (unsigned)g.m, blocks_y, 1, FG_LAUNCH_SPLIT_K_REDUCE_THREADS, 1, 1,
-                                  (unsigned)row_bytes, stream, params, NULL);
+        r = jit__cu.launch_kernel(reduce, (unsigned)g.m, blocks_y, 1, (unsigned)threads, 1, 1, (unsigned)row_bytes,
+                                  stream, params, NULL);
     return r == CUDA_SUCCESS ? 0 : jit__cu_fail(r, why, len, "the reduce kernel of %s", name);
 }
 

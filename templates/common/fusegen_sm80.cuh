@@ -13,7 +13,7 @@ namespace fusegen_sm80 {
 enum { DT_F16 = 1, DT_BF16 = 2, DT_F32 = 3 };
 enum { NORM_NONE = 0, NORM_LAYERNORM = 1, NORM_RMSNORM = 2 };
 enum { STRATEGY_NONE = 0, STRATEGY_ROW = 1, STRATEGY_SPLIT = 2, STRATEGY_CLUSTER = 3 };
-enum { MAX_STORES = 4, NORMALIZE_THREADS = 256, SPLIT_K_REDUCE_THREADS = 256 };
+enum { MAX_STORES = 4, NORMALIZE_THREADS = 256, SPLIT_K_REDUCE_THREADS = 256, SPLIT_K_REDUCE_ROW_THREADS = 1024 };
 
 // Everything one GEMM launch reads and writes. Leading dimensions are in elements.
 struct Params {
@@ -1459,7 +1459,8 @@ struct NoOps {
 // squares), then the ops after it; every output is written once.
 template <int DT_OUT, int NORM, class Epi>
 struct SplitKReduce {
-    static constexpr int kThreads = SPLIT_K_REDUCE_THREADS;
+    // The block size is the launcher's (fusegen_split_k_reduce_threads): at most this.
+    static constexpr int kMaxThreads = SPLIT_K_REDUCE_ROW_THREADS;
     // Dynamic shared memory a row needs (f32 values of N columns; none without a norm).
     static constexpr bool kRowInSmem = NORM != NORM_NONE;
 
@@ -1473,7 +1474,8 @@ struct SplitKReduce {
         __syncthreads();
         float t = 0.0f;
 #pragma unroll
-        for (int w = 0; w < kThreads / 32; ++w) t += red[w];
+        for (int w = 0; w < kMaxThreads / 32; ++w)
+            if (w < static_cast<int>(blockDim.x >> 5)) t += red[w];
         __syncthreads();   // red is reused by the next call
         return t;
     }
@@ -1486,7 +1488,8 @@ struct SplitKReduce {
         asm volatile("griddepcontrol.wait;\n" ::: "memory");
 #endif
         extern __shared__ __align__(16) float row[];
-        __shared__ float red[kThreads / 32];
+        __shared__ float red[kMaxThreads / 32];
+        const int threads = static_cast<int>(blockDim.x);
         const TileInputs global_inputs = {};
         const int m = static_cast<int>(blockIdx.x);
         const long long slice = static_cast<long long>(p.m) * p.n;
@@ -1498,8 +1501,8 @@ struct SplitKReduce {
         // memory latency a batch rather than one a slice.
         constexpr int kBatch = 4;
 #pragma unroll 2
-        for (int n = (static_cast<int>(blockIdx.y) * kThreads + static_cast<int>(threadIdx.x)) * 4; n < p.n;
-             n += static_cast<int>(gridDim.y) * kThreads * 4) {
+        for (int n = (static_cast<int>(blockIdx.y) * threads + static_cast<int>(threadIdx.x)) * 4; n < p.n;
+             n += static_cast<int>(gridDim.y) * threads * 4) {
             float4 a = __ldg(reinterpret_cast<const float4 *>(src + n));
             for (int z0 = 1; z0 < p.k_slices; z0 += kBatch) {
                 float4 b[kBatch];
@@ -1529,12 +1532,12 @@ struct SplitKReduce {
             const float total = block_sum(sum, red);
             const float mean = NORM == NORM_LAYERNORM ? total * inv_n : 0.0f;
             float squares = 0.0f;
-            for (int n = static_cast<int>(threadIdx.x); n < p.n; n += kThreads) {
+            for (int n = static_cast<int>(threadIdx.x); n < p.n; n += threads) {
                 const float d = row[n] - mean;
                 squares += d * d;
             }
             const float rstd = rsqrtf(block_sum(squares, red) * inv_n + Epi::kEps);
-            for (int n = static_cast<int>(threadIdx.x) * 2; n < p.n; n += kThreads * 2) {
+            for (int n = static_cast<int>(threadIdx.x) * 2; n < p.n; n += threads * 2) {
                 const float2 x = *reinterpret_cast<const float2 *>(row + n);
                 float2 v = make_float2((x.x - mean) * rstd, (x.y - mean) * rstd);
                 v = Epi::post(op_affine<DT_OUT, NORM, Epi::kAffine>(v, p, n), m, n, p, global_inputs);
@@ -1657,11 +1660,18 @@ cudaError_t launch_gemm(Params g, Kernel gemm, void (*norm)(Params), void *works
     return err != cudaSuccess ? err : cudaGetLastError();
 }
 
-// Blocks a row of the split-K reduce: one with a norm (the row in its shared memory), else
-// one for each SPLIT_K_REDUCE_THREADS x 4 columns (fusegen_split_k_reduce_blocks_y).
+// The split-K reduce's block size and blocks a row: with a norm one block of up to
+// SPLIT_K_REDUCE_ROW_THREADS (the row in its shared memory), else blocks of SPLIT_K_REDUCE_THREADS,
+// one for each 4 x that many columns (fusegen_split_k_reduce_threads, _blocks_y).
+inline unsigned split_k_reduce_threads(int n, bool row_in_smem)
+{
+    return static_cast<unsigned>(
+        fusegen_split_k_reduce_threads(n, row_in_smem ? 1 : 0, SPLIT_K_REDUCE_THREADS, SPLIT_K_REDUCE_ROW_THREADS));
+}
 inline unsigned split_k_reduce_blocks_y(int n, bool row_in_smem)
 {
-    return static_cast<unsigned>(fusegen_split_k_reduce_blocks_y(n, row_in_smem ? 1 : 0, SPLIT_K_REDUCE_THREADS));
+    return static_cast<unsigned>(
+        fusegen_split_k_reduce_blocks_y(n, row_in_smem ? 1 : 0, static_cast<int>(split_k_reduce_threads(n, row_in_smem))));
 }
 
 // A split-K variant: the partial kernel (grid x: N tiles, y: M tiles, z: K slices; a Hopper
@@ -1688,7 +1698,7 @@ cudaError_t launch_split_k(Params g, Kernel partial, void (*reduce)(Params), voi
         return err;
     cudaLaunchConfig_t config = {};
     config.gridDim = dim3(static_cast<unsigned>(g.m), split_k_reduce_blocks_y(g.n, R::kRowInSmem));
-    config.blockDim = dim3(R::kThreads);
+    config.blockDim = dim3(split_k_reduce_threads(g.n, R::kRowInSmem));
     config.dynamicSmemBytes = static_cast<size_t>(row_bytes);
     config.stream = stream;
     // sm_90 and later: a programmatic dependent launch (the reduce waits for the sums itself)

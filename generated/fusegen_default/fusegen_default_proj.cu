@@ -104,7 +104,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) fusegen_default_proj_sm90a_
     fusegen_default_proj_sm90a_128x256x64_s3_splitk::Gemm1::run(p, map_a, map_b, maps);
 }
 
-extern "C" __global__ void __launch_bounds__(fusegen_sm80::SPLIT_K_REDUCE_ROW_THREADS, 1) fusegen_default_proj_sm90a_128x256x64_s3_splitk_reduce1(fusegen_sm80::Params p)
+extern "C" __global__ void __launch_bounds__(fusegen_default_proj_sm90a_128x256x64_s3_splitk::Reduce1::kMaxThreads, 1) fusegen_default_proj_sm90a_128x256x64_s3_splitk_reduce1(fusegen_sm80::Params p)
 {
     fusegen_default_proj_sm90a_128x256x64_s3_splitk::Reduce1::run(p);
 }
@@ -209,7 +209,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) fusegen_default_proj_sm90a_
     fusegen_default_proj_sm90a_64x256x64_s4_splitk::Gemm1::run(p, map_a, map_b, maps);
 }
 
-extern "C" __global__ void __launch_bounds__(fusegen_sm80::SPLIT_K_REDUCE_ROW_THREADS, 1) fusegen_default_proj_sm90a_64x256x64_s4_splitk_reduce1(fusegen_sm80::Params p)
+extern "C" __global__ void __launch_bounds__(fusegen_default_proj_sm90a_64x256x64_s4_splitk::Reduce1::kMaxThreads, 1) fusegen_default_proj_sm90a_64x256x64_s4_splitk_reduce1(fusegen_sm80::Params p)
 {
     fusegen_default_proj_sm90a_64x256x64_s4_splitk::Reduce1::run(p);
 }
@@ -363,7 +363,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) fusegen_default_proj_sm90a_
     fusegen_default_proj_sm90a_128x160x64_s5_splitk::Gemm1::run(p, map_a, map_b, maps);
 }
 
-extern "C" __global__ void __launch_bounds__(fusegen_sm80::SPLIT_K_REDUCE_ROW_THREADS, 1) fusegen_default_proj_sm90a_128x160x64_s5_splitk_reduce1(fusegen_sm80::Params p)
+extern "C" __global__ void __launch_bounds__(fusegen_default_proj_sm90a_128x160x64_s5_splitk::Reduce1::kMaxThreads, 1) fusegen_default_proj_sm90a_128x160x64_s5_splitk_reduce1(fusegen_sm80::Params p)
 {
     fusegen_default_proj_sm90a_128x160x64_s5_splitk::Reduce1::run(p);
 }
@@ -468,7 +468,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) fusegen_default_proj_sm90a_
     fusegen_default_proj_sm90a_64x128x64_s4_splitk::Gemm1::run(p, map_a, map_b, maps);
 }
 
-extern "C" __global__ void __launch_bounds__(fusegen_sm80::SPLIT_K_REDUCE_ROW_THREADS, 1) fusegen_default_proj_sm90a_64x128x64_s4_splitk_reduce1(fusegen_sm80::Params p)
+extern "C" __global__ void __launch_bounds__(fusegen_default_proj_sm90a_64x128x64_s4_splitk::Reduce1::kMaxThreads, 1) fusegen_default_proj_sm90a_64x128x64_s4_splitk_reduce1(fusegen_sm80::Params p)
 {
     fusegen_default_proj_sm90a_64x128x64_s4_splitk::Reduce1::run(p);
 }
@@ -592,7 +592,7 @@ extern "C" __global__ void __launch_bounds__(128, 1) fusegen_default_proj_sm80_6
     fusegen_default_proj_sm80_64x128x64_s4_splitk::Gemm1::run(p);
 }
 
-extern "C" __global__ void __launch_bounds__(fusegen_sm80::SPLIT_K_REDUCE_ROW_THREADS, 1) fusegen_default_proj_sm80_64x128x64_s4_splitk_reduce1(fusegen_sm80::Params p)
+extern "C" __global__ void __launch_bounds__(fusegen_default_proj_sm80_64x128x64_s4_splitk::Reduce1::kMaxThreads, 1) fusegen_default_proj_sm80_64x128x64_s4_splitk_reduce1(fusegen_sm80::Params p)
 {
     fusegen_default_proj_sm80_64x128x64_s4_splitk::Reduce1::run(p);
 }

@@ -1460,10 +1460,11 @@ struct NoOps {
 // squares), then the ops after it; every output is written once.
 template <int DT_OUT, int NORM, class Epi>
 struct SplitKReduce {
-    // The block size is the launcher's (fusegen_split_k_reduce_threads): at most this.
-    static constexpr int kMaxThreads = SPLIT_K_REDUCE_ROW_THREADS;
     // Dynamic shared memory a row needs (f32 values of N columns; none without a norm).
     static constexpr bool kRowInSmem = NORM != NORM_NONE;
+    // The block size is the launcher's (fusegen_split_k_reduce_threads): at most this (the
+    // kernel's launch bound, so a reduce without a norm keeps its registers).
+    static constexpr int kMaxThreads = kRowInSmem ? SPLIT_K_REDUCE_ROW_THREADS : SPLIT_K_REDUCE_THREADS;
 
     // The block's sum of v, added in the same order by every thread (warp shuffles, then the
     // warps' sums in warp order).

@@ -597,11 +597,6 @@ struct GemmSm90 {
         // The launch is a programmatic dependent one (start_gemm): the CTA may start while the
         // kernel before it in the stream drains; nothing is read or written before it is done.
         asm volatile("griddepcontrol.wait;\n" ::: "memory");
-        // A split-K partial kernel lets its reduce kernel launch now: the reduce's blocks take
-        // each SM as this grid's CTA (one an SM, all resident) leaves it, instead of being
-        // launched after the last one has, and they wait for every sum themselves
-        // (griddepcontrol.wait).
-        if constexpr (SPLIT_K) asm volatile("griddepcontrol.launch_dependents;\n" ::: "memory");
 
         // Registers: 56 a producer thread (its tile loops spill at 40 in some kernels), 224 a
         // consumer thread; 40 and 232 where a consumer keeps 160 accumulators (64x320 ping-pong).

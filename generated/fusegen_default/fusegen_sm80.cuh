@@ -14,7 +14,7 @@ namespace fusegen_sm80 {
 enum { DT_F16 = 1, DT_BF16 = 2, DT_F32 = 3 };
 enum { NORM_NONE = 0, NORM_LAYERNORM = 1, NORM_RMSNORM = 2 };
 enum { STRATEGY_NONE = 0, STRATEGY_ROW = 1, STRATEGY_SPLIT = 2, STRATEGY_CLUSTER = 3 };
-enum { MAX_STORES = 4, NORMALIZE_THREADS = 256, SPLIT_K_REDUCE_THREADS = 256, SPLIT_K_REDUCE_ROW_THREADS = 1024 };
+enum { MAX_STORES = 4, NORMALIZE_THREADS = 256, SPLIT_K_REDUCE_THREADS = 256, SPLIT_K_REDUCE_ROW_THREADS = 512 };
 
 // Everything one GEMM launch reads and writes. Leading dimensions are in elements.
 struct Params {

@@ -3,9 +3,10 @@
  * ones before it:
  *
  *   1. the class: strategy and family (row kernels and kernels without a norm, then split, then
- *      cluster; within a strategy the family of larger family_rank), with two amendments that
- *      need the problem: split-K variants go first or last by the device's fill, and a wide
- *      64-row Hopper row tile drops below its family's split kernels at long K;
+ *      cluster; within a strategy the family of larger family_rank), with amendments that need
+ *      the problem: split-K variants go first or last by the device's fill, and a row tile drops
+ *      below its family's split kernels where it is 64 rows high at long K or leaves most SMs
+ *      idle on a long mainloop;
  *   2. two split-K variants: fewer slices first;
  *   3. the column cost: the busiest SM's share of tile columns (or the padded columns, on an
  *      unknown device) times the tile's rate;
@@ -19,16 +20,18 @@
 #include "fusegen_dispatch.h"
 #include "fusegen_workspace.h"
 
-/* The two families share the column rates (both measured on one H200); the ping-pong rules and
- * the wide-row demotion are the Hopper schedules' own. */
+/* The two families share the column rates (both measured on one H200) and the row-tile
+ * demotions (measured with the Hopper family: the same B re-read and idle SMs); the ping-pong
+ * rules are the Hopper schedules' own. */
 static const fg_dispatch_model fg_dispatch__portable = {
     .family = FUSEGEN_FAMILY_PORTABLE,
     .family_rank = 0,
     .area_large = 128 * 256, .area_medium = 128 * 128,
     .rate_large = 80, .rate_medium = 90, .rate_small = 112,
-    .pingpong_short_k_rate = 0, .pingpong_short_k_max_k = 0,
+    .pingpong_min_tiles = 0, .pingpong_short_k_rate = 0, .pingpong_short_k_max_k = 0,
     .pingpong128_rate = 0, .pingpong128_min_n = 0, .pingpong128_max_n = 0, .pingpong128_max_k = 0,
-    .wide_row64_max_k = 0, .wide_row64_pingpong_max_tile_n = 0,
+    .wide_row64_max_k = 1024, .wide_row64_pingpong_max_tile_n = 0, .wide_row64_pingpong_max_k = 0,
+    .row_fill_divisor = 2, .row_fill_min_k = 1024,
     .gemm2_pingpong128_max_k = 0,
     .split_k_fill_tile = 128, .split_k_fill_divisor = 2,
     .split_k_min_slices = 2, .split_k_min_k = 1024, .split_k_partials_per_operand = 2,
@@ -39,9 +42,10 @@ static const fg_dispatch_model fg_dispatch__hopper = {
     .family_rank = 1,
     .area_large = 128 * 256, .area_medium = 128 * 128,
     .rate_large = 80, .rate_medium = 90, .rate_small = 112,
-    .pingpong_short_k_rate = 78, .pingpong_short_k_max_k = 1024,
+    .pingpong_min_tiles = 3, .pingpong_short_k_rate = 78, .pingpong_short_k_max_k = 1024,
     .pingpong128_rate = 77, .pingpong128_min_n = 641, .pingpong128_max_n = 1280, .pingpong128_max_k = 3072,
-    .wide_row64_max_k = 1024, .wide_row64_pingpong_max_tile_n = 256,
+    .wide_row64_max_k = 1024, .wide_row64_pingpong_max_tile_n = 256, .wide_row64_pingpong_max_k = 2048,
+    .row_fill_divisor = 2, .row_fill_min_k = 1024,
     .gemm2_pingpong128_max_k = 3072,
     .split_k_fill_tile = 128, .split_k_fill_divisor = 2,
     .split_k_min_slices = 2, .split_k_min_k = 1024, .split_k_partials_per_operand = 2,
@@ -93,22 +97,30 @@ static int fg_dispatch__class(const fusegen_kernel *k, const fg_dispatch_model *
                    : FG_DISPATCH__SPLIT_K_LAST;
     }
     if (md->wide_row64_max_k > 0 && k->strategy == FUSEGEN_STRATEGY_ROW && k->tile_m == 64 &&
-        (k->schedule != FUSEGEN_SCHEDULE_PINGPONG || k->tile_n > md->wide_row64_pingpong_max_tile_n) &&
-        p->k > md->wide_row64_max_k)
+        p->k > (k->schedule != FUSEGEN_SCHEDULE_PINGPONG || k->tile_n > md->wide_row64_pingpong_max_tile_n
+                    ? md->wide_row64_max_k
+                    : md->wide_row64_pingpong_max_k))
+        return 2 * (2 * fg_dispatch__strategy_rank(FUSEGEN_STRATEGY_SPLIT) + md->family_rank);
+    if (md->row_fill_divisor > 0 && sms > 0 && k->strategy == FUSEGEN_STRATEGY_ROW && p->k > md->row_fill_min_k &&
+        md->row_fill_divisor * fg_dispatch__tiles(p->m, p->n, k->tile_m, k->tile_n) <= sms)
         return 2 * (2 * fg_dispatch__strategy_rank(FUSEGEN_STRATEGY_SPLIT) + md->family_rank);
     return 2 * base + 1;
 }
 
+static int64_t fg_dispatch__tiles(int64_t m, int64_t n, int tile_m, int tile_n);
+
 /* The tile's rate: by area, or a ping-pong rule's. */
-static long long fg_dispatch__rate(const fusegen_kernel *k, const fg_dispatch_model *md, const fusegen_problem *p)
+static long long fg_dispatch__rate(const fusegen_kernel *k, const fg_dispatch_model *md, const fusegen_problem *p,
+                                   int sms)
 {
     long long area = (long long)k->tile_m * k->tile_n;
     long long rate = area >= md->area_large ? md->rate_large : area >= md->area_medium ? md->rate_medium : md->rate_small;
-    int pingpong = k->schedule == FUSEGEN_SCHEDULE_PINGPONG;
+    int pingpong = k->schedule == FUSEGEN_SCHEDULE_PINGPONG &&
+                   (sms <= 0 || (fg_dispatch__tiles(p->m, p->n, k->tile_m, k->tile_n) + sms - 1) / sms >= md->pingpong_min_tiles);
     if (pingpong && md->pingpong_short_k_rate > 0 &&
         (k->strategy == FUSEGEN_STRATEGY_SPLIT || k->strategy == FUSEGEN_STRATEGY_ROW) &&
         p->k <= md->pingpong_short_k_max_k)
-        rate = md->pingpong_short_k_rate;
+        rate = rate * md->pingpong_short_k_rate / md->rate_medium;
     if (pingpong && md->pingpong128_rate > 0 && k->tile_m == 128 && k->strategy == FUSEGEN_STRATEGY_SPLIT &&
         p->n >= md->pingpong128_min_n && p->n <= md->pingpong128_max_n && p->k <= md->pingpong128_max_k)
         rate = md->pingpong128_rate;
@@ -123,7 +135,7 @@ static long long fg_dispatch__column_cost(const fusegen_kernel *k, const fg_disp
                                           const fusegen_problem *p, int sms)
 {
     long long tile_n = k->tile_n > 0 ? k->tile_n : 1, tile_m = k->tile_m > 0 ? k->tile_m : 1;
-    long long rate = fg_dispatch__rate(k, md, p);
+    long long rate = fg_dispatch__rate(k, md, p, sms);
     if (sms > 0) {
         long long tiles = fg_dispatch__tiles(p->m, p->n, (int)tile_m, (int)tile_n);
         return (tiles + sms - 1) / sms * tile_m * tile_n * rate;

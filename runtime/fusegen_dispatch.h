@@ -16,16 +16,28 @@ typedef struct fg_dispatch_model {
     /* the column rate by tile area (tile_m x tile_n) */
     int64_t area_large, area_medium;    /* area >= area_large: rate_large; >= area_medium: rate_medium */
     int rate_large, rate_medium, rate_small;
-    /* the ping-pong schedule: a row or split kernel at K <= short_k_max_k ... */
+    /* the ping-pong schedule, where the busiest SM gets at least pingpong_min_tiles tiles (its
+     * gain is one warpgroup's epilogue under the other's mainloop: nothing to overlap with one
+     * tile, little with two; the rules below hold everywhere on an unknown device): a row or
+     * split kernel at K <= short_k_max_k runs at pingpong_short_k_rate where its area's rate is
+     * rate_medium, in that proportion for other areas ... */
+    int pingpong_min_tiles;
     int pingpong_short_k_rate;
     int64_t pingpong_short_k_max_k;
     /* ... and a 128-row split tile for pingpong128_min_n <= N <= pingpong128_max_n, K <= max_k */
     int pingpong128_rate;
     int64_t pingpong128_min_n, pingpong128_max_n, pingpong128_max_k;
     /* a 64-row row tile as wide as a row (cooperative, or ping-pong wider than
-     * wide_row64_pingpong_max_tile_n) ranks below its family's split kernels past this K */
+     * wide_row64_pingpong_max_tile_n) ranks below its family's split kernels past
+     * wide_row64_max_k; a narrower ping-pong one past wide_row64_pingpong_max_k */
     int64_t wide_row64_max_k;
     int wide_row64_pingpong_max_tile_n;
+    int64_t wide_row64_pingpong_max_k;
+    /* any row tile ranks below its family's split kernels where its tiles would fill at most
+     * 1/row_fill_divisor of the SMs and K > row_fill_min_k (a mainloop long enough that the
+     * idle SMs cost more than the normalize pass the row tile saves) */
+    int row_fill_divisor;
+    int64_t row_fill_min_k;
     /* chains: a 128-row ping-pong GEMM2 first while GEMM2's K (the chain's N) is at most this */
     int64_t gemm2_pingpong128_max_k;
     /* split K: first where the problem in split_k_fill_tile-square tiles would fill at most

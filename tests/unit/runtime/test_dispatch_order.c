@@ -7,6 +7,9 @@
  *   fusegen_test_dispatch_order EXPECTED            compare (exit 1 and the first differences)
  *   fusegen_test_dispatch_order EXPECTED --write    rewrite EXPECTED (review the diff)
  *   fusegen_test_dispatch_order --memo              fusegen_select's memory of its last answer
+ *   fusegen_test_dispatch_order --show SMS M N K [N2]
+ *       the order of one problem on an sm 90 device of SMS SMs, by name, for every spec kernel
+ *       (chains only with N2): a look at what the dispatch does with a problem
  *
  * The library is linked with stub launchers (no kernel code) and every call gives p->sm and
  * the SM count (fusegen__query_sms), so no GPU is touched. */
@@ -21,6 +24,38 @@
 #define MAX_LINE 1024
 
 static const struct { int sm, sms; } g_devices[] = {{90, 0}, {90, 132}, {90, 78}, {80, 108}};
+
+static void order_line(const fusegen_library *lib, const fusegen_kernel *first, int64_t m, int64_t n, int64_t k,
+                       int64_t n2, int sm, int sms, char *line, size_t len);
+
+/* --show: one problem's order by name, every spec kernel of its kind. */
+static int show(const fusegen_library *lib, int argc, char **argv)
+{
+    long long v[5] = {0, 0, 0, 0, 0};
+    char line[MAX_LINE];
+    int i;
+    for (i = 0; i < argc; i++) {
+        char *end;
+        v[i] = strtoll(argv[i], &end, 10);
+        if (*end || v[i] < 0) {
+            fprintf(stderr, "--show: '%s' is not a count\n", argv[i]);
+            return 2;
+        }
+    }
+    for (size_t s = 0; s < lib->n_kernels; s++) {
+        const fusegen_kernel *kn = &lib->kernels[s];
+        char *at;
+        if (s > 0 && strcmp(kn->spec_kernel, lib->kernels[s - 1].spec_kernel) == 0) continue;
+        if (kn->chain != (argc == 5)) continue;
+        order_line(lib, kn, v[1], v[2], v[3], v[4], 90, (int)v[0], line, sizeof line);
+        at = strchr(line, ':');
+        printf("%s (M %lld N %lld K %lld%s%.0lld, %lld SMs):\n", kn->spec_kernel, v[1], v[2], v[3],
+               argc == 5 ? " N2 " : "", argc == 5 ? v[4] : 0LL, v[0]);
+        for (char *tok = strtok(at + 1, " "); tok; tok = strtok(NULL, " "))
+            printf("  %s\n", *tok == '-' ? "(none eligible)" : lib->kernels[atoi(tok)].name);
+    }
+    return 0;
+}
 static const int64_t g_m[] = {1, 64, 512, 4096};
 static const int64_t g_n[] = {128, 256, 648, 1280, 1288, 3080, 8192};
 static const int64_t g_k[] = {512, 1024, 1032, 3072, 3080};
@@ -129,8 +164,10 @@ int main(int argc, char **argv)
 
     if (argc == 2 && strcmp(argv[1], "--memo") == 0)
         return memo_check(lib);
+    if (argc >= 6 && argc <= 7 && strcmp(argv[1], "--show") == 0)
+        return show(lib, argc - 2, argv + 2);
     if (argc < 2 || argc > 3 || (argc == 3 && strcmp(argv[2], "--write") != 0)) {
-        fprintf(stderr, "usage: %s EXPECTED [--write]\n", argv[0]);
+        fprintf(stderr, "usage: %s EXPECTED [--write] | --memo | --show SMS M N K [N2]\n", argv[0]);
         return 2;
     }
     write = argc == 3;

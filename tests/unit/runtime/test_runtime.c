@@ -451,19 +451,29 @@ static void test_query_col_split_long_k(void)
     CHECK(out[0] == &wide[1] && out[1] == &wide[0] && out[2] == &wide[2]);
     p = ln_problem(256, 320, 2560);
     CHECK(fusegen_query(&lib3, &p, out, 3, &n) == FUSEGEN_OK && n == 3 && out[0] == &wide[2]);
-    /* a 64-row ping-pong row tile up to 256 wide (each consumer holds a whole tile) keeps its class */
+    /* a 64-row ping-pong row tile up to 256 wide (each consumer holds a whole tile) keeps its class
+     * up to K = 2048, and drops below the split kernels past it */
     const fusegen_kernel pp[] = {
         hopper_row("ln_sm90a_64x256x64_s4_row", 64, 256, 4, 1),
         split_variant("ln_sm90a_128x256x64_s3_split", 128, 256, 32771, 90),
     };
     const fusegen_library lib2 = {.name = "cs", .generator_version = "0.1.0", .spec_sha256 = "0",
                                   .kernels = pp, .n_kernels = 2};
-    p = ln_problem(256, 256, 4096);
+    p = ln_problem(256, 256, 2048);
     CHECK(fusegen_query(&lib2, &p, out, 3, &n) == FUSEGEN_OK && n == 2 && out[0] == &pp[0]);
+    p = ln_problem(256, 256, 4096);
+    CHECK(fusegen_query(&lib2, &p, out, 3, &n) == FUSEGEN_OK && n == 2 && out[0] == &pp[1]);
+    /* on a known device, a row tile that leaves most SMs idle on a long mainloop drops below the
+     * split kernels (4 tiles on 132 SMs at K 2048); at K 1024 it keeps its class */
+    p = ln_problem(256, 256, 2048);
+    CHECK(fusegen__query_sms(&lib2, &p, out, 3, &n, 132) == FUSEGEN_OK && n == 2 && out[0] == &pp[1]);
+    p = ln_problem(256, 256, 1024);
+    CHECK(fusegen__query_sms(&lib2, &p, out, 3, &n, 132) == FUSEGEN_OK && n == 2 && out[0] == &pp[0]);
 }
 
 /* A portable kernel compiled for sm_90a (the JIT's, arch-specific code but not the Hopper
- * family) keeps its class past K = 1024: the demotion is the Hopper 64-row row kernels' alone.
+ * family) keeps its class up to K = 1024 and is demoted below its family's split kernels past
+ * it, as a cooperative Hopper 64-row row tile is (each below its own family's split class).
  * The family is the kernel's field, never its name: a spec kernel named a_sm90a_b gets portable
  * variants named a_sm90a_b_sm80_..., which are not Hopper kernels. */
 static void test_query_jit_portable_row(void)
@@ -478,8 +488,10 @@ static void test_query_jit_portable_row(void)
     const fusegen_kernel *out[2];
     size_t n = 0;
     CHECK(table[0].arch_specific && table[1].arch_specific);
-    fusegen_problem p = ln_problem(256, 256, 2048);
+    fusegen_problem p = ln_problem(256, 256, 1024);
     CHECK(fusegen_query(&lib, &p, out, 2, &n) == FUSEGEN_OK && n == 2 && out[0] == &table[0]);
+    p = ln_problem(256, 256, 2048);
+    CHECK(fusegen_query(&lib, &p, out, 2, &n) == FUSEGEN_OK && n == 2 && out[0] == &table[1]);
     /* of the Hopper family, the same entry is demoted below a Hopper split kernel, before the
      * portable split one */
     fusegen_kernel hopper[3] = {table[0], table[1], table[1]};
@@ -491,14 +503,15 @@ static void test_query_jit_portable_row(void)
     CHECK(fusegen_query(&lib2, &p, out3, 3, &n) == FUSEGEN_OK && n == 3 && out3[0] == &hopper[2] &&
           out3[1] == &hopper[0] && out3[2] == &hopper[1]);
     /* a spec kernel named a_sm90a_b: its portable variants' names hold "_sm90a_", and they are
-     * ranked (and checked) as the portable family they are */
-    fusegen_kernel named[2] = {table[0], table[1]};
+     * ranked (and checked) as the portable family they are: its row tile goes after a Hopper
+     * one of the same shape listed after it (taken as Hopper, the two would tie: table order) */
+    fusegen_kernel named[2] = {table[0], hopper[0]};
     named[0].name = "a_sm90a_b_sm80_64x256x32_s4_row";
-    named[1].name = "a_sm90a_b_sm80_64x256x32_s4_split";
     named[0].spec_kernel = named[1].spec_kernel = "a_sm90a_b";
     const fusegen_library lib3 = {.name = "jit", .generator_version = "0.1.0", .spec_sha256 = "0",
                                   .kernels = named, .n_kernels = 2};
-    CHECK(fusegen_query(&lib3, &p, out, 2, &n) == FUSEGEN_OK && n == 2 && out[0] == &named[0]);
+    p = ln_problem(256, 256, 1024);
+    CHECK(fusegen_query(&lib3, &p, out, 2, &n) == FUSEGEN_OK && n == 2 && out[0] == &named[1]);
     /* nor does its name put a portable kernel under the Hopper family's TMA stride limit */
     p = ln_problem(2, 256, 512);
     p.lda = (int64_t)1 << 39;   /* bf16: 2^40 bytes */

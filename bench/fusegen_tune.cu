@@ -11,7 +11,8 @@
 //   another library are skipped.
 // Each problem is timed at M = its bucket (the power of two at or above M), the M the tuning
 // file's entry then serves. Per variant: --warmup runs, then the median of --runs runs, each
-// between two CUDA events; inputs are random (never zero), filled afresh for every problem.
+// between two CUDA events after an L2 scrub; inputs are random (never zero), filled afresh for
+// every problem.
 // OUT (default fusegen_tuning.json) is read first when it exists: it must be for this library
 // and device, and the problems it holds are not measured again (an interrupted run resumes). It
 // is rewritten (a temporary file, then renamed) after every problem.
@@ -400,7 +401,24 @@ struct Options {
     uint64_t seed = 0x5eed;
 };
 
-// The median time of k on p in ms.
+// Writes twice the L2's size before a timed run, so that the operands come from DRAM as a
+// decode step's weights do (4096 x 4096 bf16 weights would otherwise stay in a 50 MB L2 from
+// one run to the next and favour the variants that read them more often).
+void scrub_l2(cudaStream_t s, int round)
+{
+    static DevBuf scrub;
+    static size_t bytes = 0;
+    if (!bytes) {
+        int device = 0, l2 = 0;
+        CK(cudaGetDevice(&device));
+        CK(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, device));
+        bytes = 2 * (size_t)(l2 > 0 ? l2 : 64 << 20);
+        scrub.alloc(bytes);
+    }
+    CK(cudaMemsetAsync(scrub.p, round & 0xff, bytes, s));
+}
+
+// The median time of k on p in ms (each run after an L2 scrub, outside its events).
 double time_kernel(const fusegen_kernel *k, const fusegen_problem &p, const fusegen_args &args, Buffers &bufs,
                    size_t ws_bytes, const Options &opt, cudaStream_t s, std::vector<cudaEvent_t> &ev)
 {
@@ -409,6 +427,7 @@ double time_kernel(const fusegen_kernel *k, const fusegen_problem &p, const fuse
         if (st != FUSEGEN_OK) die("fusegen_run(%s): %s: %s", k->name, fusegen_status_name(st), fusegen_last_detail());
     }
     for (int i = 0; i < opt.runs; ++i) {
+        scrub_l2(s, i);
         CK(cudaEventRecord(ev[2 * i], s));
         fusegen_status st = fusegen_run(k, &p, &args, bufs.workspace.p, ws_bytes, s);
         if (st != FUSEGEN_OK) die("fusegen_run(%s): %s: %s", k->name, fusegen_status_name(st), fusegen_last_detail());

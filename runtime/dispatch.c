@@ -116,7 +116,7 @@ static long long fg_dispatch__rate(const fusegen_kernel *k, const fg_dispatch_mo
     long long area = (long long)k->tile_m * k->tile_n;
     long long rate = area >= md->area_large ? md->rate_large : area >= md->area_medium ? md->rate_medium : md->rate_small;
     int pingpong = k->schedule == FUSEGEN_SCHEDULE_PINGPONG &&
-                   (sms <= 0 || (fg_dispatch__tiles(p->m, p->n, k->tile_m, k->tile_n) + sms - 1) / sms >= md->pingpong_min_tiles);
+                   (sms <= 0 || k->chain || (fg_dispatch__tiles(p->m, p->n, k->tile_m, k->tile_n) + sms - 1) / sms >= md->pingpong_min_tiles);
     if (pingpong && md->pingpong_short_k_rate > 0 &&
         (k->strategy == FUSEGEN_STRATEGY_SPLIT || k->strategy == FUSEGEN_STRATEGY_ROW) &&
         p->k <= md->pingpong_short_k_max_k)

@@ -18,7 +18,8 @@ typedef struct fg_dispatch_model {
     int rate_large, rate_medium, rate_small;
     /* the ping-pong schedule, where the busiest SM gets at least pingpong_min_tiles tiles (its
      * gain is one warpgroup's epilogue under the other's mainloop: nothing to overlap with one
-     * tile, little with two; the rules below hold everywhere on an unknown device): a row or
+     * tile, little with two; the rules below hold everywhere on an unknown device, and for a
+     * chain's GEMM1, whose 128-row ping-pong tile measured best at one to three waves): a row or
      * split kernel at K <= short_k_max_k runs at pingpong_short_k_rate where its area's rate is
      * rate_medium, in that proportion for other areas ... */
     int pingpong_min_tiles;

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "buf.h"
+#include "kernel_record.h"
 #include "tmpl.h"
 #include "tmplsrc.h"
 
@@ -129,14 +130,6 @@ static const char *emit__dt_device(fg_dtype t)
     return "0";
 }
 
-static const char *emit__op_enum(const fg_op *op)
-{
-#define EMIT__OP(id, token, word, value, cls, key, dflt) if (op->kind == FG_OP_##id) return "FUSEGEN_OP_" #id;
-    FUSEGEN_REG_OPS(EMIT__OP)
-#undef EMIT__OP
-    return "0";
-}
-
 const char *fg_emit_device_enums(fg_arena *a)
 {
     fg_buf b;
@@ -178,13 +171,6 @@ static int emit__store_slot(const fg_gemm *g, const fg_op *op)
     for (size_t i = 0; i < g->n_ops && &g->ops[i] != op; ++i)
         if (g->ops[i].kind == FG_OP_STORE) ++slot;
     return slot;
-}
-
-static int emit__count_ops(const fg_gemm *g, fg_op_kind kind)
-{
-    int n = 0;
-    for (size_t i = 0; i < g->n_ops; ++i) n += g->ops[i].kind == kind;
-    return n;
 }
 
 /* Device statements for ops [ops, ops+n) of GEMM g; `dt` is the out dtype's device enum. */
@@ -230,23 +216,15 @@ static const char *emit__body(emit_ctx *c, const fg_gemm *g, const fg_op *ops, s
     return s ? s : "";
 }
 
-/* A GEMM's strategy as the device code's STRATEGY_<ID> (prefix "") or the table's
- * FUSEGEN_STRATEGY_<ID> (prefix "FUSEGEN_"); NONE without a norm. */
-static const char *emit__strategy(fg_norm norm, fg_strategy s, bool table)
+/* A GEMM's strategy as the device code's STRATEGY_<ID>; NONE without a norm. */
+static const char *emit__strategy(fg_norm norm, fg_strategy s)
 {
     if (norm != FG_NORM_NONE) {
-#define EMIT__STRATEGY(id, public_id, word, value) \
-        if (s == FG_STRATEGY_##id) return table ? "FUSEGEN_STRATEGY_" #public_id : "STRATEGY_" #public_id;
+#define EMIT__STRATEGY(id, public_id, word, value) if (s == FG_STRATEGY_##id) return "STRATEGY_" #public_id;
         FUSEGEN_REG_STRATEGIES(EMIT__STRATEGY)
 #undef EMIT__STRATEGY
     }
-    return table ? "FUSEGEN_STRATEGY_NONE" : "STRATEGY_NONE";
-}
-
-static const char *emit__schedule_enum(fg_family family, const fg_plan_gemm *g)
-{
-    if (family != FG_FAMILY_SM90) return "FUSEGEN_SCHEDULE_NONE";
-    return g->pingpong ? "FUSEGEN_SCHEDULE_PINGPONG" : "FUSEGEN_SCHEDULE_COOPERATIVE";
+    return "STRATEGY_NONE";
 }
 
 static const char *emit__norm(fg_norm n, bool table)
@@ -282,7 +260,7 @@ static const char *emit__gemm_type(emit_ctx *c, fg_family family, int index, con
                                "fusegen_sm80::NoOps, /* split K */ true>",
                                dt_ab, g->bm, g->bn, g->bk, g->stages, g->warps_m, g->warps_n,
                                g->b_layout == FG_LAYOUT_KN ? "true" : "false");
-    const char *norm = emit__norm(g->norm, false), *strategy = emit__strategy(g->norm, g->strategy, false);
+    const char *norm = emit__norm(g->norm, false), *strategy = emit__strategy(g->norm, g->strategy);
     if (family == FG_FAMILY_SM90)
         return fg_arena_printf(c->arena,
                                "fusegen_sm90::GemmSm90<fusegen_sm80::%s, fusegen_sm80::%s, %ld, %ld, %ld, %s,\n"
@@ -363,33 +341,74 @@ static void emit__kernel_file_scope(emit_ctx *c, fg_tmpl_scope *s, const fg_kern
     fg_tmpl_set(s, "family_header", hopper ? "fusegen_sm90.cuh" : "fusegen_sm80.cuh");
 }
 
-/* Dispatch-table fields of one GEMM, with a name prefix ("" or "2"). */
-static void emit__table_gemm(emit_ctx *c, fg_tmpl_scope *s, const char *sfx, const fg_plan_gemm *g, const char *symbol)
+/* Public enum names by value, from the registry, for the dispatch table. */
+static const char *emit__layout_name(int v)
+{
+#define EMIT__LAYOUT(id, word, value) if (v == value) return "FUSEGEN_LAYOUT_" #id;
+    FUSEGEN_REG_LAYOUTS(EMIT__LAYOUT)
+#undef EMIT__LAYOUT
+    return "0";
+}
+
+static const char *emit__op_name(int v)
+{
+#define EMIT__OP(id, token, word, value, cls, key, dflt) if (v == value) return "FUSEGEN_OP_" #id;
+    FUSEGEN_REG_OPS(EMIT__OP)
+#undef EMIT__OP
+    return "0";
+}
+
+static const char *emit__family_name(int v)
+{
+#define EMIT__FAMILY(id, word, value) if (v == value) return "FUSEGEN_FAMILY_" #id;
+    FUSEGEN_REG_FAMILIES(EMIT__FAMILY)
+#undef EMIT__FAMILY
+    return "0";
+}
+
+static const char *emit__schedule_name(int v)
+{
+#define EMIT__SCHEDULE(id, public_id, word, value) if (v == value) return "FUSEGEN_SCHEDULE_" #public_id;
+    FUSEGEN_REG_SCHEDULES(EMIT__SCHEDULE)
+#undef EMIT__SCHEDULE
+    return "0";
+}
+
+static const char *emit__strategy_name(int v)
+{
+#define EMIT__STRATEGY(id, public_id, word, value) if (v == value) return "FUSEGEN_STRATEGY_" #public_id;
+    FUSEGEN_REG_STRATEGIES(EMIT__STRATEGY)
+#undef EMIT__STRATEGY
+    return "0";
+}
+
+/* Dispatch-table fields of one GEMM's record, with a name prefix ("" or "2"). */
+static void emit__table_gemm(emit_ctx *c, fg_tmpl_scope *s, const char *sfx, const fg_kernel_record_gemm *g, const char *symbol)
 {
     char key[64];
 #define EMIT_KEY(name) (snprintf(key, sizeof key, "%s%s", name, sfx), key)
-    fg_tmpl_set(s, EMIT_KEY("b_layout"), g->b_layout == FG_LAYOUT_KN ? "FUSEGEN_LAYOUT_KN" : "FUSEGEN_LAYOUT_NK");
-    fg_tmpl_set(s, EMIT_KEY("epilogue"), fg_arena_printf(c->arena, "\"%s\"", g->signature));
-    fg_tmpl_set(s, EMIT_KEY("ops_ref"), g->spec->n_ops ? fg_arena_printf(c->arena, "%s_ops%s", symbol, sfx) : "NULL");
-    fg_tmpl_setf(s, EMIT_KEY("n_ops"), "%zu", g->spec->n_ops);
-    fg_tmpl_set(s, EMIT_KEY("has_ops"), g->spec->n_ops ? "1" : "0");
-    fg_tmpl_setf(s, EMIT_KEY("tile_m"), "%ld", g->bm);
-    fg_tmpl_setf(s, EMIT_KEY("tile_n"), "%ld", g->bn);
-    fg_tmpl_setf(s, EMIT_KEY("tile_k"), "%ld", g->bk);
-    fg_tmpl_setf(s, EMIT_KEY("stages"), "%ld", g->stages);
+    fg_tmpl_set(s, EMIT_KEY("b_layout"), emit__layout_name(g->b_layout));
+    fg_tmpl_set(s, EMIT_KEY("epilogue"), g->epilogue ? fg_arena_printf(c->arena, "\"%s\"", g->epilogue) : "NULL");
+    fg_tmpl_set(s, EMIT_KEY("ops_ref"), g->n_ops ? fg_arena_printf(c->arena, "%s_ops%s", symbol, sfx) : "NULL");
+    fg_tmpl_setf(s, EMIT_KEY("n_ops"), "%d", g->n_ops);
+    fg_tmpl_set(s, EMIT_KEY("has_ops"), g->n_ops ? "1" : "0");
+    fg_tmpl_setf(s, EMIT_KEY("tile_m"), "%d", g->tile_m);
+    fg_tmpl_setf(s, EMIT_KEY("tile_n"), "%d", g->tile_n);
+    fg_tmpl_setf(s, EMIT_KEY("tile_k"), "%d", g->tile_k);
+    fg_tmpl_setf(s, EMIT_KEY("stages"), "%d", g->stages);
     fg_tmpl_setf(s, EMIT_KEY("threads"), "%d", g->threads);
-    fg_tmpl_setf(s, EMIT_KEY("n_stores"), "%d", emit__count_ops(g->spec, FG_OP_STORE));
-    fg_tmpl_setf(s, EMIT_KEY("uses_bias"), "%d", emit__count_ops(g->spec, FG_OP_BIAS) > 0);
-    fg_tmpl_setf(s, EMIT_KEY("uses_residual"), "%d", emit__count_ops(g->spec, FG_OP_RESIDUAL) > 0);
+    fg_tmpl_setf(s, EMIT_KEY("n_stores"), "%d", g->n_stores);
+    fg_tmpl_setf(s, EMIT_KEY("uses_bias"), "%d", g->uses_bias);
+    fg_tmpl_setf(s, EMIT_KEY("uses_residual"), "%d", g->uses_residual);
     const char *list = sfx[0] ? "ops2" : "ops";
     fg_tmpl_list_declare(s, list);
-    for (size_t i = 0; i < g->spec->n_ops; ++i) {
-        const fg_op *op = &g->spec->ops[i];
+    for (int i = 0; i < g->n_ops; ++i) {
+        const fg_kernel_record_op *op = &g->ops[i];
         fg_tmpl_scope *o = fg_tmpl_list_add(s, list);
-        fg_tmpl_set(o, "op_kind", emit__op_enum(op));
+        fg_tmpl_set(o, "op_kind", emit__op_name(op->kind));
         fg_tmpl_setf(o, "op_value", "%.17g", op->value);
-        fg_tmpl_setf(o, "op_affine", "%d", fg_spec_op_is_norm(op->kind) && op->affine);
-        fg_tmpl_setf(o, "op_index", "%d", op->kind == FG_OP_STORE ? emit__store_slot(g->spec, op) : 0);
+        fg_tmpl_setf(o, "op_affine", "%d", op->affine);
+        fg_tmpl_setf(o, "op_index", "%d", op->index);
     }
 #undef EMIT_KEY
 }
@@ -424,51 +443,43 @@ static char *emit__comment_text(fg_arena *a, const char *s)
     return t;
 }
 
-static void emit__table_scope(emit_ctx *c, fg_tmpl_scope *s)
+/* The dispatch table: one entry per variant, printed from its record (kernel_record.c, which the
+ * JIT's table copies too). Returns 0, or -1 when memory ran out. */
+static int emit__table_scope(emit_ctx *c, fg_tmpl_scope *s)
 {
     fg_tmpl_list_declare(s, "kernels");
     for (size_t i = 0; i < c->plan->n_kernels; ++i) {
         const fg_plan_kernel *pk = &c->plan->kernels[i];
-        const fg_kernel_spec *k = pk->spec;
         const char *symbol = emit__symbol(c, pk);
+        fg_kernel_record r;
         fg_tmpl_scope *e = fg_tmpl_list_add(s, "kernels");
-        fg_tmpl_set(e, "name", pk->name);
+        if (!e || fg_kernel_record_build(c->arena, pk, &r) != 0) return -1;
+        fg_tmpl_set(e, "name", r.name);
         fg_tmpl_set(e, "symbol", symbol);
-        fg_tmpl_set(e, "spec_kernel", k->name);
-        fg_tmpl_setf(e, "sm", "%d", pk->sm);
-        fg_tmpl_set(e, "arch_specific", pk->arch_specific ? "1" : "0");
-        fg_tmpl_set(e, "dt_a", emit__dtype_enum(k->a));
-        fg_tmpl_set(e, "dt_b", emit__dtype_enum(k->b));
-        fg_tmpl_set(e, "dt_out", emit__dtype_enum(k->out));
-        fg_tmpl_set(e, "chain", pk->chain ? "1" : "0");
-        emit__table_gemm(c, e, "", &pk->g1, symbol);
-        if (pk->chain) {
-            emit__table_gemm(c, e, "2", &pk->g2, symbol);
-        } else {
-            fg_tmpl_list_declare(e, "ops2");
-            fg_tmpl_set(e, "b_layout2", "FUSEGEN_LAYOUT_NK");
-            fg_tmpl_set(e, "epilogue2", "NULL");
-            fg_tmpl_set(e, "ops_ref2", "NULL");
-            fg_tmpl_set(e, "has_ops2", "0");
-            static const char *const zero[] = {"n_ops2", "tile_m2", "tile_n2", "tile_k2", "stages2", "threads2",
-                                               "n_stores2", "uses_bias2", "uses_residual2"};
-            for (size_t z = 0; z < sizeof zero / sizeof zero[0]; ++z) fg_tmpl_set(e, zero[z], "0");
-        }
-        const fg_op *norm = pk->g1.norm_op;
-        fg_tmpl_set(e, "family", pk->family == FG_FAMILY_SM90 ? "FUSEGEN_FAMILY_HOPPER" : "FUSEGEN_FAMILY_PORTABLE");
-        fg_tmpl_set(e, "schedule", emit__schedule_enum(pk->family, &pk->g1));
-        fg_tmpl_set(e, "schedule2", pk->chain ? emit__schedule_enum(pk->family, &pk->g2) : "FUSEGEN_SCHEDULE_NONE");
-        fg_tmpl_set(e, "norm", emit__norm(pk->g1.norm, true));
-        fg_tmpl_set(e, "strategy", pk->split_k ? "FUSEGEN_STRATEGY_NONE" : emit__strategy(pk->g1.norm, pk->g1.strategy, true));
-        fg_tmpl_set(e, "split_k", pk->split_k ? "1" : "0");
-        fg_tmpl_setf(e, "max_n", "%ld", pk->max_n);
-        fg_tmpl_setf(e, "align_elems", "%d", pk->align_elems);
-        fg_tmpl_setf(e, "uses_gamma", "%d", norm && norm->affine);
-        fg_tmpl_setf(e, "uses_beta", "%d", norm && norm->affine && norm->kind == FG_OP_LAYERNORM);
-        fg_tmpl_setf(e, "rank", "%d", pk->rank);
+        fg_tmpl_set(e, "spec_kernel", r.spec_kernel);
+        fg_tmpl_setf(e, "sm", "%d", r.sm);
+        fg_tmpl_setf(e, "arch_specific", "%d", r.arch_specific);
+        fg_tmpl_set(e, "dt_a", emit__dtype_enum((fg_dtype)r.a));
+        fg_tmpl_set(e, "dt_b", emit__dtype_enum((fg_dtype)r.b));
+        fg_tmpl_set(e, "dt_out", emit__dtype_enum((fg_dtype)r.out));
+        fg_tmpl_setf(e, "chain", "%d", r.chain);
+        emit__table_gemm(c, e, "", &r.g1, symbol);
+        emit__table_gemm(c, e, "2", &r.g2, symbol);
+        fg_tmpl_set(e, "family", emit__family_name(r.family));
+        fg_tmpl_set(e, "schedule", emit__schedule_name(r.g1.schedule));
+        fg_tmpl_set(e, "schedule2", emit__schedule_name(r.g2.schedule));
+        fg_tmpl_set(e, "norm", emit__norm((fg_norm)r.norm, true));
+        fg_tmpl_set(e, "strategy", emit__strategy_name(r.strategy));
+        fg_tmpl_setf(e, "split_k", "%d", r.split_k);
+        fg_tmpl_setf(e, "max_n", "%ld", r.max_n);
+        fg_tmpl_setf(e, "align_elems", "%d", r.align_elems);
+        fg_tmpl_setf(e, "uses_gamma", "%d", r.uses_gamma);
+        fg_tmpl_setf(e, "uses_beta", "%d", r.uses_beta);
+        fg_tmpl_setf(e, "rank", "%d", r.rank);
         fg_tmpl_set(e, "constraints", pk->constraints);
         fg_tmpl_set(e, "macro", emit__upper(c->arena, fg_arena_printf(c->arena, "%s_NAME", symbol)));
     }
+    return 0;
 }
 
 /* ---- the header's account of each spec kernel -------------------------------------------- */
@@ -641,7 +652,7 @@ int fg_emit_library_tuned(fg_arena *a, const fg_plan *plan, const fg_tuning *tun
     /* "kernel" is a spec kernel, "variant" one planned form of it (a dispatch-table entry) */
     fg_tmpl_setf(root, "kernel_count", "%zu kernel%s, %zu variant%s", spec->n_kernels, spec->n_kernels == 1 ? "" : "s",
                  plan->n_kernels, plan->n_kernels == 1 ? "" : "s");
-    emit__table_scope(&c, root);
+    if (emit__table_scope(&c, root) != 0) return -1;
     if (emit__tuning_scope(&c, root, tuning) != 0) return -1;
     fg_tmpl_list_declare(root, "spec_kernels");
     for (size_t i = 0; i < spec->n_kernels; ++i) {

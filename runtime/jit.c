@@ -34,6 +34,7 @@
 #include "check.h"
 #include "diag.h"
 #include "emit.h"
+#include "kernel_record.h"
 #include "launch.h"
 #include "out.h"
 #include "pipeline.h"
@@ -474,31 +475,17 @@ static int jit__variant_fits(const fg_plan_kernel *pk, int sm, int is_90a)
 
 /* The generator's enums and the public ones take their values from one registry
  * (fusegen_registry.h): the same numbers. */
-static fusegen_op_kind jit__op_kind(const fg_op *op) { return (fusegen_op_kind)op->kind; }
-static fusegen_dtype jit__dtype(fg_dtype t) { return (fusegen_dtype)t; }
-static fusegen_layout jit__layout(fg_layout l) { return (fusegen_layout)l; }
-
-static fusegen_schedule jit__schedule(fg_family family, const fg_plan_gemm *g)
+/* A record's ops as the runtime's (the same values: one registry). */
+static const fusegen_op *jit__ops(fg_arena *a, const fg_kernel_record_gemm *g)
 {
-    if (family != FG_FAMILY_SM90) return FUSEGEN_SCHEDULE_NONE;
-    return g->pingpong ? FUSEGEN_SCHEDULE_PINGPONG : FUSEGEN_SCHEDULE_COOPERATIVE;
-}
-
-/* One GEMM's ops as the dispatch table writes them (emit.c's emit__table_gemm). */
-static const fusegen_op *jit__ops(fg_arena *a, const fg_gemm *g, int *n_stores, int *uses_bias, int *uses_residual)
-{
-    *n_stores = *uses_bias = *uses_residual = 0;
     if (g->n_ops == 0) return NULL;
-    fusegen_op *ops = fg_arena_alloc(a, g->n_ops * sizeof *ops);
+    fusegen_op *ops = fg_arena_alloc(a, (size_t)g->n_ops * sizeof *ops);
     if (!ops) return NULL;
-    for (size_t i = 0; i < g->n_ops; ++i) {
-        const fg_op *op = &g->ops[i];
-        ops[i].kind = jit__op_kind(op);
-        ops[i].value = op->value;
-        ops[i].affine = fg_spec_op_is_norm(op->kind) && op->affine;
-        ops[i].index = op->kind == FG_OP_STORE ? (*n_stores)++ : 0;
-        *uses_bias |= op->kind == FG_OP_BIAS;
-        *uses_residual |= op->kind == FG_OP_RESIDUAL;
+    for (int i = 0; i < g->n_ops; ++i) {
+        ops[i].kind = (fusegen_op_kind)g->ops[i].kind;
+        ops[i].value = g->ops[i].value;
+        ops[i].affine = g->ops[i].affine;
+        ops[i].index = g->ops[i].index;
     }
     return ops;
 }
@@ -524,7 +511,6 @@ static long jit__build_table(fusegen_jit *j)
         if (!jit__variant_fits(pk, j->arch_sm, j->arch_90a)) continue;
         fusegen_kernel *k = &j->kernels[at];
         jit__variant *v = &j->variants[at];
-        const fg_kernel_spec *ks = pk->spec;
         v->owner = j;
         v->index = at;
         v->chain = pk->chain;
@@ -539,51 +525,54 @@ static long jit__build_table(fusegen_jit *j)
         }
         if (!v->sym[0] || ((v->g1.split || v->g1.split_k) && !v->sym[1]) || (pk->chain && !v->sym[2])) return -1;
 
-        k->name = pk->name;
-        k->spec_kernel = ks->name;
-        /* a CUBIN is code for the arch it was compiled for */
-        k->sm = j->arch_sm > pk->sm ? j->arch_sm : pk->sm;
+        /* the plan's record (the AOT dispatch table prints the same), but for the arch: a
+         * CUBIN is code for the arch it was compiled for */
+        fg_kernel_record r;
+        if (fg_kernel_record_build(&j->arena, pk, &r) != 0) return -1;
+        k->name = r.name;
+        k->spec_kernel = r.spec_kernel;
+        k->sm = j->arch_sm > r.sm ? j->arch_sm : r.sm;
         k->arch_specific = j->arch_90a;
-        k->a = jit__dtype(ks->a);
-        k->b = jit__dtype(ks->b);
-        k->out = jit__dtype(ks->out);
-        k->b_layout = jit__layout(pk->g1.b_layout);
-        k->epilogue = pk->g1.signature;
-        k->ops = jit__ops(&j->arena, &ks->gemm, &k->n_stores, &k->uses_bias, &k->uses_residual);
-        k->n_ops = (int)ks->gemm.n_ops;
-        if (k->n_ops > 0 && !k->ops) return -1;
-        k->chain = pk->chain;
-        k->b2_layout = FUSEGEN_LAYOUT_NK;
-        k->tile_m = (int)pk->g1.bm;
-        k->tile_n = (int)pk->g1.bn;
-        k->tile_k = (int)pk->g1.bk;
-        k->stages = (int)pk->g1.stages;
-        k->threads = pk->g1.threads;
-        k->family = pk->family == FG_FAMILY_SM90 ? FUSEGEN_FAMILY_HOPPER : FUSEGEN_FAMILY_PORTABLE;
-        k->schedule = jit__schedule(pk->family, &pk->g1);
-        k->schedule2 = pk->chain ? jit__schedule(pk->family, &pk->g2) : FUSEGEN_SCHEDULE_NONE;
-        if (pk->chain) {
-            k->b2_layout = jit__layout(pk->g2.b_layout);
-            k->epilogue2 = pk->g2.signature;
-            k->ops2 = jit__ops(&j->arena, &ks->then, &k->n_stores2, &k->uses_bias2, &k->uses_residual2);
-            k->n_ops2 = (int)ks->then.n_ops;
-            if (k->n_ops2 > 0 && !k->ops2) return -1;
-            k->tile2_m = (int)pk->g2.bm;
-            k->tile2_n = (int)pk->g2.bn;
-            k->tile2_k = (int)pk->g2.bk;
-            k->stages2 = (int)pk->g2.stages;
-            k->threads2 = pk->g2.threads;
-        }
-        const fg_op *norm = pk->g1.norm_op;
-        k->norm = (fusegen_norm)pk->g1.norm;   /* one registry's values */
-        k->split_k = pk->split_k;
-        k->strategy = pk->g1.norm == FG_NORM_NONE || pk->split_k ? FUSEGEN_STRATEGY_NONE
-                                                                 : (fusegen_strategy)pk->g1.strategy;
-        k->max_n = pk->max_n;
-        k->align_elems = pk->align_elems;
-        k->uses_gamma = norm && norm->affine;
-        k->uses_beta = norm && norm->affine && norm->kind == FG_OP_LAYERNORM;
-        k->rank = pk->rank;
+        k->family = (fusegen_family)r.family;
+        k->a = (fusegen_dtype)r.a;
+        k->b = (fusegen_dtype)r.b;
+        k->out = (fusegen_dtype)r.out;
+        k->chain = r.chain;
+        k->b_layout = (fusegen_layout)r.g1.b_layout;
+        k->epilogue = r.g1.epilogue;
+        k->ops = jit__ops(&j->arena, &r.g1);
+        k->n_ops = r.g1.n_ops;
+        k->tile_m = r.g1.tile_m;
+        k->tile_n = r.g1.tile_n;
+        k->tile_k = r.g1.tile_k;
+        k->stages = r.g1.stages;
+        k->threads = r.g1.threads;
+        k->schedule = (fusegen_schedule)r.g1.schedule;
+        k->n_stores = r.g1.n_stores;
+        k->uses_bias = r.g1.uses_bias;
+        k->uses_residual = r.g1.uses_residual;
+        k->b2_layout = (fusegen_layout)r.g2.b_layout;
+        k->epilogue2 = r.g2.epilogue;
+        k->ops2 = jit__ops(&j->arena, &r.g2);
+        k->n_ops2 = r.g2.n_ops;
+        k->tile2_m = r.g2.tile_m;
+        k->tile2_n = r.g2.tile_n;
+        k->tile2_k = r.g2.tile_k;
+        k->stages2 = r.g2.stages;
+        k->threads2 = r.g2.threads;
+        k->schedule2 = (fusegen_schedule)r.g2.schedule;
+        k->n_stores2 = r.g2.n_stores;
+        k->uses_bias2 = r.g2.uses_bias;
+        k->uses_residual2 = r.g2.uses_residual;
+        if ((k->n_ops > 0 && !k->ops) || (k->n_ops2 > 0 && !k->ops2)) return -1;
+        k->norm = (fusegen_norm)r.norm;
+        k->strategy = (fusegen_strategy)r.strategy;
+        k->split_k = r.split_k;
+        k->max_n = r.max_n;
+        k->align_elems = r.align_elems;
+        k->uses_gamma = r.uses_gamma;
+        k->uses_beta = r.uses_beta;
+        k->rank = r.rank;
         k->launch = NULL;
         k->launch_jit = jit__launch;
         k->jit = v;

@@ -7,7 +7,11 @@
  * (every output: the main one, stores, GEMM2's). Outputs are poisoned first (an unwritten
  * element reads as NaN) and the bytes past them must stay untouched. Then the opt-in fallback:
  * fusegen_select_or_jit takes the default library's kernel when one fits (and compiles nothing),
- * and the JIT's otherwise.
+ * and the JIT's otherwise. On a compute capability 9.0 device, last: twins, a spec that plans
+ * some of the default library's Hopper variants (the same code, checked below by name) is
+ * compiled, and each twin pair runs on the same inputs through the JIT and through the compiled-in
+ * library: their outputs must be equal bit for bit (one record, one device code; the two
+ * launchers must agree on grids, slices and workspace).
  *
  *   fusegen_test_gpu_jit CACHE_DIR
  * Exit status 77 (skipped) without a CUDA device or without NVRTC. */
@@ -30,6 +34,32 @@
 #endif
 
 static int g_pass, g_fail;
+
+/* Tiles and epilogues of specs/default.json's own, for sm_90a only: every variant it plans is
+ * one of fusegen_default's, with the same device code (names without the library agree). */
+static const char spec_twins[] =
+    "{\n"
+    "  \"library\": \"jit_twin\",\n"
+    "  \"kernels\": [\n"
+    "    {\n"
+    "      \"name\": \"proj_bias_residual_layernorm\", \"arch\": [\"sm_90a\"],\n"
+    "      \"a\": \"bf16\", \"b\": \"bf16\", \"out\": \"bf16\", \"b_layout\": \"nk\",\n"
+    "      \"tiles\": [ {\"m\": 128, \"n\": 128, \"k\": 64, \"stages\": 5, \"schedule\": \"pingpong\"},\n"
+    "                 {\"m\": 64, \"n\": 128, \"k\": 64, \"stages\": 4} ],\n"
+    "      \"epilogue\": [ {\"op\": \"bias\"}, {\"op\": \"residual\"}, {\"op\": \"store\", \"as\": \"pre_norm\"},\n"
+    "                    {\"op\": \"layernorm\", \"eps\": 1e-05}, {\"op\": \"relu\"} ]\n"
+    "    },\n"
+    "    {\n"
+    "      \"name\": \"proj\", \"arch\": [\"sm_90a\"],\n"
+    "      \"a\": \"bf16\", \"b\": \"bf16\", \"out\": \"bf16\", \"b_layout\": \"nk\",\n"
+    "      \"tiles\": [ {\"m\": 128, \"n\": 256, \"k\": 64, \"stages\": 3} ],\n"
+    "      \"epilogue\": []\n"
+    "    }\n"
+    "  ]\n"
+    "}\n";
+/* the variants spec_twins plans: row and split for each LayerNorm tile, split K for the 64x128
+ * one and for the plain 128x256 one */
+#define FG_TWIN_VARIANTS 7
 
 static void report(int ok, const char *what, const char *detail)
 {
@@ -311,6 +341,83 @@ static void shapes_for(const fusegen_kernel *k, gpu_shape out[2])
     out[1] = (gpu_shape){"padded", 64, n_small, 128, 136, 1};
 }
 
+/* Equal bytes (elements, padding and guard) of two downloaded tensors of one shape. */
+static int same_bytes(const gpu_tensor *x, const gpu_tensor *y)
+{
+    return x->bytes == y->bytes && (x->bytes == 0 || memcmp(x->host, y->host, x->bytes) == 0);
+}
+
+/* One twin pair on one shape: the same inputs (the same random stream) through each. */
+static void run_twins(const fusegen_kernel *jit_k, const fusegen_kernel *aot_k, const gpu_shape *s, gpu_rng *rng,
+                      cudaStream_t stream)
+{
+    gpu_rng again = *rng;
+    gpu_case cj, ca;
+    gpu_case_init(&cj, jit_k, s, rng);
+    gpu_case_init(&ca, aot_k, s, &again);
+    char what[200];
+    snprintf(what, sizeof what, "twins %s [%s M=%lld N=%lld K=%lld]", jit_k->name, s->label, (long long)s->m,
+             (long long)s->n, (long long)s->k);
+    fusegen_status sj = gpu_case_upload(&cj), sa = gpu_case_upload(&ca);
+    if (sj == FUSEGEN_OK && sa == FUSEGEN_OK) {
+        gpu_case_poison(&cj, stream);
+        gpu_case_poison(&ca, stream);
+        sj = gpu_case_run(&cj, stream);
+        sa = gpu_case_run(&ca, stream);
+    }
+    if (sj != FUSEGEN_OK || sa != FUSEGEN_OK) {
+        char msg[1200];
+        snprintf(msg, sizeof msg, "JIT %s, AOT %s: %s", fusegen_status_name(sj), fusegen_status_name(sa),
+                 fusegen_last_detail());
+        report(0, what, msg);
+    } else {
+        GPU_CHECK(cudaStreamSynchronize(stream));
+        gpu_case_download(&cj);
+        gpu_case_download(&ca);
+        int same = same_bytes(&cj.out, &ca.out) && !gpu_tensor_all_poison(&cj.out);
+        for (int i = 0; i < jit_k->n_stores; ++i) same = same && same_bytes(&cj.store[i], &ca.store[i]);
+        report(same, what, same ? NULL : "the JIT's and the library's outputs differ");
+    }
+    gpu_case_free(&cj);
+    gpu_case_free(&ca);
+}
+
+/* The twins spec: every variant it plans has a twin of the same name and epilogue in the default
+ * library, and each pair agrees bit for bit (a shape with tails, and a decode-sized one whose
+ * split-K variants run several slices). */
+static void twins(const char *cache_dir, gpu_rng *rng, cudaStream_t stream)
+{
+    fusegen_jit *jit = NULL;
+    fusegen_status st = fusegen_jit_create(spec_twins, strlen(spec_twins), "jit_twin.json", &jit);
+    report(st == FUSEGEN_OK, "twins: create", st == FUSEGEN_OK ? NULL : fusegen_last_detail());
+    if (st != FUSEGEN_OK) return;
+    fusegen_jit_options opts;
+    memset(&opts, 0, sizeof opts);
+    opts.cache_dir = cache_dir;
+    st = fusegen_jit_compile(jit, &opts, NULL);
+    report(st == FUSEGEN_OK, "twins: compile", st == FUSEGEN_OK ? NULL : fusegen_last_detail());
+    const fusegen_library *lib = st == FUSEGEN_OK ? fusegen_jit_library(jit) : NULL;
+    size_t paired = 0;
+    for (size_t i = 0; lib && i < lib->n_kernels; ++i) {
+        const fusegen_kernel *k = &lib->kernels[i], *twin = NULL;
+        for (size_t j = 0; j < fusegen_default_library.n_kernels && !twin; ++j) {
+            const fusegen_kernel *d = &fusegen_default_library.kernels[j];
+            if (strcmp(d->name, k->name) == 0 && strcmp(d->epilogue, k->epilogue) == 0) twin = d;
+        }
+        if (!twin) {
+            report(0, k->name, "twins: no variant of this name and epilogue in the default library");
+            continue;
+        }
+        ++paired;
+        int64_t n = k->max_n > 0 ? k->max_n : 512;
+        gpu_shape shapes[2] = {{"tails", 203, k->max_n > 0 ? k->max_n : 3 * (int64_t)k->tile_n + 40, 264, 0, 0},
+                               {"decode", 64, n, 2048, 0, 0}};
+        for (int s = 0; s < 2; ++s) run_twins(k, twin, &shapes[s], rng, stream);
+    }
+    report(paired == FG_TWIN_VARIANTS, "twins: every planned variant has its twin", NULL);
+    fusegen_jit_destroy(jit);
+}
+
 /* A bad call launches nothing: a misaligned output pointer. */
 static void bad_call(const fusegen_kernel *k, gpu_rng *rng, cudaStream_t stream)
 {
@@ -423,6 +530,8 @@ int main(int argc, char **argv)
         }
         fusegen_jit_destroy(fallback);
     }
+
+    if (major == 9 && minor == 0) twins(cache_dir, &rng, stream);
 
     GPU_CHECK(cudaStreamDestroy(stream));
     fusegen_jit_destroy(jit);

@@ -107,16 +107,16 @@ static int fg_dispatch__class(const fusegen_kernel *k, const fg_dispatch_model *
     return 2 * base + 1;
 }
 
-static int64_t fg_dispatch__tiles(int64_t m, int64_t n, int tile_m, int tile_n);
-
 /* The tile's rate: by area, or a ping-pong rule's. */
 static long long fg_dispatch__rate(const fusegen_kernel *k, const fg_dispatch_model *md, const fusegen_problem *p,
                                    int sms)
 {
     long long area = (long long)k->tile_m * k->tile_n;
     long long rate = area >= md->area_large ? md->rate_large : area >= md->area_medium ? md->rate_medium : md->rate_small;
+    int busiest_sm_tiles =
+        sms > 0 ? (int)((fg_dispatch__tiles(p->m, p->n, k->tile_m, k->tile_n) + sms - 1) / sms) : 0;
     int pingpong = k->schedule == FUSEGEN_SCHEDULE_PINGPONG &&
-                   (sms <= 0 || k->chain || (fg_dispatch__tiles(p->m, p->n, k->tile_m, k->tile_n) + sms - 1) / sms >= md->pingpong_min_tiles);
+                   (sms <= 0 || k->chain || busiest_sm_tiles >= md->pingpong_min_tiles);
     if (pingpong && md->pingpong_short_k_rate > 0 &&
         (k->strategy == FUSEGEN_STRATEGY_SPLIT || k->strategy == FUSEGEN_STRATEGY_ROW) &&
         p->k <= md->pingpong_short_k_max_k)

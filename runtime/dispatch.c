@@ -113,8 +113,7 @@ static long long fg_dispatch__rate(const fusegen_kernel *k, const fg_dispatch_mo
 {
     long long area = (long long)k->tile_m * k->tile_n;
     long long rate = area >= md->area_large ? md->rate_large : area >= md->area_medium ? md->rate_medium : md->rate_small;
-    int busiest_sm_tiles =
-        sms > 0 ? (int)((fg_dispatch__tiles(p->m, p->n, k->tile_m, k->tile_n) + sms - 1) / sms) : 0;
+    int64_t busiest_sm_tiles = sms > 0 ? (fg_dispatch__tiles(p->m, p->n, k->tile_m, k->tile_n) + sms - 1) / sms : 0;
     int pingpong = k->schedule == FUSEGEN_SCHEDULE_PINGPONG &&
                    (sms <= 0 || k->chain || busiest_sm_tiles >= md->pingpong_min_tiles);
     if (pingpong && md->pingpong_short_k_rate > 0 &&

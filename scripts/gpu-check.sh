@@ -10,7 +10,9 @@
 # options); FUSEGEN_BENCH_SPECS (spec files benchmarked through the JIT, every variant) and
 # FUSEGEN_SPEC_BENCH_ARGS (their options, default --quick); FUSEGEN_TORCH_COMPARE=1 with
 # FUSEGEN_TORCH_COMPARE_ARGS and FUSEGEN_TORCH_COMPARE_TIMEOUT (then bench/torch_host_time.py too);
-# FUSEGEN_TORCH_REQUIRE_FAST (default 1: the PyTorch tests fail unless the ops' C++ path is in use).
+# FUSEGEN_TORCH_REQUIRE_FAST (default 1: the PyTorch tests fail unless the ops' C++ path is in use);
+# FUSEGEN_TUNE=1: fusegen-tune over bench/tune-shapes.json into tuning.json (kept out of the
+# bundle; FUSEGEN_TUNE_TIMEOUT seconds, default 420: an interrupted run keeps what it measured).
 #   scripts/gpu-check.sh [--no-bench] [--no-sanitize]
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -19,7 +21,7 @@ mkdir -p "$out"
 # On exit, every log but summary.txt and the benchmark's bench.log/.csv/.json goes into one
 # archive, gpu-logs.tar.gz: the device tool brings back 8 files at most.
 bundle() {
-  (cd "$out" && ls | grep -Ev '^(summary\.txt|bench\.(log|csv|json)|gpu-logs\.tar\.gz)$' >.bundle-list &&
+  (cd "$out" && ls | grep -Ev '^(summary\.txt|bench\.(log|csv|json)|tuning\.json|gpu-logs\.tar\.gz)$' >.bundle-list &&
      [ -s .bundle-list ] && tar -czf gpu-logs.tar.gz -T .bundle-list && xargs rm -rf <.bundle-list
    rm -f .bundle-list)
 }
@@ -114,6 +116,12 @@ if [ $bench = 1 ] && [ -n "${FUSEGEN_BENCH_SPECS:-}" ] && [ -x "$build/bench/fus
       --csv "$out/bench-$name.csv" >"$out/bench-$name.log" 2>&1
     status "bench --spec $name" "rc=$?"
   done
+fi
+# the tuning file of this GPU for the default library (docs/api.md, "Tuning files")
+if [ "${FUSEGEN_TUNE:-0}" = 1 ] && [ -x "$build/bench/fusegen-tune" ]; then
+  timeout "${FUSEGEN_TUNE_TIMEOUT:-420}" "$build/bench/fusegen-tune" --shapes bench/tune-shapes.json \
+    -o "$out/tuning.json" >"$out/tune.log" 2>&1
+  status fusegen-tune "rc=$? $(tail -1 "$out/tune.log")"
 fi
 # eager PyTorch vs torch.compile vs the fusegen op (needs torch on the machine)
 if [ "${FUSEGEN_TORCH_COMPARE:-0}" = 1 ] && python3 -c 'import torch' >/dev/null 2>&1; then

@@ -786,12 +786,52 @@ inline PFN_cuTensorMapEncodeTiled_v12000 tensor_map_encoder()
     return encode;
 }
 
+// The last tensor maps this thread encoded, by everything an encode reads: a decode step
+// launches the same problem on the same buffers thousands of times a second, and the encodes
+// are most of a Hopper launch's host work. An entry is the encoder's output for its key, so a
+// hit gives the bytes a fresh encode would.
+struct TensorMapMemo {
+    struct Entry {
+        const void *base;
+        long long rows, cols, ld;
+        int dt, box_rows, box_bytes;
+        TensorMap map;
+    };
+    static constexpr int kEntries = 8;
+    Entry entries[kEntries];
+    int used = 0, next = 0;
+
+    const TensorMap *find(const void *base, int dt, long long rows, long long cols, long long ld, int box_rows,
+                          int box_bytes) const
+    {
+        for (int i = 0; i < used; ++i) {
+            const Entry &e = entries[i];
+            if (e.base == base && e.rows == rows && e.cols == cols && e.ld == ld && e.dt == dt &&
+                e.box_rows == box_rows && e.box_bytes == box_bytes)
+                return &e.map;
+        }
+        return nullptr;
+    }
+    void add(const void *base, int dt, long long rows, long long cols, long long ld, int box_rows, int box_bytes,
+             const TensorMap &map)
+    {
+        entries[next] = Entry{base, rows, cols, ld, dt, box_rows, box_bytes, map};
+        next = (next + 1) % kEntries;
+        if (used < kEntries) ++used;
+    }
+};
+
 // A row-major [rows, cols] matrix of dt elements, row stride ld elements, copied in boxes of
 // box_rows x box_bytes (128 or 64) with the swizzle of that width; reads past the edges give
 // zeros, writes past them are dropped. (The operands: K-major, 64 16-bit elements a box row.)
 inline cudaError_t make_tensor_map(TensorMap *map, const void *base, int dt, long long rows, long long cols,
                                    long long ld, int box_rows, int box_bytes = 128)
 {
+    static thread_local TensorMapMemo memo;
+    if (const TensorMap *known = memo.find(base, dt, rows, cols, ld, box_rows, box_bytes)) {
+        *map = *known;
+        return cudaSuccess;
+    }
     PFN_cuTensorMapEncodeTiled_v12000 encode = tensor_map_encoder();
     if (!encode) return cudaErrorNotSupported;
     const unsigned bytes = dt == fusegen_sm80::DT_F32 ? 4u : 2u;
@@ -806,7 +846,9 @@ inline cudaError_t make_tensor_map(TensorMap *map, const void *base, int dt, lon
     CUresult r = encode(reinterpret_cast<CUtensorMap *>(map), type, 2, const_cast<void *>(base), dims, strides, box,
                         element_strides, CU_TENSOR_MAP_INTERLEAVE_NONE, swizzle,
                         CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
-    return r == CUDA_SUCCESS ? cudaSuccess : cudaErrorInvalidValue;
+    if (r != CUDA_SUCCESS) return cudaErrorInvalidValue;
+    memo.add(base, dt, rows, cols, ld, box_rows, box_bytes, *map);
+    return cudaSuccess;
 }
 
 // The epilogue maps a GEMM's Staging asks for (G::kMapResidual, kMapStoreSlot, kMapOut).

@@ -4,7 +4,7 @@
 #   <prefix>/lib/libfusegen_runtime.a                 the runtime           fusegen::runtime
 #   <prefix>/lib/libfusegen_jit.a, libfusegen_gen.a   the runtime's JIT     fusegen::jit
 #                                                     (with the generator's stages; needs cJSON)
-#   <prefix>/include/fusegen/fusegen.h, fusegen_workspace.h, fusegen_registry.h, fusegen_jit.h
+#   <prefix>/include/fusegen/fusegen.h, fusegen_workspace.h, fusegen_registry.h, fusegen_launch.h, fusegen_jit.h
 #   <prefix>/share/fusegen/templates/                 the generator's templates
 #   <prefix>/lib/cmake/fusegen/                       fusegenConfig.cmake, fusegenConfigVersion.cmake,
 #                                                     fusegenTargets.cmake, fusegen_generate.cmake
@@ -34,7 +34,7 @@ install(DIRECTORY "${PROJECT_SOURCE_DIR}/templates/" DESTINATION "${FUSEGEN_INST
 if(TARGET fusegen_runtime)
   set(FUSEGEN_PACKAGE_HAS_RUNTIME ON)
   # The headers' folder is the source folder in the build tree and include/fusegen once
-  # installed (generated code includes "fusegen.h" and "fusegen_workspace.h").
+  # installed (generated code includes "fusegen.h", which includes the other three).
   set_target_properties(fusegen_runtime PROPERTIES
     EXPORT_NAME runtime
     INTERFACE_INCLUDE_DIRECTORIES
@@ -45,7 +45,7 @@ if(TARGET fusegen_runtime)
   install(TARGETS fusegen_runtime EXPORT fusegenTargets
     ARCHIVE DESTINATION "${CMAKE_INSTALL_LIBDIR}")
   install(FILES "${PROJECT_SOURCE_DIR}/runtime/fusegen.h" "${PROJECT_SOURCE_DIR}/runtime/fusegen_workspace.h"
-    "${PROJECT_SOURCE_DIR}/runtime/fusegen_registry.h"
+    "${PROJECT_SOURCE_DIR}/runtime/fusegen_registry.h" "${PROJECT_SOURCE_DIR}/runtime/fusegen_launch.h"
     DESTINATION "${FUSEGEN_INSTALL_INCLUDEDIR}")
 else()
   set(FUSEGEN_PACKAGE_HAS_RUNTIME OFF)

@@ -10,6 +10,7 @@
 
 #include "buf.h"
 #include "kernel_record.h"
+#include "launch.h"
 #include "tmpl.h"
 #include "tmplsrc.h"
 
@@ -333,10 +334,20 @@ static void emit__kernel_file_scope(emit_ctx *c, fg_tmpl_scope *s, const fg_kern
         emit__gemm_scope(c, fg_tmpl_list_add(v, "gemms"), 1, &pk->g1, pk);
         if (pk->chain) emit__gemm_scope(c, fg_tmpl_list_add(v, "gemms"), 2, &pk->g2, pk);
         if (pk->family == FG_FAMILY_SM90) hopper = 1;
-        fg_tmpl_set(v, "normalize1", pk->g1.norm != FG_NORM_NONE && pk->g1.strategy == FG_STRATEGY_SPLIT
-                                         ? fg_arena_printf(c->arena, "%s_normalize1", symbol)
-                                         : "nullptr");
+        /* the functions the launcher takes, in FUSEGEN_LAUNCH_GEMM1 ... order */
+        const int split = pk->g1.norm != FG_NORM_NONE && pk->g1.strategy == FG_STRATEGY_SPLIT && !pk->split_k;
+        const char *cast = "reinterpret_cast<const void *>";
+        fg_tmpl_set(v, "fn_epilogue1", split         ? fg_arena_printf(c->arena, "%s(%s_normalize1)", cast, symbol)
+                                       : pk->split_k ? fg_arena_printf(c->arena, "%s(%s_reduce1)", cast, symbol)
+                                                     : "nullptr");
+        fg_tmpl_set(v, "fn_gemm2", pk->chain ? fg_arena_printf(c->arena, "%s(%s_gemm2)", cast, symbol) : "nullptr");
     }
+    fg_buf checks;
+    fg_buf_init(&checks);
+    fg_launch_append_checks(&checks, c->plan, k);
+    fg_tmpl_set(s, "launch_checks", checks.failed || !checks.data ? "#error out of memory\n"
+                                                                   : fg_arena_printf(c->arena, "%s", checks.data));
+    fg_buf_free(&checks);
     /* The Hopper family's header includes the portable one (it shares its epilogue). */
     fg_tmpl_set(s, "family_header", hopper ? "fusegen_sm90.cuh" : "fusegen_sm80.cuh");
 }
@@ -445,6 +456,43 @@ static char *emit__comment_text(fg_arena *a, const char *s)
 
 /* The dispatch table: one entry per variant, printed from its record (kernel_record.c, which the
  * JIT's table copies too). Returns 0, or -1 when memory ran out. */
+/* A launch record as a C initializer: its nonzero fields, a few a line (zero is every field's
+ * default). */
+static const char *emit__launch_init(emit_ctx *c, const fusegen_launch_gemm *g)
+{
+    const struct {
+        const char *name;
+        int value;
+    } f[] = {
+        {"hopper", g->hopper}, {"tile_m", g->tile_m}, {"tile_n", g->tile_n}, {"tile_k", g->tile_k},
+        {"threads", g->threads}, {"smem_bytes", g->smem_bytes}, {"split", g->split}, {"split_k", g->split_k},
+        {"split_k_row_smem", g->split_k_row_smem}, {"cluster", g->cluster}, {"persistent", g->persistent},
+        {"tma_box_a", g->tma_box_a}, {"tma_box_b", g->tma_box_b}, {"b_kn", g->b_kn}, {"dt_ab", g->dt_ab},
+        {"dt_out", g->dt_out}, {"out_bytes", g->out_bytes}, {"map_residual", g->map_residual},
+        {"map_store_slot", g->map_store_slot}, {"map_out", g->map_out}, {"epi_box_bytes", g->epi_box_bytes},
+    };
+    fg_buf b;
+    int on_line = 0;
+    fg_buf_init(&b);
+    fg_buf_puts(&b, "{");
+    for (size_t i = 0; i < sizeof f / sizeof f[0]; ++i) {
+        if (f[i].value == 0) continue;
+        if (on_line == 6) {
+            fg_buf_puts(&b, "\n           ");
+            on_line = 0;
+        }
+        if (strncmp(f[i].name, "dt_", 3) == 0)
+            fg_buf_printf(&b, " .%s = %s,", f[i].name, emit__dtype_enum((fg_dtype)f[i].value));
+        else
+            fg_buf_printf(&b, " .%s = %d,", f[i].name, f[i].value);
+        ++on_line;
+    }
+    fg_buf_puts(&b, " }");
+    const char *out = b.failed || !b.data ? "{ 0 }" : fg_arena_printf(c->arena, "%s", b.data);
+    fg_buf_free(&b);
+    return out;
+}
+
 static int emit__table_scope(emit_ctx *c, fg_tmpl_scope *s)
 {
     fg_tmpl_list_declare(s, "kernels");
@@ -476,6 +524,8 @@ static int emit__table_scope(emit_ctx *c, fg_tmpl_scope *s)
         fg_tmpl_setf(e, "uses_gamma", "%d", r.uses_gamma);
         fg_tmpl_setf(e, "uses_beta", "%d", r.uses_beta);
         fg_tmpl_setf(e, "rank", "%d", r.rank);
+        fg_tmpl_set(e, "launch1", emit__launch_init(c, &r.launch1));
+        fg_tmpl_set(e, "launch2", r.chain ? emit__launch_init(c, &r.launch2) : "");
         fg_tmpl_set(e, "constraints", pk->constraints);
         fg_tmpl_set(e, "macro", emit__upper(c->arena, fg_arena_printf(c->arena, "%s_NAME", symbol)));
     }

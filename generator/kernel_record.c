@@ -71,5 +71,7 @@ int fg_kernel_record_build(fg_arena *a, const fg_plan_kernel *pk, fg_kernel_reco
     out->uses_gamma = norm && norm->affine;
     out->uses_beta = norm && norm->affine && norm->kind == FG_OP_LAYERNORM;
     out->rank = pk->rank;
+    fg_launch_record(pk, 1, &out->launch1);
+    if (pk->chain) fg_launch_record(pk, 2, &out->launch2);
     return 0;
 }

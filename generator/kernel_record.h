@@ -6,6 +6,7 @@
 #ifndef FUSEGEN_KERNEL_RECORD_H
 #define FUSEGEN_KERNEL_RECORD_H
 #include "arena.h"
+#include "launch.h"
 #include "plan.h"
 
 typedef struct fg_kernel_record_op {
@@ -39,6 +40,7 @@ typedef struct fg_kernel_record {
     int align_elems;
     int uses_gamma, uses_beta;
     int rank;
+    fusegen_launch_gemm launch1, launch2;   /* launch2: zeros without a chain */
 } fg_kernel_record;
 
 /* The record of planned variant pk; its arrays in a. Returns 0, or -1 when memory ran out. */

@@ -13,6 +13,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include "fusegen_launch.h"
 #include "fusegen_registry.h"
 
 #ifdef __cplusplus
@@ -161,13 +162,15 @@ typedef struct fusegen_kernel {
     int rank;                       /* the spec's preference (tile area, epilogue staging, pipeline
                                        depth; plan.c): larger goes first among eligible kernels that
                                        the dispatch's model ranks equal */
-    /* Launches on stream; workspace already checked to be large enough. Returns cudaGetLastError()
-     * after the launch(es). */
-    cudaError_t (*launch)(const fusegen_problem *p, const fusegen_args *args,
-                          void *workspace, cudaStream_t stream);
-    /* Kernels compiled at run time (fusegen_jit.h) launch through launch_jit instead, with their
-     * own data in jit; it returns 0, or nonzero after writing why the launch failed into why
-     * (why_len bytes). Generated tables leave both NULL. */
+    /* How the runtime launches it (fusegen_launch.h, runtime/launch.c): GEMM1's record and a
+     * chain's GEMM2's (zeros otherwise), and for compiled-in kernels their functions' host stubs
+     * (FUSEGEN_LAUNCH_FNS, NULL where a variant has none) and the launcher's cache. */
+    fusegen_launch_gemm launch1, launch2;
+    const void *const *fns;
+    fusegen_launch_cache *cache;
+    /* Kernels compiled at run time (fusegen_jit.h) launch through launch_jit instead (fns NULL),
+     * with their own data in jit; it returns 0, or nonzero after writing why the launch failed
+     * into why (why_len bytes). Generated tables leave both NULL. */
     int (*launch_jit)(const struct fusegen_kernel *k, const fusegen_problem *p, const fusegen_args *args,
                       void *workspace, cudaStream_t stream, char *why, size_t why_len);
     const void *jit;

@@ -1,8 +1,11 @@
 /* fusegen_internal.h - what the runtime's modules share and users do not call: the thread-local
  * detail of fusegen_last_detail(), set by the JIT (jit.c) with the runtime's conventions (cut
- * with "..." when longer than 1023 characters), and the problem's own checks. Not installed. */
+ * with "..." when longer than 1023 characters), the problem's own checks, the driver API and the
+ * launcher (launch.c). Not installed. */
 #ifndef FUSEGEN_INTERNAL_H
 #define FUSEGEN_INTERNAL_H
+
+#include <cuda.h>
 
 #include "fusegen.h"
 
@@ -40,5 +43,44 @@ fusegen_status fusegen__tuning_load_for(const fusegen_library *lib, const char *
  * this device (name, SM count, compute capability x10) instead of the current one; name NULL
  * goes back to the current device. Forgets fusegen_select's remembered answers. */
 void fusegen__device_override(const char *name, int sms, int cc);
+
+/* The driver API's entry points the runtime uses, reached through the runtime
+ * (cudaGetDriverEntryPointByVersion), so that nothing links libcuda. */
+typedef struct fusegen__driver {
+    CUresult (*ctx_get_current)(CUcontext *);
+    CUresult (*ctx_push)(CUcontext);
+    CUresult (*ctx_pop)(CUcontext *);
+    CUresult (*module_load_data)(CUmodule *, const void *);
+    CUresult (*module_unload)(CUmodule);
+    CUresult (*module_get_function)(CUfunction *, CUmodule, const char *);
+    CUresult (*func_set_attribute)(CUfunction, CUfunction_attribute, int);
+    CUresult (*launch_kernel_ex)(const CUlaunchConfig *, CUfunction, void **, void **);
+    CUresult (*occupancy_max_active_clusters)(int *, CUfunction, const CUlaunchConfig *);
+    CUresult (*tensor_map_encode_tiled)(CUtensorMap *, CUtensorMapDataType, cuuint32_t, void *, const cuuint64_t *,
+                                        const cuuint64_t *, const cuuint32_t *, const cuuint32_t *,
+                                        CUtensorMapInterleave, CUtensorMapSwizzle, CUtensorMapL2promotion,
+                                        CUtensorMapFloatOOBfill);
+    CUresult (*get_error_name)(CUresult, const char **);
+    CUresult (*get_error_string)(CUresult, const char **);
+} fusegen__driver;
+/* The entry points, looked up on first use; NULL, with why written, when one is missing. */
+const fusegen__driver *fusegen__cu(char *why, size_t len);
+#if defined(__GNUC__) || defined(__clang__)
+__attribute__((format(printf, 4, 5)))
+#endif
+/* Writes "<what>: CUDA_ERROR_X: text" of driver result r into why and returns 1. */
+int fusegen__cu_fail(CUresult r, char *why, size_t len, const char *fmt, ...);
+
+/* A kernel's functions, as the launcher takes them: a compiled-in kernel's host stubs (launched
+ * with cudaLaunchKernelExC), or a JIT kernel's functions in the current context's module
+ * (cuLaunchKernelEx). Indexed by FUSEGEN_LAUNCH_GEMM1 and the like. */
+typedef struct fusegen__fns {
+    const void *const *stub;
+    const CUfunction *cu;
+} fusegen__fns;
+/* Launches kernel k for p on stream as its launch records say (everything checked already; the
+ * workspace large enough). Returns 0, or 1 with why written. */
+int fusegen__launch(const fusegen_kernel *k, fusegen__fns fns, const fusegen_problem *p, const fusegen_args *args,
+                    void *workspace, cudaStream_t stream, char *why, size_t len);
 
 #endif

@@ -1,15 +1,13 @@
 /* jit.c - the runtime's JIT (fusegen_jit.h): spec text -> the generator's stages in process ->
  * one CUDA source -> NVRTC (through the disk cache, jit_cache.c) -> a CUBIN -> the driver API.
  *
- * The kernels of a fusegen_jit are fusegen_kernel entries filled from the plan the way the
- * dispatch template fills a generated table, with launch_jit pointing here. Their launcher does
- * what the ahead-of-time launchers of templates/common/ do (fusegen_sm80::launch_gemm,
- * launch_chain, fusegen_sm90::start_gemm), with the numbers of generator/launch.c; the source
- * compiled carries static_asserts that those numbers and the parameter layout below match the
- * family code.
+ * The kernels of a fusegen_jit are fusegen_kernel entries filled from the plan by the kernel
+ * record builder the dispatch table is printed from (generator/kernel_record.c), with launch_jit
+ * pointing here: it finds the functions in the current context's module and hands them to the
+ * runtime's one launcher (launch.c), which compiled-in kernels use too.
  *
- * Driver entry points come from cudaGetDriverEntryPointByVersion (no link to libcuda), NVRTC
- * from generator/rtc.c (dlopen). */
+ * Driver entry points come through the runtime (fusegen__cu, launch.c), NVRTC from
+ * generator/rtc.c (dlopen). */
 #define _POSIX_C_SOURCE 200809L
 #include "fusegen_jit.h"
 
@@ -35,7 +33,6 @@
 #include "diag.h"
 #include "emit.h"
 #include "kernel_record.h"
-#include "launch.h"
 #include "out.h"
 #include "pipeline.h"
 #include "plan.h"
@@ -50,37 +47,15 @@ extern const size_t fusegen_embedded_templates_count;
 
 enum {
     JIT__MAX_CONTEXTS = 16,   /* CUDA contexts one object's code may be loaded into */
-    JIT__FNS = 3,             /* functions per variant: gemm1, normalize1 (or reduce1), gemm2 */
+    JIT__FNS = FUSEGEN_LAUNCH_FNS,   /* functions per variant: gemm1, normalize1 (or reduce1), gemm2 */
     JIT__PATH = 4200,
     JIT__WHY = 2 * JIT__PATH + 256   /* a reason may name two paths (a rename) */
 };
 
-/* fusegen_sm80::Params, field for field (the compiled source asserts the same layout). */
-typedef struct jit__params {
-    const void *a, *b;
-    void *out;
-    int m, n, k;
-    long long lda, ldb, ldo, ldr;
-    const void *bias, *residual, *gamma, *beta;
-    void *store[FUSEGEN_MAX_STORES];
-    long long ld_store[FUSEGEN_MAX_STORES];
-    float *prenorm;
-    float *stats;
-    int stats_ld;
-    float *partials;
-    int k_slices;
-} jit__params;
-
-/* fusegen_sm90::EpilogueMaps: the residual's, a store op's and the output's tensor maps. */
-typedef struct jit__epilogue_maps {
-    CUtensorMap residual, store, out;
-} jit__epilogue_maps;
-
 typedef struct jit__variant {
     struct fusegen_jit *owner;
     size_t index;                  /* in kernels[]; its functions are fn[JIT__FNS * index ...] */
-    int chain;
-    fg_launch_gemm g1, g2;
+    fusegen_launch_cache cache;    /* the launcher's */
     const char *sym[JIT__FNS];     /* gemm1, normalize1 (split) or reduce1 (split K), gemm2 (chains) */
 } jit__variant;
 
@@ -180,99 +155,6 @@ static void jit__deliver(const jit__warnings *w)
         else
             fprintf(stderr, "fusegen: warning: %s\n", w->msg[i]);
     }
-}
-
-/* ---- the driver API, through the runtime ------------------------------------------------------ */
-
-static struct {
-    int ok;
-    char why[256];
-    CUresult (*ctx_get_current)(CUcontext *);
-    CUresult (*ctx_push)(CUcontext);
-    CUresult (*ctx_pop)(CUcontext *);
-    CUresult (*module_load_data)(CUmodule *, const void *);
-    CUresult (*module_unload)(CUmodule);
-    CUresult (*module_get_function)(CUfunction *, CUmodule, const char *);
-    CUresult (*func_set_attribute)(CUfunction, CUfunction_attribute, int);
-    CUresult (*launch_kernel)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
-                              CUstream, void **, void **);
-    CUresult (*launch_kernel_ex)(const CUlaunchConfig *, CUfunction, void **, void **);
-    CUresult (*occupancy_max_active_clusters)(int *, CUfunction, const CUlaunchConfig *);
-    CUresult (*tensor_map_encode_tiled)(CUtensorMap *, CUtensorMapDataType, cuuint32_t, void *, const cuuint64_t *,
-                                        const cuuint64_t *, const cuuint32_t *, const cuuint32_t *,
-                                        CUtensorMapInterleave, CUtensorMapSwizzle, CUtensorMapL2promotion,
-                                        CUtensorMapFloatOOBfill);
-    CUresult (*get_error_name)(CUresult, const char **);
-    CUresult (*get_error_string)(CUresult, const char **);
-} jit__cu;
-
-static pthread_once_t jit__cu_once = PTHREAD_ONCE_INIT;
-
-static int jit__cu_sym(const char *name, void **fn)
-{
-    enum cudaDriverEntryPointQueryResult found = cudaDriverEntryPointSymbolNotFound;
-    cudaError_t e = cudaGetDriverEntryPointByVersion(name, fn, 12000, cudaEnableDefault, &found);
-    if (e != cudaSuccess || found != cudaDriverEntryPointSuccess || !*fn) {
-        if (!jit__cu.why[0])   /* the first failure says why (without a driver, all of them fail) */
-            snprintf(jit__cu.why, sizeof jit__cu.why, "the driver entry point %s is not available (%s)", name,
-                     e != cudaSuccess ? cudaGetErrorName(e) : "symbol not found");
-        *fn = NULL;
-        return -1;
-    }
-    return 0;
-}
-
-static void jit__cu_load(void)
-{
-    int bad = 0;
-#define JIT__SYM(field, name) bad |= jit__cu_sym(name, (void **)&jit__cu.field)
-    JIT__SYM(ctx_get_current, "cuCtxGetCurrent");
-    JIT__SYM(ctx_push, "cuCtxPushCurrent");
-    JIT__SYM(ctx_pop, "cuCtxPopCurrent");
-    JIT__SYM(module_load_data, "cuModuleLoadData");
-    JIT__SYM(module_unload, "cuModuleUnload");
-    JIT__SYM(module_get_function, "cuModuleGetFunction");
-    JIT__SYM(func_set_attribute, "cuFuncSetAttribute");
-    JIT__SYM(launch_kernel, "cuLaunchKernel");
-    JIT__SYM(launch_kernel_ex, "cuLaunchKernelEx");
-    JIT__SYM(occupancy_max_active_clusters, "cuOccupancyMaxActiveClusters");
-    JIT__SYM(tensor_map_encode_tiled, "cuTensorMapEncodeTiled");
-    JIT__SYM(get_error_name, "cuGetErrorName");
-    JIT__SYM(get_error_string, "cuGetErrorString");
-#undef JIT__SYM
-    jit__cu.ok = !bad;
-}
-
-static int jit__cu_ready(char *why, size_t len)
-{
-    pthread_once(&jit__cu_once, jit__cu_load);
-    if (!jit__cu.ok) snprintf(why, len, "%s", jit__cu.why);
-    return jit__cu.ok;
-}
-
-/* "CUDA_ERROR_X: text" of a driver result. */
-static const char *jit__cu_err(CUresult r, char *buf, size_t len)
-{
-    const char *name = NULL, *text = NULL;
-    if (jit__cu.get_error_name) jit__cu.get_error_name(r, &name);
-    if (jit__cu.get_error_string) jit__cu.get_error_string(r, &text);
-    snprintf(buf, len, "%s: %s", name ? name : "CUDA_ERROR_?", text ? text : "unknown error");
-    return buf;
-}
-
-#if defined(__GNUC__) || defined(__clang__)
-__attribute__((format(printf, 4, 5)))
-#endif
-/* Writes "<what>: <driver error>" into why and returns 1. */
-static int jit__cu_fail(CUresult r, char *why, size_t len, const char *fmt, ...)
-{
-    char what[256], err[256];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(what, sizeof what, fmt, ap);
-    va_end(ap);
-    snprintf(why, len, "%s: %s", what, jit__cu_err(r, err, sizeof err));
-    return 1;
 }
 
 /* ---- create: parse, check, plan, render ------------------------------------------------------ */
@@ -513,22 +395,17 @@ static long jit__build_table(fusegen_jit *j)
         jit__variant *v = &j->variants[at];
         v->owner = j;
         v->index = at;
-        v->chain = pk->chain;
-        fg_launch_record(pk, 1, &v->g1);
-        v->sym[0] = fg_arena_printf(&j->arena, "%s_%s_gemm1", lib, pk->name);
-        v->sym[1] = v->g1.split     ? fg_arena_printf(&j->arena, "%s_%s_normalize1", lib, pk->name)
-                    : v->g1.split_k ? fg_arena_printf(&j->arena, "%s_%s_reduce1", lib, pk->name)
-                                    : NULL;
-        if (pk->chain) {
-            fg_launch_record(pk, 2, &v->g2);
-            v->sym[2] = fg_arena_printf(&j->arena, "%s_%s_gemm2", lib, pk->name);
-        }
-        if (!v->sym[0] || ((v->g1.split || v->g1.split_k) && !v->sym[1]) || (pk->chain && !v->sym[2])) return -1;
-
         /* the plan's record (the AOT dispatch table prints the same), but for the arch: a
          * CUBIN is code for the arch it was compiled for */
         fg_kernel_record r;
         if (fg_kernel_record_build(&j->arena, pk, &r) != 0) return -1;
+        v->sym[0] = fg_arena_printf(&j->arena, "%s_%s_gemm1", lib, pk->name);
+        v->sym[1] = r.launch1.split     ? fg_arena_printf(&j->arena, "%s_%s_normalize1", lib, pk->name)
+                    : r.launch1.split_k ? fg_arena_printf(&j->arena, "%s_%s_reduce1", lib, pk->name)
+                                        : NULL;
+        if (pk->chain) v->sym[2] = fg_arena_printf(&j->arena, "%s_%s_gemm2", lib, pk->name);
+        if (!v->sym[0] || ((r.launch1.split || r.launch1.split_k) && !v->sym[1]) || (pk->chain && !v->sym[2]))
+            return -1;
         k->name = r.name;
         k->spec_kernel = r.spec_kernel;
         k->sm = j->arch_sm > r.sm ? j->arch_sm : r.sm;
@@ -573,7 +450,10 @@ static long jit__build_table(fusegen_jit *j)
         k->uses_gamma = r.uses_gamma;
         k->uses_beta = r.uses_beta;
         k->rank = r.rank;
-        k->launch = NULL;
+        k->launch1 = r.launch1;
+        k->launch2 = r.launch2;
+        k->fns = NULL;
+        k->cache = &v->cache;
         k->launch_jit = jit__launch;
         k->jit = v;
         ++at;
@@ -593,61 +473,10 @@ static const fg_out_file *jit__file(const fusegen_jit *j, const char *name)
     return NULL;
 }
 
-/* The fields of jit__params in order, with their C++ types. */
-_Static_assert(FUSEGEN_MAX_STORES == 4, "the store arrays below are written as [4]");
-static const struct {
-    const char *name, *type;
-} jit__param_fields[] = {
-    {"a", "const void *"}, {"b", "const void *"}, {"out", "void *"},
-    {"m", "int"}, {"n", "int"}, {"k", "int"},
-    {"lda", "long long"}, {"ldb", "long long"}, {"ldo", "long long"}, {"ldr", "long long"},
-    {"bias", "const void *"}, {"residual", "const void *"}, {"gamma", "const void *"}, {"beta", "const void *"},
-    {"store", "void *[4]"}, {"ld_store", "long long[4]"},
-    {"prenorm", "float *"}, {"stats", "float *"}, {"stats_ld", "int"},
-    {"partials", "float *"}, {"k_slices", "int"},
-};
-
-/* The parameter layout the launcher passes, asserted in the compiled source: the same size,
- * the same field names and types, in the same order (NVRTC has no offsetof; the order is
- * compared through the addresses of a constexpr object's members). Same types in the same
- * order under the same ABI give the same offsets. */
-static void jit__append_layout_checks(fg_buf *b, int hopper)
-{
-    const size_t n = sizeof jit__param_fields / sizeof jit__param_fields[0];
-    fg_buf_puts(b, "namespace fusegen_jit_check {\n"
-                   "template <class A, class B> struct same { static constexpr bool value = false; };\n"
-                   "template <class A> struct same<A, A> { static constexpr bool value = true; };\n"
-                   "constexpr fusegen_sm80::Params probe{};\n");
-    fg_buf_printf(b, "static_assert(sizeof(fusegen_sm80::Params) == %zu, \"fusegen JIT: fusegen_sm80::Params changed size\");\n",
-                  sizeof(jit__params));
-    for (size_t i = 0; i < n; ++i) {
-        fg_buf_printf(b, "static_assert(same<decltype(fusegen_sm80::Params::%s), %s>::value, "
-                         "\"fusegen JIT: the type of fusegen_sm80::Params::%s changed\");\n",
-                      jit__param_fields[i].name, jit__param_fields[i].type, jit__param_fields[i].name);
-        if (i + 1 < n)
-            fg_buf_printf(b, "static_assert(static_cast<const void *>(&probe.%s) < static_cast<const void *>(&probe.%s), "
-                             "\"fusegen JIT: fusegen_sm80::Params::%s no longer comes before %s\");\n",
-                          jit__param_fields[i].name, jit__param_fields[i + 1].name, jit__param_fields[i].name,
-                          jit__param_fields[i + 1].name);
-    }
-    fg_buf_printf(b, "static_assert(fusegen_sm80::MAX_STORES == %d, \"fusegen JIT: MAX_STORES changed\");\n",
-                  FUSEGEN_MAX_STORES);
-    if (hopper) {
-        fg_buf_printf(b, "static_assert(sizeof(fusegen_sm90::TensorMap) == %zu, "
-                         "\"fusegen JIT: fusegen_sm90::TensorMap is not a CUtensorMap\");\n",
-                      sizeof(CUtensorMap));
-        fg_buf_printf(b, "static_assert(sizeof(fusegen_sm90::EpilogueMaps) == %zu, "
-                         "\"fusegen JIT: fusegen_sm90::EpilogueMaps is not three CUtensorMaps\");\n",
-                      sizeof(jit__epilogue_maps));
-    }
-    fg_buf_puts(b, "}  // namespace fusegen_jit_check\n");
-}
-
-/* The one source compiled: the kernel file of every spec kernel with a variant kept, then the
- * checks. Returns 0 with the text in *src (NUL-terminated), or -1. */
+/* The one source compiled: the kernel file of every spec kernel with a variant kept (each with
+ * its launch checks). Returns 0 with the text in *src (NUL-terminated), or -1. */
 static int jit__source(fusegen_jit *j, fg_buf *src, char *why, size_t why_len)
 {
-    int hopper = 0;
     fg_buf_init(src);
     for (size_t i = 0; i < j->spec.n_kernels; ++i) {
         const fg_kernel_spec *ks = &j->spec.kernels[i];
@@ -663,11 +492,7 @@ static int jit__source(fusegen_jit *j, fg_buf *src, char *why, size_t why_len)
         }
         fg_buf_append(src, f->data, f->len);
         fg_buf_puts(src, "\n");
-        for (size_t p = 0; p < j->plan.n_kernels; ++p)
-            hopper |= j->plan.kernels[p].spec == ks && j->plan.kernels[p].family == FG_FAMILY_SM90;
-        fg_launch_append_checks(src, &j->plan, ks);
     }
-    jit__append_layout_checks(src, hopper);
     if (src->failed || !src->data) {
         snprintf(why, why_len, "out of memory building the source");
         return -1;
@@ -978,8 +803,9 @@ static int jit__module_get(fusegen_jit *j, jit__module **out, char *why, size_t 
 {
     CUcontext ctx = NULL;
     CUresult r;
-    if (!jit__cu_ready(why, len)) return 1;
-    if ((r = jit__cu.ctx_get_current(&ctx)) != CUDA_SUCCESS) return jit__cu_fail(r, why, len, "cuCtxGetCurrent");
+    const fusegen__driver *cu = fusegen__cu(why, len);
+    if (!cu) return 1;
+    if ((r = cu->ctx_get_current(&ctx)) != CUDA_SUCCESS) return fusegen__cu_fail(r, why, len, "cuCtxGetCurrent");
     if (!ctx) {
         int dev = 0;
         cudaError_t e = cudaGetDevice(&dev);
@@ -988,12 +814,12 @@ static int jit__module_get(fusegen_jit *j, jit__module **out, char *why, size_t 
             snprintf(why, len, "no CUDA context: %s: %s", cudaGetErrorName(e), cudaGetErrorString(e));
             return 1;
         }
-        if ((r = jit__cu.ctx_get_current(&ctx)) != CUDA_SUCCESS || !ctx) {
+        if ((r = cu->ctx_get_current(&ctx)) != CUDA_SUCCESS || !ctx) {
             if (r == CUDA_SUCCESS) {
                 snprintf(why, len, "no CUDA context is current");
                 return 1;
             }
-            return jit__cu_fail(r, why, len, "cuCtxGetCurrent");
+            return fusegen__cu_fail(r, why, len, "cuCtxGetCurrent");
         }
     }
     pthread_mutex_lock(&j->lock);
@@ -1011,12 +837,12 @@ static int jit__module_get(fusegen_jit *j, jit__module **out, char *why, size_t 
     } else if (j->n_modules == JIT__MAX_CONTEXTS) {
         snprintf(why, len, "the JIT library is loaded in %d CUDA contexts already", JIT__MAX_CONTEXTS);
         rc = 1;
-    } else if ((r = jit__cu.module_load_data(&m.mod, j->cubin)) != CUDA_SUCCESS) {
+    } else if ((r = cu->module_load_data(&m.mod, j->cubin)) != CUDA_SUCCESS) {
         int dev = 0, major = 0, minor = 0;
         cudaGetDevice(&dev);
         cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev);
         cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev);
-        rc = jit__cu_fail(r, why, len, "cuModuleLoadData (code for %s, device %d is sm_%d%d)", j->arch, dev, major,
+        rc = fusegen__cu_fail(r, why, len, "cuModuleLoadData (code for %s, device %d is sm_%d%d)", j->arch, dev, major,
                           minor);
         m.mod = NULL;
     } else if (!(m.fn = calloc(JIT__FNS * j->n_kernels, sizeof *m.fn))) {
@@ -1028,27 +854,29 @@ static int jit__module_get(fusegen_jit *j, jit__module **out, char *why, size_t 
         for (int f = 0; rc == 0 && f < JIT__FNS; ++f) {
             if (!var->sym[f]) continue;
             CUfunction *fn = &m.fn[JIT__FNS * v + (size_t)f];
-            if ((r = jit__cu.module_get_function(fn, m.mod, var->sym[f])) != CUDA_SUCCESS) {
-                rc = jit__cu_fail(r, why, len, "cuModuleGetFunction(%s)", var->sym[f]);
+            if ((r = cu->module_get_function(fn, m.mod, var->sym[f])) != CUDA_SUCCESS) {
+                rc = fusegen__cu_fail(r, why, len, "cuModuleGetFunction(%s)", var->sym[f]);
                 break;
             }
-            const fg_launch_gemm *rec = f == 0 ? &var->g1 : f == 2 ? &var->g2 : NULL;
-            if (rec && (r = jit__cu.func_set_attribute(*fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+            const fusegen_launch_gemm *rec = f == FUSEGEN_LAUNCH_GEMM1   ? &j->kernels[v].launch1
+                                             : f == FUSEGEN_LAUNCH_GEMM2 ? &j->kernels[v].launch2
+                                                                         : NULL;
+            if (rec && (r = cu->func_set_attribute(*fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
                                                        rec->smem_bytes)) != CUDA_SUCCESS)
-                rc = jit__cu_fail(r, why, len, "cuFuncSetAttribute(%s, max dynamic shared memory = %d)", var->sym[f],
+                rc = fusegen__cu_fail(r, why, len, "cuFuncSetAttribute(%s, max dynamic shared memory = %d)", var->sym[f],
                                   rec->smem_bytes);
             /* a cluster kernel's clusters may pass 8 CTAs (the portable size): up to 16. Where the
              * driver refuses, clusters of 8 or fewer still run, and a larger one's launch says
              * that no cluster of its size fits: not a reason to fail the whole module. */
             else if (rec && rec->cluster)
-                (void)jit__cu.func_set_attribute(*fn, CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 1);
+                (void)cu->func_set_attribute(*fn, CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 1);
         }
     }
     if (rc == 0) {
         j->modules[j->n_modules] = m;
         *out = &j->modules[j->n_modules++];
     } else {
-        if (m.mod) jit__cu.module_unload(m.mod);
+        if (m.mod) cu->module_unload(m.mod);
         free(m.fn);
     }
     pthread_mutex_unlock(&j->lock);
@@ -1068,226 +896,7 @@ fusegen_status fusegen_jit_load(fusegen_jit *jit)
     return fusegen__detail_set(FUSEGEN_OK, "%s", "");
 }
 
-/* ---- launch: fusegen_sm80::launch_gemm / launch_chain / fusegen_sm90::start_gemm ------------------ */
-
-static jit__params jit__gemm1_params(const fusegen_problem *pr, const fusegen_args *args)
-{
-    jit__params g;
-    memset(&g, 0, sizeof g);
-    g.a = args->a;
-    g.b = args->b;
-    g.out = args->out;
-    g.m = (int)pr->m;
-    g.n = (int)pr->n;
-    g.k = (int)pr->k;
-    g.lda = fusegen_ld_or(pr->lda, pr->k);
-    g.ldb = fusegen_ld_or(pr->ldb, pr->b_layout == FUSEGEN_LAYOUT_NK ? pr->k : pr->n);
-    g.ldo = fusegen_ld_or(pr->ldo, pr->n);
-    g.ldr = fusegen_ld_or(pr->ldr, pr->n);
-    g.bias = args->bias;
-    g.residual = args->residual;
-    g.gamma = args->gamma;
-    g.beta = args->beta;
-    for (int i = 0; i < FUSEGEN_MAX_STORES; ++i) {
-        g.store[i] = args->store[i];
-        g.ld_store[i] = fusegen_ld_or(pr->ld_store[i], pr->n);
-    }
-    return g;
-}
-
-/* A row-major [rows, cols] matrix of dt elements, row stride ld, copied in boxes of box_rows x
- * box_bytes (128 or 64) with the swizzle of that width, zeros past the edges
- * (fusegen_sm90::make_tensor_map). */
-static int jit__tensor_map(CUtensorMap *map, const void *base, fg_dtype dt, long long rows, long long cols,
-                           long long ld, int box_rows, int box_bytes, const char *what, char *why, size_t len)
-{
-    const unsigned bytes = dt == FG_DTYPE_F32 ? 4u : 2u;
-    const cuuint64_t dims[2] = {(cuuint64_t)cols, (cuuint64_t)rows};
-    const cuuint64_t strides[1] = {(cuuint64_t)ld * bytes};
-    const cuuint32_t box[2] = {(cuuint32_t)box_bytes / bytes, (cuuint32_t)box_rows};
-    const cuuint32_t element_strides[2] = {1u, 1u};
-    const CUtensorMapDataType type = dt == FG_DTYPE_BF16  ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
-                                     : dt == FG_DTYPE_F16 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16
-                                                          : CU_TENSOR_MAP_DATA_TYPE_FLOAT32;
-    const CUtensorMapSwizzle swizzle = box_bytes == 64 ? CU_TENSOR_MAP_SWIZZLE_64B : CU_TENSOR_MAP_SWIZZLE_128B;
-    CUresult r = jit__cu.tensor_map_encode_tiled(map, type, 2, (void *)base, dims, strides, box, element_strides,
-                                                 CU_TENSOR_MAP_INTERLEAVE_NONE, swizzle,
-                                                 CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
-    return r == CUDA_SUCCESS ? 0 : jit__cu_fail(r, why, len, "cuTensorMapEncodeTiled (%s)", what);
-}
-
-/* The epilogue maps of a Hopper GEMM, as its record says (fusegen_sm90::make_epilogue_maps). */
-static int jit__epilogue_tensor_maps(jit__epilogue_maps *maps, const fg_launch_gemm *rec, const jit__params *g,
-                                     char *why, size_t len)
-{
-    memset(maps, 0, sizeof *maps);
-    const int slot = rec->map_store_slot, rows = rec->tile_m, bytes = rec->epi_box_bytes;
-    if (rec->map_residual && jit__tensor_map(&maps->residual, g->residual, rec->dt_out, g->m, g->n, g->ldr, rows,
-                                             bytes, "residual", why, len))
-        return 1;
-    if (slot >= 0 && jit__tensor_map(&maps->store, g->store[slot], rec->dt_out, g->m, g->n, g->ld_store[slot], rows,
-                                     bytes, "store", why, len))
-        return 1;
-    if (rec->map_out == 1 &&
-        jit__tensor_map(&maps->out, g->out, rec->dt_out, g->m, g->n, g->ldo, rows, bytes, "out", why, len))
-        return 1;
-    if (rec->map_out == 2 &&
-        jit__tensor_map(&maps->out, g->prenorm, rec->dt_out, g->m, g->n, g->n, rows, bytes, "pre-norm", why, len))
-        return 1;
-    return 0;
-}
-
-/* A launch's grid (gx x gy x 1), threads and dynamic shared memory on stream, no attributes. */
-static void jit__launch_config(CUlaunchConfig *config, unsigned gx, unsigned gy, int threads, int smem_bytes,
-                               CUstream stream)
-{
-    memset(config, 0, sizeof *config);
-    config->gridDimX = gx;
-    config->gridDimY = gy;
-    config->gridDimZ = 1;
-    config->blockDimX = (unsigned)threads;
-    config->blockDimY = 1;
-    config->blockDimZ = 1;
-    config->sharedMemBytes = (unsigned)smem_bytes;
-    config->hStream = stream;
-}
-
-/* The attribute of a programmatic dependent launch: the kernel's CTAs may start while the kernel
- * before it in the stream drains; the kernel waits (griddepcontrol.wait) before it touches what
- * that one wrote. Hides the launch gap, as fusegen_sm80::programmatic_dependent does. */
-static void jit__dependent_attribute(CUlaunchAttribute *a)
-{
-    memset(a, 0, sizeof *a);
-    a->id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
-    a->value.programmaticStreamSerializationAllowed = 1;
-}
-
-/* A Hopper GEMM or normalize kernel as a programmatic dependent launch. */
-static CUresult jit__launch_dependent(CUfunction f, unsigned gx, unsigned gy, int threads, int smem_bytes,
-                                      CUstream stream, void **params)
-{
-    CUlaunchConfig config;
-    CUlaunchAttribute dependent;
-    jit__launch_config(&config, gx, gy, threads, smem_bytes, stream);
-    jit__dependent_attribute(&dependent);
-    config.attrs = &dependent;
-    config.numAttrs = 1;
-    return jit__cu.launch_kernel_ex(&config, f, params, NULL);
-}
-
-/* One GEMM (and its normalize kernel for the split strategy) on stream; slices > 1: a split-K
- * partial kernel, whose work units are its tiles times the slices. */
-static int jit__launch_gemm(const fg_launch_gemm *rec, jit__params g, unsigned slices, CUfunction gemm, CUfunction norm,
-                            const char *name, void *workspace, CUstream stream, char *why, size_t len)
-{
-    CUresult r;
-    if (rec->split) {
-        fusegen_ws_layout l = fusegen_ws_layout_for(1, rec->tile_n, 0, 0, g.m, g.n);
-        g.prenorm = (float *)((char *)workspace + l.prenorm);
-        g.stats = (float *)((char *)workspace + l.stats);
-        g.stats_ld = (g.n + rec->tile_n - 1) / rec->tile_n;
-    }
-    const unsigned gx = (unsigned)((g.n + rec->tile_n - 1) / rec->tile_n);
-    const unsigned gy = (unsigned)((g.m + rec->tile_m - 1) / rec->tile_m);
-    if (rec->family == FG_FAMILY_SM90) {
-        CUtensorMap map_a, map_b;
-        jit__epilogue_maps maps;
-        if (jit__tensor_map(&map_a, g.a, rec->dt_ab, g.m, g.k, g.lda, rec->tma_box_a, 128, "A", why, len) ||
-            jit__tensor_map(&map_b, g.b, rec->dt_ab, rec->b_kn ? g.k : g.n, rec->b_kn ? g.n : g.k, g.ldb, rec->tma_box_b,
-                            128, "B", why, len) ||
-            jit__epilogue_tensor_maps(&maps, rec, &g, why, len))
-            return 1;
-        void *params[4] = {&g, &map_a, &map_b, &maps};
-        if (rec->persistent) {
-            /* one CTA per SM (each takes an SM's shared memory), never more than the tiles */
-            int sm = 0, sms = 0;
-            if (fusegen__device_info(&sm, &sms) != cudaSuccess) {
-                snprintf(why, len, "%s: cannot read the device's multiprocessor count", name);
-                return 1;
-            }
-            const unsigned long long tiles = (unsigned long long)gx * gy * slices;
-            const unsigned grid = (unsigned)(tiles < (unsigned long long)sms ? tiles : (unsigned long long)sms);
-            r = jit__launch_dependent(gemm, grid, 1, rec->threads, rec->smem_bytes, stream, params);
-        } else if (!rec->cluster) {
-            r = jit__launch_dependent(gemm, gx, gy, rec->threads, rec->smem_bytes, stream, params);
-        } else {
-            /* one cluster per row of tiles, its CTAs holding the whole of N (at most max_n / tile n
-             * = 16, checked); as many clusters as fit at once walk down the row tiles */
-            CUlaunchConfig config;
-            CUlaunchAttribute cluster[2];
-            jit__launch_config(&config, gx, gy, rec->threads, rec->smem_bytes, stream);
-            memset(&cluster[0], 0, sizeof cluster[0]);
-            cluster[0].id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
-            cluster[0].value.clusterDim.x = gx;
-            cluster[0].value.clusterDim.y = 1;
-            cluster[0].value.clusterDim.z = 1;
-            jit__dependent_attribute(&cluster[1]);   /* as jit__launch_dependent */
-            config.attrs = cluster;
-            config.numAttrs = 1;   /* the occupancy query sees the cluster alone */
-            int clusters = 0;
-            r = jit__cu.occupancy_max_active_clusters(&clusters, gemm, &config);
-            if (r != CUDA_SUCCESS)
-                return jit__cu_fail(r, why, len, "%s: cuOccupancyMaxActiveClusters", name);
-            if (clusters < 1) {
-                snprintf(why, len, "%s: not one cluster of %u CTAs fits on this device", name, gx);
-                return 1;
-            }
-            if ((unsigned)clusters < gy) config.gridDimY = (unsigned)clusters;
-            config.numAttrs = 2;
-            r = jit__cu.launch_kernel_ex(&config, gemm, params, NULL);
-        }
-    } else {
-        void *params[1] = {&g};
-        r = jit__cu.launch_kernel(gemm, gx, gy, slices, (unsigned)rec->threads, 1, 1, (unsigned)rec->smem_bytes,
-                                  stream, params, NULL);
-    }
-    if (r != CUDA_SUCCESS)
-        return jit__cu_fail(r, why, len, "%s (grid %ux%ux%u, %d threads, %d bytes of shared memory)", name, gx, gy,
-                            slices, rec->threads, rec->smem_bytes);
-    if (!rec->split) return 0;
-    const int rows_per_block = FG_LAUNCH_NORMALIZE_THREADS / 32;
-    const unsigned blocks = (unsigned)((g.m + rows_per_block - 1) / rows_per_block);
-    void *params[1] = {&g};
-    if (rec->family != FG_FAMILY_SM90) {
-        r = jit__cu.launch_kernel(norm, blocks, 1, 1, FG_LAUNCH_NORMALIZE_THREADS, 1, 1, 0, stream, params, NULL);
-    } else {
-        /* Hopper: a programmatic dependent launch, as fusegen_sm80::launch_gemm does */
-        r = jit__launch_dependent(norm, blocks, 1, FG_LAUNCH_NORMALIZE_THREADS, 0, stream, params);
-    }
-    return r == CUDA_SUCCESS ? 0 : jit__cu_fail(r, why, len, "the normalize kernel of %s", name);
-}
-
-/* A split-K variant: the partial kernel (portable: a grid of N tiles x M tiles x slices; Hopper:
- * its persistent grid walks those units), then the reduce kernel, a block per row, as
- * fusegen_sm80::launch_split_k does. */
-static int jit__launch_split_k(const fg_launch_gemm *rec, jit__params g, CUfunction partial, CUfunction reduce,
-                               const char *name, void *workspace, CUstream stream, char *why, size_t len)
-{
-    int sm = 0, sms = 0;
-    if (fusegen__device_info(&sm, &sms) != cudaSuccess) {
-        snprintf(why, len, "%s: cannot read the device's multiprocessor count", name);
-        return 1;
-    }
-    g.k_slices = fusegen_k_slices(g.m, g.n, g.k, rec->tile_m, rec->tile_n, rec->tile_k, sms);
-    g.partials = (float *)((char *)workspace + fusegen_ws_layout_for_split_k(g.k_slices, g.m, g.n).partials);
-    if (jit__launch_gemm(rec, g, (unsigned)g.k_slices, partial, NULL, name, workspace, stream, why, len) != 0) return 1;
-    void *params[1] = {&g};
-    CUresult r;
-    const int row_bytes = rec->split_k_row_smem ? g.n * 4 : 0;
-    if (row_bytes > 48 * 1024) {
-        r = jit__cu.func_set_attribute(reduce, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, row_bytes);
-        if (r != CUDA_SUCCESS) return jit__cu_fail(r, why, len, "the reduce kernel of %s: shared memory", name);
-    }
-    const int threads = fusegen_split_k_reduce_threads(g.n, rec->split_k_row_smem, FG_LAUNCH_SPLIT_K_REDUCE_THREADS,
-                                                       FG_LAUNCH_SPLIT_K_REDUCE_ROW_THREADS);
-    const unsigned blocks_y = (unsigned)fusegen_split_k_reduce_blocks_y(g.n, rec->split_k_row_smem, threads);
-    if (sm >= 90)   /* a programmatic dependent launch: the reduce waits for the sums itself */
-        r = jit__launch_dependent(reduce, (unsigned)g.m, blocks_y, threads, row_bytes, stream, params);
-    else
-        r = jit__cu.launch_kernel(reduce, (unsigned)g.m, blocks_y, 1, (unsigned)threads, 1, 1, (unsigned)row_bytes,
-                                  stream, params, NULL);
-    return r == CUDA_SUCCESS ? 0 : jit__cu_fail(r, why, len, "the reduce kernel of %s", name);
-}
+/* ---- launch: the runtime's launcher, with this context's functions ---------------------------- */
 
 static int jit__launch(const fusegen_kernel *k, const fusegen_problem *p, const fusegen_args *args, void *workspace,
                        cudaStream_t stream, char *why, size_t why_len)
@@ -1299,43 +908,8 @@ static int jit__launch(const fusegen_kernel *k, const fusegen_problem *p, const 
         return 1;
     }
     if (jit__module_get(v->owner, &m, why, why_len) != 0) return 1;
-    const CUfunction *fn = &m->fn[JIT__FNS * v->index];
-    CUstream s = (CUstream)stream;
-    if (v->g1.split_k)
-        return jit__launch_split_k(&v->g1, jit__gemm1_params(p, args), fn[0], fn[1], v->sym[0], workspace, s, why,
-                                   why_len);
-    if (!v->chain)
-        return jit__launch_gemm(&v->g1, jit__gemm1_params(p, args), 1, fn[0], fn[1], v->sym[0], workspace, s, why,
-                                why_len);
-
-    /* a chain: GEMM1 (with its norm) into the workspace's hidden part, in the out dtype; GEMM2
-     * reads it as its A operand */
-    fusegen_ws_layout l = fusegen_ws_layout_for(v->g1.split, v->g1.tile_n, 1, (size_t)v->g1.out_bytes, p->m, p->n);
-    void *hidden = (char *)workspace + l.hidden;
-    jit__params g1 = jit__gemm1_params(p, args);
-    g1.out = hidden;
-    g1.ldo = p->n;
-    if (jit__launch_gemm(&v->g1, g1, 1, fn[0], fn[1], v->sym[0], workspace, s, why, why_len) != 0) return 1;
-
-    jit__params g2;
-    memset(&g2, 0, sizeof g2);
-    g2.a = hidden;
-    g2.b = args->b2;
-    g2.out = args->out2;
-    g2.m = (int)p->m;
-    g2.n = (int)p->n2;
-    g2.k = (int)p->n;
-    g2.lda = p->n;
-    g2.ldb = fusegen_ld_or(p->ldb2, p->b2_layout == FUSEGEN_LAYOUT_NK ? p->n : p->n2);
-    g2.ldo = fusegen_ld_or(p->ldo2, p->n2);
-    g2.ldr = p->n2;
-    g2.bias = args->bias2;
-    g2.residual = args->residual2;
-    for (int i = 0; i < FUSEGEN_MAX_STORES; ++i) {
-        g2.store[i] = args->store2[i];
-        g2.ld_store[i] = p->n2;
-    }
-    return jit__launch_gemm(&v->g2, g2, 1, fn[2], NULL, v->sym[2], NULL, s, why, why_len);
+    fusegen__fns fns = {NULL, &m->fn[JIT__FNS * v->index]};
+    return fusegen__launch(k, fns, p, args, workspace, stream, why, why_len);
 }
 
 /* ---- destroy and the fallback -------------------------------------------------------------------- */
@@ -1343,13 +917,15 @@ static int jit__launch(const fusegen_kernel *k, const fusegen_problem *p, const 
 void fusegen_jit_destroy(fusegen_jit *jit)
 {
     if (!jit) return;
+    char why[256];
+    const fusegen__driver *cu = jit->n_modules > 0 ? fusegen__cu(why, sizeof why) : NULL;
     for (int i = 0; i < jit->n_modules; ++i) {
         jit__module *m = &jit->modules[i];
         CUcontext prev;
         /* cuModuleUnload works on the current context: make the module's current meanwhile */
-        if (jit__cu.ctx_push(m->ctx) == CUDA_SUCCESS) {
-            jit__cu.module_unload(m->mod);
-            jit__cu.ctx_pop(&prev);
+        if (cu && cu->ctx_push(m->ctx) == CUDA_SUCCESS) {
+            cu->module_unload(m->mod);
+            cu->ctx_pop(&prev);
         }
         free(m->fn);
     }

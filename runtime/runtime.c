@@ -1210,7 +1210,6 @@ fusegen_status fusegen_run(const fusegen_kernel *k, const fusegen_problem *p, co
     char reason[FG__REASON_LEN];
     fusegen_status st;
     size_t need;
-    cudaError_t e;
 
     if (!k)
         return fg__fail(FUSEGEN_ERR_INVALID_ARGUMENT, "k (the kernel) is NULL");
@@ -1251,15 +1250,14 @@ fusegen_status fusegen_run(const fusegen_kernel *k, const fusegen_problem *p, co
     if (st != FUSEGEN_OK)
         return fg__fail(st, "kernel %s cannot run on this device: %s", fg__str(k->name), reason);
 
-    if (!k->launch_jit && !k->launch)
-        return fg__fail(FUSEGEN_ERR_INVALID_ARGUMENT, "kernel %s has no launch function (corrupt dispatch table)",
+    if (!k->launch_jit && !k->fns)
+        return fg__fail(FUSEGEN_ERR_INVALID_ARGUMENT, "kernel %s has no kernel functions (corrupt dispatch table)",
                         fg__str(k->name));
     if (k->launch_jit) {
         if (k->launch_jit(k, p, args, workspace, stream, reason, sizeof reason) == 0) return fg__ok();
     } else {
-        e = k->launch(p, args, workspace, stream);
-        if (e == cudaSuccess) return fg__ok();
-        snprintf(reason, sizeof reason, "%s: %s", cudaGetErrorName(e), cudaGetErrorString(e));
+        fusegen__fns fns = {k->fns, NULL};
+        if (fusegen__launch(k, fns, p, args, workspace, stream, reason, sizeof reason) == 0) return fg__ok();
     }
     return fg__fail(FUSEGEN_ERR_CUDA, "launching kernel %s failed: %s%s", fg__str(k->name), reason,
                     fg__cluster_remark(k, p));

@@ -2,7 +2,7 @@
 // mma.sync m16n8k16 (bf16/f16 in, f32 accumulate), and the fused epilogue with the row and
 // split LayerNorm/RMSNorm strategies. Runs on sm_80 and later. The generated kernel files
 // instantiate it with their tile shape and an epilogue struct holding the spec's op chain.
-// The device part compiles with NVRTC as well (no includes); the host launchers do not.
+// It compiles with NVRTC as well (no includes); the runtime launches its kernels.
 #ifndef FUSEGEN_SM80_CUH
 #define FUSEGEN_SM80_CUH
 
@@ -31,6 +31,12 @@ struct Params {
     float *partials;  // split K: [k_slices, m, n] f32 sums, slice z over k tiles z*KT/S ... (z+1)*KT/S - 1
     int k_slices;     // split K: slices of K (the partial kernel's grid z); else 0
 };
+
+// For the launch checks every kernel source carries (generator/launch.c): the runtime passes
+// fusegen_params (runtime/fusegen_launch.h), the C form of this block.
+template <class A, class B> struct same_type { static constexpr bool value = false; };
+template <class A> struct same_type<A, A> { static constexpr bool value = true; };
+constexpr Params kParamsProbe{};
 
 // ---- element conversions (round to nearest even; NaN stays NaN) -------------------------
 __device__ __forceinline__ float bf16_bits_to_f32(unsigned short u) { return __uint_as_float(static_cast<unsigned>(u) << 16); }
@@ -1171,7 +1177,7 @@ struct Epilogue {
     __device__ static void normalize(const Params &p)
     {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-        // Launched as a programmatic dependent of the GEMM kernel on Hopper (launch_gemm): its
+        // Launched as a programmatic dependent of the GEMM kernel on Hopper (runtime/launch.c): its
         // blocks may start on SMs the GEMM's last CTAs have left; this waits until the whole
         // GEMM grid has finished and its writes are visible. Without that launch, a no-op.
         asm volatile("griddepcontrol.wait;\n" ::: "memory");
@@ -1550,201 +1556,11 @@ struct SplitKReduce {
 
 }  // namespace fusegen_sm80
 
-// ---- host side: launchers shared by every generated kernel --------------------------------
+// ---- host side ------------------------------------------------------------------------
+// The runtime launches the kernels (runtime/launch.c) as the dispatch table's launch records
+// say; a kernel file hands it the kernels' host stubs.
 #ifndef __CUDACC_RTC__
-#include <atomic>
-
-#include "fusegen.h"
-#include "fusegen_workspace.h"
-
-namespace fusegen_sm80 {
-
-// Lets kernel use bytes of dynamic shared memory, once per device: the attribute stays with the
-// kernel, and decode-sized problems are launched thousands of times a second. `done` is the
-// caller's mask of devices (one per kernel: a static of the launcher instantiated for it).
-template <class Kernel>
-cudaError_t allow_smem(Kernel kernel, int bytes, std::atomic<unsigned> &done)
-{
-    int device = 0;
-    cudaError_t err = cudaGetDevice(&device);
-    if (err != cudaSuccess) return err;
-    const unsigned bit = device >= 0 && device < 32 ? 1u << device : 0u;
-    if (bit && (done.load(std::memory_order_acquire) & bit)) return cudaSuccess;
-    err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes);
-    if (err == cudaSuccess && bit) done.fetch_or(bit, std::memory_order_release);
-    return err;
-}
-
-inline long long ld_or(int64_t ld, int64_t packed) { return ld ? static_cast<long long>(ld) : static_cast<long long>(packed); }
-
-inline int dtype_bytes(fusegen_dtype t) { return t == FUSEGEN_DTYPE_F32 ? 4 : 2; }
-
-// GEMM1's parameters from the problem and the arguments (the runtime has checked them).
-inline Params gemm1_params(const fusegen_problem *pr, const fusegen_args *args)
-{
-    Params g = {};
-    g.a = args->a;
-    g.b = args->b;
-    g.out = args->out;
-    g.m = static_cast<int>(pr->m);
-    g.n = static_cast<int>(pr->n);
-    g.k = static_cast<int>(pr->k);
-    g.lda = ld_or(pr->lda, pr->k);
-    g.ldb = ld_or(pr->ldb, pr->b_layout == FUSEGEN_LAYOUT_NK ? pr->k : pr->n);
-    g.ldo = ld_or(pr->ldo, pr->n);
-    g.ldr = ld_or(pr->ldr, pr->n);
-    g.bias = args->bias;
-    g.residual = args->residual;
-    g.gamma = args->gamma;
-    g.beta = args->beta;
-    for (int i = 0; i < MAX_STORES; ++i) {
-        g.store[i] = args->store[i];
-        g.ld_store[i] = ld_or(pr->ld_store[i], pr->n);
-    }
-    return g;
-}
-
-// The launch attribute that makes a kernel a programmatic dependent of the kernel before it in
-// the stream: its blocks may start as that kernel's blocks leave, and the kernel waits
-// (griddepcontrol.wait) before it touches what that kernel wrote. Hides the launch gap.
-inline cudaLaunchAttribute programmatic_dependent()
-{
-    cudaLaunchAttribute a;
-    a.id = cudaLaunchAttributeProgrammaticStreamSerialization;
-    a.val.programmaticStreamSerializationAllowed = 1;
-    return a;
-}
-
-// Starts the GEMM kernel of a family whose kernels take the parameters alone. (A family whose
-// kernels take more, like the Hopper one, overloads start_gemm in its own namespace.)
-template <class G>
-cudaError_t start_gemm(void (*gemm)(Params), dim3 grid, const Params &g, cudaStream_t stream)
-{
-    gemm<<<grid, G::kThreads, G::kSmemBytes, stream>>>(g);
-    return cudaGetLastError();
-}
-
-// Launches one GEMM (and, for the split strategy, its normalize kernel) on stream.
-template <class G, class Kernel>
-cudaError_t launch_gemm(Params g, Kernel gemm, void (*norm)(Params), void *workspace, cudaStream_t stream)
-{
-    const bool split = G::kStrategy == STRATEGY_SPLIT;
-    if (split) {
-        fusegen_ws_layout l = fusegen_ws_layout_for(1, G::kTileN, 0, 0, g.m, g.n);
-        g.prenorm = reinterpret_cast<float *>(static_cast<char *>(workspace) + l.prenorm);
-        g.stats = reinterpret_cast<float *>(static_cast<char *>(workspace) + l.stats);
-        g.stats_ld = (g.n + G::kTileN - 1) / G::kTileN;
-    }
-    static std::atomic<unsigned> smem_allowed{0};
-    cudaError_t err = allow_smem(gemm, G::kSmemBytes, smem_allowed);
-    if (err != cudaSuccess) return err;
-    dim3 grid((g.n + G::kTileN - 1) / G::kTileN, (g.m + G::kTileM - 1) / G::kTileM);
-    err = start_gemm<G>(gemm, grid, g, stream);
-    if (err != cudaSuccess || !split) return err;
-    const int rows_per_block = NORMALIZE_THREADS / 32;
-    const dim3 blocks((g.m + rows_per_block - 1) / rows_per_block);
-    if (!G::kHopper) {
-        norm<<<blocks, NORMALIZE_THREADS, 0, stream>>>(g);
-        return cudaGetLastError();
-    }
-    // Hopper: a programmatic dependent launch, so that the normalize kernel's blocks start as
-    // the GEMM's CTAs finish instead of after the whole grid has drained (its first step waits
-    // for the GEMM's writes: griddepcontrol.wait).
-    cudaLaunchConfig_t config = {};
-    config.gridDim = blocks;
-    config.blockDim = dim3(NORMALIZE_THREADS);
-    config.stream = stream;
-    cudaLaunchAttribute dependent = programmatic_dependent();
-    config.attrs = &dependent;
-    config.numAttrs = 1;
-    err = cudaLaunchKernelEx(&config, norm, g);
-    return err != cudaSuccess ? err : cudaGetLastError();
-}
-
-// The split-K reduce's block size and blocks a row: with a norm one block of up to
-// SPLIT_K_REDUCE_ROW_THREADS (the row in its shared memory), else blocks of SPLIT_K_REDUCE_THREADS,
-// one for each 4 x that many columns (fusegen_split_k_reduce_threads, _blocks_y).
-inline unsigned split_k_reduce_threads(int n, bool row_in_smem)
-{
-    return static_cast<unsigned>(
-        fusegen_split_k_reduce_threads(n, row_in_smem ? 1 : 0, SPLIT_K_REDUCE_THREADS, SPLIT_K_REDUCE_ROW_THREADS));
-}
-inline unsigned split_k_reduce_blocks_y(int n, bool row_in_smem)
-{
-    return static_cast<unsigned>(
-        fusegen_split_k_reduce_blocks_y(n, row_in_smem ? 1 : 0, static_cast<int>(split_k_reduce_threads(n, row_in_smem))));
-}
-
-// A split-K variant: the partial kernel (grid x: N tiles, y: M tiles, z: K slices; a Hopper
-// partial kernel walks those units on its persistent grid) writes f32 sums into the workspace,
-// then the reduce kernel (a CTA per row) applies the epilogue. The slice count comes from
-// fusegen_k_slices, as the runtime's workspace size does.
-template <class G, class R, class Kernel>
-cudaError_t launch_split_k(Params g, Kernel partial, void (*reduce)(Params), void *workspace, cudaStream_t stream)
-{
-    int sm = 0, sms = 0;   // the runtime's cache, so its workspace size and this agree
-    cudaError_t err = fusegen__device_info(&sm, &sms);
-    if (err != cudaSuccess) return err;
-    const int slices = fusegen_k_slices(g.m, g.n, g.k, G::kTileM, G::kTileN, G::kTileK, sms);
-    fusegen_ws_layout l = fusegen_ws_layout_for_split_k(slices, g.m, g.n);
-    g.partials = reinterpret_cast<float *>(static_cast<char *>(workspace) + l.partials);
-    g.k_slices = slices;
-    static std::atomic<unsigned> smem_allowed{0};
-    if ((err = allow_smem(partial, G::kSmemBytes, smem_allowed)) != cudaSuccess) return err;
-    const dim3 grid((g.n + G::kTileN - 1) / G::kTileN, (g.m + G::kTileM - 1) / G::kTileM, slices);
-    if ((err = start_gemm<G>(partial, grid, g, stream)) != cudaSuccess) return err;
-    const int row_bytes = R::kRowInSmem ? g.n * 4 : 0;
-    if (row_bytes > 48 * 1024 &&
-        (err = cudaFuncSetAttribute(reduce, cudaFuncAttributeMaxDynamicSharedMemorySize, row_bytes)) != cudaSuccess)
-        return err;
-    cudaLaunchConfig_t config = {};
-    config.gridDim = dim3(static_cast<unsigned>(g.m), split_k_reduce_blocks_y(g.n, R::kRowInSmem));
-    config.blockDim = dim3(split_k_reduce_threads(g.n, R::kRowInSmem));
-    config.dynamicSmemBytes = static_cast<size_t>(row_bytes);
-    config.stream = stream;
-    // sm_90 and later: a programmatic dependent launch (the reduce waits for the sums itself)
-    cudaLaunchAttribute dependent = programmatic_dependent();
-    config.attrs = &dependent;
-    config.numAttrs = sm >= 90 ? 1 : 0;
-    err = cudaLaunchKernelEx(&config, reduce, g);
-    return err != cudaSuccess ? err : cudaGetLastError();
-}
-
-// A chain: GEMM1 (with its norm) writes its result into the workspace, in the out dtype; GEMM2
-// reads it as its A operand. Two or three launches on one stream, nothing else.
-template <class G1, class G2, class Kernel1, class Kernel2>
-cudaError_t launch_chain(const fusegen_problem *pr, const fusegen_args *args, void *workspace, cudaStream_t stream,
-                         Kernel1 gemm1, void (*norm1)(Params), Kernel2 gemm2)
-{
-    fusegen_ws_layout l = fusegen_ws_layout_for(G1::kStrategy == STRATEGY_SPLIT, G1::kTileN, 1, G1::kOutBytes, pr->m, pr->n);
-    void *hidden = static_cast<char *>(workspace) + l.hidden;
-    Params g1 = gemm1_params(pr, args);
-    g1.out = hidden;
-    g1.ldo = pr->n;
-    cudaError_t err = launch_gemm<G1>(g1, gemm1, norm1, workspace, stream);
-    if (err != cudaSuccess) return err;
-
-    Params g2 = {};
-    g2.a = hidden;
-    g2.b = args->b2;
-    g2.out = args->out2;
-    g2.m = static_cast<int>(pr->m);
-    g2.n = static_cast<int>(pr->n2);
-    g2.k = static_cast<int>(pr->n);
-    g2.lda = pr->n;
-    g2.ldb = ld_or(pr->ldb2, pr->b2_layout == FUSEGEN_LAYOUT_NK ? pr->n : pr->n2);
-    g2.ldo = ld_or(pr->ldo2, pr->n2);
-    g2.ldr = pr->n2;
-    g2.bias = args->bias2;
-    g2.residual = args->residual2;
-    for (int i = 0; i < MAX_STORES; ++i) {
-        g2.store[i] = args->store2[i];
-        g2.ld_store[i] = pr->n2;
-    }
-    return launch_gemm<G2>(g2, gemm2, nullptr, nullptr, stream);
-}
-
-}  // namespace fusegen_sm80
-#endif  // __CUDACC_RTC__
+#include "fusegen_launch.h"
+#endif
 
 #endif  // FUSEGEN_SM80_CUH

@@ -399,7 +399,7 @@ struct GemmSm90 {
     static constexpr int kTileM = BM, kTileN = BN, kTileK = BK, kThreads = THREADS, kSmemBytes = SMEM_BYTES;
     static constexpr int kStrategy = STRATEGY;
     static constexpr bool kSplitK = SPLIT_K;
-    static constexpr bool kHopper = true;   // launch_gemm starts the normalize kernel as a programmatic dependent
+    static constexpr bool kHopper = true;   // the runtime starts the normalize kernel as a programmatic dependent
     static constexpr int kOutBytes = OUT_BYTES;
     static constexpr int kDtAB = DT_AB;
     // B's boxes a stage. [N, K] (K-major): BN rows of 64 k, but a TMA box spans at most 256
@@ -593,7 +593,7 @@ struct GemmSm90 {
         __syncthreads();
         // Peers arrive on this CTA's exchange barriers: they are initialized first.
         if constexpr (CLUSTER) fusegen_sm80::cluster_sync();
-        // The launch is a programmatic dependent one (start_gemm): the CTA may start while the
+        // The launch is a programmatic dependent one (runtime/launch.c): the CTA may start while the
         // kernel before it in the stream drains; nothing is read or written before it is done.
         asm volatile("griddepcontrol.wait;\n" ::: "memory");
 
@@ -758,191 +758,5 @@ struct GemmSm90 {
 };
 
 }  // namespace fusegen_sm90
-
-// ---- host side: tensor maps and the launch of a Hopper GEMM --------------------------------
-#ifndef __CUDACC_RTC__
-#include <atomic>
-#include <cuda.h>
-#include <cudaTypedefs.h>
-
-namespace fusegen_sm90 {
-
-static_assert(sizeof(TensorMap) == sizeof(CUtensorMap), "TensorMap mirrors CUtensorMap");
-static_assert(sizeof(EpilogueMaps) == 3 * sizeof(CUtensorMap), "EpilogueMaps is three CUtensorMaps");
-
-// The driver's tensor-map encoder, looked up once through the runtime (no link to libcuda).
-inline PFN_cuTensorMapEncodeTiled_v12000 tensor_map_encoder()
-{
-    static const PFN_cuTensorMapEncodeTiled_v12000 encode = [] {
-        void *fn = nullptr;
-        cudaDriverEntryPointQueryResult found;
-        if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &fn, 12000, cudaEnableDefault, &found) !=
-                cudaSuccess ||
-            found != cudaDriverEntryPointSuccess)
-            return static_cast<PFN_cuTensorMapEncodeTiled_v12000>(nullptr);
-        return reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(fn);
-    }();
-    return encode;
-}
-
-// The last tensor maps this thread encoded, by everything an encode reads: a decode step
-// launches the same problem on the same buffers thousands of times a second, and the encodes
-// are most of a Hopper launch's host work. An entry is the encoder's output for its key, so a
-// hit gives the bytes a fresh encode would.
-struct TensorMapMemo {
-    struct Entry {
-        const void *base;
-        long long rows, cols, ld;
-        int dt, box_rows, box_bytes;
-        TensorMap map;
-    };
-    static constexpr int kEntries = 8;
-    Entry entries[kEntries];
-    int used = 0, next = 0;
-
-    const TensorMap *find(const void *base, int dt, long long rows, long long cols, long long ld, int box_rows,
-                          int box_bytes) const
-    {
-        for (int i = 0; i < used; ++i) {
-            const Entry &e = entries[i];
-            if (e.base == base && e.rows == rows && e.cols == cols && e.ld == ld && e.dt == dt &&
-                e.box_rows == box_rows && e.box_bytes == box_bytes)
-                return &e.map;
-        }
-        return nullptr;
-    }
-    void add(const void *base, int dt, long long rows, long long cols, long long ld, int box_rows, int box_bytes,
-             const TensorMap &map)
-    {
-        entries[next] = Entry{base, rows, cols, ld, dt, box_rows, box_bytes, map};
-        next = (next + 1) % kEntries;
-        if (used < kEntries) ++used;
-    }
-};
-
-// A row-major [rows, cols] matrix of dt elements, row stride ld elements, copied in boxes of
-// box_rows x box_bytes (128 or 64) with the swizzle of that width; reads past the edges give
-// zeros, writes past them are dropped. (The operands: K-major, 64 16-bit elements a box row.)
-inline cudaError_t make_tensor_map(TensorMap *map, const void *base, int dt, long long rows, long long cols,
-                                   long long ld, int box_rows, int box_bytes = 128)
-{
-    static thread_local TensorMapMemo memo;
-    if (const TensorMap *known = memo.find(base, dt, rows, cols, ld, box_rows, box_bytes)) {
-        *map = *known;
-        return cudaSuccess;
-    }
-    PFN_cuTensorMapEncodeTiled_v12000 encode = tensor_map_encoder();
-    if (!encode) return cudaErrorNotSupported;
-    const unsigned bytes = dt == fusegen_sm80::DT_F32 ? 4u : 2u;
-    const cuuint64_t dims[2] = {static_cast<cuuint64_t>(cols), static_cast<cuuint64_t>(rows)};
-    const cuuint64_t strides[1] = {static_cast<cuuint64_t>(ld) * bytes};
-    const cuuint32_t box[2] = {static_cast<cuuint32_t>(box_bytes) / bytes, static_cast<cuuint32_t>(box_rows)};
-    const cuuint32_t element_strides[2] = {1u, 1u};
-    const CUtensorMapDataType type = dt == fusegen_sm80::DT_BF16  ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
-                                     : dt == fusegen_sm80::DT_F16 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16
-                                                                  : CU_TENSOR_MAP_DATA_TYPE_FLOAT32;
-    const CUtensorMapSwizzle swizzle = box_bytes == 64 ? CU_TENSOR_MAP_SWIZZLE_64B : CU_TENSOR_MAP_SWIZZLE_128B;
-    CUresult r = encode(reinterpret_cast<CUtensorMap *>(map), type, 2, const_cast<void *>(base), dims, strides, box,
-                        element_strides, CU_TENSOR_MAP_INTERLEAVE_NONE, swizzle,
-                        CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
-    if (r != CUDA_SUCCESS) return cudaErrorInvalidValue;
-    memo.add(base, dt, rows, cols, ld, box_rows, box_bytes, *map);
-    return cudaSuccess;
-}
-
-// The epilogue maps a GEMM's Staging asks for (G::kMapResidual, kMapStoreSlot, kMapOut).
-template <class G> cudaError_t make_epilogue_maps(EpilogueMaps *maps, const Params &g)
-{
-    *maps = EpilogueMaps{};
-    cudaError_t err = cudaSuccess;
-    const int rows = G::kTmaBoxEpi, bytes = G::kTmaBoxEpiBytes;
-    if (G::kMapResidual) err = make_tensor_map(&maps->residual, g.residual, G::kDtOut, g.m, g.n, g.ldr, rows, bytes);
-    if (err == cudaSuccess && G::kMapStoreSlot >= 0)
-        err = make_tensor_map(&maps->store, g.store[G::kMapStoreSlot], G::kDtOut, g.m, g.n, g.ld_store[G::kMapStoreSlot],
-                              rows, bytes);
-    if (err == cudaSuccess && G::kMapOut == OUT_MAP_OUT)
-        err = make_tensor_map(&maps->out, g.out, G::kDtOut, g.m, g.n, g.ldo, rows, bytes);
-    if (err == cudaSuccess && G::kMapOut == OUT_MAP_PRENORM)   // packed [m, n], the output's type
-        err = make_tensor_map(&maps->out, g.prenorm, G::kDtOut, g.m, g.n, g.n, rows, bytes);
-    return err;
-}
-
-// Found by argument-dependent lookup from fusegen_sm80::launch_gemm for Hopper kernels.
-template <class G>
-cudaError_t start_gemm(void (*gemm)(Params, TensorMap, TensorMap, EpilogueMaps), dim3 grid, const Params &g,
-                       cudaStream_t stream)
-{
-    TensorMap map_a, map_b;
-    EpilogueMaps maps;
-    cudaError_t err = make_tensor_map(&map_a, g.a, G::kDtAB, g.m, g.k, g.lda, G::kTmaBoxA);
-    // B: [N, K] rows of K, or (kBKn) [K, N] rows of N
-    if (err == cudaSuccess)
-        err = make_tensor_map(&map_b, g.b, G::kDtAB, G::kBKn ? g.k : g.n, G::kBKn ? g.n : g.k, g.ldb, G::kTmaBoxB);
-    if (err == cudaSuccess) err = make_epilogue_maps<G>(&maps, g);
-    if (err != cudaSuccess) return err;
-    if (G::kPersistent) {
-        // One CTA per SM (each takes a whole SM's shared memory), never more CTAs than work
-        // units (tiles, times grid.z slices for split K).
-        int sm = 0, sms = 0;
-        err = fusegen__device_info(&sm, &sms);
-        if (err != cudaSuccess) return err;
-        const long long tiles = static_cast<long long>(grid.x) * grid.y * grid.z;
-        cudaLaunchConfig_t config = {};
-        config.gridDim = dim3(static_cast<unsigned>(tiles < sms ? tiles : sms));
-        config.blockDim = dim3(G::kThreads);
-        config.dynamicSmemBytes = G::kSmemBytes;
-        config.stream = stream;
-        // A programmatic dependent launch: the CTAs start as the previous kernel's blocks leave
-        // and wait (griddepcontrol.wait) for it to finish, hiding the launch gap.
-        cudaLaunchAttribute dependent = fusegen_sm80::programmatic_dependent();
-        config.attrs = &dependent;
-        config.numAttrs = 1;
-        err = cudaLaunchKernelEx(&config, gemm, g, map_a, map_b, maps);
-        return err != cudaSuccess ? err : cudaGetLastError();
-    }
-    // One cluster per row of tiles, its CTAs holding the whole of N between them (the runtime
-    // has checked N against max_n: at most 16 tiles); as many clusters as fit at once walk
-    // down the row tiles. Past 8 CTAs (the portable size) the kernel must allow non-portable
-    // cluster sizes; where the device fits none that large, the occupancy query says so.
-    constexpr unsigned kPortableCluster = 8;
-    if (grid.x > kPortableCluster) {
-        err = cudaFuncSetAttribute(gemm, cudaFuncAttributeNonPortableClusterSizeAllowed, 1);
-        if (err != cudaSuccess) return err;
-    }
-    cudaLaunchConfig_t config = {};
-    config.gridDim = grid;
-    config.blockDim = dim3(G::kThreads);
-    config.dynamicSmemBytes = G::kSmemBytes;
-    config.stream = stream;
-    cudaLaunchAttribute attrs[2];
-    attrs[0].id = cudaLaunchAttributeClusterDimension;
-    attrs[0].val.clusterDim.x = grid.x;
-    attrs[0].val.clusterDim.y = 1;
-    attrs[0].val.clusterDim.z = 1;
-    attrs[1] = fusegen_sm80::programmatic_dependent();   // as above
-    config.attrs = attrs;
-    config.numAttrs = 1;   // the occupancy query sees the cluster alone
-    // The count depends on the device and the cluster size only: asked once for each.
-    constexpr unsigned kMaxCluster = G::Ep::kMaxCluster;
-    static std::atomic<int> known[16][kMaxCluster + 1];   // 0: not asked yet
-    int device = 0, clusters = 0;
-    err = cudaGetDevice(&device);
-    if (err != cudaSuccess) return err;
-    std::atomic<int> *cached = device < 16 && grid.x <= kMaxCluster ? &known[device][grid.x] : nullptr;
-    if (cached) clusters = cached->load(std::memory_order_relaxed);
-    if (clusters == 0) {
-        err = cudaOccupancyMaxActiveClusters(&clusters, gemm, &config);
-        if (err != cudaSuccess) return err;
-        if (clusters < 1) return cudaErrorInvalidConfiguration;   // not one cluster of this size fits
-        if (cached) cached->store(clusters, std::memory_order_relaxed);
-    }
-    if (static_cast<unsigned>(clusters) < grid.y) config.gridDim.y = static_cast<unsigned>(clusters);
-    config.numAttrs = 2;
-    err = cudaLaunchKernelEx(&config, gemm, g, map_a, map_b, maps);
-    return err != cudaSuccess ? err : cudaGetLastError();
-}
-
-}  // namespace fusegen_sm90
-#endif  // __CUDACC_RTC__
 
 #endif  // FUSEGEN_SM90_CUH

@@ -41,20 +41,21 @@ static void expect_fail(fusegen_status got, fusegen_status want, const char *sub
             sub1 ? sub1 : "", sub2 ? " and \"" : "", sub2 ? sub2 : "", sub2 ? "\"" : "");
 }
 
-static cudaError_t fake_launch(const fusegen_problem *p, const fusegen_args *args, void *workspace,
-                               cudaStream_t stream)
+static int fake_launch(const fusegen_kernel *k, const fusegen_problem *p, const fusegen_args *args, void *workspace,
+                       cudaStream_t stream, char *why, size_t len)
 {
-    (void)p; (void)args; (void)workspace; (void)stream;
+    (void)k; (void)p; (void)args; (void)workspace; (void)stream; (void)why; (void)len;
     g_launches++;
-    return cudaSuccess;
+    return 0;
 }
 
-static cudaError_t fake_launch_fails(const fusegen_problem *p, const fusegen_args *args, void *workspace,
-                                     cudaStream_t stream)
+static int fake_launch_fails(const fusegen_kernel *k, const fusegen_problem *p, const fusegen_args *args,
+                             void *workspace, cudaStream_t stream, char *why, size_t len)
 {
-    (void)p; (void)args; (void)workspace; (void)stream;
+    (void)k; (void)p; (void)args; (void)workspace; (void)stream;
     g_launches++;
-    return cudaErrorInvalidValue;
+    snprintf(why, len, "GEMM1 (grid 4x1x1): cudaErrorInvalidValue: invalid argument");
+    return 1;
 }
 
 static int fake_launch_jit_fails(const fusegen_kernel *k, const fusegen_problem *p, const fusegen_args *args,
@@ -80,7 +81,7 @@ static const fusegen_kernel g_kernels[N_KERNELS] = {
         .norm = FUSEGEN_NORM_LAYERNORM, .strategy = FUSEGEN_STRATEGY_ROW, .max_n = 1024,
         .align_elems = 8, .n_stores = 1,
         .uses_bias = 1, .uses_residual = 1, .uses_gamma = 1, .uses_beta = 1,
-        .rank = 30, .launch = fake_launch },
+        .rank = 30, .launch_jit = fake_launch },
     [K_ROW90A] = {
         .name = "ln_sm90a_128x128x64_s3_row", .spec_kernel = "ln", .sm = 90, .arch_specific = 1,
         .family = FUSEGEN_FAMILY_HOPPER, .schedule = FUSEGEN_SCHEDULE_COOPERATIVE,
@@ -90,7 +91,7 @@ static const fusegen_kernel g_kernels[N_KERNELS] = {
         .norm = FUSEGEN_NORM_LAYERNORM, .strategy = FUSEGEN_STRATEGY_ROW, .max_n = 1024,
         .align_elems = 8, .n_stores = 1,
         .uses_bias = 1, .uses_residual = 1, .uses_gamma = 1, .uses_beta = 1,
-        .rank = 40, .launch = fake_launch },
+        .rank = 40, .launch_jit = fake_launch },
     [K_SPLIT_A] = {
         .name = "ln_sm80_128x128x64_s3_split", .spec_kernel = "ln", .sm = 80,
         .a = FUSEGEN_DTYPE_BF16, .b = FUSEGEN_DTYPE_BF16, .out = FUSEGEN_DTYPE_BF16,
@@ -99,21 +100,21 @@ static const fusegen_kernel g_kernels[N_KERNELS] = {
         .norm = FUSEGEN_NORM_LAYERNORM, .strategy = FUSEGEN_STRATEGY_SPLIT, .max_n = 0,
         .align_elems = 8, .n_stores = 1,
         .uses_bias = 1, .uses_residual = 1, .uses_gamma = 1, .uses_beta = 1,
-        .rank = 10, .launch = fake_launch },
+        .rank = 10, .launch_jit = fake_launch },
     [K_F16_GELU] = {
         .name = "gelu_sm80_128x128x32_s4", .spec_kernel = "gelu", .sm = 80,
         .a = FUSEGEN_DTYPE_F16, .b = FUSEGEN_DTYPE_F16, .out = FUSEGEN_DTYPE_F16,
         .b_layout = FUSEGEN_LAYOUT_NK, .epilogue = "scale+bias+gelu",
         .tile_m = 128, .tile_n = 128, .tile_k = 32, .stages = 4, .threads = 256,
         .strategy = FUSEGEN_STRATEGY_NONE, .align_elems = 8,
-        .uses_bias = 1, .rank = 10, .launch = fake_launch },
+        .uses_bias = 1, .rank = 10, .launch_jit = fake_launch },
     [K_F32_KN] = {
         .name = "res_sm80_64x128x64_s3", .spec_kernel = "res", .sm = 80,
         .a = FUSEGEN_DTYPE_BF16, .b = FUSEGEN_DTYPE_BF16, .out = FUSEGEN_DTYPE_F32,
         .b_layout = FUSEGEN_LAYOUT_KN, .epilogue = "residual+gelu_tanh",
         .tile_m = 64, .tile_n = 128, .tile_k = 64, .stages = 3, .threads = 128,
         .strategy = FUSEGEN_STRATEGY_NONE, .align_elems = 4,
-        .uses_residual = 1, .rank = 5, .launch = fake_launch_fails },
+        .uses_residual = 1, .rank = 5, .launch_jit = fake_launch_fails },
     [K_CHAIN] = {
         .name = "tail_sm80_128x128x64_s3_row", .spec_kernel = "tail", .sm = 80,
         .a = FUSEGEN_DTYPE_BF16, .b = FUSEGEN_DTYPE_BF16, .out = FUSEGEN_DTYPE_BF16,
@@ -124,7 +125,7 @@ static const fusegen_kernel g_kernels[N_KERNELS] = {
         .norm = FUSEGEN_NORM_LAYERNORM, .strategy = FUSEGEN_STRATEGY_ROW, .max_n = 1024,
         .align_elems = 8, .n_stores = 0, .n_stores2 = 1,
         .uses_bias = 1, .uses_residual = 1, .uses_gamma = 1, .uses_beta = 1, .uses_bias2 = 1,
-        .rank = 20, .launch = fake_launch },
+        .rank = 20, .launch_jit = fake_launch },
     [K_SPLIT_B] = {
         .name = "ln_sm80_64x256x32_s4_split", .spec_kernel = "ln", .sm = 80,
         .a = FUSEGEN_DTYPE_BF16, .b = FUSEGEN_DTYPE_BF16, .out = FUSEGEN_DTYPE_BF16,
@@ -133,13 +134,13 @@ static const fusegen_kernel g_kernels[N_KERNELS] = {
         .norm = FUSEGEN_NORM_LAYERNORM, .strategy = FUSEGEN_STRATEGY_SPLIT, .max_n = 0,
         .align_elems = 8, .n_stores = 1,
         .uses_bias = 1, .uses_residual = 1, .uses_gamma = 1, .uses_beta = 1,
-        .rank = 10, .launch = fake_launch },
+        .rank = 10, .launch_jit = fake_launch },
     [K_BROKEN] = {  /* a table entry without a launch function; never eligible by dtype */
         .name = "broken_f32", .spec_kernel = "broken", .sm = 80,
         .a = FUSEGEN_DTYPE_F32, .b = FUSEGEN_DTYPE_F32, .out = FUSEGEN_DTYPE_F32,
         .b_layout = FUSEGEN_LAYOUT_NK, .epilogue = "relu",
         .tile_m = 64, .tile_n = 64, .tile_k = 32, .stages = 2, .threads = 128,
-        .align_elems = 4, .rank = 1, .launch = NULL },
+        .align_elems = 4, .rank = 1 },
 };
 
 static const fusegen_library g_lib = {
@@ -991,7 +992,7 @@ static void test_run_arg_errors(void)
         fusegen_problem b = ln_problem(64, 64, 64);
         b.a = b.b = b.out = FUSEGEN_DTYPE_F32;
         b.epilogue = "relu";
-        RUN_FAIL(K(K_BROKEN), &b, &a, NULL, 0, FUSEGEN_ERR_INVALID_ARGUMENT, "no launch function", NULL);
+        RUN_FAIL(K(K_BROKEN), &b, &a, NULL, 0, FUSEGEN_ERR_INVALID_ARGUMENT, "has no kernel functions", NULL);
     }
 #undef BADARG
 }
@@ -1053,7 +1054,7 @@ static void test_run_good(void)
         cl.sm = 90;
         cl.strategy = FUSEGEN_STRATEGY_CLUSTER;
         cl.max_n = 2048;
-        cl.launch = fake_launch_fails;
+        cl.launch_jit = fake_launch_fails;
         fusegen_problem q = ln_problem(256, 1152, 512);   /* 9 column tiles */
         CHECK(fusegen_run(&cl, &q, &a, NULL, 0, (cudaStream_t)0) == FUSEGEN_ERR_CUDA);
         CHECK(strstr(fusegen_last_detail(), "cudaErrorInvalidValue") != NULL);
@@ -1063,7 +1064,6 @@ static void test_run_good(void)
         CHECK(strstr(fusegen_last_detail(), "cudaErrorInvalidValue") != NULL);
         CHECK(strstr(fusegen_last_detail(), "non-portable") == NULL);
         /* the same through the JIT's launcher */
-        cl.launch = NULL;
         cl.launch_jit = fake_launch_jit_fails;
         q.n = 1152;
         CHECK(fusegen_run(&cl, &q, &a, NULL, 0, (cudaStream_t)0) == FUSEGEN_ERR_CUDA);
@@ -1211,7 +1211,7 @@ static void test_kernel_size_limits(void)
     /* a row stride of 2^40 bytes: fine for the portable kernel, not for a TMA descriptor */
     p = ln_problem(2, 1024, 512);
     p.lda = (int64_t)1 << 39;   /* bf16: 2^40 bytes */
-    hopper.launch = fake_launch;
+    hopper.launch_jit = fake_launch;
     g_launches = 0;
     EXPECT_FAIL(fusegen_run(&hopper, &p, &a, NULL, 0, (cudaStream_t)0), FUSEGEN_ERR_NOT_SUPPORTED,
                 "p->lda = 549755813888", "TMA");
@@ -1250,7 +1250,7 @@ static void test_run_checks_device(void)
     fusegen_status st;
     (void)cudaGetLastError();
 
-    hopper.launch = fake_launch;
+    hopper.launch_jit = fake_launch;
     p.sm = 90;
     g_launches = 0;
     st = fusegen_run(&hopper, &p, &a, NULL, 0, (cudaStream_t)0);

@@ -484,13 +484,7 @@ int fusegen__launch(const fusegen_kernel *k, fusegen__fns fns, const fusegen_pro
                     void *workspace, cudaStream_t stream, char *why, size_t len)
 {
     launch__kernel lk = {k, fns, 0, 0, stream, why, len};
-    const fusegen_launch_gemm *rec1 = &k->launch1;
-    if ((!fns.stub && !fns.cu) || (fns.stub && !fns.stub[FUSEGEN_LAUNCH_GEMM1]) ||
-        ((rec1->split || rec1->split_k) && fns.stub && !fns.stub[FUSEGEN_LAUNCH_EPILOGUE1]) ||
-        (k->chain && fns.stub && !fns.stub[FUSEGEN_LAUNCH_GEMM2])) {
-        snprintf(why, len, "a kernel function is missing (corrupt dispatch table)");
-        return 1;
-    }
+    const fusegen_launch_gemm *rec1 = &k->launch1;   /* fusegen_run has checked the functions */
     if ((rec1->hopper || fns.cu) && !fusegen__cu(why, len)) return 1;
     cudaError_t e = fusegen__device_info(&lk.sm, &lk.sms);
     if (e != cudaSuccess) return launch__fail(e, why, len, "reading the device's multiprocessor count");

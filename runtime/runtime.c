@@ -1250,7 +1250,9 @@ fusegen_status fusegen_run(const fusegen_kernel *k, const fusegen_problem *p, co
     if (st != FUSEGEN_OK)
         return fg__fail(st, "kernel %s cannot run on this device: %s", fg__str(k->name), reason);
 
-    if (!k->launch_jit && !k->fns)
+    if (!k->launch_jit && (!k->fns || !k->fns[FUSEGEN_LAUNCH_GEMM1] ||
+                           ((k->launch1.split || k->launch1.split_k) && !k->fns[FUSEGEN_LAUNCH_EPILOGUE1]) ||
+                           (k->chain && !k->fns[FUSEGEN_LAUNCH_GEMM2])))
         return fg__fail(FUSEGEN_ERR_INVALID_ARGUMENT, "kernel %s has no kernel functions (corrupt dispatch table)",
                         fg__str(k->name));
     if (k->launch_jit) {

@@ -163,12 +163,14 @@ typedef struct fusegen_kernel {
                                        depth; plan.c): larger goes first among eligible kernels that
                                        the dispatch's model ranks equal */
     /* How the runtime launches it (fusegen_launch.h, runtime/launch.c): GEMM1's record and a
-     * chain's GEMM2's (zeros otherwise), and for compiled-in kernels their functions' host stubs
-     * (FUSEGEN_LAUNCH_FNS, NULL where a variant has none) and the launcher's cache. */
+     * chain's GEMM2's (zeros otherwise), the launcher's cache, and for compiled-in kernels the
+     * function that gives their driver functions (CUfunction: GEMM1, its normalize or reduce
+     * kernel, GEMM2; NULL where a variant has none) in the current context, compiled into the
+     * kernel library so that its own CUDA runtime answers. */
     fusegen_launch_gemm launch1, launch2;
-    const void *const *fns;
     fusegen_launch_cache *cache;
-    /* Kernels compiled at run time (fusegen_jit.h) launch through launch_jit instead (fns NULL),
+    cudaError_t (*functions)(void *fns[FUSEGEN_LAUNCH_FNS]);
+    /* Kernels compiled at run time (fusegen_jit.h) launch through launch_jit instead (functions NULL),
      * with their own data in jit; it returns 0, or nonzero after writing why the launch failed
      * into why (why_len bytes). Generated tables leave both NULL. */
     int (*launch_jit)(const struct fusegen_kernel *k, const fusegen_problem *p, const fusegen_args *args,

@@ -71,16 +71,11 @@ __attribute__((format(printf, 4, 5)))
 /* Writes "<what>: CUDA_ERROR_X: text" of driver result r into why and returns 1. */
 int fusegen__cu_fail(CUresult r, char *why, size_t len, const char *fmt, ...);
 
-/* A kernel's functions, as the launcher takes them: a compiled-in kernel's host stubs (launched
- * with cudaLaunchKernelExC), or a JIT kernel's functions in the current context's module
- * (cuLaunchKernelEx). Indexed by FUSEGEN_LAUNCH_GEMM1 and the like. */
-typedef struct fusegen__fns {
-    const void *const *stub;
-    const CUfunction *cu;
-} fusegen__fns;
 /* Launches kernel k for p on stream as its launch records say (everything checked already; the
- * workspace large enough). Returns 0, or 1 with why written. */
-int fusegen__launch(const fusegen_kernel *k, fusegen__fns fns, const fusegen_problem *p, const fusegen_args *args,
-                    void *workspace, cudaStream_t stream, char *why, size_t len);
+ * workspace large enough), with its functions fns (indexed by FUSEGEN_LAUNCH_GEMM1 and the like:
+ * a JIT kernel's, from its module) or, fns NULL, those k->functions gives (a compiled-in
+ * kernel's). Returns 0, or 1 with why written. */
+int fusegen__launch(const fusegen_kernel *k, const CUfunction *fns, const fusegen_problem *p,
+                    const fusegen_args *args, void *workspace, cudaStream_t stream, char *why, size_t len);
 
 #endif

@@ -59,10 +59,16 @@ typedef struct fusegen_params {
     int k_slices;     /* split K: slices of K; else 0 */
 } fusegen_params;
 
-/* What the launcher remembers of a compiled-in kernel, zero at first (a generated table has one
- * per kernel; runtime/launch.c alone reads and writes it, atomically). */
+/* What the launcher remembers of a kernel, zero at first (a generated table has one per kernel,
+ * the JIT one per variant; runtime/launch.c alone reads and writes it). */
+enum { FUSEGEN_LAUNCH_CONTEXTS = 4 };
 typedef struct fusegen_launch_cache {
-    unsigned attributes_set[FUSEGEN_LAUNCH_FNS];   /* bit d: function's attributes set on device d */
+    /* compiled-in kernels: their driver functions (CUfunction) in each of the last CUDA contexts
+     * they ran in, attributes set; an entry is published by storing its context last */
+    struct {
+        void *context;
+        void *fn[FUSEGEN_LAUNCH_FNS];
+    } contexts[FUSEGEN_LAUNCH_CONTEXTS];
     unsigned long long clusters[4];   /* cluster kernels: packed (device, cluster size, clusters at once) */
 } fusegen_launch_cache;
 

@@ -452,7 +452,7 @@ static long jit__build_table(fusegen_jit *j)
         k->rank = r.rank;
         k->launch1 = r.launch1;
         k->launch2 = r.launch2;
-        k->fns = NULL;
+        k->functions = NULL;
         k->cache = &v->cache;
         k->launch_jit = jit__launch;
         k->jit = v;
@@ -908,8 +908,7 @@ static int jit__launch(const fusegen_kernel *k, const fusegen_problem *p, const 
         return 1;
     }
     if (jit__module_get(v->owner, &m, why, why_len) != 0) return 1;
-    fusegen__fns fns = {NULL, &m->fn[JIT__FNS * v->index]};
-    return fusegen__launch(k, fns, p, args, workspace, stream, why, why_len);
+    return fusegen__launch(k, &m->fn[JIT__FNS * v->index], p, args, workspace, stream, why, why_len);
 }
 
 /* ---- destroy and the fallback -------------------------------------------------------------------- */

@@ -1,10 +1,12 @@
 /* launch.c - the one launcher of the runtime (fusegen_internal.h, fusegen__launch): from a
  * kernel's launch records (fusegen_launch.h) and the problem, the grid, the parameter block, the
  * Hopper tensor maps and the sequence of launches (GEMM; its normalize kernel; a split-K reduce;
- * a chain's GEMM2). Compiled-in kernels launch through the runtime API (cudaLaunchKernelExC on
- * their host stubs), JIT kernels through the driver API (cuLaunchKernelEx on their module's
- * functions); everything else is shared. The driver API is reached through the runtime
- * (cudaGetDriverEntryPointByVersion), so nothing links libcuda. */
+ * a chain's GEMM2), all through the driver API (cuLaunchKernelEx). Only where the functions come
+ * from differs: a JIT kernel's from its module, a compiled-in kernel's from the kernel library's
+ * own CUDA runtime (fusegen_kernel.functions, cudaGetFuncBySymbol there: the library and this
+ * runtime may each carry a copy of cudart), remembered per context in the kernel's cache. The
+ * driver API is reached through the runtime (cudaGetDriverEntryPointByVersion), so nothing links
+ * libcuda. */
 #define _POSIX_C_SOURCE 200809L
 #include <pthread.h>
 #include <stdarg.h>
@@ -104,30 +106,6 @@ typedef struct launch__call {
     cudaStream_t stream;
 } launch__call;
 
-static void launch__runtime_config(const launch__call *c, int with_dependent, cudaLaunchConfig_t *config,
-                                   cudaLaunchAttribute attrs[2])
-{
-    memset(config, 0, sizeof *config);
-    memset(attrs, 0, 2 * sizeof *attrs);
-    config->gridDim.x = c->grid[0], config->gridDim.y = c->grid[1], config->gridDim.z = c->grid[2];
-    config->blockDim.x = c->threads, config->blockDim.y = 1, config->blockDim.z = 1;
-    config->dynamicSmemBytes = c->smem_bytes;
-    config->stream = c->stream;
-    config->attrs = attrs;
-    if (c->cluster_x) {
-        attrs[config->numAttrs].id = cudaLaunchAttributeClusterDimension;
-        attrs[config->numAttrs].val.clusterDim.x = c->cluster_x;
-        attrs[config->numAttrs].val.clusterDim.y = 1;
-        attrs[config->numAttrs].val.clusterDim.z = 1;
-        config->numAttrs++;
-    }
-    if (c->dependent && with_dependent) {
-        attrs[config->numAttrs].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-        attrs[config->numAttrs].val.programmaticStreamSerializationAllowed = 1;
-        config->numAttrs++;
-    }
-}
-
 static void launch__driver_config(const launch__call *c, int with_dependent, CUlaunchConfig *config,
                                   CUlaunchAttribute attrs[2])
 {
@@ -152,54 +130,21 @@ static void launch__driver_config(const launch__call *c, int with_dependent, CUl
     }
 }
 
-static int launch__start(fusegen__fns f, int fn, const launch__call *c, void **params, char *why, size_t len)
+static int launch__start(const CUfunction *fns, int fn, const launch__call *c, void **params, char *why, size_t len)
 {
-    if (f.stub) {
-        cudaLaunchConfig_t config;
-        cudaLaunchAttribute attrs[2];
-        launch__runtime_config(c, 1, &config, attrs);
-        cudaError_t e = cudaLaunchKernelExC(&config, f.stub[fn], params);
-        if (e == cudaSuccess) e = cudaGetLastError();
-        if (e == cudaSuccess) return 0;
-        return launch__fail(e, why, len, "%s (grid %ux%ux%u, %u threads, %u bytes of shared memory)", c->what,
-                            c->grid[0], c->grid[1], c->grid[2], c->threads, c->smem_bytes);
-    }
     CUlaunchConfig config;
     CUlaunchAttribute attrs[2];
     launch__driver_config(c, 1, &config, attrs);
-    CUresult r = launch__cu.launch_kernel_ex(&config, f.cu[fn], params, NULL);
+    CUresult r = launch__cu.launch_kernel_ex(&config, fns[fn], params, NULL);
     if (r == CUDA_SUCCESS) return 0;
     return fusegen__cu_fail(r, why, len, "%s (grid %ux%ux%u, %u threads, %u bytes of shared memory)", c->what,
                             c->grid[0], c->grid[1], c->grid[2], c->threads, c->smem_bytes);
 }
 
-/* A compiled-in function's attributes, once per device: its dynamic shared memory, and for a
- * cluster kernel clusters past the portable 8 CTAs (where the driver refuses, clusters of 8 or
- * fewer still run and a larger one's launch says none fits). The JIT sets the same as it loads
- * its module. */
-static int launch__attributes(const fusegen_kernel *k, fusegen__fns f, int fn, const fusegen_launch_gemm *rec,
-                              const char *what, char *why, size_t len)
-{
-    if (!f.stub) return 0;
-    int device = 0;
-    cudaError_t e = cudaGetDevice(&device);
-    if (e != cudaSuccess) return launch__fail(e, why, len, "%s: cudaGetDevice", what);
-    const unsigned bit = device >= 0 && device < 32 ? 1u << device : 0u;
-    unsigned *set = k->cache ? &k->cache->attributes_set[fn] : NULL;
-    if (set && bit && (__atomic_load_n(set, __ATOMIC_ACQUIRE) & bit)) return 0;
-    e = cudaFuncSetAttribute(f.stub[fn], cudaFuncAttributeMaxDynamicSharedMemorySize, rec->smem_bytes);
-    if (e != cudaSuccess)
-        return launch__fail(e, why, len, "%s: max dynamic shared memory = %d", what, rec->smem_bytes);
-    if (rec->cluster) (void)cudaFuncSetAttribute(f.stub[fn], cudaFuncAttributeNonPortableClusterSizeAllowed, 1);
-    (void)cudaGetLastError();   /* a refused non-portable size is not this launch's error */
-    if (set && bit) __atomic_fetch_or(set, bit, __ATOMIC_RELEASE);
-    return 0;
-}
-
 /* How many clusters of c->cluster_x CTAs fit at once: asked once per device and cluster size
  * (the kernel's cache holds the last four answers, each packed in one word). */
-static int launch__clusters(const fusegen_kernel *k, fusegen__fns f, int fn, const launch__call *c, int *clusters,
-                            char *why, size_t len)
+static int launch__clusters(const fusegen_kernel *k, const CUfunction *fns, int fn, const launch__call *c,
+                            int *clusters, char *why, size_t len)
 {
     int device = 0;
     cudaError_t e = cudaGetDevice(&device);
@@ -214,25 +159,79 @@ static int launch__clusters(const fusegen_kernel *k, fusegen__fns f, int fn, con
         }
     }
     int n = 0;
-    if (f.stub) {
-        cudaLaunchConfig_t config;
-        cudaLaunchAttribute attrs[2];
-        launch__runtime_config(c, 0, &config, attrs);   /* the query sees the cluster alone */
-        e = cudaOccupancyMaxActiveClusters(&n, f.stub[fn], &config);
-        if (e != cudaSuccess) return launch__fail(e, why, len, "%s: cudaOccupancyMaxActiveClusters", c->what);
-    } else {
-        CUlaunchConfig config;
-        CUlaunchAttribute attrs[2];
-        launch__driver_config(c, 0, &config, attrs);
-        CUresult r = launch__cu.occupancy_max_active_clusters(&n, f.cu[fn], &config);
-        if (r != CUDA_SUCCESS) return fusegen__cu_fail(r, why, len, "%s: cuOccupancyMaxActiveClusters", c->what);
-    }
+    CUlaunchConfig config;
+    CUlaunchAttribute attrs[2];
+    launch__driver_config(c, 0, &config, attrs);   /* the query sees the cluster alone */
+    CUresult r = launch__cu.occupancy_max_active_clusters(&n, fns[fn], &config);
+    if (r != CUDA_SUCCESS) return fusegen__cu_fail(r, why, len, "%s: cuOccupancyMaxActiveClusters", c->what);
     if (n < 1) {
         snprintf(why, len, "%s: not one cluster of %u CTAs fits on this device", c->what, c->cluster_x);
         return 1;
     }
     if (slot) __atomic_store_n(slot, key | (unsigned)n, __ATOMIC_RELAXED);
     *clusters = n;
+    return 0;
+}
+
+/* ---- a compiled-in kernel's functions ---------------------------------------------------------- */
+
+static pthread_mutex_t launch__publish_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* A GEMM function's attributes, set once per context as the function is found: its dynamic
+ * shared memory, and for a cluster kernel clusters past the portable 8 CTAs (where the driver
+ * refuses, clusters of 8 or fewer still run and a larger one's launch says none fits). The JIT
+ * sets the same as it loads its module. */
+static int launch__set_attributes(CUfunction f, const fusegen_launch_gemm *rec, const char *what, char *why,
+                                  size_t len)
+{
+    CUresult r = launch__cu.func_set_attribute(f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, rec->smem_bytes);
+    if (r != CUDA_SUCCESS)
+        return fusegen__cu_fail(r, why, len, "%s: max dynamic shared memory = %d", what, rec->smem_bytes);
+    if (rec->cluster) (void)launch__cu.func_set_attribute(f, CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 1);
+    return 0;
+}
+
+/* The driver functions of compiled-in kernel k in the current context, from its cache or from
+ * the kernel library (which makes its device's primary context current if none is). */
+static int launch__compiled_functions(const fusegen_kernel *k, CUfunction fns[FUSEGEN_LAUNCH_FNS], char *why,
+                                      size_t len)
+{
+    CUcontext ctx = NULL;
+    CUresult r = launch__cu.ctx_get_current(&ctx);
+    if (r != CUDA_SUCCESS) return fusegen__cu_fail(r, why, len, "cuCtxGetCurrent");
+    fusegen_launch_cache *cache = k->cache;
+    for (int i = 0; ctx && cache && i < FUSEGEN_LAUNCH_CONTEXTS; ++i)
+        if (__atomic_load_n(&cache->contexts[i].context, __ATOMIC_ACQUIRE) == (void *)ctx) {
+            for (int f = 0; f < FUSEGEN_LAUNCH_FNS; ++f) fns[f] = (CUfunction)cache->contexts[i].fn[f];
+            return 0;
+        }
+    void *raw[FUSEGEN_LAUNCH_FNS] = {NULL, NULL, NULL};
+    cudaError_t e = k->functions(raw);
+    if (e != cudaSuccess) return launch__fail(e, why, len, "finding the kernel's functions (cudaGetFuncBySymbol)");
+    const fusegen_launch_gemm *rec1 = &k->launch1;
+    if (!raw[FUSEGEN_LAUNCH_GEMM1] || ((rec1->split || rec1->split_k) && !raw[FUSEGEN_LAUNCH_EPILOGUE1]) ||
+        (k->chain && !raw[FUSEGEN_LAUNCH_GEMM2])) {
+        snprintf(why, len, "a function its launch records need is missing (corrupt dispatch table)");
+        return 1;
+    }
+    for (int f = 0; f < FUSEGEN_LAUNCH_FNS; ++f) fns[f] = (CUfunction)raw[f];
+    if (launch__set_attributes(fns[FUSEGEN_LAUNCH_GEMM1], rec1, "GEMM1", why, len) ||
+        (k->chain && launch__set_attributes(fns[FUSEGEN_LAUNCH_GEMM2], &k->launch2, "GEMM2", why, len)))
+        return 1;
+    if (!ctx && (r = launch__cu.ctx_get_current(&ctx)) != CUDA_SUCCESS)
+        return fusegen__cu_fail(r, why, len, "cuCtxGetCurrent");
+    if (!ctx || !cache) return 0;
+    /* remember them (a full cache: found again next time) */
+    pthread_mutex_lock(&launch__publish_lock);
+    for (int i = 0; i < FUSEGEN_LAUNCH_CONTEXTS; ++i) {
+        void *owner = __atomic_load_n(&cache->contexts[i].context, __ATOMIC_RELAXED);
+        if (owner == (void *)ctx) break;
+        if (owner) continue;
+        for (int f = 0; f < FUSEGEN_LAUNCH_FNS; ++f) cache->contexts[i].fn[f] = raw[f];
+        __atomic_store_n(&cache->contexts[i].context, (void *)ctx, __ATOMIC_RELEASE);
+        break;
+    }
+    pthread_mutex_unlock(&launch__publish_lock);
     return 0;
 }
 
@@ -325,7 +324,7 @@ static int launch__hopper_maps(const fusegen_launch_gemm *rec, const fusegen_par
 
 typedef struct launch__kernel {
     const fusegen_kernel *k;
-    fusegen__fns f;
+    const CUfunction *fns;
     int sm, sms;              /* the device's, from the runtime's cache */
     cudaStream_t stream;
     char *why;
@@ -346,10 +345,9 @@ static int launch__gemm(const launch__kernel *lk, int fn, const fusegen_launch_g
     c.threads = (unsigned)rec->threads;
     c.smem_bytes = (unsigned)rec->smem_bytes;
     c.stream = lk->stream;
-    if (launch__attributes(lk->k, lk->f, fn, rec, what, lk->why, lk->len)) return 1;
     if (!rec->hopper) {
         void *params[1] = {g};
-        return launch__start(lk->f, fn, &c, params, lk->why, lk->len);
+        return launch__start(lk->fns, fn, &c, params, lk->why, lk->len);
     }
     CUtensorMap map_a, map_b;
     launch__epilogue_maps maps;
@@ -361,15 +359,15 @@ static int launch__gemm(const launch__kernel *lk, int fn, const fusegen_launch_g
         const unsigned long long units = (unsigned long long)c.grid[0] * c.grid[1] * c.grid[2];
         c.grid[0] = (unsigned)(units < (unsigned long long)lk->sms ? units : (unsigned long long)lk->sms);
         c.grid[1] = c.grid[2] = 1;
-        return launch__start(lk->f, fn, &c, params, lk->why, lk->len);
+        return launch__start(lk->fns, fn, &c, params, lk->why, lk->len);
     }
     /* one cluster per row of tiles, its CTAs holding the whole of N (at most max_n / tile_n = 16,
      * checked); as many clusters as fit at once walk down the row tiles */
     int clusters = 0;
     c.cluster_x = c.grid[0];
-    if (launch__clusters(lk->k, lk->f, fn, &c, &clusters, lk->why, lk->len)) return 1;
+    if (launch__clusters(lk->k, lk->fns, fn, &c, &clusters, lk->why, lk->len)) return 1;
     if ((unsigned)clusters < c.grid[1]) c.grid[1] = (unsigned)clusters;
-    return launch__start(lk->f, fn, &c, params, lk->why, lk->len);
+    return launch__start(lk->fns, fn, &c, params, lk->why, lk->len);
 }
 
 /* A GEMM with a split strategy's norm: the GEMM writes the pre-norm values and the row
@@ -394,7 +392,7 @@ static int launch__gemm_and_norm(const launch__kernel *lk, int fn, const fusegen
     c.dependent = rec->hopper;
     c.stream = lk->stream;
     void *params[1] = {g};
-    return launch__start(lk->f, FUSEGEN_LAUNCH_EPILOGUE1, &c, params, lk->why, lk->len);
+    return launch__start(lk->fns, FUSEGEN_LAUNCH_EPILOGUE1, &c, params, lk->why, lk->len);
 }
 
 /* A split-K variant: the partial kernel sums slices of K into the workspace (f32), then the
@@ -421,17 +419,12 @@ static int launch__split_k(const launch__kernel *lk, const fusegen_launch_gemm *
     c.stream = lk->stream;
     const int fn = FUSEGEN_LAUNCH_EPILOGUE1;
     if (row_bytes > 48 * 1024) {   /* past the default, per launch: the size follows N */
-        if (lk->f.stub) {
-            cudaError_t e = cudaFuncSetAttribute(lk->f.stub[fn], cudaFuncAttributeMaxDynamicSharedMemorySize, row_bytes);
-            if (e != cudaSuccess) return launch__fail(e, lk->why, lk->len, "%s: shared memory", c.what);
-        } else {
-            CUresult r = launch__cu.func_set_attribute(lk->f.cu[fn], CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                                                       row_bytes);
-            if (r != CUDA_SUCCESS) return fusegen__cu_fail(r, lk->why, lk->len, "%s: shared memory", c.what);
-        }
+        CUresult r = launch__cu.func_set_attribute(lk->fns[fn], CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                                                   row_bytes);
+        if (r != CUDA_SUCCESS) return fusegen__cu_fail(r, lk->why, lk->len, "%s: shared memory", c.what);
     }
     void *params[1] = {g};
-    return launch__start(lk->f, fn, &c, params, lk->why, lk->len);
+    return launch__start(lk->fns, fn, &c, params, lk->why, lk->len);
 }
 
 /* GEMM1's parameters from the problem and the arguments (the runtime has checked them). */
@@ -480,12 +473,17 @@ static void launch__gemm2_params(const fusegen_problem *pr, const fusegen_args *
     }
 }
 
-int fusegen__launch(const fusegen_kernel *k, fusegen__fns fns, const fusegen_problem *p, const fusegen_args *args,
-                    void *workspace, cudaStream_t stream, char *why, size_t len)
+int fusegen__launch(const fusegen_kernel *k, const CUfunction *fns, const fusegen_problem *p,
+                    const fusegen_args *args, void *workspace, cudaStream_t stream, char *why, size_t len)
 {
+    CUfunction found[FUSEGEN_LAUNCH_FNS];
+    if (!fusegen__cu(why, len)) return 1;
+    if (!fns) {
+        if (launch__compiled_functions(k, found, why, len)) return 1;
+        fns = found;
+    }
     launch__kernel lk = {k, fns, 0, 0, stream, why, len};
-    const fusegen_launch_gemm *rec1 = &k->launch1;   /* fusegen_run has checked the functions */
-    if ((rec1->hopper || fns.cu) && !fusegen__cu(why, len)) return 1;
+    const fusegen_launch_gemm *rec1 = &k->launch1;
     cudaError_t e = fusegen__device_info(&lk.sm, &lk.sms);
     if (e != cudaSuccess) return launch__fail(e, why, len, "reading the device's multiprocessor count");
     fusegen_params g1;

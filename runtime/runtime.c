@@ -10,10 +10,9 @@
  * fusegen_why_not (reason only), fusegen_query (reason per kernel) and fusegen_run (status +
  * reason) agree by construction.
  *
- * Nothing here allocates device memory, synchronizes or copies. The only CUDA calls are
- * cudaGetDevice and cudaDeviceGetAttribute (the device's compute capability and SM count, read
- * once per device), cudaGetDeviceProperties (the device's name, read once per device, for tuning
- * files and compiled-in tuning), the kernel's launch function, and the error-string functions. */
+ * Nothing here allocates device memory, synchronizes or copies. The only CUDA calls are the
+ * device's facts (device.c: compute capability, SM count and name, each read once per device),
+ * the launcher's (launch.c), and the error-string functions. */
 #include "fusegen.h"
 #include "fusegen_dispatch.h"
 #include "fusegen_internal.h"
@@ -37,8 +36,7 @@ enum {
     FG__REASON_LEN = 384,       /* one kernel's reason */
     FG__GRID_ROWS_MAX = 65535,  /* row tiles go on gridDim.y */
     FG__PTR_ALIGN = 16,         /* every tensor and vector pointer */
-    FG__WS_ALIGN = FUSEGEN_REG_WORKSPACE_ALIGN,   /* the workspace pointer */
-    FG__MAX_DEVICES = 64        /* device ordinals whose compute capability is cached */
+    FG__WS_ALIGN = FUSEGEN_REG_WORKSPACE_ALIGN    /* the workspace pointer */
 };
 
 #define FG__DIM_LIMIT ((int64_t)1 << 31)   /* m, n, k, n2 must be below this */
@@ -288,107 +286,6 @@ typedef struct fg__arch {
     fusegen_status st;
     char why[FG__REASON_LEN];
 } fg__arch;
-
-/* The current device's compute capability x10 and multiprocessor count. Neither can change, so
- * they are read once per device ordinal (three cudaDeviceGetAttribute calls) and after that
- * cost one cudaGetDevice. A cache slot packs both: sm x 65536 + SMs (0: not read yet). */
-static _Atomic int fg__device_cache[FG__MAX_DEVICES];
-
-/* The device names, read once per device ordinal (cudaGetDeviceProperties is slow, and compiled-in
- * tuning compares the name at each query): ready[d] is set (release) after names[d] is written. */
-enum { FG__NAME_LEN = 256 };
-static pthread_mutex_t fg__name_lock = PTHREAD_MUTEX_INITIALIZER;
-static char fg__names[FG__MAX_DEVICES][FG__NAME_LEN];
-static _Atomic int fg__name_ready[FG__MAX_DEVICES];
-
-/* The tests' device (fusegen__device_override): fake is set (release) after the rest is written. */
-static pthread_mutex_t fg__fake_lock = PTHREAD_MUTEX_INITIALIZER;
-static _Atomic int fg__fake;
-static char fg__fake_name[FG__NAME_LEN];
-static int fg__fake_sm, fg__fake_sms;
-
-void fusegen__device_override(const char *name, int sms, int cc)
-{
-    pthread_mutex_lock(&fg__fake_lock);
-    atomic_store_explicit(&fg__fake, 0, memory_order_release);
-    if (name) {
-        snprintf(fg__fake_name, sizeof fg__fake_name, "%s", name);
-        fg__fake_sms = sms;
-        fg__fake_sm = cc;
-        atomic_store_explicit(&fg__fake, 1, memory_order_release);
-    }
-    pthread_mutex_unlock(&fg__fake_lock);
-    fusegen__select_memo_invalidate();   /* a remembered selection was for the other device */
-}
-
-cudaError_t fusegen__device_info(int *sm, int *sms)
-{
-    int dev = 0, major = 0, minor = 0, count = 0, cached;
-    cudaError_t e;
-    if (atomic_load_explicit(&fg__fake, memory_order_acquire)) {
-        pthread_mutex_lock(&fg__fake_lock);
-        *sm = fg__fake_sm;
-        *sms = fg__fake_sms;
-        pthread_mutex_unlock(&fg__fake_lock);
-        return cudaSuccess;
-    }
-    e = cudaGetDevice(&dev);
-    if (e != cudaSuccess)
-        return e;
-    if (dev >= 0 && dev < FG__MAX_DEVICES) {
-        cached = atomic_load_explicit(&fg__device_cache[dev], memory_order_relaxed);
-        if (cached > 0) {
-            *sm = cached >> 16;
-            *sms = cached & 0xffff;
-            return cudaSuccess;
-        }
-    }
-    e = cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev);
-    if (e == cudaSuccess)
-        e = cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev);
-    if (e == cudaSuccess)
-        e = cudaDeviceGetAttribute(&count, cudaDevAttrMultiProcessorCount, dev);
-    if (e != cudaSuccess)
-        return e;
-    if (count <= 0 || count > 0xffff)
-        return cudaErrorInvalidValue;
-    *sm = major * 10 + minor;
-    *sms = count;
-    if (dev >= 0 && dev < FG__MAX_DEVICES)
-        atomic_store_explicit(&fg__device_cache[dev], (*sm << 16) | count, memory_order_relaxed);
-    return cudaSuccess;
-}
-
-cudaError_t fusegen__device_name(char *buf, size_t len)
-{
-    struct cudaDeviceProp prop;
-    int dev = 0;
-    cudaError_t e;
-    if (atomic_load_explicit(&fg__fake, memory_order_acquire)) {
-        pthread_mutex_lock(&fg__fake_lock);
-        snprintf(buf, len, "%s", fg__fake_name);
-        pthread_mutex_unlock(&fg__fake_lock);
-        return cudaSuccess;
-    }
-    e = cudaGetDevice(&dev);
-    if (e != cudaSuccess)
-        return e;
-    if (dev >= 0 && dev < FG__MAX_DEVICES && atomic_load_explicit(&fg__name_ready[dev], memory_order_acquire)) {
-        snprintf(buf, len, "%s", fg__names[dev]);
-        return cudaSuccess;
-    }
-    e = cudaGetDeviceProperties(&prop, dev);
-    if (e != cudaSuccess)
-        return e;
-    snprintf(buf, len, "%s", prop.name);
-    if (dev >= 0 && dev < FG__MAX_DEVICES) {
-        pthread_mutex_lock(&fg__name_lock);
-        snprintf(fg__names[dev], sizeof fg__names[dev], "%s", prop.name);
-        atomic_store_explicit(&fg__name_ready[dev], 1, memory_order_release);
-        pthread_mutex_unlock(&fg__name_lock);
-    }
-    return cudaSuccess;
-}
 
 static cudaError_t fg__device_sm(int *sm)
 {
@@ -1250,16 +1147,13 @@ fusegen_status fusegen_run(const fusegen_kernel *k, const fusegen_problem *p, co
     if (st != FUSEGEN_OK)
         return fg__fail(st, "kernel %s cannot run on this device: %s", fg__str(k->name), reason);
 
-    if (!k->launch_jit && (!k->fns || !k->fns[FUSEGEN_LAUNCH_GEMM1] ||
-                           ((k->launch1.split || k->launch1.split_k) && !k->fns[FUSEGEN_LAUNCH_EPILOGUE1]) ||
-                           (k->chain && !k->fns[FUSEGEN_LAUNCH_GEMM2])))
+    if (!k->launch_jit && !k->functions)
         return fg__fail(FUSEGEN_ERR_INVALID_ARGUMENT, "kernel %s has no kernel functions (corrupt dispatch table)",
                         fg__str(k->name));
     if (k->launch_jit) {
         if (k->launch_jit(k, p, args, workspace, stream, reason, sizeof reason) == 0) return fg__ok();
     } else {
-        fusegen__fns fns = {k->fns, NULL};
-        if (fusegen__launch(k, fns, p, args, workspace, stream, reason, sizeof reason) == 0) return fg__ok();
+        if (fusegen__launch(k, NULL, p, args, workspace, stream, reason, sizeof reason) == 0) return fg__ok();
     }
     return fg__fail(FUSEGEN_ERR_CUDA, "launching kernel %s failed: %s%s", fg__str(k->name), reason,
                     fg__cluster_remark(k, p));

@@ -2601,116 +2601,227 @@ static_assert(fusegen_default_block_tail_sm80_128x128x64_s3_split_g2_128x256x64_
 static_assert(fusegen_default_block_tail_sm80_128x128x64_s3_split_g2_128x256x64_s3::Gemm2::kHopper == false, "fusegen: the family of fusegen_default_block_tail_sm80_128x128x64_s3_split_g2_128x256x64_s3 GEMM2 differs from its launch record");
 
 #ifndef __CUDACC_RTC__
-// Each variant's functions for the runtime's launcher (fusegen_kernel.fns, runtime/launch.c):
-// GEMM1, its normalize or split-K reduce kernel, a chain's GEMM2.
-extern "C" const void *const fusegen_default_block_tail_sm90a_128x128x64_s3_row_g2_128x256x64_s3_fns[FUSEGEN_LAUNCH_FNS] = {
-    reinterpret_cast<const void *>(fusegen_default_block_tail_sm90a_128x128x64_s3_row_g2_128x256x64_s3_gemm1),
-    nullptr,
-    reinterpret_cast<const void *>(fusegen_default_block_tail_sm90a_128x128x64_s3_row_g2_128x256x64_s3_gemm2),
-};
-extern "C" const void *const fusegen_default_block_tail_sm90a_128x128x64_s3_cluster_g2_128x256x64_s3_fns[FUSEGEN_LAUNCH_FNS] = {
-    reinterpret_cast<const void *>(fusegen_default_block_tail_sm90a_128x128x64_s3_cluster_g2_128x256x64_s3_gemm1),
-    nullptr,
-    reinterpret_cast<const void *>(fusegen_default_block_tail_sm90a_128x128x64_s3_cluster_g2_128x256x64_s3_gemm2),
-};
-extern "C" const void *const fusegen_default_block_tail_sm90a_128x128x64_s3_split_g2_128x256x64_s3_fns[FUSEGEN_LAUNCH_FNS] = {
-    reinterpret_cast<const void *>(fusegen_default_block_tail_sm90a_128x128x64_s3_split_g2_128x256x64_s3_gemm1),
-    reinterpret_cast<const void *>(fusegen_default_block_tail_sm90a_128x128x64_s3_split_g2_128x256x64_s3_normalize1),
-    reinterpret_cast<const void *>(fusegen_default_block_tail_sm90a_128x128x64_s3_split_g2_128x256x64_s3_gemm2),
-};
-extern "C" const void *const fusegen_default_block_tail_sm90a_128x128x64_s3_row_g2_128x128x64_s5_pingpong_fns[FUSEGEN_LAUNCH_FNS] = {
-    reinterpret_cast<const void *>(fusegen_default_block_tail_sm90a_128x128x64_s3_row_g2_128x128x64_s5_pingpong_gemm1),
-    nullptr,
-    reinterpret_cast<const void *>(fusegen_default_block_tail_sm90a_128x128x64_s3_row_g2_128x128x64_s5_pingpong_gemm2),
-};
-extern "C" const void *const fusegen_default_block_tail_sm90a_128x128x64_s3_cluster_g2_128x128x64_s5_pingpong_fns[FUSEGEN_LAUNCH_FNS] = {
-    reinterpret_cast<const void *>(fusegen_default_block_tail_sm90a_128x128x64_s3_cluster_g2_128x128x64_s5_pingpong_gemm1),
-    nullptr,
-    reinterpret_cast<const void *>(fusegen_default_block_tail_sm90a_128x128x64_s3_cluster_g2_128x128x64_s5_pingpong_gemm2),
-};
-extern "C" const void *const fusegen_default_block_tail_sm90a_128x128x64_s3_split_g2_128x128x64_s5_pingpong_fns[FUSEGEN_LAUNCH_FNS] = {
-    reinterpret_cast<const void *>(fusegen_default_block_tail_sm90a_128x128x64_s3_split_g2_128x128x64_s5_pingpong_gemm1),
-    reinterpret_cast<const void *>(fusegen_default_block_tail_sm90a_128x128x64_s3_split_g2_128x128x64_s5_pingpong_normalize1),
-    reinterpret_cast<const void *>(fusegen_default_block_tail_sm90a_128x128x64_s3_split_g2_128x128x64_s5_pingpong_gemm2),
-};
-extern "C" const void *const fusegen_default_block_tail_sm90a_64x256x64_s4_row_g2_128x256x64_s3_fns[FUSEGEN_LAUNCH_FNS] = {
-    reinterpret_cast<const void *>(fusegen_default_block_tail_sm90a_64x256x64_s4_row_g2_128x256x64_s3_gemm1),
-    nullptr,
-    reinterpret_cast<const void *>(fusegen_default_block_tail_sm90a_64x256x64_s4_row_g2_128x256x64_s3_gemm2),
-};
-extern "C" const void *const fusegen_default_block_tail_sm90a_64x256x64_s4_split_g2_128x256x64_s3_fns[FUSEGEN_LAUNCH_FNS] = {
-    reinterpret_cast<const void *>(fusegen_default_block_tail_sm90a_64x256x64_s4_split_g2_128x256x64_s3_gemm1),
-    reinterpret_cast<const void *>(fusegen_default_block_tail_sm90a_64x256x64_s4_split_g2_128x256x64_s3_normalize1),
-    reinterpret_cast<const void *>(fusegen_default_block_tail_sm90a_64x256x64_s4_split_g2_128x256x64_s3_gemm2),
-};
-extern "C" const void *const fusegen_default_block_tail_sm90a_64x256x64_s4_row_g2_128x128x64_s5_pingpong_fns[FUSEGEN_LAUNCH_FNS] = {
-    reinterpret_cast<const void *>(fusegen_default_block_tail_sm90a_64x256x64_s4_row_g2_128x128x64_s5_pingpong_gemm1),
-    nullptr,
-    reinterpret_cast<const void *>(fusegen_default_block_tail_sm90a_64x256x64_s4_row_g2_128x128x64_s5_pingpong_gemm2),
-};
-extern "C" const void *const fusegen_default_block_tail_sm90a_64x256x64_s4_split_g2_128x128x64_s5_pingpong_fns[FUSEGEN_LAUNCH_FNS] = {
-    reinterpret_cast<const void *>(fusegen_default_block_tail_sm90a_64x256x64_s4_split_g2_128x128x64_s5_pingpong_gemm1),
-    reinterpret_cast<const void *>(fusegen_default_block_tail_sm90a_64x256x64_s4_split_g2_128x128x64_s5_pingpong_normalize1),
-    reinterpret_cast<const void *>(fusegen_default_block_tail_sm90a_64x256x64_s4_split_g2_128x128x64_s5_pingpong_gemm2),
-};
-extern "C" const void *const fusegen_default_block_tail_sm90a_128x256x64_s3_row_g2_128x256x64_s3_fns[FUSEGEN_LAUNCH_FNS] = {
-    reinterpret_cast<const void *>(fusegen_default_block_tail_sm90a_128x256x64_s3_row_g2_128x256x64_s3_gemm1),
-    nullptr,
-    reinterpret_cast<const void *>(fusegen_default_block_tail_sm90a_128x256x64_s3_row_g2_128x256x64_s3_gemm2),
-};
-extern "C" const void *const fusegen_default_block_tail_sm90a_128x256x64_s3_cluster_g2_128x256x64_s3_fns[FUSEGEN_LAUNCH_FNS] = {
-    reinterpret_cast<const void *>(fusegen_default_block_tail_sm90a_128x256x64_s3_cluster_g2_128x256x64_s3_gemm1),
-    nullptr,
-    reinterpret_cast<const void *>(fusegen_default_block_tail_sm90a_128x256x64_s3_cluster_g2_128x256x64_s3_gemm2),
-};
-extern "C" const void *const fusegen_default_block_tail_sm90a_128x256x64_s3_split_g2_128x256x64_s3_fns[FUSEGEN_LAUNCH_FNS] = {
-    reinterpret_cast<const void *>(fusegen_default_block_tail_sm90a_128x256x64_s3_split_g2_128x256x64_s3_gemm1),
-    reinterpret_cast<const void *>(fusegen_default_block_tail_sm90a_128x256x64_s3_split_g2_128x256x64_s3_normalize1),
-    reinterpret_cast<const void *>(fusegen_default_block_tail_sm90a_128x256x64_s3_split_g2_128x256x64_s3_gemm2),
-};
-extern "C" const void *const fusegen_default_block_tail_sm90a_128x256x64_s3_row_g2_128x128x64_s5_pingpong_fns[FUSEGEN_LAUNCH_FNS] = {
-    reinterpret_cast<const void *>(fusegen_default_block_tail_sm90a_128x256x64_s3_row_g2_128x128x64_s5_pingpong_gemm1),
-    nullptr,
-    reinterpret_cast<const void *>(fusegen_default_block_tail_sm90a_128x256x64_s3_row_g2_128x128x64_s5_pingpong_gemm2),
-};
-extern "C" const void *const fusegen_default_block_tail_sm90a_128x256x64_s3_cluster_g2_128x128x64_s5_pingpong_fns[FUSEGEN_LAUNCH_FNS] = {
-    reinterpret_cast<const void *>(fusegen_default_block_tail_sm90a_128x256x64_s3_cluster_g2_128x128x64_s5_pingpong_gemm1),
-    nullptr,
-    reinterpret_cast<const void *>(fusegen_default_block_tail_sm90a_128x256x64_s3_cluster_g2_128x128x64_s5_pingpong_gemm2),
-};
-extern "C" const void *const fusegen_default_block_tail_sm90a_128x256x64_s3_split_g2_128x128x64_s5_pingpong_fns[FUSEGEN_LAUNCH_FNS] = {
-    reinterpret_cast<const void *>(fusegen_default_block_tail_sm90a_128x256x64_s3_split_g2_128x128x64_s5_pingpong_gemm1),
-    reinterpret_cast<const void *>(fusegen_default_block_tail_sm90a_128x256x64_s3_split_g2_128x128x64_s5_pingpong_normalize1),
-    reinterpret_cast<const void *>(fusegen_default_block_tail_sm90a_128x256x64_s3_split_g2_128x128x64_s5_pingpong_gemm2),
-};
-extern "C" const void *const fusegen_default_block_tail_sm90a_128x128x64_s5_pingpong_row_g2_128x256x64_s3_fns[FUSEGEN_LAUNCH_FNS] = {
-    reinterpret_cast<const void *>(fusegen_default_block_tail_sm90a_128x128x64_s5_pingpong_row_g2_128x256x64_s3_gemm1),
-    nullptr,
-    reinterpret_cast<const void *>(fusegen_default_block_tail_sm90a_128x128x64_s5_pingpong_row_g2_128x256x64_s3_gemm2),
-};
-extern "C" const void *const fusegen_default_block_tail_sm90a_128x128x64_s5_pingpong_split_g2_128x256x64_s3_fns[FUSEGEN_LAUNCH_FNS] = {
-    reinterpret_cast<const void *>(fusegen_default_block_tail_sm90a_128x128x64_s5_pingpong_split_g2_128x256x64_s3_gemm1),
-    reinterpret_cast<const void *>(fusegen_default_block_tail_sm90a_128x128x64_s5_pingpong_split_g2_128x256x64_s3_normalize1),
-    reinterpret_cast<const void *>(fusegen_default_block_tail_sm90a_128x128x64_s5_pingpong_split_g2_128x256x64_s3_gemm2),
-};
-extern "C" const void *const fusegen_default_block_tail_sm90a_128x128x64_s5_pingpong_row_g2_128x128x64_s5_pingpong_fns[FUSEGEN_LAUNCH_FNS] = {
-    reinterpret_cast<const void *>(fusegen_default_block_tail_sm90a_128x128x64_s5_pingpong_row_g2_128x128x64_s5_pingpong_gemm1),
-    nullptr,
-    reinterpret_cast<const void *>(fusegen_default_block_tail_sm90a_128x128x64_s5_pingpong_row_g2_128x128x64_s5_pingpong_gemm2),
-};
-extern "C" const void *const fusegen_default_block_tail_sm90a_128x128x64_s5_pingpong_split_g2_128x128x64_s5_pingpong_fns[FUSEGEN_LAUNCH_FNS] = {
-    reinterpret_cast<const void *>(fusegen_default_block_tail_sm90a_128x128x64_s5_pingpong_split_g2_128x128x64_s5_pingpong_gemm1),
-    reinterpret_cast<const void *>(fusegen_default_block_tail_sm90a_128x128x64_s5_pingpong_split_g2_128x128x64_s5_pingpong_normalize1),
-    reinterpret_cast<const void *>(fusegen_default_block_tail_sm90a_128x128x64_s5_pingpong_split_g2_128x128x64_s5_pingpong_gemm2),
-};
-extern "C" const void *const fusegen_default_block_tail_sm80_128x128x64_s3_row_g2_128x256x64_s3_fns[FUSEGEN_LAUNCH_FNS] = {
-    reinterpret_cast<const void *>(fusegen_default_block_tail_sm80_128x128x64_s3_row_g2_128x256x64_s3_gemm1),
-    nullptr,
-    reinterpret_cast<const void *>(fusegen_default_block_tail_sm80_128x128x64_s3_row_g2_128x256x64_s3_gemm2),
-};
-extern "C" const void *const fusegen_default_block_tail_sm80_128x128x64_s3_split_g2_128x256x64_s3_fns[FUSEGEN_LAUNCH_FNS] = {
-    reinterpret_cast<const void *>(fusegen_default_block_tail_sm80_128x128x64_s3_split_g2_128x256x64_s3_gemm1),
-    reinterpret_cast<const void *>(fusegen_default_block_tail_sm80_128x128x64_s3_split_g2_128x256x64_s3_normalize1),
-    reinterpret_cast<const void *>(fusegen_default_block_tail_sm80_128x128x64_s3_split_g2_128x256x64_s3_gemm2),
-};
+// Each variant's driver functions in the current context, for the runtime's launcher
+// (fusegen_kernel.functions, runtime/launch.c): GEMM1, its normalize or split-K reduce kernel, a
+// chain's GEMM2. Found here, by this library's own CUDA runtime, which registered the kernels.
+
+extern "C" cudaError_t fusegen_default_block_tail_sm90a_128x128x64_s3_row_g2_128x256x64_s3_functions(void *fns[FUSEGEN_LAUNCH_FNS])
+{
+    const void *const kernels[FUSEGEN_LAUNCH_FNS] = {
+        reinterpret_cast<const void *>(fusegen_default_block_tail_sm90a_128x128x64_s3_row_g2_128x256x64_s3_gemm1),
+        nullptr,
+        reinterpret_cast<const void *>(fusegen_default_block_tail_sm90a_128x128x64_s3_row_g2_128x256x64_s3_gemm2),
+    };
+    return fusegen_sm80::driver_functions(kernels, fns);
+}
+
+extern "C" cudaError_t fusegen_default_block_tail_sm90a_128x128x64_s3_cluster_g2_128x256x64_s3_functions(void *fns[FUSEGEN_LAUNCH_FNS])
+{
+    const void *const kernels[FUSEGEN_LAUNCH_FNS] = {
+        reinterpret_cast<const void *>(fusegen_default_block_tail_sm90a_128x128x64_s3_cluster_g2_128x256x64_s3_gemm1),
+        nullptr,
+        reinterpret_cast<const void *>(fusegen_default_block_tail_sm90a_128x128x64_s3_cluster_g2_128x256x64_s3_gemm2),
+    };
+    return fusegen_sm80::driver_functions(kernels, fns);
+}
+
+extern "C" cudaError_t fusegen_default_block_tail_sm90a_128x128x64_s3_split_g2_128x256x64_s3_functions(void *fns[FUSEGEN_LAUNCH_FNS])
+{
+    const void *const kernels[FUSEGEN_LAUNCH_FNS] = {
+        reinterpret_cast<const void *>(fusegen_default_block_tail_sm90a_128x128x64_s3_split_g2_128x256x64_s3_gemm1),
+        reinterpret_cast<const void *>(fusegen_default_block_tail_sm90a_128x128x64_s3_split_g2_128x256x64_s3_normalize1),
+        reinterpret_cast<const void *>(fusegen_default_block_tail_sm90a_128x128x64_s3_split_g2_128x256x64_s3_gemm2),
+    };
+    return fusegen_sm80::driver_functions(kernels, fns);
+}
+
+extern "C" cudaError_t fusegen_default_block_tail_sm90a_128x128x64_s3_row_g2_128x128x64_s5_pingpong_functions(void *fns[FUSEGEN_LAUNCH_FNS])
+{
+    const void *const kernels[FUSEGEN_LAUNCH_FNS] = {
+        reinterpret_cast<const void *>(fusegen_default_block_tail_sm90a_128x128x64_s3_row_g2_128x128x64_s5_pingpong_gemm1),
+        nullptr,
+        reinterpret_cast<const void *>(fusegen_default_block_tail_sm90a_128x128x64_s3_row_g2_128x128x64_s5_pingpong_gemm2),
+    };
+    return fusegen_sm80::driver_functions(kernels, fns);
+}
+
+extern "C" cudaError_t fusegen_default_block_tail_sm90a_128x128x64_s3_cluster_g2_128x128x64_s5_pingpong_functions(void *fns[FUSEGEN_LAUNCH_FNS])
+{
+    const void *const kernels[FUSEGEN_LAUNCH_FNS] = {
+        reinterpret_cast<const void *>(fusegen_default_block_tail_sm90a_128x128x64_s3_cluster_g2_128x128x64_s5_pingpong_gemm1),
+        nullptr,
+        reinterpret_cast<const void *>(fusegen_default_block_tail_sm90a_128x128x64_s3_cluster_g2_128x128x64_s5_pingpong_gemm2),
+    };
+    return fusegen_sm80::driver_functions(kernels, fns);
+}
+
+extern "C" cudaError_t fusegen_default_block_tail_sm90a_128x128x64_s3_split_g2_128x128x64_s5_pingpong_functions(void *fns[FUSEGEN_LAUNCH_FNS])
+{
+    const void *const kernels[FUSEGEN_LAUNCH_FNS] = {
+        reinterpret_cast<const void *>(fusegen_default_block_tail_sm90a_128x128x64_s3_split_g2_128x128x64_s5_pingpong_gemm1),
+        reinterpret_cast<const void *>(fusegen_default_block_tail_sm90a_128x128x64_s3_split_g2_128x128x64_s5_pingpong_normalize1),
+        reinterpret_cast<const void *>(fusegen_default_block_tail_sm90a_128x128x64_s3_split_g2_128x128x64_s5_pingpong_gemm2),
+    };
+    return fusegen_sm80::driver_functions(kernels, fns);
+}
+
+extern "C" cudaError_t fusegen_default_block_tail_sm90a_64x256x64_s4_row_g2_128x256x64_s3_functions(void *fns[FUSEGEN_LAUNCH_FNS])
+{
+    const void *const kernels[FUSEGEN_LAUNCH_FNS] = {
+        reinterpret_cast<const void *>(fusegen_default_block_tail_sm90a_64x256x64_s4_row_g2_128x256x64_s3_gemm1),
+        nullptr,
+        reinterpret_cast<const void *>(fusegen_default_block_tail_sm90a_64x256x64_s4_row_g2_128x256x64_s3_gemm2),
+    };
+    return fusegen_sm80::driver_functions(kernels, fns);
+}
+
+extern "C" cudaError_t fusegen_default_block_tail_sm90a_64x256x64_s4_split_g2_128x256x64_s3_functions(void *fns[FUSEGEN_LAUNCH_FNS])
+{
+    const void *const kernels[FUSEGEN_LAUNCH_FNS] = {
+        reinterpret_cast<const void *>(fusegen_default_block_tail_sm90a_64x256x64_s4_split_g2_128x256x64_s3_gemm1),
+        reinterpret_cast<const void *>(fusegen_default_block_tail_sm90a_64x256x64_s4_split_g2_128x256x64_s3_normalize1),
+        reinterpret_cast<const void *>(fusegen_default_block_tail_sm90a_64x256x64_s4_split_g2_128x256x64_s3_gemm2),
+    };
+    return fusegen_sm80::driver_functions(kernels, fns);
+}
+
+extern "C" cudaError_t fusegen_default_block_tail_sm90a_64x256x64_s4_row_g2_128x128x64_s5_pingpong_functions(void *fns[FUSEGEN_LAUNCH_FNS])
+{
+    const void *const kernels[FUSEGEN_LAUNCH_FNS] = {
+        reinterpret_cast<const void *>(fusegen_default_block_tail_sm90a_64x256x64_s4_row_g2_128x128x64_s5_pingpong_gemm1),
+        nullptr,
+        reinterpret_cast<const void *>(fusegen_default_block_tail_sm90a_64x256x64_s4_row_g2_128x128x64_s5_pingpong_gemm2),
+    };
+    return fusegen_sm80::driver_functions(kernels, fns);
+}
+
+extern "C" cudaError_t fusegen_default_block_tail_sm90a_64x256x64_s4_split_g2_128x128x64_s5_pingpong_functions(void *fns[FUSEGEN_LAUNCH_FNS])
+{
+    const void *const kernels[FUSEGEN_LAUNCH_FNS] = {
+        reinterpret_cast<const void *>(fusegen_default_block_tail_sm90a_64x256x64_s4_split_g2_128x128x64_s5_pingpong_gemm1),
+        reinterpret_cast<const void *>(fusegen_default_block_tail_sm90a_64x256x64_s4_split_g2_128x128x64_s5_pingpong_normalize1),
+        reinterpret_cast<const void *>(fusegen_default_block_tail_sm90a_64x256x64_s4_split_g2_128x128x64_s5_pingpong_gemm2),
+    };
+    return fusegen_sm80::driver_functions(kernels, fns);
+}
+
+extern "C" cudaError_t fusegen_default_block_tail_sm90a_128x256x64_s3_row_g2_128x256x64_s3_functions(void *fns[FUSEGEN_LAUNCH_FNS])
+{
+    const void *const kernels[FUSEGEN_LAUNCH_FNS] = {
+        reinterpret_cast<const void *>(fusegen_default_block_tail_sm90a_128x256x64_s3_row_g2_128x256x64_s3_gemm1),
+        nullptr,
+        reinterpret_cast<const void *>(fusegen_default_block_tail_sm90a_128x256x64_s3_row_g2_128x256x64_s3_gemm2),
+    };
+    return fusegen_sm80::driver_functions(kernels, fns);
+}
+
+extern "C" cudaError_t fusegen_default_block_tail_sm90a_128x256x64_s3_cluster_g2_128x256x64_s3_functions(void *fns[FUSEGEN_LAUNCH_FNS])
+{
+    const void *const kernels[FUSEGEN_LAUNCH_FNS] = {
+        reinterpret_cast<const void *>(fusegen_default_block_tail_sm90a_128x256x64_s3_cluster_g2_128x256x64_s3_gemm1),
+        nullptr,
+        reinterpret_cast<const void *>(fusegen_default_block_tail_sm90a_128x256x64_s3_cluster_g2_128x256x64_s3_gemm2),
+    };
+    return fusegen_sm80::driver_functions(kernels, fns);
+}
+
+extern "C" cudaError_t fusegen_default_block_tail_sm90a_128x256x64_s3_split_g2_128x256x64_s3_functions(void *fns[FUSEGEN_LAUNCH_FNS])
+{
+    const void *const kernels[FUSEGEN_LAUNCH_FNS] = {
+        reinterpret_cast<const void *>(fusegen_default_block_tail_sm90a_128x256x64_s3_split_g2_128x256x64_s3_gemm1),
+        reinterpret_cast<const void *>(fusegen_default_block_tail_sm90a_128x256x64_s3_split_g2_128x256x64_s3_normalize1),
+        reinterpret_cast<const void *>(fusegen_default_block_tail_sm90a_128x256x64_s3_split_g2_128x256x64_s3_gemm2),
+    };
+    return fusegen_sm80::driver_functions(kernels, fns);
+}
+
+extern "C" cudaError_t fusegen_default_block_tail_sm90a_128x256x64_s3_row_g2_128x128x64_s5_pingpong_functions(void *fns[FUSEGEN_LAUNCH_FNS])
+{
+    const void *const kernels[FUSEGEN_LAUNCH_FNS] = {
+        reinterpret_cast<const void *>(fusegen_default_block_tail_sm90a_128x256x64_s3_row_g2_128x128x64_s5_pingpong_gemm1),
+        nullptr,
+        reinterpret_cast<const void *>(fusegen_default_block_tail_sm90a_128x256x64_s3_row_g2_128x128x64_s5_pingpong_gemm2),
+    };
+    return fusegen_sm80::driver_functions(kernels, fns);
+}
+
+extern "C" cudaError_t fusegen_default_block_tail_sm90a_128x256x64_s3_cluster_g2_128x128x64_s5_pingpong_functions(void *fns[FUSEGEN_LAUNCH_FNS])
+{
+    const void *const kernels[FUSEGEN_LAUNCH_FNS] = {
+        reinterpret_cast<const void *>(fusegen_default_block_tail_sm90a_128x256x64_s3_cluster_g2_128x128x64_s5_pingpong_gemm1),
+        nullptr,
+        reinterpret_cast<const void *>(fusegen_default_block_tail_sm90a_128x256x64_s3_cluster_g2_128x128x64_s5_pingpong_gemm2),
+    };
+    return fusegen_sm80::driver_functions(kernels, fns);
+}
+
+extern "C" cudaError_t fusegen_default_block_tail_sm90a_128x256x64_s3_split_g2_128x128x64_s5_pingpong_functions(void *fns[FUSEGEN_LAUNCH_FNS])
+{
+    const void *const kernels[FUSEGEN_LAUNCH_FNS] = {
+        reinterpret_cast<const void *>(fusegen_default_block_tail_sm90a_128x256x64_s3_split_g2_128x128x64_s5_pingpong_gemm1),
+        reinterpret_cast<const void *>(fusegen_default_block_tail_sm90a_128x256x64_s3_split_g2_128x128x64_s5_pingpong_normalize1),
+        reinterpret_cast<const void *>(fusegen_default_block_tail_sm90a_128x256x64_s3_split_g2_128x128x64_s5_pingpong_gemm2),
+    };
+    return fusegen_sm80::driver_functions(kernels, fns);
+}
+
+extern "C" cudaError_t fusegen_default_block_tail_sm90a_128x128x64_s5_pingpong_row_g2_128x256x64_s3_functions(void *fns[FUSEGEN_LAUNCH_FNS])
+{
+    const void *const kernels[FUSEGEN_LAUNCH_FNS] = {
+        reinterpret_cast<const void *>(fusegen_default_block_tail_sm90a_128x128x64_s5_pingpong_row_g2_128x256x64_s3_gemm1),
+        nullptr,
+        reinterpret_cast<const void *>(fusegen_default_block_tail_sm90a_128x128x64_s5_pingpong_row_g2_128x256x64_s3_gemm2),
+    };
+    return fusegen_sm80::driver_functions(kernels, fns);
+}
+
+extern "C" cudaError_t fusegen_default_block_tail_sm90a_128x128x64_s5_pingpong_split_g2_128x256x64_s3_functions(void *fns[FUSEGEN_LAUNCH_FNS])
+{
+    const void *const kernels[FUSEGEN_LAUNCH_FNS] = {
+        reinterpret_cast<const void *>(fusegen_default_block_tail_sm90a_128x128x64_s5_pingpong_split_g2_128x256x64_s3_gemm1),
+        reinterpret_cast<const void *>(fusegen_default_block_tail_sm90a_128x128x64_s5_pingpong_split_g2_128x256x64_s3_normalize1),
+        reinterpret_cast<const void *>(fusegen_default_block_tail_sm90a_128x128x64_s5_pingpong_split_g2_128x256x64_s3_gemm2),
+    };
+    return fusegen_sm80::driver_functions(kernels, fns);
+}
+
+extern "C" cudaError_t fusegen_default_block_tail_sm90a_128x128x64_s5_pingpong_row_g2_128x128x64_s5_pingpong_functions(void *fns[FUSEGEN_LAUNCH_FNS])
+{
+    const void *const kernels[FUSEGEN_LAUNCH_FNS] = {
+        reinterpret_cast<const void *>(fusegen_default_block_tail_sm90a_128x128x64_s5_pingpong_row_g2_128x128x64_s5_pingpong_gemm1),
+        nullptr,
+        reinterpret_cast<const void *>(fusegen_default_block_tail_sm90a_128x128x64_s5_pingpong_row_g2_128x128x64_s5_pingpong_gemm2),
+    };
+    return fusegen_sm80::driver_functions(kernels, fns);
+}
+
+extern "C" cudaError_t fusegen_default_block_tail_sm90a_128x128x64_s5_pingpong_split_g2_128x128x64_s5_pingpong_functions(void *fns[FUSEGEN_LAUNCH_FNS])
+{
+    const void *const kernels[FUSEGEN_LAUNCH_FNS] = {
+        reinterpret_cast<const void *>(fusegen_default_block_tail_sm90a_128x128x64_s5_pingpong_split_g2_128x128x64_s5_pingpong_gemm1),
+        reinterpret_cast<const void *>(fusegen_default_block_tail_sm90a_128x128x64_s5_pingpong_split_g2_128x128x64_s5_pingpong_normalize1),
+        reinterpret_cast<const void *>(fusegen_default_block_tail_sm90a_128x128x64_s5_pingpong_split_g2_128x128x64_s5_pingpong_gemm2),
+    };
+    return fusegen_sm80::driver_functions(kernels, fns);
+}
+
+extern "C" cudaError_t fusegen_default_block_tail_sm80_128x128x64_s3_row_g2_128x256x64_s3_functions(void *fns[FUSEGEN_LAUNCH_FNS])
+{
+    const void *const kernels[FUSEGEN_LAUNCH_FNS] = {
+        reinterpret_cast<const void *>(fusegen_default_block_tail_sm80_128x128x64_s3_row_g2_128x256x64_s3_gemm1),
+        nullptr,
+        reinterpret_cast<const void *>(fusegen_default_block_tail_sm80_128x128x64_s3_row_g2_128x256x64_s3_gemm2),
+    };
+    return fusegen_sm80::driver_functions(kernels, fns);
+}
+
+extern "C" cudaError_t fusegen_default_block_tail_sm80_128x128x64_s3_split_g2_128x256x64_s3_functions(void *fns[FUSEGEN_LAUNCH_FNS])
+{
+    const void *const kernels[FUSEGEN_LAUNCH_FNS] = {
+        reinterpret_cast<const void *>(fusegen_default_block_tail_sm80_128x128x64_s3_split_g2_128x256x64_s3_gemm1),
+        reinterpret_cast<const void *>(fusegen_default_block_tail_sm80_128x128x64_s3_split_g2_128x256x64_s3_normalize1),
+        reinterpret_cast<const void *>(fusegen_default_block_tail_sm80_128x128x64_s3_split_g2_128x256x64_s3_gemm2),
+    };
+    return fusegen_sm80::driver_functions(kernels, fns);
+}
 #endif  // __CUDACC_RTC__

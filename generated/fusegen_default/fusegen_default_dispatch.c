@@ -6,7 +6,7 @@
 #include "fusegen_default.h"
 
 /* proj_bias_residual_layernorm_sm90a_128x128x64_s5_row: K % 8 == 0, N % 8 == 0, N <= 128, 16-byte aligned pointers */
-extern const void *const fusegen_default_proj_bias_residual_layernorm_sm90a_128x128x64_s5_row_fns[FUSEGEN_LAUNCH_FNS];
+cudaError_t fusegen_default_proj_bias_residual_layernorm_sm90a_128x128x64_s5_row_functions(void *fns[FUSEGEN_LAUNCH_FNS]);
 static fusegen_launch_cache fusegen_default_proj_bias_residual_layernorm_sm90a_128x128x64_s5_row_cache;
 static const fusegen_op fusegen_default_proj_bias_residual_layernorm_sm90a_128x128x64_s5_row_ops[] = {
     { FUSEGEN_OP_BIAS, 0, 0, 0 },
@@ -17,7 +17,7 @@ static const fusegen_op fusegen_default_proj_bias_residual_layernorm_sm90a_128x1
 };
 
 /* proj_bias_residual_layernorm_sm90a_128x128x64_s5_cluster: K % 8 == 0, N % 8 == 0, N <= 2048, 16-byte aligned pointers */
-extern const void *const fusegen_default_proj_bias_residual_layernorm_sm90a_128x128x64_s5_cluster_fns[FUSEGEN_LAUNCH_FNS];
+cudaError_t fusegen_default_proj_bias_residual_layernorm_sm90a_128x128x64_s5_cluster_functions(void *fns[FUSEGEN_LAUNCH_FNS]);
 static fusegen_launch_cache fusegen_default_proj_bias_residual_layernorm_sm90a_128x128x64_s5_cluster_cache;
 static const fusegen_op fusegen_default_proj_bias_residual_layernorm_sm90a_128x128x64_s5_cluster_ops[] = {
     { FUSEGEN_OP_BIAS, 0, 0, 0 },
@@ -28,7 +28,7 @@ static const fusegen_op fusegen_default_proj_bias_residual_layernorm_sm90a_128x1
 };
 
 /* proj_bias_residual_layernorm_sm90a_128x128x64_s5_split: K % 8 == 0, N % 8 == 0, 16-byte aligned pointers */
-extern const void *const fusegen_default_proj_bias_residual_layernorm_sm90a_128x128x64_s5_split_fns[FUSEGEN_LAUNCH_FNS];
+cudaError_t fusegen_default_proj_bias_residual_layernorm_sm90a_128x128x64_s5_split_functions(void *fns[FUSEGEN_LAUNCH_FNS]);
 static fusegen_launch_cache fusegen_default_proj_bias_residual_layernorm_sm90a_128x128x64_s5_split_cache;
 static const fusegen_op fusegen_default_proj_bias_residual_layernorm_sm90a_128x128x64_s5_split_ops[] = {
     { FUSEGEN_OP_BIAS, 0, 0, 0 },
@@ -39,7 +39,7 @@ static const fusegen_op fusegen_default_proj_bias_residual_layernorm_sm90a_128x1
 };
 
 /* proj_bias_residual_layernorm_sm90a_128x128x64_s5_splitk: K % 8 == 0, N % 8 == 0, N <= 16384, 16-byte aligned pointers */
-extern const void *const fusegen_default_proj_bias_residual_layernorm_sm90a_128x128x64_s5_splitk_fns[FUSEGEN_LAUNCH_FNS];
+cudaError_t fusegen_default_proj_bias_residual_layernorm_sm90a_128x128x64_s5_splitk_functions(void *fns[FUSEGEN_LAUNCH_FNS]);
 static fusegen_launch_cache fusegen_default_proj_bias_residual_layernorm_sm90a_128x128x64_s5_splitk_cache;
 static const fusegen_op fusegen_default_proj_bias_residual_layernorm_sm90a_128x128x64_s5_splitk_ops[] = {
     { FUSEGEN_OP_BIAS, 0, 0, 0 },
@@ -50,7 +50,7 @@ static const fusegen_op fusegen_default_proj_bias_residual_layernorm_sm90a_128x1
 };
 
 /* proj_bias_residual_layernorm_sm90a_128x128x64_s5_pingpong_row: K % 8 == 0, N % 8 == 0, N <= 128, 16-byte aligned pointers */
-extern const void *const fusegen_default_proj_bias_residual_layernorm_sm90a_128x128x64_s5_pingpong_row_fns[FUSEGEN_LAUNCH_FNS];
+cudaError_t fusegen_default_proj_bias_residual_layernorm_sm90a_128x128x64_s5_pingpong_row_functions(void *fns[FUSEGEN_LAUNCH_FNS]);
 static fusegen_launch_cache fusegen_default_proj_bias_residual_layernorm_sm90a_128x128x64_s5_pingpong_row_cache;
 static const fusegen_op fusegen_default_proj_bias_residual_layernorm_sm90a_128x128x64_s5_pingpong_row_ops[] = {
     { FUSEGEN_OP_BIAS, 0, 0, 0 },
@@ -61,7 +61,7 @@ static const fusegen_op fusegen_default_proj_bias_residual_layernorm_sm90a_128x1
 };
 
 /* proj_bias_residual_layernorm_sm90a_128x128x64_s5_pingpong_split: K % 8 == 0, N % 8 == 0, 16-byte aligned pointers */
-extern const void *const fusegen_default_proj_bias_residual_layernorm_sm90a_128x128x64_s5_pingpong_split_fns[FUSEGEN_LAUNCH_FNS];
+cudaError_t fusegen_default_proj_bias_residual_layernorm_sm90a_128x128x64_s5_pingpong_split_functions(void *fns[FUSEGEN_LAUNCH_FNS]);
 static fusegen_launch_cache fusegen_default_proj_bias_residual_layernorm_sm90a_128x128x64_s5_pingpong_split_cache;
 static const fusegen_op fusegen_default_proj_bias_residual_layernorm_sm90a_128x128x64_s5_pingpong_split_ops[] = {
     { FUSEGEN_OP_BIAS, 0, 0, 0 },
@@ -72,7 +72,7 @@ static const fusegen_op fusegen_default_proj_bias_residual_layernorm_sm90a_128x1
 };
 
 /* proj_bias_residual_layernorm_sm90a_128x256x64_s3_row: K % 8 == 0, N % 8 == 0, N <= 256, 16-byte aligned pointers */
-extern const void *const fusegen_default_proj_bias_residual_layernorm_sm90a_128x256x64_s3_row_fns[FUSEGEN_LAUNCH_FNS];
+cudaError_t fusegen_default_proj_bias_residual_layernorm_sm90a_128x256x64_s3_row_functions(void *fns[FUSEGEN_LAUNCH_FNS]);
 static fusegen_launch_cache fusegen_default_proj_bias_residual_layernorm_sm90a_128x256x64_s3_row_cache;
 static const fusegen_op fusegen_default_proj_bias_residual_layernorm_sm90a_128x256x64_s3_row_ops[] = {
     { FUSEGEN_OP_BIAS, 0, 0, 0 },
@@ -83,7 +83,7 @@ static const fusegen_op fusegen_default_proj_bias_residual_layernorm_sm90a_128x2
 };
 
 /* proj_bias_residual_layernorm_sm90a_128x256x64_s3_cluster: K % 8 == 0, N % 8 == 0, N <= 4096, 16-byte aligned pointers */
-extern const void *const fusegen_default_proj_bias_residual_layernorm_sm90a_128x256x64_s3_cluster_fns[FUSEGEN_LAUNCH_FNS];
+cudaError_t fusegen_default_proj_bias_residual_layernorm_sm90a_128x256x64_s3_cluster_functions(void *fns[FUSEGEN_LAUNCH_FNS]);
 static fusegen_launch_cache fusegen_default_proj_bias_residual_layernorm_sm90a_128x256x64_s3_cluster_cache;
 static const fusegen_op fusegen_default_proj_bias_residual_layernorm_sm90a_128x256x64_s3_cluster_ops[] = {
     { FUSEGEN_OP_BIAS, 0, 0, 0 },
@@ -94,7 +94,7 @@ static const fusegen_op fusegen_default_proj_bias_residual_layernorm_sm90a_128x2
 };
 
 /* proj_bias_residual_layernorm_sm90a_128x256x64_s3_split: K % 8 == 0, N % 8 == 0, 16-byte aligned pointers */
-extern const void *const fusegen_default_proj_bias_residual_layernorm_sm90a_128x256x64_s3_split_fns[FUSEGEN_LAUNCH_FNS];
+cudaError_t fusegen_default_proj_bias_residual_layernorm_sm90a_128x256x64_s3_split_functions(void *fns[FUSEGEN_LAUNCH_FNS]);
 static fusegen_launch_cache fusegen_default_proj_bias_residual_layernorm_sm90a_128x256x64_s3_split_cache;
 static const fusegen_op fusegen_default_proj_bias_residual_layernorm_sm90a_128x256x64_s3_split_ops[] = {
     { FUSEGEN_OP_BIAS, 0, 0, 0 },
@@ -105,7 +105,7 @@ static const fusegen_op fusegen_default_proj_bias_residual_layernorm_sm90a_128x2
 };
 
 /* proj_bias_residual_layernorm_sm90a_128x256x64_s3_splitk: K % 8 == 0, N % 8 == 0, N <= 16384, 16-byte aligned pointers */
-extern const void *const fusegen_default_proj_bias_residual_layernorm_sm90a_128x256x64_s3_splitk_fns[FUSEGEN_LAUNCH_FNS];
+cudaError_t fusegen_default_proj_bias_residual_layernorm_sm90a_128x256x64_s3_splitk_functions(void *fns[FUSEGEN_LAUNCH_FNS]);
 static fusegen_launch_cache fusegen_default_proj_bias_residual_layernorm_sm90a_128x256x64_s3_splitk_cache;
 static const fusegen_op fusegen_default_proj_bias_residual_layernorm_sm90a_128x256x64_s3_splitk_ops[] = {
     { FUSEGEN_OP_BIAS, 0, 0, 0 },
@@ -116,7 +116,7 @@ static const fusegen_op fusegen_default_proj_bias_residual_layernorm_sm90a_128x2
 };
 
 /* proj_bias_residual_layernorm_sm90a_128x160x64_s5_row: K % 8 == 0, N % 8 == 0, N <= 160, 16-byte aligned pointers */
-extern const void *const fusegen_default_proj_bias_residual_layernorm_sm90a_128x160x64_s5_row_fns[FUSEGEN_LAUNCH_FNS];
+cudaError_t fusegen_default_proj_bias_residual_layernorm_sm90a_128x160x64_s5_row_functions(void *fns[FUSEGEN_LAUNCH_FNS]);
 static fusegen_launch_cache fusegen_default_proj_bias_residual_layernorm_sm90a_128x160x64_s5_row_cache;
 static const fusegen_op fusegen_default_proj_bias_residual_layernorm_sm90a_128x160x64_s5_row_ops[] = {
     { FUSEGEN_OP_BIAS, 0, 0, 0 },
@@ -127,7 +127,7 @@ static const fusegen_op fusegen_default_proj_bias_residual_layernorm_sm90a_128x1
 };
 
 /* proj_bias_residual_layernorm_sm90a_128x160x64_s5_cluster: K % 8 == 0, N % 8 == 0, N <= 2560, 16-byte aligned pointers */
-extern const void *const fusegen_default_proj_bias_residual_layernorm_sm90a_128x160x64_s5_cluster_fns[FUSEGEN_LAUNCH_FNS];
+cudaError_t fusegen_default_proj_bias_residual_layernorm_sm90a_128x160x64_s5_cluster_functions(void *fns[FUSEGEN_LAUNCH_FNS]);
 static fusegen_launch_cache fusegen_default_proj_bias_residual_layernorm_sm90a_128x160x64_s5_cluster_cache;
 static const fusegen_op fusegen_default_proj_bias_residual_layernorm_sm90a_128x160x64_s5_cluster_ops[] = {
     { FUSEGEN_OP_BIAS, 0, 0, 0 },
@@ -138,7 +138,7 @@ static const fusegen_op fusegen_default_proj_bias_residual_layernorm_sm90a_128x1
 };
 
 /* proj_bias_residual_layernorm_sm90a_128x160x64_s5_split: K % 8 == 0, N % 8 == 0, 16-byte aligned pointers */
-extern const void *const fusegen_default_proj_bias_residual_layernorm_sm90a_128x160x64_s5_split_fns[FUSEGEN_LAUNCH_FNS];
+cudaError_t fusegen_default_proj_bias_residual_layernorm_sm90a_128x160x64_s5_split_functions(void *fns[FUSEGEN_LAUNCH_FNS]);
 static fusegen_launch_cache fusegen_default_proj_bias_residual_layernorm_sm90a_128x160x64_s5_split_cache;
 static const fusegen_op fusegen_default_proj_bias_residual_layernorm_sm90a_128x160x64_s5_split_ops[] = {
     { FUSEGEN_OP_BIAS, 0, 0, 0 },
@@ -149,7 +149,7 @@ static const fusegen_op fusegen_default_proj_bias_residual_layernorm_sm90a_128x1
 };
 
 /* proj_bias_residual_layernorm_sm90a_128x160x64_s5_splitk: K % 8 == 0, N % 8 == 0, N <= 16384, 16-byte aligned pointers */
-extern const void *const fusegen_default_proj_bias_residual_layernorm_sm90a_128x160x64_s5_splitk_fns[FUSEGEN_LAUNCH_FNS];
+cudaError_t fusegen_default_proj_bias_residual_layernorm_sm90a_128x160x64_s5_splitk_functions(void *fns[FUSEGEN_LAUNCH_FNS]);
 static fusegen_launch_cache fusegen_default_proj_bias_residual_layernorm_sm90a_128x160x64_s5_splitk_cache;
 static const fusegen_op fusegen_default_proj_bias_residual_layernorm_sm90a_128x160x64_s5_splitk_ops[] = {
     { FUSEGEN_OP_BIAS, 0, 0, 0 },
@@ -160,7 +160,7 @@ static const fusegen_op fusegen_default_proj_bias_residual_layernorm_sm90a_128x1
 };
 
 /* proj_bias_residual_layernorm_sm90a_64x320x64_s3_row: K % 8 == 0, N % 8 == 0, N <= 320, 16-byte aligned pointers */
-extern const void *const fusegen_default_proj_bias_residual_layernorm_sm90a_64x320x64_s3_row_fns[FUSEGEN_LAUNCH_FNS];
+cudaError_t fusegen_default_proj_bias_residual_layernorm_sm90a_64x320x64_s3_row_functions(void *fns[FUSEGEN_LAUNCH_FNS]);
 static fusegen_launch_cache fusegen_default_proj_bias_residual_layernorm_sm90a_64x320x64_s3_row_cache;
 static const fusegen_op fusegen_default_proj_bias_residual_layernorm_sm90a_64x320x64_s3_row_ops[] = {
     { FUSEGEN_OP_BIAS, 0, 0, 0 },
@@ -171,7 +171,7 @@ static const fusegen_op fusegen_default_proj_bias_residual_layernorm_sm90a_64x32
 };
 
 /* proj_bias_residual_layernorm_sm90a_64x256x64_s4_row: K % 8 == 0, N % 8 == 0, N <= 256, 16-byte aligned pointers */
-extern const void *const fusegen_default_proj_bias_residual_layernorm_sm90a_64x256x64_s4_row_fns[FUSEGEN_LAUNCH_FNS];
+cudaError_t fusegen_default_proj_bias_residual_layernorm_sm90a_64x256x64_s4_row_functions(void *fns[FUSEGEN_LAUNCH_FNS]);
 static fusegen_launch_cache fusegen_default_proj_bias_residual_layernorm_sm90a_64x256x64_s4_row_cache;
 static const fusegen_op fusegen_default_proj_bias_residual_layernorm_sm90a_64x256x64_s4_row_ops[] = {
     { FUSEGEN_OP_BIAS, 0, 0, 0 },
@@ -182,7 +182,7 @@ static const fusegen_op fusegen_default_proj_bias_residual_layernorm_sm90a_64x25
 };
 
 /* proj_bias_residual_layernorm_sm90a_64x256x64_s4_split: K % 8 == 0, N % 8 == 0, 16-byte aligned pointers */
-extern const void *const fusegen_default_proj_bias_residual_layernorm_sm90a_64x256x64_s4_split_fns[FUSEGEN_LAUNCH_FNS];
+cudaError_t fusegen_default_proj_bias_residual_layernorm_sm90a_64x256x64_s4_split_functions(void *fns[FUSEGEN_LAUNCH_FNS]);
 static fusegen_launch_cache fusegen_default_proj_bias_residual_layernorm_sm90a_64x256x64_s4_split_cache;
 static const fusegen_op fusegen_default_proj_bias_residual_layernorm_sm90a_64x256x64_s4_split_ops[] = {
     { FUSEGEN_OP_BIAS, 0, 0, 0 },
@@ -193,7 +193,7 @@ static const fusegen_op fusegen_default_proj_bias_residual_layernorm_sm90a_64x25
 };
 
 /* proj_bias_residual_layernorm_sm90a_64x256x64_s4_splitk: K % 8 == 0, N % 8 == 0, N <= 16384, 16-byte aligned pointers */
-extern const void *const fusegen_default_proj_bias_residual_layernorm_sm90a_64x256x64_s4_splitk_fns[FUSEGEN_LAUNCH_FNS];
+cudaError_t fusegen_default_proj_bias_residual_layernorm_sm90a_64x256x64_s4_splitk_functions(void *fns[FUSEGEN_LAUNCH_FNS]);
 static fusegen_launch_cache fusegen_default_proj_bias_residual_layernorm_sm90a_64x256x64_s4_splitk_cache;
 static const fusegen_op fusegen_default_proj_bias_residual_layernorm_sm90a_64x256x64_s4_splitk_ops[] = {
     { FUSEGEN_OP_BIAS, 0, 0, 0 },
@@ -204,7 +204,7 @@ static const fusegen_op fusegen_default_proj_bias_residual_layernorm_sm90a_64x25
 };
 
 /* proj_bias_residual_layernorm_sm90a_64x128x64_s4_row: K % 8 == 0, N % 8 == 0, N <= 128, 16-byte aligned pointers */
-extern const void *const fusegen_default_proj_bias_residual_layernorm_sm90a_64x128x64_s4_row_fns[FUSEGEN_LAUNCH_FNS];
+cudaError_t fusegen_default_proj_bias_residual_layernorm_sm90a_64x128x64_s4_row_functions(void *fns[FUSEGEN_LAUNCH_FNS]);
 static fusegen_launch_cache fusegen_default_proj_bias_residual_layernorm_sm90a_64x128x64_s4_row_cache;
 static const fusegen_op fusegen_default_proj_bias_residual_layernorm_sm90a_64x128x64_s4_row_ops[] = {
     { FUSEGEN_OP_BIAS, 0, 0, 0 },
@@ -215,7 +215,7 @@ static const fusegen_op fusegen_default_proj_bias_residual_layernorm_sm90a_64x12
 };
 
 /* proj_bias_residual_layernorm_sm90a_64x128x64_s4_split: K % 8 == 0, N % 8 == 0, 16-byte aligned pointers */
-extern const void *const fusegen_default_proj_bias_residual_layernorm_sm90a_64x128x64_s4_split_fns[FUSEGEN_LAUNCH_FNS];
+cudaError_t fusegen_default_proj_bias_residual_layernorm_sm90a_64x128x64_s4_split_functions(void *fns[FUSEGEN_LAUNCH_FNS]);
 static fusegen_launch_cache fusegen_default_proj_bias_residual_layernorm_sm90a_64x128x64_s4_split_cache;
 static const fusegen_op fusegen_default_proj_bias_residual_layernorm_sm90a_64x128x64_s4_split_ops[] = {
     { FUSEGEN_OP_BIAS, 0, 0, 0 },
@@ -226,7 +226,7 @@ static const fusegen_op fusegen_default_proj_bias_residual_layernorm_sm90a_64x12
 };
 
 /* proj_bias_residual_layernorm_sm90a_64x128x64_s4_splitk: K % 8 == 0, N % 8 == 0, N <= 16384, 16-byte aligned pointers */
-extern const void *const fusegen_default_proj_bias_residual_layernorm_sm90a_64x128x64_s4_splitk_fns[FUSEGEN_LAUNCH_FNS];
+cudaError_t fusegen_default_proj_bias_residual_layernorm_sm90a_64x128x64_s4_splitk_functions(void *fns[FUSEGEN_LAUNCH_FNS]);
 static fusegen_launch_cache fusegen_default_proj_bias_residual_layernorm_sm90a_64x128x64_s4_splitk_cache;
 static const fusegen_op fusegen_default_proj_bias_residual_layernorm_sm90a_64x128x64_s4_splitk_ops[] = {
     { FUSEGEN_OP_BIAS, 0, 0, 0 },
@@ -237,7 +237,7 @@ static const fusegen_op fusegen_default_proj_bias_residual_layernorm_sm90a_64x12
 };
 
 /* proj_bias_residual_layernorm_sm80_128x256x64_s3_row: K % 8 == 0, N % 8 == 0, N <= 256, 16-byte aligned pointers */
-extern const void *const fusegen_default_proj_bias_residual_layernorm_sm80_128x256x64_s3_row_fns[FUSEGEN_LAUNCH_FNS];
+cudaError_t fusegen_default_proj_bias_residual_layernorm_sm80_128x256x64_s3_row_functions(void *fns[FUSEGEN_LAUNCH_FNS]);
 static fusegen_launch_cache fusegen_default_proj_bias_residual_layernorm_sm80_128x256x64_s3_row_cache;
 static const fusegen_op fusegen_default_proj_bias_residual_layernorm_sm80_128x256x64_s3_row_ops[] = {
     { FUSEGEN_OP_BIAS, 0, 0, 0 },
@@ -248,7 +248,7 @@ static const fusegen_op fusegen_default_proj_bias_residual_layernorm_sm80_128x25
 };
 
 /* proj_bias_residual_layernorm_sm80_128x256x64_s3_split: K % 8 == 0, N % 8 == 0, 16-byte aligned pointers */
-extern const void *const fusegen_default_proj_bias_residual_layernorm_sm80_128x256x64_s3_split_fns[FUSEGEN_LAUNCH_FNS];
+cudaError_t fusegen_default_proj_bias_residual_layernorm_sm80_128x256x64_s3_split_functions(void *fns[FUSEGEN_LAUNCH_FNS]);
 static fusegen_launch_cache fusegen_default_proj_bias_residual_layernorm_sm80_128x256x64_s3_split_cache;
 static const fusegen_op fusegen_default_proj_bias_residual_layernorm_sm80_128x256x64_s3_split_ops[] = {
     { FUSEGEN_OP_BIAS, 0, 0, 0 },
@@ -259,7 +259,7 @@ static const fusegen_op fusegen_default_proj_bias_residual_layernorm_sm80_128x25
 };
 
 /* proj_bias_residual_layernorm_sm80_64x256x32_s4_row: K % 8 == 0, N % 8 == 0, N <= 256, 16-byte aligned pointers */
-extern const void *const fusegen_default_proj_bias_residual_layernorm_sm80_64x256x32_s4_row_fns[FUSEGEN_LAUNCH_FNS];
+cudaError_t fusegen_default_proj_bias_residual_layernorm_sm80_64x256x32_s4_row_functions(void *fns[FUSEGEN_LAUNCH_FNS]);
 static fusegen_launch_cache fusegen_default_proj_bias_residual_layernorm_sm80_64x256x32_s4_row_cache;
 static const fusegen_op fusegen_default_proj_bias_residual_layernorm_sm80_64x256x32_s4_row_ops[] = {
     { FUSEGEN_OP_BIAS, 0, 0, 0 },
@@ -270,7 +270,7 @@ static const fusegen_op fusegen_default_proj_bias_residual_layernorm_sm80_64x256
 };
 
 /* proj_bias_residual_layernorm_sm80_64x256x32_s4_split: K % 8 == 0, N % 8 == 0, 16-byte aligned pointers */
-extern const void *const fusegen_default_proj_bias_residual_layernorm_sm80_64x256x32_s4_split_fns[FUSEGEN_LAUNCH_FNS];
+cudaError_t fusegen_default_proj_bias_residual_layernorm_sm80_64x256x32_s4_split_functions(void *fns[FUSEGEN_LAUNCH_FNS]);
 static fusegen_launch_cache fusegen_default_proj_bias_residual_layernorm_sm80_64x256x32_s4_split_cache;
 static const fusegen_op fusegen_default_proj_bias_residual_layernorm_sm80_64x256x32_s4_split_ops[] = {
     { FUSEGEN_OP_BIAS, 0, 0, 0 },
@@ -281,7 +281,7 @@ static const fusegen_op fusegen_default_proj_bias_residual_layernorm_sm80_64x256
 };
 
 /* proj_bias_residual_layernorm_sm80_64x256x32_s4_splitk: K % 8 == 0, N % 8 == 0, N <= 16384, 16-byte aligned pointers */
-extern const void *const fusegen_default_proj_bias_residual_layernorm_sm80_64x256x32_s4_splitk_fns[FUSEGEN_LAUNCH_FNS];
+cudaError_t fusegen_default_proj_bias_residual_layernorm_sm80_64x256x32_s4_splitk_functions(void *fns[FUSEGEN_LAUNCH_FNS]);
 static fusegen_launch_cache fusegen_default_proj_bias_residual_layernorm_sm80_64x256x32_s4_splitk_cache;
 static const fusegen_op fusegen_default_proj_bias_residual_layernorm_sm80_64x256x32_s4_splitk_ops[] = {
     { FUSEGEN_OP_BIAS, 0, 0, 0 },
@@ -292,7 +292,7 @@ static const fusegen_op fusegen_default_proj_bias_residual_layernorm_sm80_64x256
 };
 
 /* proj_bias_residual_layernorm_sm80_64x128x64_s4_row: K % 8 == 0, N % 8 == 0, N <= 128, 16-byte aligned pointers */
-extern const void *const fusegen_default_proj_bias_residual_layernorm_sm80_64x128x64_s4_row_fns[FUSEGEN_LAUNCH_FNS];
+cudaError_t fusegen_default_proj_bias_residual_layernorm_sm80_64x128x64_s4_row_functions(void *fns[FUSEGEN_LAUNCH_FNS]);
 static fusegen_launch_cache fusegen_default_proj_bias_residual_layernorm_sm80_64x128x64_s4_row_cache;
 static const fusegen_op fusegen_default_proj_bias_residual_layernorm_sm80_64x128x64_s4_row_ops[] = {
     { FUSEGEN_OP_BIAS, 0, 0, 0 },
@@ -303,7 +303,7 @@ static const fusegen_op fusegen_default_proj_bias_residual_layernorm_sm80_64x128
 };
 
 /* proj_bias_residual_layernorm_sm80_64x128x64_s4_split: K % 8 == 0, N % 8 == 0, 16-byte aligned pointers */
-extern const void *const fusegen_default_proj_bias_residual_layernorm_sm80_64x128x64_s4_split_fns[FUSEGEN_LAUNCH_FNS];
+cudaError_t fusegen_default_proj_bias_residual_layernorm_sm80_64x128x64_s4_split_functions(void *fns[FUSEGEN_LAUNCH_FNS]);
 static fusegen_launch_cache fusegen_default_proj_bias_residual_layernorm_sm80_64x128x64_s4_split_cache;
 static const fusegen_op fusegen_default_proj_bias_residual_layernorm_sm80_64x128x64_s4_split_ops[] = {
     { FUSEGEN_OP_BIAS, 0, 0, 0 },
@@ -314,7 +314,7 @@ static const fusegen_op fusegen_default_proj_bias_residual_layernorm_sm80_64x128
 };
 
 /* proj_bias_residual_layernorm_sm80_64x128x64_s4_splitk: K % 8 == 0, N % 8 == 0, N <= 16384, 16-byte aligned pointers */
-extern const void *const fusegen_default_proj_bias_residual_layernorm_sm80_64x128x64_s4_splitk_fns[FUSEGEN_LAUNCH_FNS];
+cudaError_t fusegen_default_proj_bias_residual_layernorm_sm80_64x128x64_s4_splitk_functions(void *fns[FUSEGEN_LAUNCH_FNS]);
 static fusegen_launch_cache fusegen_default_proj_bias_residual_layernorm_sm80_64x128x64_s4_splitk_cache;
 static const fusegen_op fusegen_default_proj_bias_residual_layernorm_sm80_64x128x64_s4_splitk_ops[] = {
     { FUSEGEN_OP_BIAS, 0, 0, 0 },
@@ -325,55 +325,55 @@ static const fusegen_op fusegen_default_proj_bias_residual_layernorm_sm80_64x128
 };
 
 /* proj_sm90a_128x256x64_s3: K % 8 == 0, N % 8 == 0, 16-byte aligned pointers */
-extern const void *const fusegen_default_proj_sm90a_128x256x64_s3_fns[FUSEGEN_LAUNCH_FNS];
+cudaError_t fusegen_default_proj_sm90a_128x256x64_s3_functions(void *fns[FUSEGEN_LAUNCH_FNS]);
 static fusegen_launch_cache fusegen_default_proj_sm90a_128x256x64_s3_cache;
 
 /* proj_sm90a_128x256x64_s3_splitk: K % 8 == 0, N % 8 == 0, 16-byte aligned pointers */
-extern const void *const fusegen_default_proj_sm90a_128x256x64_s3_splitk_fns[FUSEGEN_LAUNCH_FNS];
+cudaError_t fusegen_default_proj_sm90a_128x256x64_s3_splitk_functions(void *fns[FUSEGEN_LAUNCH_FNS]);
 static fusegen_launch_cache fusegen_default_proj_sm90a_128x256x64_s3_splitk_cache;
 
 /* proj_sm90a_64x256x64_s4: K % 8 == 0, N % 8 == 0, 16-byte aligned pointers */
-extern const void *const fusegen_default_proj_sm90a_64x256x64_s4_fns[FUSEGEN_LAUNCH_FNS];
+cudaError_t fusegen_default_proj_sm90a_64x256x64_s4_functions(void *fns[FUSEGEN_LAUNCH_FNS]);
 static fusegen_launch_cache fusegen_default_proj_sm90a_64x256x64_s4_cache;
 
 /* proj_sm90a_64x256x64_s4_splitk: K % 8 == 0, N % 8 == 0, 16-byte aligned pointers */
-extern const void *const fusegen_default_proj_sm90a_64x256x64_s4_splitk_fns[FUSEGEN_LAUNCH_FNS];
+cudaError_t fusegen_default_proj_sm90a_64x256x64_s4_splitk_functions(void *fns[FUSEGEN_LAUNCH_FNS]);
 static fusegen_launch_cache fusegen_default_proj_sm90a_64x256x64_s4_splitk_cache;
 
 /* proj_sm90a_128x128x64_s4_pingpong: K % 8 == 0, N % 8 == 0, 16-byte aligned pointers */
-extern const void *const fusegen_default_proj_sm90a_128x128x64_s4_pingpong_fns[FUSEGEN_LAUNCH_FNS];
+cudaError_t fusegen_default_proj_sm90a_128x128x64_s4_pingpong_functions(void *fns[FUSEGEN_LAUNCH_FNS]);
 static fusegen_launch_cache fusegen_default_proj_sm90a_128x128x64_s4_pingpong_cache;
 
 /* proj_sm90a_128x160x64_s5: K % 8 == 0, N % 8 == 0, 16-byte aligned pointers */
-extern const void *const fusegen_default_proj_sm90a_128x160x64_s5_fns[FUSEGEN_LAUNCH_FNS];
+cudaError_t fusegen_default_proj_sm90a_128x160x64_s5_functions(void *fns[FUSEGEN_LAUNCH_FNS]);
 static fusegen_launch_cache fusegen_default_proj_sm90a_128x160x64_s5_cache;
 
 /* proj_sm90a_128x160x64_s5_splitk: K % 8 == 0, N % 8 == 0, 16-byte aligned pointers */
-extern const void *const fusegen_default_proj_sm90a_128x160x64_s5_splitk_fns[FUSEGEN_LAUNCH_FNS];
+cudaError_t fusegen_default_proj_sm90a_128x160x64_s5_splitk_functions(void *fns[FUSEGEN_LAUNCH_FNS]);
 static fusegen_launch_cache fusegen_default_proj_sm90a_128x160x64_s5_splitk_cache;
 
 /* proj_sm90a_64x128x64_s4: K % 8 == 0, N % 8 == 0, 16-byte aligned pointers */
-extern const void *const fusegen_default_proj_sm90a_64x128x64_s4_fns[FUSEGEN_LAUNCH_FNS];
+cudaError_t fusegen_default_proj_sm90a_64x128x64_s4_functions(void *fns[FUSEGEN_LAUNCH_FNS]);
 static fusegen_launch_cache fusegen_default_proj_sm90a_64x128x64_s4_cache;
 
 /* proj_sm90a_64x128x64_s4_splitk: K % 8 == 0, N % 8 == 0, 16-byte aligned pointers */
-extern const void *const fusegen_default_proj_sm90a_64x128x64_s4_splitk_fns[FUSEGEN_LAUNCH_FNS];
+cudaError_t fusegen_default_proj_sm90a_64x128x64_s4_splitk_functions(void *fns[FUSEGEN_LAUNCH_FNS]);
 static fusegen_launch_cache fusegen_default_proj_sm90a_64x128x64_s4_splitk_cache;
 
 /* proj_sm80_128x256x64_s3: K % 8 == 0, N % 8 == 0, 16-byte aligned pointers */
-extern const void *const fusegen_default_proj_sm80_128x256x64_s3_fns[FUSEGEN_LAUNCH_FNS];
+cudaError_t fusegen_default_proj_sm80_128x256x64_s3_functions(void *fns[FUSEGEN_LAUNCH_FNS]);
 static fusegen_launch_cache fusegen_default_proj_sm80_128x256x64_s3_cache;
 
 /* proj_sm80_64x128x64_s4: K % 8 == 0, N % 8 == 0, 16-byte aligned pointers */
-extern const void *const fusegen_default_proj_sm80_64x128x64_s4_fns[FUSEGEN_LAUNCH_FNS];
+cudaError_t fusegen_default_proj_sm80_64x128x64_s4_functions(void *fns[FUSEGEN_LAUNCH_FNS]);
 static fusegen_launch_cache fusegen_default_proj_sm80_64x128x64_s4_cache;
 
 /* proj_sm80_64x128x64_s4_splitk: K % 8 == 0, N % 8 == 0, 16-byte aligned pointers */
-extern const void *const fusegen_default_proj_sm80_64x128x64_s4_splitk_fns[FUSEGEN_LAUNCH_FNS];
+cudaError_t fusegen_default_proj_sm80_64x128x64_s4_splitk_functions(void *fns[FUSEGEN_LAUNCH_FNS]);
 static fusegen_launch_cache fusegen_default_proj_sm80_64x128x64_s4_splitk_cache;
 
 /* proj_scale_bias_gelu_sm80_128x128x32_s4: K % 8 == 0, N % 8 == 0, 16-byte aligned pointers */
-extern const void *const fusegen_default_proj_scale_bias_gelu_sm80_128x128x32_s4_fns[FUSEGEN_LAUNCH_FNS];
+cudaError_t fusegen_default_proj_scale_bias_gelu_sm80_128x128x32_s4_functions(void *fns[FUSEGEN_LAUNCH_FNS]);
 static fusegen_launch_cache fusegen_default_proj_scale_bias_gelu_sm80_128x128x32_s4_cache;
 static const fusegen_op fusegen_default_proj_scale_bias_gelu_sm80_128x128x32_s4_ops[] = {
     { FUSEGEN_OP_SCALE, 0.5, 0, 0 },
@@ -382,7 +382,7 @@ static const fusegen_op fusegen_default_proj_scale_bias_gelu_sm80_128x128x32_s4_
 };
 
 /* proj_residual_gelu_tanh_f32_sm80_64x128x64_s3: K % 8 == 0, N % 8 == 0, 16-byte aligned pointers */
-extern const void *const fusegen_default_proj_residual_gelu_tanh_f32_sm80_64x128x64_s3_fns[FUSEGEN_LAUNCH_FNS];
+cudaError_t fusegen_default_proj_residual_gelu_tanh_f32_sm80_64x128x64_s3_functions(void *fns[FUSEGEN_LAUNCH_FNS]);
 static fusegen_launch_cache fusegen_default_proj_residual_gelu_tanh_f32_sm80_64x128x64_s3_cache;
 static const fusegen_op fusegen_default_proj_residual_gelu_tanh_f32_sm80_64x128x64_s3_ops[] = {
     { FUSEGEN_OP_RESIDUAL, 0.5, 0, 0 },
@@ -390,7 +390,7 @@ static const fusegen_op fusegen_default_proj_residual_gelu_tanh_f32_sm80_64x128x
 };
 
 /* proj_residual_gelu_tanh_f32_sm80_64x128x64_s3_splitk: K % 8 == 0, N % 8 == 0, 16-byte aligned pointers */
-extern const void *const fusegen_default_proj_residual_gelu_tanh_f32_sm80_64x128x64_s3_splitk_fns[FUSEGEN_LAUNCH_FNS];
+cudaError_t fusegen_default_proj_residual_gelu_tanh_f32_sm80_64x128x64_s3_splitk_functions(void *fns[FUSEGEN_LAUNCH_FNS]);
 static fusegen_launch_cache fusegen_default_proj_residual_gelu_tanh_f32_sm80_64x128x64_s3_splitk_cache;
 static const fusegen_op fusegen_default_proj_residual_gelu_tanh_f32_sm80_64x128x64_s3_splitk_ops[] = {
     { FUSEGEN_OP_RESIDUAL, 0.5, 0, 0 },
@@ -398,7 +398,7 @@ static const fusegen_op fusegen_default_proj_residual_gelu_tanh_f32_sm80_64x128x
 };
 
 /* proj_bias_rmsnorm_silu_sm90a_64x256x64_s4_row: K % 8 == 0, N % 8 == 0, N <= 256, 16-byte aligned pointers */
-extern const void *const fusegen_default_proj_bias_rmsnorm_silu_sm90a_64x256x64_s4_row_fns[FUSEGEN_LAUNCH_FNS];
+cudaError_t fusegen_default_proj_bias_rmsnorm_silu_sm90a_64x256x64_s4_row_functions(void *fns[FUSEGEN_LAUNCH_FNS]);
 static fusegen_launch_cache fusegen_default_proj_bias_rmsnorm_silu_sm90a_64x256x64_s4_row_cache;
 static const fusegen_op fusegen_default_proj_bias_rmsnorm_silu_sm90a_64x256x64_s4_row_ops[] = {
     { FUSEGEN_OP_BIAS, 0, 0, 0 },
@@ -407,7 +407,7 @@ static const fusegen_op fusegen_default_proj_bias_rmsnorm_silu_sm90a_64x256x64_s
 };
 
 /* proj_bias_rmsnorm_silu_sm90a_64x256x64_s4_split: K % 8 == 0, N % 8 == 0, 16-byte aligned pointers */
-extern const void *const fusegen_default_proj_bias_rmsnorm_silu_sm90a_64x256x64_s4_split_fns[FUSEGEN_LAUNCH_FNS];
+cudaError_t fusegen_default_proj_bias_rmsnorm_silu_sm90a_64x256x64_s4_split_functions(void *fns[FUSEGEN_LAUNCH_FNS]);
 static fusegen_launch_cache fusegen_default_proj_bias_rmsnorm_silu_sm90a_64x256x64_s4_split_cache;
 static const fusegen_op fusegen_default_proj_bias_rmsnorm_silu_sm90a_64x256x64_s4_split_ops[] = {
     { FUSEGEN_OP_BIAS, 0, 0, 0 },
@@ -416,7 +416,7 @@ static const fusegen_op fusegen_default_proj_bias_rmsnorm_silu_sm90a_64x256x64_s
 };
 
 /* proj_bias_rmsnorm_silu_sm90a_64x256x64_s4_splitk: K % 8 == 0, N % 8 == 0, N <= 16384, 16-byte aligned pointers */
-extern const void *const fusegen_default_proj_bias_rmsnorm_silu_sm90a_64x256x64_s4_splitk_fns[FUSEGEN_LAUNCH_FNS];
+cudaError_t fusegen_default_proj_bias_rmsnorm_silu_sm90a_64x256x64_s4_splitk_functions(void *fns[FUSEGEN_LAUNCH_FNS]);
 static fusegen_launch_cache fusegen_default_proj_bias_rmsnorm_silu_sm90a_64x256x64_s4_splitk_cache;
 static const fusegen_op fusegen_default_proj_bias_rmsnorm_silu_sm90a_64x256x64_s4_splitk_ops[] = {
     { FUSEGEN_OP_BIAS, 0, 0, 0 },
@@ -425,7 +425,7 @@ static const fusegen_op fusegen_default_proj_bias_rmsnorm_silu_sm90a_64x256x64_s
 };
 
 /* proj_bias_rmsnorm_silu_sm80_64x256x32_s3_row: K % 8 == 0, N % 8 == 0, N <= 256, 16-byte aligned pointers */
-extern const void *const fusegen_default_proj_bias_rmsnorm_silu_sm80_64x256x32_s3_row_fns[FUSEGEN_LAUNCH_FNS];
+cudaError_t fusegen_default_proj_bias_rmsnorm_silu_sm80_64x256x32_s3_row_functions(void *fns[FUSEGEN_LAUNCH_FNS]);
 static fusegen_launch_cache fusegen_default_proj_bias_rmsnorm_silu_sm80_64x256x32_s3_row_cache;
 static const fusegen_op fusegen_default_proj_bias_rmsnorm_silu_sm80_64x256x32_s3_row_ops[] = {
     { FUSEGEN_OP_BIAS, 0, 0, 0 },
@@ -434,7 +434,7 @@ static const fusegen_op fusegen_default_proj_bias_rmsnorm_silu_sm80_64x256x32_s3
 };
 
 /* proj_bias_rmsnorm_silu_sm80_64x256x32_s3_split: K % 8 == 0, N % 8 == 0, 16-byte aligned pointers */
-extern const void *const fusegen_default_proj_bias_rmsnorm_silu_sm80_64x256x32_s3_split_fns[FUSEGEN_LAUNCH_FNS];
+cudaError_t fusegen_default_proj_bias_rmsnorm_silu_sm80_64x256x32_s3_split_functions(void *fns[FUSEGEN_LAUNCH_FNS]);
 static fusegen_launch_cache fusegen_default_proj_bias_rmsnorm_silu_sm80_64x256x32_s3_split_cache;
 static const fusegen_op fusegen_default_proj_bias_rmsnorm_silu_sm80_64x256x32_s3_split_ops[] = {
     { FUSEGEN_OP_BIAS, 0, 0, 0 },
@@ -443,7 +443,7 @@ static const fusegen_op fusegen_default_proj_bias_rmsnorm_silu_sm80_64x256x32_s3
 };
 
 /* proj_bias_rmsnorm_silu_sm80_64x256x32_s3_splitk: K % 8 == 0, N % 8 == 0, N <= 16384, 16-byte aligned pointers */
-extern const void *const fusegen_default_proj_bias_rmsnorm_silu_sm80_64x256x32_s3_splitk_fns[FUSEGEN_LAUNCH_FNS];
+cudaError_t fusegen_default_proj_bias_rmsnorm_silu_sm80_64x256x32_s3_splitk_functions(void *fns[FUSEGEN_LAUNCH_FNS]);
 static fusegen_launch_cache fusegen_default_proj_bias_rmsnorm_silu_sm80_64x256x32_s3_splitk_cache;
 static const fusegen_op fusegen_default_proj_bias_rmsnorm_silu_sm80_64x256x32_s3_splitk_ops[] = {
     { FUSEGEN_OP_BIAS, 0, 0, 0 },
@@ -452,7 +452,7 @@ static const fusegen_op fusegen_default_proj_bias_rmsnorm_silu_sm80_64x256x32_s3
 };
 
 /* block_tail_sm90a_128x128x64_s3_row_g2_128x256x64_s3: K % 8 == 0, N % 8 == 0, N2 % 8 == 0, N <= 128, 16-byte aligned pointers */
-extern const void *const fusegen_default_block_tail_sm90a_128x128x64_s3_row_g2_128x256x64_s3_fns[FUSEGEN_LAUNCH_FNS];
+cudaError_t fusegen_default_block_tail_sm90a_128x128x64_s3_row_g2_128x256x64_s3_functions(void *fns[FUSEGEN_LAUNCH_FNS]);
 static fusegen_launch_cache fusegen_default_block_tail_sm90a_128x128x64_s3_row_g2_128x256x64_s3_cache;
 static const fusegen_op fusegen_default_block_tail_sm90a_128x128x64_s3_row_g2_128x256x64_s3_ops[] = {
     { FUSEGEN_OP_BIAS, 0, 0, 0 },
@@ -465,7 +465,7 @@ static const fusegen_op fusegen_default_block_tail_sm90a_128x128x64_s3_row_g2_12
 };
 
 /* block_tail_sm90a_128x128x64_s3_cluster_g2_128x256x64_s3: K % 8 == 0, N % 8 == 0, N2 % 8 == 0, N <= 2048, 16-byte aligned pointers */
-extern const void *const fusegen_default_block_tail_sm90a_128x128x64_s3_cluster_g2_128x256x64_s3_fns[FUSEGEN_LAUNCH_FNS];
+cudaError_t fusegen_default_block_tail_sm90a_128x128x64_s3_cluster_g2_128x256x64_s3_functions(void *fns[FUSEGEN_LAUNCH_FNS]);
 static fusegen_launch_cache fusegen_default_block_tail_sm90a_128x128x64_s3_cluster_g2_128x256x64_s3_cache;
 static const fusegen_op fusegen_default_block_tail_sm90a_128x128x64_s3_cluster_g2_128x256x64_s3_ops[] = {
     { FUSEGEN_OP_BIAS, 0, 0, 0 },
@@ -478,7 +478,7 @@ static const fusegen_op fusegen_default_block_tail_sm90a_128x128x64_s3_cluster_g
 };
 
 /* block_tail_sm90a_128x128x64_s3_split_g2_128x256x64_s3: K % 8 == 0, N % 8 == 0, N2 % 8 == 0, 16-byte aligned pointers */
-extern const void *const fusegen_default_block_tail_sm90a_128x128x64_s3_split_g2_128x256x64_s3_fns[FUSEGEN_LAUNCH_FNS];
+cudaError_t fusegen_default_block_tail_sm90a_128x128x64_s3_split_g2_128x256x64_s3_functions(void *fns[FUSEGEN_LAUNCH_FNS]);
 static fusegen_launch_cache fusegen_default_block_tail_sm90a_128x128x64_s3_split_g2_128x256x64_s3_cache;
 static const fusegen_op fusegen_default_block_tail_sm90a_128x128x64_s3_split_g2_128x256x64_s3_ops[] = {
     { FUSEGEN_OP_BIAS, 0, 0, 0 },
@@ -491,7 +491,7 @@ static const fusegen_op fusegen_default_block_tail_sm90a_128x128x64_s3_split_g2_
 };
 
 /* block_tail_sm90a_128x128x64_s3_row_g2_128x128x64_s5_pingpong: K % 8 == 0, N % 8 == 0, N2 % 8 == 0, N <= 128, 16-byte aligned pointers */
-extern const void *const fusegen_default_block_tail_sm90a_128x128x64_s3_row_g2_128x128x64_s5_pingpong_fns[FUSEGEN_LAUNCH_FNS];
+cudaError_t fusegen_default_block_tail_sm90a_128x128x64_s3_row_g2_128x128x64_s5_pingpong_functions(void *fns[FUSEGEN_LAUNCH_FNS]);
 static fusegen_launch_cache fusegen_default_block_tail_sm90a_128x128x64_s3_row_g2_128x128x64_s5_pingpong_cache;
 static const fusegen_op fusegen_default_block_tail_sm90a_128x128x64_s3_row_g2_128x128x64_s5_pingpong_ops[] = {
     { FUSEGEN_OP_BIAS, 0, 0, 0 },
@@ -504,7 +504,7 @@ static const fusegen_op fusegen_default_block_tail_sm90a_128x128x64_s3_row_g2_12
 };
 
 /* block_tail_sm90a_128x128x64_s3_cluster_g2_128x128x64_s5_pingpong: K % 8 == 0, N % 8 == 0, N2 % 8 == 0, N <= 2048, 16-byte aligned pointers */
-extern const void *const fusegen_default_block_tail_sm90a_128x128x64_s3_cluster_g2_128x128x64_s5_pingpong_fns[FUSEGEN_LAUNCH_FNS];
+cudaError_t fusegen_default_block_tail_sm90a_128x128x64_s3_cluster_g2_128x128x64_s5_pingpong_functions(void *fns[FUSEGEN_LAUNCH_FNS]);
 static fusegen_launch_cache fusegen_default_block_tail_sm90a_128x128x64_s3_cluster_g2_128x128x64_s5_pingpong_cache;
 static const fusegen_op fusegen_default_block_tail_sm90a_128x128x64_s3_cluster_g2_128x128x64_s5_pingpong_ops[] = {
     { FUSEGEN_OP_BIAS, 0, 0, 0 },
@@ -517,7 +517,7 @@ static const fusegen_op fusegen_default_block_tail_sm90a_128x128x64_s3_cluster_g
 };
 
 /* block_tail_sm90a_128x128x64_s3_split_g2_128x128x64_s5_pingpong: K % 8 == 0, N % 8 == 0, N2 % 8 == 0, 16-byte aligned pointers */
-extern const void *const fusegen_default_block_tail_sm90a_128x128x64_s3_split_g2_128x128x64_s5_pingpong_fns[FUSEGEN_LAUNCH_FNS];
+cudaError_t fusegen_default_block_tail_sm90a_128x128x64_s3_split_g2_128x128x64_s5_pingpong_functions(void *fns[FUSEGEN_LAUNCH_FNS]);
 static fusegen_launch_cache fusegen_default_block_tail_sm90a_128x128x64_s3_split_g2_128x128x64_s5_pingpong_cache;
 static const fusegen_op fusegen_default_block_tail_sm90a_128x128x64_s3_split_g2_128x128x64_s5_pingpong_ops[] = {
     { FUSEGEN_OP_BIAS, 0, 0, 0 },
@@ -530,7 +530,7 @@ static const fusegen_op fusegen_default_block_tail_sm90a_128x128x64_s3_split_g2_
 };
 
 /* block_tail_sm90a_64x256x64_s4_row_g2_128x256x64_s3: K % 8 == 0, N % 8 == 0, N2 % 8 == 0, N <= 256, 16-byte aligned pointers */
-extern const void *const fusegen_default_block_tail_sm90a_64x256x64_s4_row_g2_128x256x64_s3_fns[FUSEGEN_LAUNCH_FNS];
+cudaError_t fusegen_default_block_tail_sm90a_64x256x64_s4_row_g2_128x256x64_s3_functions(void *fns[FUSEGEN_LAUNCH_FNS]);
 static fusegen_launch_cache fusegen_default_block_tail_sm90a_64x256x64_s4_row_g2_128x256x64_s3_cache;
 static const fusegen_op fusegen_default_block_tail_sm90a_64x256x64_s4_row_g2_128x256x64_s3_ops[] = {
     { FUSEGEN_OP_BIAS, 0, 0, 0 },
@@ -543,7 +543,7 @@ static const fusegen_op fusegen_default_block_tail_sm90a_64x256x64_s4_row_g2_128
 };
 
 /* block_tail_sm90a_64x256x64_s4_split_g2_128x256x64_s3: K % 8 == 0, N % 8 == 0, N2 % 8 == 0, 16-byte aligned pointers */
-extern const void *const fusegen_default_block_tail_sm90a_64x256x64_s4_split_g2_128x256x64_s3_fns[FUSEGEN_LAUNCH_FNS];
+cudaError_t fusegen_default_block_tail_sm90a_64x256x64_s4_split_g2_128x256x64_s3_functions(void *fns[FUSEGEN_LAUNCH_FNS]);
 static fusegen_launch_cache fusegen_default_block_tail_sm90a_64x256x64_s4_split_g2_128x256x64_s3_cache;
 static const fusegen_op fusegen_default_block_tail_sm90a_64x256x64_s4_split_g2_128x256x64_s3_ops[] = {
     { FUSEGEN_OP_BIAS, 0, 0, 0 },
@@ -556,7 +556,7 @@ static const fusegen_op fusegen_default_block_tail_sm90a_64x256x64_s4_split_g2_1
 };
 
 /* block_tail_sm90a_64x256x64_s4_row_g2_128x128x64_s5_pingpong: K % 8 == 0, N % 8 == 0, N2 % 8 == 0, N <= 256, 16-byte aligned pointers */
-extern const void *const fusegen_default_block_tail_sm90a_64x256x64_s4_row_g2_128x128x64_s5_pingpong_fns[FUSEGEN_LAUNCH_FNS];
+cudaError_t fusegen_default_block_tail_sm90a_64x256x64_s4_row_g2_128x128x64_s5_pingpong_functions(void *fns[FUSEGEN_LAUNCH_FNS]);
 static fusegen_launch_cache fusegen_default_block_tail_sm90a_64x256x64_s4_row_g2_128x128x64_s5_pingpong_cache;
 static const fusegen_op fusegen_default_block_tail_sm90a_64x256x64_s4_row_g2_128x128x64_s5_pingpong_ops[] = {
     { FUSEGEN_OP_BIAS, 0, 0, 0 },
@@ -569,7 +569,7 @@ static const fusegen_op fusegen_default_block_tail_sm90a_64x256x64_s4_row_g2_128
 };
 
 /* block_tail_sm90a_64x256x64_s4_split_g2_128x128x64_s5_pingpong: K % 8 == 0, N % 8 == 0, N2 % 8 == 0, 16-byte aligned pointers */
-extern const void *const fusegen_default_block_tail_sm90a_64x256x64_s4_split_g2_128x128x64_s5_pingpong_fns[FUSEGEN_LAUNCH_FNS];
+cudaError_t fusegen_default_block_tail_sm90a_64x256x64_s4_split_g2_128x128x64_s5_pingpong_functions(void *fns[FUSEGEN_LAUNCH_FNS]);
 static fusegen_launch_cache fusegen_default_block_tail_sm90a_64x256x64_s4_split_g2_128x128x64_s5_pingpong_cache;
 static const fusegen_op fusegen_default_block_tail_sm90a_64x256x64_s4_split_g2_128x128x64_s5_pingpong_ops[] = {
     { FUSEGEN_OP_BIAS, 0, 0, 0 },
@@ -582,7 +582,7 @@ static const fusegen_op fusegen_default_block_tail_sm90a_64x256x64_s4_split_g2_1
 };
 
 /* block_tail_sm90a_128x256x64_s3_row_g2_128x256x64_s3: K % 8 == 0, N % 8 == 0, N2 % 8 == 0, N <= 256, 16-byte aligned pointers */
-extern const void *const fusegen_default_block_tail_sm90a_128x256x64_s3_row_g2_128x256x64_s3_fns[FUSEGEN_LAUNCH_FNS];
+cudaError_t fusegen_default_block_tail_sm90a_128x256x64_s3_row_g2_128x256x64_s3_functions(void *fns[FUSEGEN_LAUNCH_FNS]);
 static fusegen_launch_cache fusegen_default_block_tail_sm90a_128x256x64_s3_row_g2_128x256x64_s3_cache;
 static const fusegen_op fusegen_default_block_tail_sm90a_128x256x64_s3_row_g2_128x256x64_s3_ops[] = {
     { FUSEGEN_OP_BIAS, 0, 0, 0 },
@@ -595,7 +595,7 @@ static const fusegen_op fusegen_default_block_tail_sm90a_128x256x64_s3_row_g2_12
 };
 
 /* block_tail_sm90a_128x256x64_s3_cluster_g2_128x256x64_s3: K % 8 == 0, N % 8 == 0, N2 % 8 == 0, N <= 4096, 16-byte aligned pointers */
-extern const void *const fusegen_default_block_tail_sm90a_128x256x64_s3_cluster_g2_128x256x64_s3_fns[FUSEGEN_LAUNCH_FNS];
+cudaError_t fusegen_default_block_tail_sm90a_128x256x64_s3_cluster_g2_128x256x64_s3_functions(void *fns[FUSEGEN_LAUNCH_FNS]);
 static fusegen_launch_cache fusegen_default_block_tail_sm90a_128x256x64_s3_cluster_g2_128x256x64_s3_cache;
 static const fusegen_op fusegen_default_block_tail_sm90a_128x256x64_s3_cluster_g2_128x256x64_s3_ops[] = {
     { FUSEGEN_OP_BIAS, 0, 0, 0 },
@@ -608,7 +608,7 @@ static const fusegen_op fusegen_default_block_tail_sm90a_128x256x64_s3_cluster_g
 };
 
 /* block_tail_sm90a_128x256x64_s3_split_g2_128x256x64_s3: K % 8 == 0, N % 8 == 0, N2 % 8 == 0, 16-byte aligned pointers */
-extern const void *const fusegen_default_block_tail_sm90a_128x256x64_s3_split_g2_128x256x64_s3_fns[FUSEGEN_LAUNCH_FNS];
+cudaError_t fusegen_default_block_tail_sm90a_128x256x64_s3_split_g2_128x256x64_s3_functions(void *fns[FUSEGEN_LAUNCH_FNS]);
 static fusegen_launch_cache fusegen_default_block_tail_sm90a_128x256x64_s3_split_g2_128x256x64_s3_cache;
 static const fusegen_op fusegen_default_block_tail_sm90a_128x256x64_s3_split_g2_128x256x64_s3_ops[] = {
     { FUSEGEN_OP_BIAS, 0, 0, 0 },
@@ -621,7 +621,7 @@ static const fusegen_op fusegen_default_block_tail_sm90a_128x256x64_s3_split_g2_
 };
 
 /* block_tail_sm90a_128x256x64_s3_row_g2_128x128x64_s5_pingpong: K % 8 == 0, N % 8 == 0, N2 % 8 == 0, N <= 256, 16-byte aligned pointers */
-extern const void *const fusegen_default_block_tail_sm90a_128x256x64_s3_row_g2_128x128x64_s5_pingpong_fns[FUSEGEN_LAUNCH_FNS];
+cudaError_t fusegen_default_block_tail_sm90a_128x256x64_s3_row_g2_128x128x64_s5_pingpong_functions(void *fns[FUSEGEN_LAUNCH_FNS]);
 static fusegen_launch_cache fusegen_default_block_tail_sm90a_128x256x64_s3_row_g2_128x128x64_s5_pingpong_cache;
 static const fusegen_op fusegen_default_block_tail_sm90a_128x256x64_s3_row_g2_128x128x64_s5_pingpong_ops[] = {
     { FUSEGEN_OP_BIAS, 0, 0, 0 },
@@ -634,7 +634,7 @@ static const fusegen_op fusegen_default_block_tail_sm90a_128x256x64_s3_row_g2_12
 };
 
 /* block_tail_sm90a_128x256x64_s3_cluster_g2_128x128x64_s5_pingpong: K % 8 == 0, N % 8 == 0, N2 % 8 == 0, N <= 4096, 16-byte aligned pointers */
-extern const void *const fusegen_default_block_tail_sm90a_128x256x64_s3_cluster_g2_128x128x64_s5_pingpong_fns[FUSEGEN_LAUNCH_FNS];
+cudaError_t fusegen_default_block_tail_sm90a_128x256x64_s3_cluster_g2_128x128x64_s5_pingpong_functions(void *fns[FUSEGEN_LAUNCH_FNS]);
 static fusegen_launch_cache fusegen_default_block_tail_sm90a_128x256x64_s3_cluster_g2_128x128x64_s5_pingpong_cache;
 static const fusegen_op fusegen_default_block_tail_sm90a_128x256x64_s3_cluster_g2_128x128x64_s5_pingpong_ops[] = {
     { FUSEGEN_OP_BIAS, 0, 0, 0 },
@@ -647,7 +647,7 @@ static const fusegen_op fusegen_default_block_tail_sm90a_128x256x64_s3_cluster_g
 };
 
 /* block_tail_sm90a_128x256x64_s3_split_g2_128x128x64_s5_pingpong: K % 8 == 0, N % 8 == 0, N2 % 8 == 0, 16-byte aligned pointers */
-extern const void *const fusegen_default_block_tail_sm90a_128x256x64_s3_split_g2_128x128x64_s5_pingpong_fns[FUSEGEN_LAUNCH_FNS];
+cudaError_t fusegen_default_block_tail_sm90a_128x256x64_s3_split_g2_128x128x64_s5_pingpong_functions(void *fns[FUSEGEN_LAUNCH_FNS]);
 static fusegen_launch_cache fusegen_default_block_tail_sm90a_128x256x64_s3_split_g2_128x128x64_s5_pingpong_cache;
 static const fusegen_op fusegen_default_block_tail_sm90a_128x256x64_s3_split_g2_128x128x64_s5_pingpong_ops[] = {
     { FUSEGEN_OP_BIAS, 0, 0, 0 },
@@ -660,7 +660,7 @@ static const fusegen_op fusegen_default_block_tail_sm90a_128x256x64_s3_split_g2_
 };
 
 /* block_tail_sm90a_128x128x64_s5_pingpong_row_g2_128x256x64_s3: K % 8 == 0, N % 8 == 0, N2 % 8 == 0, N <= 128, 16-byte aligned pointers */
-extern const void *const fusegen_default_block_tail_sm90a_128x128x64_s5_pingpong_row_g2_128x256x64_s3_fns[FUSEGEN_LAUNCH_FNS];
+cudaError_t fusegen_default_block_tail_sm90a_128x128x64_s5_pingpong_row_g2_128x256x64_s3_functions(void *fns[FUSEGEN_LAUNCH_FNS]);
 static fusegen_launch_cache fusegen_default_block_tail_sm90a_128x128x64_s5_pingpong_row_g2_128x256x64_s3_cache;
 static const fusegen_op fusegen_default_block_tail_sm90a_128x128x64_s5_pingpong_row_g2_128x256x64_s3_ops[] = {
     { FUSEGEN_OP_BIAS, 0, 0, 0 },
@@ -673,7 +673,7 @@ static const fusegen_op fusegen_default_block_tail_sm90a_128x128x64_s5_pingpong_
 };
 
 /* block_tail_sm90a_128x128x64_s5_pingpong_split_g2_128x256x64_s3: K % 8 == 0, N % 8 == 0, N2 % 8 == 0, 16-byte aligned pointers */
-extern const void *const fusegen_default_block_tail_sm90a_128x128x64_s5_pingpong_split_g2_128x256x64_s3_fns[FUSEGEN_LAUNCH_FNS];
+cudaError_t fusegen_default_block_tail_sm90a_128x128x64_s5_pingpong_split_g2_128x256x64_s3_functions(void *fns[FUSEGEN_LAUNCH_FNS]);
 static fusegen_launch_cache fusegen_default_block_tail_sm90a_128x128x64_s5_pingpong_split_g2_128x256x64_s3_cache;
 static const fusegen_op fusegen_default_block_tail_sm90a_128x128x64_s5_pingpong_split_g2_128x256x64_s3_ops[] = {
     { FUSEGEN_OP_BIAS, 0, 0, 0 },
@@ -686,7 +686,7 @@ static const fusegen_op fusegen_default_block_tail_sm90a_128x128x64_s5_pingpong_
 };
 
 /* block_tail_sm90a_128x128x64_s5_pingpong_row_g2_128x128x64_s5_pingpong: K % 8 == 0, N % 8 == 0, N2 % 8 == 0, N <= 128, 16-byte aligned pointers */
-extern const void *const fusegen_default_block_tail_sm90a_128x128x64_s5_pingpong_row_g2_128x128x64_s5_pingpong_fns[FUSEGEN_LAUNCH_FNS];
+cudaError_t fusegen_default_block_tail_sm90a_128x128x64_s5_pingpong_row_g2_128x128x64_s5_pingpong_functions(void *fns[FUSEGEN_LAUNCH_FNS]);
 static fusegen_launch_cache fusegen_default_block_tail_sm90a_128x128x64_s5_pingpong_row_g2_128x128x64_s5_pingpong_cache;
 static const fusegen_op fusegen_default_block_tail_sm90a_128x128x64_s5_pingpong_row_g2_128x128x64_s5_pingpong_ops[] = {
     { FUSEGEN_OP_BIAS, 0, 0, 0 },
@@ -699,7 +699,7 @@ static const fusegen_op fusegen_default_block_tail_sm90a_128x128x64_s5_pingpong_
 };
 
 /* block_tail_sm90a_128x128x64_s5_pingpong_split_g2_128x128x64_s5_pingpong: K % 8 == 0, N % 8 == 0, N2 % 8 == 0, 16-byte aligned pointers */
-extern const void *const fusegen_default_block_tail_sm90a_128x128x64_s5_pingpong_split_g2_128x128x64_s5_pingpong_fns[FUSEGEN_LAUNCH_FNS];
+cudaError_t fusegen_default_block_tail_sm90a_128x128x64_s5_pingpong_split_g2_128x128x64_s5_pingpong_functions(void *fns[FUSEGEN_LAUNCH_FNS]);
 static fusegen_launch_cache fusegen_default_block_tail_sm90a_128x128x64_s5_pingpong_split_g2_128x128x64_s5_pingpong_cache;
 static const fusegen_op fusegen_default_block_tail_sm90a_128x128x64_s5_pingpong_split_g2_128x128x64_s5_pingpong_ops[] = {
     { FUSEGEN_OP_BIAS, 0, 0, 0 },
@@ -712,7 +712,7 @@ static const fusegen_op fusegen_default_block_tail_sm90a_128x128x64_s5_pingpong_
 };
 
 /* block_tail_sm80_128x128x64_s3_row_g2_128x256x64_s3: K % 8 == 0, N % 8 == 0, N2 % 8 == 0, N <= 128, 16-byte aligned pointers */
-extern const void *const fusegen_default_block_tail_sm80_128x128x64_s3_row_g2_128x256x64_s3_fns[FUSEGEN_LAUNCH_FNS];
+cudaError_t fusegen_default_block_tail_sm80_128x128x64_s3_row_g2_128x256x64_s3_functions(void *fns[FUSEGEN_LAUNCH_FNS]);
 static fusegen_launch_cache fusegen_default_block_tail_sm80_128x128x64_s3_row_g2_128x256x64_s3_cache;
 static const fusegen_op fusegen_default_block_tail_sm80_128x128x64_s3_row_g2_128x256x64_s3_ops[] = {
     { FUSEGEN_OP_BIAS, 0, 0, 0 },
@@ -725,7 +725,7 @@ static const fusegen_op fusegen_default_block_tail_sm80_128x128x64_s3_row_g2_128
 };
 
 /* block_tail_sm80_128x128x64_s3_split_g2_128x256x64_s3: K % 8 == 0, N % 8 == 0, N2 % 8 == 0, 16-byte aligned pointers */
-extern const void *const fusegen_default_block_tail_sm80_128x128x64_s3_split_g2_128x256x64_s3_fns[FUSEGEN_LAUNCH_FNS];
+cudaError_t fusegen_default_block_tail_sm80_128x128x64_s3_split_g2_128x256x64_s3_functions(void *fns[FUSEGEN_LAUNCH_FNS]);
 static fusegen_launch_cache fusegen_default_block_tail_sm80_128x128x64_s3_split_g2_128x256x64_s3_cache;
 static const fusegen_op fusegen_default_block_tail_sm80_128x128x64_s3_split_g2_128x256x64_s3_ops[] = {
     { FUSEGEN_OP_BIAS, 0, 0, 0 },
@@ -767,8 +767,8 @@ static const fusegen_kernel fusegen_default_kernels[] = {
         .launch1 = { .hopper = 1, .tile_m = 128, .tile_n = 128, .tile_k = 64, .threads = 384, .smem_bytes = 198496,
             .persistent = 1, .tma_box_a = 128, .tma_box_b = 128, .dt_ab = FUSEGEN_DTYPE_BF16, .dt_out = FUSEGEN_DTYPE_BF16, .out_bytes = 2,
             .map_residual = 1, .map_out = 1, .epi_box_bytes = 128, },
-        .fns = fusegen_default_proj_bias_residual_layernorm_sm90a_128x128x64_s5_row_fns,
         .cache = &fusegen_default_proj_bias_residual_layernorm_sm90a_128x128x64_s5_row_cache,
+        .functions = fusegen_default_proj_bias_residual_layernorm_sm90a_128x128x64_s5_row_functions,
     },
     {
         .name = "proj_bias_residual_layernorm_sm90a_128x128x64_s5_cluster",
@@ -799,8 +799,8 @@ static const fusegen_kernel fusegen_default_kernels[] = {
         .launch1 = { .hopper = 1, .tile_m = 128, .tile_n = 128, .tile_k = 64, .threads = 384, .smem_bytes = 214896,
             .cluster = 1, .tma_box_a = 128, .tma_box_b = 128, .dt_ab = FUSEGEN_DTYPE_BF16, .dt_out = FUSEGEN_DTYPE_BF16, .out_bytes = 2,
             .map_residual = 1, .map_out = 1, .epi_box_bytes = 128, },
-        .fns = fusegen_default_proj_bias_residual_layernorm_sm90a_128x128x64_s5_cluster_fns,
         .cache = &fusegen_default_proj_bias_residual_layernorm_sm90a_128x128x64_s5_cluster_cache,
+        .functions = fusegen_default_proj_bias_residual_layernorm_sm90a_128x128x64_s5_cluster_functions,
     },
     {
         .name = "proj_bias_residual_layernorm_sm90a_128x128x64_s5_split",
@@ -831,8 +831,8 @@ static const fusegen_kernel fusegen_default_kernels[] = {
         .launch1 = { .hopper = 1, .tile_m = 128, .tile_n = 128, .tile_k = 64, .threads = 384, .smem_bytes = 198496,
             .split = 1, .persistent = 1, .tma_box_a = 128, .tma_box_b = 128, .dt_ab = FUSEGEN_DTYPE_BF16, .dt_out = FUSEGEN_DTYPE_BF16,
             .out_bytes = 2, .map_residual = 1, .map_out = 2, .epi_box_bytes = 128, },
-        .fns = fusegen_default_proj_bias_residual_layernorm_sm90a_128x128x64_s5_split_fns,
         .cache = &fusegen_default_proj_bias_residual_layernorm_sm90a_128x128x64_s5_split_cache,
+        .functions = fusegen_default_proj_bias_residual_layernorm_sm90a_128x128x64_s5_split_functions,
     },
     {
         .name = "proj_bias_residual_layernorm_sm90a_128x128x64_s5_splitk",
@@ -863,8 +863,8 @@ static const fusegen_kernel fusegen_default_kernels[] = {
         .launch1 = { .hopper = 1, .tile_m = 128, .tile_n = 128, .tile_k = 64, .threads = 384, .smem_bytes = 165472,
             .split_k = 1, .split_k_row_smem = 1, .persistent = 1, .tma_box_a = 128, .tma_box_b = 128, .dt_ab = FUSEGEN_DTYPE_BF16,
             .dt_out = FUSEGEN_DTYPE_BF16, .out_bytes = 2, .map_store_slot = -1, .epi_box_bytes = 128, },
-        .fns = fusegen_default_proj_bias_residual_layernorm_sm90a_128x128x64_s5_splitk_fns,
         .cache = &fusegen_default_proj_bias_residual_layernorm_sm90a_128x128x64_s5_splitk_cache,
+        .functions = fusegen_default_proj_bias_residual_layernorm_sm90a_128x128x64_s5_splitk_functions,
     },
     {
         .name = "proj_bias_residual_layernorm_sm90a_128x128x64_s5_pingpong_row",
@@ -895,8 +895,8 @@ static const fusegen_kernel fusegen_default_kernels[] = {
         .launch1 = { .hopper = 1, .tile_m = 128, .tile_n = 128, .tile_k = 64, .threads = 384, .smem_bytes = 232064,
             .persistent = 1, .tma_box_a = 128, .tma_box_b = 128, .dt_ab = FUSEGEN_DTYPE_BF16, .dt_out = FUSEGEN_DTYPE_BF16, .out_bytes = 2,
             .map_residual = 1, .map_out = 1, .epi_box_bytes = 128, },
-        .fns = fusegen_default_proj_bias_residual_layernorm_sm90a_128x128x64_s5_pingpong_row_fns,
         .cache = &fusegen_default_proj_bias_residual_layernorm_sm90a_128x128x64_s5_pingpong_row_cache,
+        .functions = fusegen_default_proj_bias_residual_layernorm_sm90a_128x128x64_s5_pingpong_row_functions,
     },
     {
         .name = "proj_bias_residual_layernorm_sm90a_128x128x64_s5_pingpong_split",
@@ -927,8 +927,8 @@ static const fusegen_kernel fusegen_default_kernels[] = {
         .launch1 = { .hopper = 1, .tile_m = 128, .tile_n = 128, .tile_k = 64, .threads = 384, .smem_bytes = 232064,
             .split = 1, .persistent = 1, .tma_box_a = 128, .tma_box_b = 128, .dt_ab = FUSEGEN_DTYPE_BF16, .dt_out = FUSEGEN_DTYPE_BF16,
             .out_bytes = 2, .map_residual = 1, .map_out = 2, .epi_box_bytes = 128, },
-        .fns = fusegen_default_proj_bias_residual_layernorm_sm90a_128x128x64_s5_pingpong_split_fns,
         .cache = &fusegen_default_proj_bias_residual_layernorm_sm90a_128x128x64_s5_pingpong_split_cache,
+        .functions = fusegen_default_proj_bias_residual_layernorm_sm90a_128x128x64_s5_pingpong_split_functions,
     },
     {
         .name = "proj_bias_residual_layernorm_sm90a_128x256x64_s3_row",
@@ -959,8 +959,8 @@ static const fusegen_kernel fusegen_default_kernels[] = {
         .launch1 = { .hopper = 1, .tile_m = 128, .tile_n = 256, .tile_k = 64, .threads = 384, .smem_bytes = 215104,
             .persistent = 1, .tma_box_a = 128, .tma_box_b = 256, .dt_ab = FUSEGEN_DTYPE_BF16, .dt_out = FUSEGEN_DTYPE_BF16, .out_bytes = 2,
             .map_residual = 1, .map_out = 1, .epi_box_bytes = 128, },
-        .fns = fusegen_default_proj_bias_residual_layernorm_sm90a_128x256x64_s3_row_fns,
         .cache = &fusegen_default_proj_bias_residual_layernorm_sm90a_128x256x64_s3_row_cache,
+        .functions = fusegen_default_proj_bias_residual_layernorm_sm90a_128x256x64_s3_row_functions,
     },
     {
         .name = "proj_bias_residual_layernorm_sm90a_128x256x64_s3_cluster",
@@ -991,8 +991,8 @@ static const fusegen_kernel fusegen_default_kernels[] = {
         .launch1 = { .hopper = 1, .tile_m = 128, .tile_n = 256, .tile_k = 64, .threads = 384, .smem_bytes = 231504,
             .cluster = 1, .tma_box_a = 128, .tma_box_b = 256, .dt_ab = FUSEGEN_DTYPE_BF16, .dt_out = FUSEGEN_DTYPE_BF16, .out_bytes = 2,
             .map_residual = 1, .map_out = 1, .epi_box_bytes = 128, },
-        .fns = fusegen_default_proj_bias_residual_layernorm_sm90a_128x256x64_s3_cluster_fns,
         .cache = &fusegen_default_proj_bias_residual_layernorm_sm90a_128x256x64_s3_cluster_cache,
+        .functions = fusegen_default_proj_bias_residual_layernorm_sm90a_128x256x64_s3_cluster_functions,
     },
     {
         .name = "proj_bias_residual_layernorm_sm90a_128x256x64_s3_split",
@@ -1023,8 +1023,8 @@ static const fusegen_kernel fusegen_default_kernels[] = {
         .launch1 = { .hopper = 1, .tile_m = 128, .tile_n = 256, .tile_k = 64, .threads = 384, .smem_bytes = 215104,
             .split = 1, .persistent = 1, .tma_box_a = 128, .tma_box_b = 256, .dt_ab = FUSEGEN_DTYPE_BF16, .dt_out = FUSEGEN_DTYPE_BF16,
             .out_bytes = 2, .map_residual = 1, .map_out = 2, .epi_box_bytes = 128, },
-        .fns = fusegen_default_proj_bias_residual_layernorm_sm90a_128x256x64_s3_split_fns,
         .cache = &fusegen_default_proj_bias_residual_layernorm_sm90a_128x256x64_s3_split_cache,
+        .functions = fusegen_default_proj_bias_residual_layernorm_sm90a_128x256x64_s3_split_functions,
     },
     {
         .name = "proj_bias_residual_layernorm_sm90a_128x256x64_s3_splitk",
@@ -1055,8 +1055,8 @@ static const fusegen_kernel fusegen_default_kernels[] = {
         .launch1 = { .hopper = 1, .tile_m = 128, .tile_n = 256, .tile_k = 64, .threads = 384, .smem_bytes = 149056,
             .split_k = 1, .split_k_row_smem = 1, .persistent = 1, .tma_box_a = 128, .tma_box_b = 256, .dt_ab = FUSEGEN_DTYPE_BF16,
             .dt_out = FUSEGEN_DTYPE_BF16, .out_bytes = 2, .map_store_slot = -1, .epi_box_bytes = 128, },
-        .fns = fusegen_default_proj_bias_residual_layernorm_sm90a_128x256x64_s3_splitk_fns,
         .cache = &fusegen_default_proj_bias_residual_layernorm_sm90a_128x256x64_s3_splitk_cache,
+        .functions = fusegen_default_proj_bias_residual_layernorm_sm90a_128x256x64_s3_splitk_functions,
     },
     {
         .name = "proj_bias_residual_layernorm_sm90a_128x160x64_s5_row",
@@ -1087,8 +1087,8 @@ static const fusegen_kernel fusegen_default_kernels[] = {
         .launch1 = { .hopper = 1, .tile_m = 128, .tile_n = 160, .tile_k = 64, .threads = 384, .smem_bytes = 227232,
             .persistent = 1, .tma_box_a = 128, .tma_box_b = 160, .dt_ab = FUSEGEN_DTYPE_BF16, .dt_out = FUSEGEN_DTYPE_BF16, .out_bytes = 2,
             .map_residual = 1, .map_out = 1, .epi_box_bytes = 64, },
-        .fns = fusegen_default_proj_bias_residual_layernorm_sm90a_128x160x64_s5_row_fns,
         .cache = &fusegen_default_proj_bias_residual_layernorm_sm90a_128x160x64_s5_row_cache,
+        .functions = fusegen_default_proj_bias_residual_layernorm_sm90a_128x160x64_s5_row_functions,
     },
     {
         .name = "proj_bias_residual_layernorm_sm90a_128x160x64_s5_cluster",
@@ -1119,8 +1119,8 @@ static const fusegen_kernel fusegen_default_kernels[] = {
         .launch1 = { .hopper = 1, .tile_m = 128, .tile_n = 160, .tile_k = 64, .threads = 384, .smem_bytes = 202352,
             .cluster = 1, .tma_box_a = 128, .tma_box_b = 160, .dt_ab = FUSEGEN_DTYPE_BF16, .dt_out = FUSEGEN_DTYPE_BF16, .out_bytes = 2,
             .map_store_slot = -1, .epi_box_bytes = 64, },
-        .fns = fusegen_default_proj_bias_residual_layernorm_sm90a_128x160x64_s5_cluster_fns,
         .cache = &fusegen_default_proj_bias_residual_layernorm_sm90a_128x160x64_s5_cluster_cache,
+        .functions = fusegen_default_proj_bias_residual_layernorm_sm90a_128x160x64_s5_cluster_functions,
     },
     {
         .name = "proj_bias_residual_layernorm_sm90a_128x160x64_s5_split",
@@ -1151,8 +1151,8 @@ static const fusegen_kernel fusegen_default_kernels[] = {
         .launch1 = { .hopper = 1, .tile_m = 128, .tile_n = 160, .tile_k = 64, .threads = 384, .smem_bytes = 227232,
             .split = 1, .persistent = 1, .tma_box_a = 128, .tma_box_b = 160, .dt_ab = FUSEGEN_DTYPE_BF16, .dt_out = FUSEGEN_DTYPE_BF16,
             .out_bytes = 2, .map_residual = 1, .map_out = 2, .epi_box_bytes = 64, },
-        .fns = fusegen_default_proj_bias_residual_layernorm_sm90a_128x160x64_s5_split_fns,
         .cache = &fusegen_default_proj_bias_residual_layernorm_sm90a_128x160x64_s5_split_cache,
+        .functions = fusegen_default_proj_bias_residual_layernorm_sm90a_128x160x64_s5_split_functions,
     },
     {
         .name = "proj_bias_residual_layernorm_sm90a_128x160x64_s5_splitk",
@@ -1183,8 +1183,8 @@ static const fusegen_kernel fusegen_default_kernels[] = {
         .launch1 = { .hopper = 1, .tile_m = 128, .tile_n = 160, .tile_k = 64, .threads = 384, .smem_bytes = 185952,
             .split_k = 1, .split_k_row_smem = 1, .persistent = 1, .tma_box_a = 128, .tma_box_b = 160, .dt_ab = FUSEGEN_DTYPE_BF16,
             .dt_out = FUSEGEN_DTYPE_BF16, .out_bytes = 2, .map_store_slot = -1, .epi_box_bytes = 128, },
-        .fns = fusegen_default_proj_bias_residual_layernorm_sm90a_128x160x64_s5_splitk_fns,
         .cache = &fusegen_default_proj_bias_residual_layernorm_sm90a_128x160x64_s5_splitk_cache,
+        .functions = fusegen_default_proj_bias_residual_layernorm_sm90a_128x160x64_s5_splitk_functions,
     },
     {
         .name = "proj_bias_residual_layernorm_sm90a_64x320x64_s3_row",
@@ -1215,8 +1215,8 @@ static const fusegen_kernel fusegen_default_kernels[] = {
         .launch1 = { .hopper = 1, .tile_m = 64, .tile_n = 320, .tile_k = 64, .threads = 384, .smem_bytes = 232288,
             .persistent = 1, .tma_box_a = 64, .tma_box_b = 160, .dt_ab = FUSEGEN_DTYPE_BF16, .dt_out = FUSEGEN_DTYPE_BF16, .out_bytes = 2,
             .map_residual = 1, .map_out = 1, .epi_box_bytes = 128, },
-        .fns = fusegen_default_proj_bias_residual_layernorm_sm90a_64x320x64_s3_row_fns,
         .cache = &fusegen_default_proj_bias_residual_layernorm_sm90a_64x320x64_s3_row_cache,
+        .functions = fusegen_default_proj_bias_residual_layernorm_sm90a_64x320x64_s3_row_functions,
     },
     {
         .name = "proj_bias_residual_layernorm_sm90a_64x256x64_s4_row",
@@ -1247,8 +1247,8 @@ static const fusegen_kernel fusegen_default_kernels[] = {
         .launch1 = { .hopper = 1, .tile_m = 64, .tile_n = 256, .tile_k = 64, .threads = 384, .smem_bytes = 232048,
             .persistent = 1, .tma_box_a = 64, .tma_box_b = 256, .dt_ab = FUSEGEN_DTYPE_BF16, .dt_out = FUSEGEN_DTYPE_BF16, .out_bytes = 2,
             .map_residual = 1, .map_out = 1, .epi_box_bytes = 128, },
-        .fns = fusegen_default_proj_bias_residual_layernorm_sm90a_64x256x64_s4_row_fns,
         .cache = &fusegen_default_proj_bias_residual_layernorm_sm90a_64x256x64_s4_row_cache,
+        .functions = fusegen_default_proj_bias_residual_layernorm_sm90a_64x256x64_s4_row_functions,
     },
     {
         .name = "proj_bias_residual_layernorm_sm90a_64x256x64_s4_split",
@@ -1279,8 +1279,8 @@ static const fusegen_kernel fusegen_default_kernels[] = {
         .launch1 = { .hopper = 1, .tile_m = 64, .tile_n = 256, .tile_k = 64, .threads = 384, .smem_bytes = 232048,
             .split = 1, .persistent = 1, .tma_box_a = 64, .tma_box_b = 256, .dt_ab = FUSEGEN_DTYPE_BF16, .dt_out = FUSEGEN_DTYPE_BF16,
             .out_bytes = 2, .map_residual = 1, .map_out = 2, .epi_box_bytes = 128, },
-        .fns = fusegen_default_proj_bias_residual_layernorm_sm90a_64x256x64_s4_split_fns,
         .cache = &fusegen_default_proj_bias_residual_layernorm_sm90a_64x256x64_s4_split_cache,
+        .functions = fusegen_default_proj_bias_residual_layernorm_sm90a_64x256x64_s4_split_functions,
     },
     {
         .name = "proj_bias_residual_layernorm_sm90a_64x256x64_s4_splitk",
@@ -1311,8 +1311,8 @@ static const fusegen_kernel fusegen_default_kernels[] = {
         .launch1 = { .hopper = 1, .tile_m = 64, .tile_n = 256, .tile_k = 64, .threads = 384, .smem_bytes = 165488,
             .split_k = 1, .split_k_row_smem = 1, .persistent = 1, .tma_box_a = 64, .tma_box_b = 256, .dt_ab = FUSEGEN_DTYPE_BF16,
             .dt_out = FUSEGEN_DTYPE_BF16, .out_bytes = 2, .map_store_slot = -1, .epi_box_bytes = 128, },
-        .fns = fusegen_default_proj_bias_residual_layernorm_sm90a_64x256x64_s4_splitk_fns,
         .cache = &fusegen_default_proj_bias_residual_layernorm_sm90a_64x256x64_s4_splitk_cache,
+        .functions = fusegen_default_proj_bias_residual_layernorm_sm90a_64x256x64_s4_splitk_functions,
     },
     {
         .name = "proj_bias_residual_layernorm_sm90a_64x128x64_s4_row",
@@ -1343,8 +1343,8 @@ static const fusegen_kernel fusegen_default_kernels[] = {
         .launch1 = { .hopper = 1, .tile_m = 64, .tile_n = 128, .tile_k = 64, .threads = 384, .smem_bytes = 133232,
             .persistent = 1, .tma_box_a = 64, .tma_box_b = 128, .dt_ab = FUSEGEN_DTYPE_BF16, .dt_out = FUSEGEN_DTYPE_BF16, .out_bytes = 2,
             .map_residual = 1, .map_out = 1, .epi_box_bytes = 128, },
-        .fns = fusegen_default_proj_bias_residual_layernorm_sm90a_64x128x64_s4_row_fns,
         .cache = &fusegen_default_proj_bias_residual_layernorm_sm90a_64x128x64_s4_row_cache,
+        .functions = fusegen_default_proj_bias_residual_layernorm_sm90a_64x128x64_s4_row_functions,
     },
     {
         .name = "proj_bias_residual_layernorm_sm90a_64x128x64_s4_split",
@@ -1375,8 +1375,8 @@ static const fusegen_kernel fusegen_default_kernels[] = {
         .launch1 = { .hopper = 1, .tile_m = 64, .tile_n = 128, .tile_k = 64, .threads = 384, .smem_bytes = 133232,
             .split = 1, .persistent = 1, .tma_box_a = 64, .tma_box_b = 128, .dt_ab = FUSEGEN_DTYPE_BF16, .dt_out = FUSEGEN_DTYPE_BF16,
             .out_bytes = 2, .map_residual = 1, .map_out = 2, .epi_box_bytes = 128, },
-        .fns = fusegen_default_proj_bias_residual_layernorm_sm90a_64x128x64_s4_split_fns,
         .cache = &fusegen_default_proj_bias_residual_layernorm_sm90a_64x128x64_s4_split_cache,
+        .functions = fusegen_default_proj_bias_residual_layernorm_sm90a_64x128x64_s4_split_functions,
     },
     {
         .name = "proj_bias_residual_layernorm_sm90a_64x128x64_s4_splitk",
@@ -1407,8 +1407,8 @@ static const fusegen_kernel fusegen_default_kernels[] = {
         .launch1 = { .hopper = 1, .tile_m = 64, .tile_n = 128, .tile_k = 64, .threads = 384, .smem_bytes = 99952,
             .split_k = 1, .split_k_row_smem = 1, .persistent = 1, .tma_box_a = 64, .tma_box_b = 128, .dt_ab = FUSEGEN_DTYPE_BF16,
             .dt_out = FUSEGEN_DTYPE_BF16, .out_bytes = 2, .map_store_slot = -1, .epi_box_bytes = 128, },
-        .fns = fusegen_default_proj_bias_residual_layernorm_sm90a_64x128x64_s4_splitk_fns,
         .cache = &fusegen_default_proj_bias_residual_layernorm_sm90a_64x128x64_s4_splitk_cache,
+        .functions = fusegen_default_proj_bias_residual_layernorm_sm90a_64x128x64_s4_splitk_functions,
     },
     {
         .name = "proj_bias_residual_layernorm_sm80_128x256x64_s3_row",
@@ -1438,8 +1438,8 @@ static const fusegen_kernel fusegen_default_kernels[] = {
         .rank = 32771,
         .launch1 = { .tile_m = 128, .tile_n = 256, .tile_k = 64, .threads = 256, .smem_bytes = 165888, .dt_ab = FUSEGEN_DTYPE_BF16,
             .dt_out = FUSEGEN_DTYPE_BF16, .out_bytes = 2, .map_store_slot = -1, },
-        .fns = fusegen_default_proj_bias_residual_layernorm_sm80_128x256x64_s3_row_fns,
         .cache = &fusegen_default_proj_bias_residual_layernorm_sm80_128x256x64_s3_row_cache,
+        .functions = fusegen_default_proj_bias_residual_layernorm_sm80_128x256x64_s3_row_functions,
     },
     {
         .name = "proj_bias_residual_layernorm_sm80_128x256x64_s3_split",
@@ -1469,8 +1469,8 @@ static const fusegen_kernel fusegen_default_kernels[] = {
         .rank = 32771,
         .launch1 = { .tile_m = 128, .tile_n = 256, .tile_k = 64, .threads = 256, .smem_bytes = 165888, .split = 1,
             .dt_ab = FUSEGEN_DTYPE_BF16, .dt_out = FUSEGEN_DTYPE_BF16, .out_bytes = 2, .map_store_slot = -1, },
-        .fns = fusegen_default_proj_bias_residual_layernorm_sm80_128x256x64_s3_split_fns,
         .cache = &fusegen_default_proj_bias_residual_layernorm_sm80_128x256x64_s3_split_cache,
+        .functions = fusegen_default_proj_bias_residual_layernorm_sm80_128x256x64_s3_split_functions,
     },
     {
         .name = "proj_bias_residual_layernorm_sm80_64x256x32_s4_row",
@@ -1500,8 +1500,8 @@ static const fusegen_kernel fusegen_default_kernels[] = {
         .rank = 16388,
         .launch1 = { .tile_m = 64, .tile_n = 256, .tile_k = 32, .threads = 256, .smem_bytes = 102400, .dt_ab = FUSEGEN_DTYPE_BF16,
             .dt_out = FUSEGEN_DTYPE_BF16, .out_bytes = 2, .map_store_slot = -1, },
-        .fns = fusegen_default_proj_bias_residual_layernorm_sm80_64x256x32_s4_row_fns,
         .cache = &fusegen_default_proj_bias_residual_layernorm_sm80_64x256x32_s4_row_cache,
+        .functions = fusegen_default_proj_bias_residual_layernorm_sm80_64x256x32_s4_row_functions,
     },
     {
         .name = "proj_bias_residual_layernorm_sm80_64x256x32_s4_split",
@@ -1531,8 +1531,8 @@ static const fusegen_kernel fusegen_default_kernels[] = {
         .rank = 16388,
         .launch1 = { .tile_m = 64, .tile_n = 256, .tile_k = 32, .threads = 256, .smem_bytes = 102400, .split = 1,
             .dt_ab = FUSEGEN_DTYPE_BF16, .dt_out = FUSEGEN_DTYPE_BF16, .out_bytes = 2, .map_store_slot = -1, },
-        .fns = fusegen_default_proj_bias_residual_layernorm_sm80_64x256x32_s4_split_fns,
         .cache = &fusegen_default_proj_bias_residual_layernorm_sm80_64x256x32_s4_split_cache,
+        .functions = fusegen_default_proj_bias_residual_layernorm_sm80_64x256x32_s4_split_functions,
     },
     {
         .name = "proj_bias_residual_layernorm_sm80_64x256x32_s4_splitk",
@@ -1562,8 +1562,8 @@ static const fusegen_kernel fusegen_default_kernels[] = {
         .rank = 16388,
         .launch1 = { .tile_m = 64, .tile_n = 256, .tile_k = 32, .threads = 256, .smem_bytes = 102400, .split_k = 1,
             .split_k_row_smem = 1, .dt_ab = FUSEGEN_DTYPE_BF16, .dt_out = FUSEGEN_DTYPE_BF16, .out_bytes = 2, .map_store_slot = -1, },
-        .fns = fusegen_default_proj_bias_residual_layernorm_sm80_64x256x32_s4_splitk_fns,
         .cache = &fusegen_default_proj_bias_residual_layernorm_sm80_64x256x32_s4_splitk_cache,
+        .functions = fusegen_default_proj_bias_residual_layernorm_sm80_64x256x32_s4_splitk_functions,
     },
     {
         .name = "proj_bias_residual_layernorm_sm80_64x128x64_s4_row",
@@ -1593,8 +1593,8 @@ static const fusegen_kernel fusegen_default_kernels[] = {
         .rank = 8196,
         .launch1 = { .tile_m = 64, .tile_n = 128, .tile_k = 64, .threads = 128, .smem_bytes = 110592, .dt_ab = FUSEGEN_DTYPE_BF16,
             .dt_out = FUSEGEN_DTYPE_BF16, .out_bytes = 2, .map_store_slot = -1, },
-        .fns = fusegen_default_proj_bias_residual_layernorm_sm80_64x128x64_s4_row_fns,
         .cache = &fusegen_default_proj_bias_residual_layernorm_sm80_64x128x64_s4_row_cache,
+        .functions = fusegen_default_proj_bias_residual_layernorm_sm80_64x128x64_s4_row_functions,
     },
     {
         .name = "proj_bias_residual_layernorm_sm80_64x128x64_s4_split",
@@ -1624,8 +1624,8 @@ static const fusegen_kernel fusegen_default_kernels[] = {
         .rank = 8196,
         .launch1 = { .tile_m = 64, .tile_n = 128, .tile_k = 64, .threads = 128, .smem_bytes = 110592, .split = 1,
             .dt_ab = FUSEGEN_DTYPE_BF16, .dt_out = FUSEGEN_DTYPE_BF16, .out_bytes = 2, .map_store_slot = -1, },
-        .fns = fusegen_default_proj_bias_residual_layernorm_sm80_64x128x64_s4_split_fns,
         .cache = &fusegen_default_proj_bias_residual_layernorm_sm80_64x128x64_s4_split_cache,
+        .functions = fusegen_default_proj_bias_residual_layernorm_sm80_64x128x64_s4_split_functions,
     },
     {
         .name = "proj_bias_residual_layernorm_sm80_64x128x64_s4_splitk",
@@ -1655,8 +1655,8 @@ static const fusegen_kernel fusegen_default_kernels[] = {
         .rank = 8196,
         .launch1 = { .tile_m = 64, .tile_n = 128, .tile_k = 64, .threads = 128, .smem_bytes = 110592, .split_k = 1,
             .split_k_row_smem = 1, .dt_ab = FUSEGEN_DTYPE_BF16, .dt_out = FUSEGEN_DTYPE_BF16, .out_bytes = 2, .map_store_slot = -1, },
-        .fns = fusegen_default_proj_bias_residual_layernorm_sm80_64x128x64_s4_splitk_fns,
         .cache = &fusegen_default_proj_bias_residual_layernorm_sm80_64x128x64_s4_splitk_cache,
+        .functions = fusegen_default_proj_bias_residual_layernorm_sm80_64x128x64_s4_splitk_functions,
     },
     {
         .name = "proj_sm90a_128x256x64_s3",
@@ -1687,8 +1687,8 @@ static const fusegen_kernel fusegen_default_kernels[] = {
         .launch1 = { .hopper = 1, .tile_m = 128, .tile_n = 256, .tile_k = 64, .threads = 384, .smem_bytes = 214592,
             .persistent = 1, .tma_box_a = 128, .tma_box_b = 256, .dt_ab = FUSEGEN_DTYPE_BF16, .dt_out = FUSEGEN_DTYPE_BF16, .out_bytes = 2,
             .map_store_slot = -1, .map_out = 1, .epi_box_bytes = 128, },
-        .fns = fusegen_default_proj_sm90a_128x256x64_s3_fns,
         .cache = &fusegen_default_proj_sm90a_128x256x64_s3_cache,
+        .functions = fusegen_default_proj_sm90a_128x256x64_s3_functions,
     },
     {
         .name = "proj_sm90a_128x256x64_s3_splitk",
@@ -1719,8 +1719,8 @@ static const fusegen_kernel fusegen_default_kernels[] = {
         .launch1 = { .hopper = 1, .tile_m = 128, .tile_n = 256, .tile_k = 64, .threads = 384, .smem_bytes = 149056,
             .split_k = 1, .persistent = 1, .tma_box_a = 128, .tma_box_b = 256, .dt_ab = FUSEGEN_DTYPE_BF16, .dt_out = FUSEGEN_DTYPE_BF16,
             .out_bytes = 2, .map_store_slot = -1, .epi_box_bytes = 128, },
-        .fns = fusegen_default_proj_sm90a_128x256x64_s3_splitk_fns,
         .cache = &fusegen_default_proj_sm90a_128x256x64_s3_splitk_cache,
+        .functions = fusegen_default_proj_sm90a_128x256x64_s3_splitk_functions,
     },
     {
         .name = "proj_sm90a_64x256x64_s4",
@@ -1751,8 +1751,8 @@ static const fusegen_kernel fusegen_default_kernels[] = {
         .launch1 = { .hopper = 1, .tile_m = 64, .tile_n = 256, .tile_k = 64, .threads = 384, .smem_bytes = 231024,
             .persistent = 1, .tma_box_a = 64, .tma_box_b = 256, .dt_ab = FUSEGEN_DTYPE_BF16, .dt_out = FUSEGEN_DTYPE_BF16, .out_bytes = 2,
             .map_store_slot = -1, .map_out = 1, .epi_box_bytes = 128, },
-        .fns = fusegen_default_proj_sm90a_64x256x64_s4_fns,
         .cache = &fusegen_default_proj_sm90a_64x256x64_s4_cache,
+        .functions = fusegen_default_proj_sm90a_64x256x64_s4_functions,
     },
     {
         .name = "proj_sm90a_64x256x64_s4_splitk",
@@ -1783,8 +1783,8 @@ static const fusegen_kernel fusegen_default_kernels[] = {
         .launch1 = { .hopper = 1, .tile_m = 64, .tile_n = 256, .tile_k = 64, .threads = 384, .smem_bytes = 165488,
             .split_k = 1, .persistent = 1, .tma_box_a = 64, .tma_box_b = 256, .dt_ab = FUSEGEN_DTYPE_BF16, .dt_out = FUSEGEN_DTYPE_BF16,
             .out_bytes = 2, .map_store_slot = -1, .epi_box_bytes = 128, },
-        .fns = fusegen_default_proj_sm90a_64x256x64_s4_splitk_fns,
         .cache = &fusegen_default_proj_sm90a_64x256x64_s4_splitk_cache,
+        .functions = fusegen_default_proj_sm90a_64x256x64_s4_splitk_functions,
     },
     {
         .name = "proj_sm90a_128x128x64_s4_pingpong",
@@ -1815,8 +1815,8 @@ static const fusegen_kernel fusegen_default_kernels[] = {
         .launch1 = { .hopper = 1, .tile_m = 128, .tile_n = 128, .tile_k = 64, .threads = 384, .smem_bytes = 198768,
             .persistent = 1, .tma_box_a = 128, .tma_box_b = 128, .dt_ab = FUSEGEN_DTYPE_BF16, .dt_out = FUSEGEN_DTYPE_BF16, .out_bytes = 2,
             .map_store_slot = -1, .map_out = 1, .epi_box_bytes = 128, },
-        .fns = fusegen_default_proj_sm90a_128x128x64_s4_pingpong_fns,
         .cache = &fusegen_default_proj_sm90a_128x128x64_s4_pingpong_cache,
+        .functions = fusegen_default_proj_sm90a_128x128x64_s4_pingpong_functions,
     },
     {
         .name = "proj_sm90a_128x160x64_s5",
@@ -1847,8 +1847,8 @@ static const fusegen_kernel fusegen_default_kernels[] = {
         .launch1 = { .hopper = 1, .tile_m = 128, .tile_n = 160, .tile_k = 64, .threads = 384, .smem_bytes = 226912,
             .persistent = 1, .tma_box_a = 128, .tma_box_b = 160, .dt_ab = FUSEGEN_DTYPE_BF16, .dt_out = FUSEGEN_DTYPE_BF16, .out_bytes = 2,
             .map_store_slot = -1, .map_out = 1, .epi_box_bytes = 64, },
-        .fns = fusegen_default_proj_sm90a_128x160x64_s5_fns,
         .cache = &fusegen_default_proj_sm90a_128x160x64_s5_cache,
+        .functions = fusegen_default_proj_sm90a_128x160x64_s5_functions,
     },
     {
         .name = "proj_sm90a_128x160x64_s5_splitk",
@@ -1879,8 +1879,8 @@ static const fusegen_kernel fusegen_default_kernels[] = {
         .launch1 = { .hopper = 1, .tile_m = 128, .tile_n = 160, .tile_k = 64, .threads = 384, .smem_bytes = 185952,
             .split_k = 1, .persistent = 1, .tma_box_a = 128, .tma_box_b = 160, .dt_ab = FUSEGEN_DTYPE_BF16, .dt_out = FUSEGEN_DTYPE_BF16,
             .out_bytes = 2, .map_store_slot = -1, .epi_box_bytes = 128, },
-        .fns = fusegen_default_proj_sm90a_128x160x64_s5_splitk_fns,
         .cache = &fusegen_default_proj_sm90a_128x160x64_s5_splitk_cache,
+        .functions = fusegen_default_proj_sm90a_128x160x64_s5_splitk_functions,
     },
     {
         .name = "proj_sm90a_64x128x64_s4",
@@ -1911,8 +1911,8 @@ static const fusegen_kernel fusegen_default_kernels[] = {
         .launch1 = { .hopper = 1, .tile_m = 64, .tile_n = 128, .tile_k = 64, .threads = 384, .smem_bytes = 132720,
             .persistent = 1, .tma_box_a = 64, .tma_box_b = 128, .dt_ab = FUSEGEN_DTYPE_BF16, .dt_out = FUSEGEN_DTYPE_BF16, .out_bytes = 2,
             .map_store_slot = -1, .map_out = 1, .epi_box_bytes = 128, },
-        .fns = fusegen_default_proj_sm90a_64x128x64_s4_fns,
         .cache = &fusegen_default_proj_sm90a_64x128x64_s4_cache,
+        .functions = fusegen_default_proj_sm90a_64x128x64_s4_functions,
     },
     {
         .name = "proj_sm90a_64x128x64_s4_splitk",
@@ -1943,8 +1943,8 @@ static const fusegen_kernel fusegen_default_kernels[] = {
         .launch1 = { .hopper = 1, .tile_m = 64, .tile_n = 128, .tile_k = 64, .threads = 384, .smem_bytes = 99952,
             .split_k = 1, .persistent = 1, .tma_box_a = 64, .tma_box_b = 128, .dt_ab = FUSEGEN_DTYPE_BF16, .dt_out = FUSEGEN_DTYPE_BF16,
             .out_bytes = 2, .map_store_slot = -1, .epi_box_bytes = 128, },
-        .fns = fusegen_default_proj_sm90a_64x128x64_s4_splitk_fns,
         .cache = &fusegen_default_proj_sm90a_64x128x64_s4_splitk_cache,
+        .functions = fusegen_default_proj_sm90a_64x128x64_s4_splitk_functions,
     },
     {
         .name = "proj_sm80_128x256x64_s3",
@@ -1974,8 +1974,8 @@ static const fusegen_kernel fusegen_default_kernels[] = {
         .rank = 32771,
         .launch1 = { .tile_m = 128, .tile_n = 256, .tile_k = 64, .threads = 256, .smem_bytes = 165888, .dt_ab = FUSEGEN_DTYPE_BF16,
             .dt_out = FUSEGEN_DTYPE_BF16, .out_bytes = 2, .map_store_slot = -1, },
-        .fns = fusegen_default_proj_sm80_128x256x64_s3_fns,
         .cache = &fusegen_default_proj_sm80_128x256x64_s3_cache,
+        .functions = fusegen_default_proj_sm80_128x256x64_s3_functions,
     },
     {
         .name = "proj_sm80_64x128x64_s4",
@@ -2005,8 +2005,8 @@ static const fusegen_kernel fusegen_default_kernels[] = {
         .rank = 8196,
         .launch1 = { .tile_m = 64, .tile_n = 128, .tile_k = 64, .threads = 128, .smem_bytes = 110592, .dt_ab = FUSEGEN_DTYPE_BF16,
             .dt_out = FUSEGEN_DTYPE_BF16, .out_bytes = 2, .map_store_slot = -1, },
-        .fns = fusegen_default_proj_sm80_64x128x64_s4_fns,
         .cache = &fusegen_default_proj_sm80_64x128x64_s4_cache,
+        .functions = fusegen_default_proj_sm80_64x128x64_s4_functions,
     },
     {
         .name = "proj_sm80_64x128x64_s4_splitk",
@@ -2036,8 +2036,8 @@ static const fusegen_kernel fusegen_default_kernels[] = {
         .rank = 8196,
         .launch1 = { .tile_m = 64, .tile_n = 128, .tile_k = 64, .threads = 128, .smem_bytes = 110592, .split_k = 1,
             .dt_ab = FUSEGEN_DTYPE_BF16, .dt_out = FUSEGEN_DTYPE_BF16, .out_bytes = 2, .map_store_slot = -1, },
-        .fns = fusegen_default_proj_sm80_64x128x64_s4_splitk_fns,
         .cache = &fusegen_default_proj_sm80_64x128x64_s4_splitk_cache,
+        .functions = fusegen_default_proj_sm80_64x128x64_s4_splitk_functions,
     },
     {
         .name = "proj_scale_bias_gelu_sm80_128x128x32_s4",
@@ -2067,8 +2067,8 @@ static const fusegen_kernel fusegen_default_kernels[] = {
         .rank = 16388,
         .launch1 = { .tile_m = 128, .tile_n = 128, .tile_k = 32, .threads = 256, .smem_bytes = 81920, .dt_ab = FUSEGEN_DTYPE_F16,
             .dt_out = FUSEGEN_DTYPE_F16, .out_bytes = 2, .map_store_slot = -1, },
-        .fns = fusegen_default_proj_scale_bias_gelu_sm80_128x128x32_s4_fns,
         .cache = &fusegen_default_proj_scale_bias_gelu_sm80_128x128x32_s4_cache,
+        .functions = fusegen_default_proj_scale_bias_gelu_sm80_128x128x32_s4_functions,
     },
     {
         .name = "proj_residual_gelu_tanh_f32_sm80_64x128x64_s3",
@@ -2098,8 +2098,8 @@ static const fusegen_kernel fusegen_default_kernels[] = {
         .rank = 8195,
         .launch1 = { .tile_m = 64, .tile_n = 128, .tile_k = 64, .threads = 128, .smem_bytes = 79872, .b_kn = 1,
             .dt_ab = FUSEGEN_DTYPE_BF16, .dt_out = FUSEGEN_DTYPE_F32, .out_bytes = 4, .map_store_slot = -1, },
-        .fns = fusegen_default_proj_residual_gelu_tanh_f32_sm80_64x128x64_s3_fns,
         .cache = &fusegen_default_proj_residual_gelu_tanh_f32_sm80_64x128x64_s3_cache,
+        .functions = fusegen_default_proj_residual_gelu_tanh_f32_sm80_64x128x64_s3_functions,
     },
     {
         .name = "proj_residual_gelu_tanh_f32_sm80_64x128x64_s3_splitk",
@@ -2129,8 +2129,8 @@ static const fusegen_kernel fusegen_default_kernels[] = {
         .rank = 8195,
         .launch1 = { .tile_m = 64, .tile_n = 128, .tile_k = 64, .threads = 128, .smem_bytes = 79872, .split_k = 1,
             .b_kn = 1, .dt_ab = FUSEGEN_DTYPE_BF16, .dt_out = FUSEGEN_DTYPE_F32, .out_bytes = 4, .map_store_slot = -1, },
-        .fns = fusegen_default_proj_residual_gelu_tanh_f32_sm80_64x128x64_s3_splitk_fns,
         .cache = &fusegen_default_proj_residual_gelu_tanh_f32_sm80_64x128x64_s3_splitk_cache,
+        .functions = fusegen_default_proj_residual_gelu_tanh_f32_sm80_64x128x64_s3_splitk_functions,
     },
     {
         .name = "proj_bias_rmsnorm_silu_sm90a_64x256x64_s4_row",
@@ -2161,8 +2161,8 @@ static const fusegen_kernel fusegen_default_kernels[] = {
         .launch1 = { .hopper = 1, .tile_m = 64, .tile_n = 256, .tile_k = 64, .threads = 384, .smem_bytes = 232048,
             .persistent = 1, .tma_box_a = 64, .tma_box_b = 64, .b_kn = 1, .dt_ab = FUSEGEN_DTYPE_BF16, .dt_out = FUSEGEN_DTYPE_BF16,
             .out_bytes = 2, .map_store_slot = -1, .map_out = 1, .epi_box_bytes = 128, },
-        .fns = fusegen_default_proj_bias_rmsnorm_silu_sm90a_64x256x64_s4_row_fns,
         .cache = &fusegen_default_proj_bias_rmsnorm_silu_sm90a_64x256x64_s4_row_cache,
+        .functions = fusegen_default_proj_bias_rmsnorm_silu_sm90a_64x256x64_s4_row_functions,
     },
     {
         .name = "proj_bias_rmsnorm_silu_sm90a_64x256x64_s4_split",
@@ -2193,8 +2193,8 @@ static const fusegen_kernel fusegen_default_kernels[] = {
         .launch1 = { .hopper = 1, .tile_m = 64, .tile_n = 256, .tile_k = 64, .threads = 384, .smem_bytes = 232048,
             .split = 1, .persistent = 1, .tma_box_a = 64, .tma_box_b = 64, .b_kn = 1, .dt_ab = FUSEGEN_DTYPE_BF16,
             .dt_out = FUSEGEN_DTYPE_BF16, .out_bytes = 2, .map_store_slot = -1, .map_out = 2, .epi_box_bytes = 128, },
-        .fns = fusegen_default_proj_bias_rmsnorm_silu_sm90a_64x256x64_s4_split_fns,
         .cache = &fusegen_default_proj_bias_rmsnorm_silu_sm90a_64x256x64_s4_split_cache,
+        .functions = fusegen_default_proj_bias_rmsnorm_silu_sm90a_64x256x64_s4_split_functions,
     },
     {
         .name = "proj_bias_rmsnorm_silu_sm90a_64x256x64_s4_splitk",
@@ -2225,8 +2225,8 @@ static const fusegen_kernel fusegen_default_kernels[] = {
         .launch1 = { .hopper = 1, .tile_m = 64, .tile_n = 256, .tile_k = 64, .threads = 384, .smem_bytes = 165488,
             .split_k = 1, .split_k_row_smem = 1, .persistent = 1, .tma_box_a = 64, .tma_box_b = 64, .b_kn = 1,
             .dt_ab = FUSEGEN_DTYPE_BF16, .dt_out = FUSEGEN_DTYPE_BF16, .out_bytes = 2, .map_store_slot = -1, .epi_box_bytes = 128, },
-        .fns = fusegen_default_proj_bias_rmsnorm_silu_sm90a_64x256x64_s4_splitk_fns,
         .cache = &fusegen_default_proj_bias_rmsnorm_silu_sm90a_64x256x64_s4_splitk_cache,
+        .functions = fusegen_default_proj_bias_rmsnorm_silu_sm90a_64x256x64_s4_splitk_functions,
     },
     {
         .name = "proj_bias_rmsnorm_silu_sm80_64x256x32_s3_row",
@@ -2256,8 +2256,8 @@ static const fusegen_kernel fusegen_default_kernels[] = {
         .rank = 16387,
         .launch1 = { .tile_m = 64, .tile_n = 256, .tile_k = 32, .threads = 256, .smem_bytes = 66048, .b_kn = 1,
             .dt_ab = FUSEGEN_DTYPE_BF16, .dt_out = FUSEGEN_DTYPE_BF16, .out_bytes = 2, .map_store_slot = -1, },
-        .fns = fusegen_default_proj_bias_rmsnorm_silu_sm80_64x256x32_s3_row_fns,
         .cache = &fusegen_default_proj_bias_rmsnorm_silu_sm80_64x256x32_s3_row_cache,
+        .functions = fusegen_default_proj_bias_rmsnorm_silu_sm80_64x256x32_s3_row_functions,
     },
     {
         .name = "proj_bias_rmsnorm_silu_sm80_64x256x32_s3_split",
@@ -2287,8 +2287,8 @@ static const fusegen_kernel fusegen_default_kernels[] = {
         .rank = 16387,
         .launch1 = { .tile_m = 64, .tile_n = 256, .tile_k = 32, .threads = 256, .smem_bytes = 66048, .split = 1,
             .b_kn = 1, .dt_ab = FUSEGEN_DTYPE_BF16, .dt_out = FUSEGEN_DTYPE_BF16, .out_bytes = 2, .map_store_slot = -1, },
-        .fns = fusegen_default_proj_bias_rmsnorm_silu_sm80_64x256x32_s3_split_fns,
         .cache = &fusegen_default_proj_bias_rmsnorm_silu_sm80_64x256x32_s3_split_cache,
+        .functions = fusegen_default_proj_bias_rmsnorm_silu_sm80_64x256x32_s3_split_functions,
     },
     {
         .name = "proj_bias_rmsnorm_silu_sm80_64x256x32_s3_splitk",
@@ -2318,8 +2318,8 @@ static const fusegen_kernel fusegen_default_kernels[] = {
         .rank = 16387,
         .launch1 = { .tile_m = 64, .tile_n = 256, .tile_k = 32, .threads = 256, .smem_bytes = 66048, .split_k = 1,
             .split_k_row_smem = 1, .b_kn = 1, .dt_ab = FUSEGEN_DTYPE_BF16, .dt_out = FUSEGEN_DTYPE_BF16, .out_bytes = 2, .map_store_slot = -1, },
-        .fns = fusegen_default_proj_bias_rmsnorm_silu_sm80_64x256x32_s3_splitk_fns,
         .cache = &fusegen_default_proj_bias_rmsnorm_silu_sm80_64x256x32_s3_splitk_cache,
+        .functions = fusegen_default_proj_bias_rmsnorm_silu_sm80_64x256x32_s3_splitk_functions,
     },
     {
         .name = "block_tail_sm90a_128x128x64_s3_row_g2_128x256x64_s3",
@@ -2353,8 +2353,8 @@ static const fusegen_kernel fusegen_default_kernels[] = {
         .launch2 = { .hopper = 1, .tile_m = 128, .tile_n = 256, .tile_k = 64, .threads = 384, .smem_bytes = 215104,
             .persistent = 1, .tma_box_a = 128, .tma_box_b = 256, .dt_ab = FUSEGEN_DTYPE_BF16, .dt_out = FUSEGEN_DTYPE_BF16, .out_bytes = 2,
             .map_store_slot = -1, .map_out = 1, .epi_box_bytes = 128, },
-        .fns = fusegen_default_block_tail_sm90a_128x128x64_s3_row_g2_128x256x64_s3_fns,
         .cache = &fusegen_default_block_tail_sm90a_128x128x64_s3_row_g2_128x256x64_s3_cache,
+        .functions = fusegen_default_block_tail_sm90a_128x128x64_s3_row_g2_128x256x64_s3_functions,
     },
     {
         .name = "block_tail_sm90a_128x128x64_s3_cluster_g2_128x256x64_s3",
@@ -2388,8 +2388,8 @@ static const fusegen_kernel fusegen_default_kernels[] = {
         .launch2 = { .hopper = 1, .tile_m = 128, .tile_n = 256, .tile_k = 64, .threads = 384, .smem_bytes = 215104,
             .persistent = 1, .tma_box_a = 128, .tma_box_b = 256, .dt_ab = FUSEGEN_DTYPE_BF16, .dt_out = FUSEGEN_DTYPE_BF16, .out_bytes = 2,
             .map_store_slot = -1, .map_out = 1, .epi_box_bytes = 128, },
-        .fns = fusegen_default_block_tail_sm90a_128x128x64_s3_cluster_g2_128x256x64_s3_fns,
         .cache = &fusegen_default_block_tail_sm90a_128x128x64_s3_cluster_g2_128x256x64_s3_cache,
+        .functions = fusegen_default_block_tail_sm90a_128x128x64_s3_cluster_g2_128x256x64_s3_functions,
     },
     {
         .name = "block_tail_sm90a_128x128x64_s3_split_g2_128x256x64_s3",
@@ -2423,8 +2423,8 @@ static const fusegen_kernel fusegen_default_kernels[] = {
         .launch2 = { .hopper = 1, .tile_m = 128, .tile_n = 256, .tile_k = 64, .threads = 384, .smem_bytes = 215104,
             .persistent = 1, .tma_box_a = 128, .tma_box_b = 256, .dt_ab = FUSEGEN_DTYPE_BF16, .dt_out = FUSEGEN_DTYPE_BF16, .out_bytes = 2,
             .map_store_slot = -1, .map_out = 1, .epi_box_bytes = 128, },
-        .fns = fusegen_default_block_tail_sm90a_128x128x64_s3_split_g2_128x256x64_s3_fns,
         .cache = &fusegen_default_block_tail_sm90a_128x128x64_s3_split_g2_128x256x64_s3_cache,
+        .functions = fusegen_default_block_tail_sm90a_128x128x64_s3_split_g2_128x256x64_s3_functions,
     },
     {
         .name = "block_tail_sm90a_128x128x64_s3_row_g2_128x128x64_s5_pingpong",
@@ -2458,8 +2458,8 @@ static const fusegen_kernel fusegen_default_kernels[] = {
         .launch2 = { .hopper = 1, .tile_m = 128, .tile_n = 128, .tile_k = 64, .threads = 384, .smem_bytes = 232064,
             .persistent = 1, .tma_box_a = 128, .tma_box_b = 128, .dt_ab = FUSEGEN_DTYPE_BF16, .dt_out = FUSEGEN_DTYPE_BF16, .out_bytes = 2,
             .map_store_slot = -1, .map_out = 1, .epi_box_bytes = 128, },
-        .fns = fusegen_default_block_tail_sm90a_128x128x64_s3_row_g2_128x128x64_s5_pingpong_fns,
         .cache = &fusegen_default_block_tail_sm90a_128x128x64_s3_row_g2_128x128x64_s5_pingpong_cache,
+        .functions = fusegen_default_block_tail_sm90a_128x128x64_s3_row_g2_128x128x64_s5_pingpong_functions,
     },
     {
         .name = "block_tail_sm90a_128x128x64_s3_cluster_g2_128x128x64_s5_pingpong",
@@ -2493,8 +2493,8 @@ static const fusegen_kernel fusegen_default_kernels[] = {
         .launch2 = { .hopper = 1, .tile_m = 128, .tile_n = 128, .tile_k = 64, .threads = 384, .smem_bytes = 232064,
             .persistent = 1, .tma_box_a = 128, .tma_box_b = 128, .dt_ab = FUSEGEN_DTYPE_BF16, .dt_out = FUSEGEN_DTYPE_BF16, .out_bytes = 2,
             .map_store_slot = -1, .map_out = 1, .epi_box_bytes = 128, },
-        .fns = fusegen_default_block_tail_sm90a_128x128x64_s3_cluster_g2_128x128x64_s5_pingpong_fns,
         .cache = &fusegen_default_block_tail_sm90a_128x128x64_s3_cluster_g2_128x128x64_s5_pingpong_cache,
+        .functions = fusegen_default_block_tail_sm90a_128x128x64_s3_cluster_g2_128x128x64_s5_pingpong_functions,
     },
     {
         .name = "block_tail_sm90a_128x128x64_s3_split_g2_128x128x64_s5_pingpong",
@@ -2528,8 +2528,8 @@ static const fusegen_kernel fusegen_default_kernels[] = {
         .launch2 = { .hopper = 1, .tile_m = 128, .tile_n = 128, .tile_k = 64, .threads = 384, .smem_bytes = 232064,
             .persistent = 1, .tma_box_a = 128, .tma_box_b = 128, .dt_ab = FUSEGEN_DTYPE_BF16, .dt_out = FUSEGEN_DTYPE_BF16, .out_bytes = 2,
             .map_store_slot = -1, .map_out = 1, .epi_box_bytes = 128, },
-        .fns = fusegen_default_block_tail_sm90a_128x128x64_s3_split_g2_128x128x64_s5_pingpong_fns,
         .cache = &fusegen_default_block_tail_sm90a_128x128x64_s3_split_g2_128x128x64_s5_pingpong_cache,
+        .functions = fusegen_default_block_tail_sm90a_128x128x64_s3_split_g2_128x128x64_s5_pingpong_functions,
     },
     {
         .name = "block_tail_sm90a_64x256x64_s4_row_g2_128x256x64_s3",
@@ -2563,8 +2563,8 @@ static const fusegen_kernel fusegen_default_kernels[] = {
         .launch2 = { .hopper = 1, .tile_m = 128, .tile_n = 256, .tile_k = 64, .threads = 384, .smem_bytes = 215104,
             .persistent = 1, .tma_box_a = 128, .tma_box_b = 256, .dt_ab = FUSEGEN_DTYPE_BF16, .dt_out = FUSEGEN_DTYPE_BF16, .out_bytes = 2,
             .map_store_slot = -1, .map_out = 1, .epi_box_bytes = 128, },
-        .fns = fusegen_default_block_tail_sm90a_64x256x64_s4_row_g2_128x256x64_s3_fns,
         .cache = &fusegen_default_block_tail_sm90a_64x256x64_s4_row_g2_128x256x64_s3_cache,
+        .functions = fusegen_default_block_tail_sm90a_64x256x64_s4_row_g2_128x256x64_s3_functions,
     },
     {
         .name = "block_tail_sm90a_64x256x64_s4_split_g2_128x256x64_s3",
@@ -2598,8 +2598,8 @@ static const fusegen_kernel fusegen_default_kernels[] = {
         .launch2 = { .hopper = 1, .tile_m = 128, .tile_n = 256, .tile_k = 64, .threads = 384, .smem_bytes = 215104,
             .persistent = 1, .tma_box_a = 128, .tma_box_b = 256, .dt_ab = FUSEGEN_DTYPE_BF16, .dt_out = FUSEGEN_DTYPE_BF16, .out_bytes = 2,
             .map_store_slot = -1, .map_out = 1, .epi_box_bytes = 128, },
-        .fns = fusegen_default_block_tail_sm90a_64x256x64_s4_split_g2_128x256x64_s3_fns,
         .cache = &fusegen_default_block_tail_sm90a_64x256x64_s4_split_g2_128x256x64_s3_cache,
+        .functions = fusegen_default_block_tail_sm90a_64x256x64_s4_split_g2_128x256x64_s3_functions,
     },
     {
         .name = "block_tail_sm90a_64x256x64_s4_row_g2_128x128x64_s5_pingpong",
@@ -2633,8 +2633,8 @@ static const fusegen_kernel fusegen_default_kernels[] = {
         .launch2 = { .hopper = 1, .tile_m = 128, .tile_n = 128, .tile_k = 64, .threads = 384, .smem_bytes = 232064,
             .persistent = 1, .tma_box_a = 128, .tma_box_b = 128, .dt_ab = FUSEGEN_DTYPE_BF16, .dt_out = FUSEGEN_DTYPE_BF16, .out_bytes = 2,
             .map_store_slot = -1, .map_out = 1, .epi_box_bytes = 128, },
-        .fns = fusegen_default_block_tail_sm90a_64x256x64_s4_row_g2_128x128x64_s5_pingpong_fns,
         .cache = &fusegen_default_block_tail_sm90a_64x256x64_s4_row_g2_128x128x64_s5_pingpong_cache,
+        .functions = fusegen_default_block_tail_sm90a_64x256x64_s4_row_g2_128x128x64_s5_pingpong_functions,
     },
     {
         .name = "block_tail_sm90a_64x256x64_s4_split_g2_128x128x64_s5_pingpong",
@@ -2668,8 +2668,8 @@ static const fusegen_kernel fusegen_default_kernels[] = {
         .launch2 = { .hopper = 1, .tile_m = 128, .tile_n = 128, .tile_k = 64, .threads = 384, .smem_bytes = 232064,
             .persistent = 1, .tma_box_a = 128, .tma_box_b = 128, .dt_ab = FUSEGEN_DTYPE_BF16, .dt_out = FUSEGEN_DTYPE_BF16, .out_bytes = 2,
             .map_store_slot = -1, .map_out = 1, .epi_box_bytes = 128, },
-        .fns = fusegen_default_block_tail_sm90a_64x256x64_s4_split_g2_128x128x64_s5_pingpong_fns,
         .cache = &fusegen_default_block_tail_sm90a_64x256x64_s4_split_g2_128x128x64_s5_pingpong_cache,
+        .functions = fusegen_default_block_tail_sm90a_64x256x64_s4_split_g2_128x128x64_s5_pingpong_functions,
     },
     {
         .name = "block_tail_sm90a_128x256x64_s3_row_g2_128x256x64_s3",
@@ -2703,8 +2703,8 @@ static const fusegen_kernel fusegen_default_kernels[] = {
         .launch2 = { .hopper = 1, .tile_m = 128, .tile_n = 256, .tile_k = 64, .threads = 384, .smem_bytes = 215104,
             .persistent = 1, .tma_box_a = 128, .tma_box_b = 256, .dt_ab = FUSEGEN_DTYPE_BF16, .dt_out = FUSEGEN_DTYPE_BF16, .out_bytes = 2,
             .map_store_slot = -1, .map_out = 1, .epi_box_bytes = 128, },
-        .fns = fusegen_default_block_tail_sm90a_128x256x64_s3_row_g2_128x256x64_s3_fns,
         .cache = &fusegen_default_block_tail_sm90a_128x256x64_s3_row_g2_128x256x64_s3_cache,
+        .functions = fusegen_default_block_tail_sm90a_128x256x64_s3_row_g2_128x256x64_s3_functions,
     },
     {
         .name = "block_tail_sm90a_128x256x64_s3_cluster_g2_128x256x64_s3",
@@ -2738,8 +2738,8 @@ static const fusegen_kernel fusegen_default_kernels[] = {
         .launch2 = { .hopper = 1, .tile_m = 128, .tile_n = 256, .tile_k = 64, .threads = 384, .smem_bytes = 215104,
             .persistent = 1, .tma_box_a = 128, .tma_box_b = 256, .dt_ab = FUSEGEN_DTYPE_BF16, .dt_out = FUSEGEN_DTYPE_BF16, .out_bytes = 2,
             .map_store_slot = -1, .map_out = 1, .epi_box_bytes = 128, },
-        .fns = fusegen_default_block_tail_sm90a_128x256x64_s3_cluster_g2_128x256x64_s3_fns,
         .cache = &fusegen_default_block_tail_sm90a_128x256x64_s3_cluster_g2_128x256x64_s3_cache,
+        .functions = fusegen_default_block_tail_sm90a_128x256x64_s3_cluster_g2_128x256x64_s3_functions,
     },
     {
         .name = "block_tail_sm90a_128x256x64_s3_split_g2_128x256x64_s3",
@@ -2773,8 +2773,8 @@ static const fusegen_kernel fusegen_default_kernels[] = {
         .launch2 = { .hopper = 1, .tile_m = 128, .tile_n = 256, .tile_k = 64, .threads = 384, .smem_bytes = 215104,
             .persistent = 1, .tma_box_a = 128, .tma_box_b = 256, .dt_ab = FUSEGEN_DTYPE_BF16, .dt_out = FUSEGEN_DTYPE_BF16, .out_bytes = 2,
             .map_store_slot = -1, .map_out = 1, .epi_box_bytes = 128, },
-        .fns = fusegen_default_block_tail_sm90a_128x256x64_s3_split_g2_128x256x64_s3_fns,
         .cache = &fusegen_default_block_tail_sm90a_128x256x64_s3_split_g2_128x256x64_s3_cache,
+        .functions = fusegen_default_block_tail_sm90a_128x256x64_s3_split_g2_128x256x64_s3_functions,
     },
     {
         .name = "block_tail_sm90a_128x256x64_s3_row_g2_128x128x64_s5_pingpong",
@@ -2808,8 +2808,8 @@ static const fusegen_kernel fusegen_default_kernels[] = {
         .launch2 = { .hopper = 1, .tile_m = 128, .tile_n = 128, .tile_k = 64, .threads = 384, .smem_bytes = 232064,
             .persistent = 1, .tma_box_a = 128, .tma_box_b = 128, .dt_ab = FUSEGEN_DTYPE_BF16, .dt_out = FUSEGEN_DTYPE_BF16, .out_bytes = 2,
             .map_store_slot = -1, .map_out = 1, .epi_box_bytes = 128, },
-        .fns = fusegen_default_block_tail_sm90a_128x256x64_s3_row_g2_128x128x64_s5_pingpong_fns,
         .cache = &fusegen_default_block_tail_sm90a_128x256x64_s3_row_g2_128x128x64_s5_pingpong_cache,
+        .functions = fusegen_default_block_tail_sm90a_128x256x64_s3_row_g2_128x128x64_s5_pingpong_functions,
     },
     {
         .name = "block_tail_sm90a_128x256x64_s3_cluster_g2_128x128x64_s5_pingpong",
@@ -2843,8 +2843,8 @@ static const fusegen_kernel fusegen_default_kernels[] = {
         .launch2 = { .hopper = 1, .tile_m = 128, .tile_n = 128, .tile_k = 64, .threads = 384, .smem_bytes = 232064,
             .persistent = 1, .tma_box_a = 128, .tma_box_b = 128, .dt_ab = FUSEGEN_DTYPE_BF16, .dt_out = FUSEGEN_DTYPE_BF16, .out_bytes = 2,
             .map_store_slot = -1, .map_out = 1, .epi_box_bytes = 128, },
-        .fns = fusegen_default_block_tail_sm90a_128x256x64_s3_cluster_g2_128x128x64_s5_pingpong_fns,
         .cache = &fusegen_default_block_tail_sm90a_128x256x64_s3_cluster_g2_128x128x64_s5_pingpong_cache,
+        .functions = fusegen_default_block_tail_sm90a_128x256x64_s3_cluster_g2_128x128x64_s5_pingpong_functions,
     },
     {
         .name = "block_tail_sm90a_128x256x64_s3_split_g2_128x128x64_s5_pingpong",
@@ -2878,8 +2878,8 @@ static const fusegen_kernel fusegen_default_kernels[] = {
         .launch2 = { .hopper = 1, .tile_m = 128, .tile_n = 128, .tile_k = 64, .threads = 384, .smem_bytes = 232064,
             .persistent = 1, .tma_box_a = 128, .tma_box_b = 128, .dt_ab = FUSEGEN_DTYPE_BF16, .dt_out = FUSEGEN_DTYPE_BF16, .out_bytes = 2,
             .map_store_slot = -1, .map_out = 1, .epi_box_bytes = 128, },
-        .fns = fusegen_default_block_tail_sm90a_128x256x64_s3_split_g2_128x128x64_s5_pingpong_fns,
         .cache = &fusegen_default_block_tail_sm90a_128x256x64_s3_split_g2_128x128x64_s5_pingpong_cache,
+        .functions = fusegen_default_block_tail_sm90a_128x256x64_s3_split_g2_128x128x64_s5_pingpong_functions,
     },
     {
         .name = "block_tail_sm90a_128x128x64_s5_pingpong_row_g2_128x256x64_s3",
@@ -2913,8 +2913,8 @@ static const fusegen_kernel fusegen_default_kernels[] = {
         .launch2 = { .hopper = 1, .tile_m = 128, .tile_n = 256, .tile_k = 64, .threads = 384, .smem_bytes = 215104,
             .persistent = 1, .tma_box_a = 128, .tma_box_b = 256, .dt_ab = FUSEGEN_DTYPE_BF16, .dt_out = FUSEGEN_DTYPE_BF16, .out_bytes = 2,
             .map_store_slot = -1, .map_out = 1, .epi_box_bytes = 128, },
-        .fns = fusegen_default_block_tail_sm90a_128x128x64_s5_pingpong_row_g2_128x256x64_s3_fns,
         .cache = &fusegen_default_block_tail_sm90a_128x128x64_s5_pingpong_row_g2_128x256x64_s3_cache,
+        .functions = fusegen_default_block_tail_sm90a_128x128x64_s5_pingpong_row_g2_128x256x64_s3_functions,
     },
     {
         .name = "block_tail_sm90a_128x128x64_s5_pingpong_split_g2_128x256x64_s3",
@@ -2948,8 +2948,8 @@ static const fusegen_kernel fusegen_default_kernels[] = {
         .launch2 = { .hopper = 1, .tile_m = 128, .tile_n = 256, .tile_k = 64, .threads = 384, .smem_bytes = 215104,
             .persistent = 1, .tma_box_a = 128, .tma_box_b = 256, .dt_ab = FUSEGEN_DTYPE_BF16, .dt_out = FUSEGEN_DTYPE_BF16, .out_bytes = 2,
             .map_store_slot = -1, .map_out = 1, .epi_box_bytes = 128, },
-        .fns = fusegen_default_block_tail_sm90a_128x128x64_s5_pingpong_split_g2_128x256x64_s3_fns,
         .cache = &fusegen_default_block_tail_sm90a_128x128x64_s5_pingpong_split_g2_128x256x64_s3_cache,
+        .functions = fusegen_default_block_tail_sm90a_128x128x64_s5_pingpong_split_g2_128x256x64_s3_functions,
     },
     {
         .name = "block_tail_sm90a_128x128x64_s5_pingpong_row_g2_128x128x64_s5_pingpong",
@@ -2983,8 +2983,8 @@ static const fusegen_kernel fusegen_default_kernels[] = {
         .launch2 = { .hopper = 1, .tile_m = 128, .tile_n = 128, .tile_k = 64, .threads = 384, .smem_bytes = 232064,
             .persistent = 1, .tma_box_a = 128, .tma_box_b = 128, .dt_ab = FUSEGEN_DTYPE_BF16, .dt_out = FUSEGEN_DTYPE_BF16, .out_bytes = 2,
             .map_store_slot = -1, .map_out = 1, .epi_box_bytes = 128, },
-        .fns = fusegen_default_block_tail_sm90a_128x128x64_s5_pingpong_row_g2_128x128x64_s5_pingpong_fns,
         .cache = &fusegen_default_block_tail_sm90a_128x128x64_s5_pingpong_row_g2_128x128x64_s5_pingpong_cache,
+        .functions = fusegen_default_block_tail_sm90a_128x128x64_s5_pingpong_row_g2_128x128x64_s5_pingpong_functions,
     },
     {
         .name = "block_tail_sm90a_128x128x64_s5_pingpong_split_g2_128x128x64_s5_pingpong",
@@ -3018,8 +3018,8 @@ static const fusegen_kernel fusegen_default_kernels[] = {
         .launch2 = { .hopper = 1, .tile_m = 128, .tile_n = 128, .tile_k = 64, .threads = 384, .smem_bytes = 232064,
             .persistent = 1, .tma_box_a = 128, .tma_box_b = 128, .dt_ab = FUSEGEN_DTYPE_BF16, .dt_out = FUSEGEN_DTYPE_BF16, .out_bytes = 2,
             .map_store_slot = -1, .map_out = 1, .epi_box_bytes = 128, },
-        .fns = fusegen_default_block_tail_sm90a_128x128x64_s5_pingpong_split_g2_128x128x64_s5_pingpong_fns,
         .cache = &fusegen_default_block_tail_sm90a_128x128x64_s5_pingpong_split_g2_128x128x64_s5_pingpong_cache,
+        .functions = fusegen_default_block_tail_sm90a_128x128x64_s5_pingpong_split_g2_128x128x64_s5_pingpong_functions,
     },
     {
         .name = "block_tail_sm80_128x128x64_s3_row_g2_128x256x64_s3",
@@ -3051,8 +3051,8 @@ static const fusegen_kernel fusegen_default_kernels[] = {
             .dt_out = FUSEGEN_DTYPE_BF16, .out_bytes = 2, .map_store_slot = -1, },
         .launch2 = { .tile_m = 128, .tile_n = 256, .tile_k = 64, .threads = 256, .smem_bytes = 165888, .dt_ab = FUSEGEN_DTYPE_BF16,
             .dt_out = FUSEGEN_DTYPE_BF16, .out_bytes = 2, .map_store_slot = -1, },
-        .fns = fusegen_default_block_tail_sm80_128x128x64_s3_row_g2_128x256x64_s3_fns,
         .cache = &fusegen_default_block_tail_sm80_128x128x64_s3_row_g2_128x256x64_s3_cache,
+        .functions = fusegen_default_block_tail_sm80_128x128x64_s3_row_g2_128x256x64_s3_functions,
     },
     {
         .name = "block_tail_sm80_128x128x64_s3_split_g2_128x256x64_s3",
@@ -3084,8 +3084,8 @@ static const fusegen_kernel fusegen_default_kernels[] = {
             .dt_ab = FUSEGEN_DTYPE_BF16, .dt_out = FUSEGEN_DTYPE_BF16, .out_bytes = 2, .map_store_slot = -1, },
         .launch2 = { .tile_m = 128, .tile_n = 256, .tile_k = 64, .threads = 256, .smem_bytes = 165888, .dt_ab = FUSEGEN_DTYPE_BF16,
             .dt_out = FUSEGEN_DTYPE_BF16, .out_bytes = 2, .map_store_slot = -1, },
-        .fns = fusegen_default_block_tail_sm80_128x128x64_s3_split_g2_128x256x64_s3_fns,
         .cache = &fusegen_default_block_tail_sm80_128x128x64_s3_split_g2_128x256x64_s3_cache,
+        .functions = fusegen_default_block_tail_sm80_128x128x64_s3_split_g2_128x256x64_s3_functions,
     },
 };
 

@@ -760,66 +760,127 @@ static_assert(fusegen_default_proj_sm80_64x128x64_s4_splitk::Gemm1::kSplitK == t
 static_assert(fusegen_default_proj_sm80_64x128x64_s4_splitk::Gemm1::kHopper == false, "fusegen: the family of fusegen_default_proj_sm80_64x128x64_s4_splitk GEMM1 differs from its launch record");
 
 #ifndef __CUDACC_RTC__
-// Each variant's functions for the runtime's launcher (fusegen_kernel.fns, runtime/launch.c):
-// GEMM1, its normalize or split-K reduce kernel, a chain's GEMM2.
-extern "C" const void *const fusegen_default_proj_sm90a_128x256x64_s3_fns[FUSEGEN_LAUNCH_FNS] = {
-    reinterpret_cast<const void *>(fusegen_default_proj_sm90a_128x256x64_s3_gemm1),
-    nullptr,
-    nullptr,
-};
-extern "C" const void *const fusegen_default_proj_sm90a_128x256x64_s3_splitk_fns[FUSEGEN_LAUNCH_FNS] = {
-    reinterpret_cast<const void *>(fusegen_default_proj_sm90a_128x256x64_s3_splitk_gemm1),
-    reinterpret_cast<const void *>(fusegen_default_proj_sm90a_128x256x64_s3_splitk_reduce1),
-    nullptr,
-};
-extern "C" const void *const fusegen_default_proj_sm90a_64x256x64_s4_fns[FUSEGEN_LAUNCH_FNS] = {
-    reinterpret_cast<const void *>(fusegen_default_proj_sm90a_64x256x64_s4_gemm1),
-    nullptr,
-    nullptr,
-};
-extern "C" const void *const fusegen_default_proj_sm90a_64x256x64_s4_splitk_fns[FUSEGEN_LAUNCH_FNS] = {
-    reinterpret_cast<const void *>(fusegen_default_proj_sm90a_64x256x64_s4_splitk_gemm1),
-    reinterpret_cast<const void *>(fusegen_default_proj_sm90a_64x256x64_s4_splitk_reduce1),
-    nullptr,
-};
-extern "C" const void *const fusegen_default_proj_sm90a_128x128x64_s4_pingpong_fns[FUSEGEN_LAUNCH_FNS] = {
-    reinterpret_cast<const void *>(fusegen_default_proj_sm90a_128x128x64_s4_pingpong_gemm1),
-    nullptr,
-    nullptr,
-};
-extern "C" const void *const fusegen_default_proj_sm90a_128x160x64_s5_fns[FUSEGEN_LAUNCH_FNS] = {
-    reinterpret_cast<const void *>(fusegen_default_proj_sm90a_128x160x64_s5_gemm1),
-    nullptr,
-    nullptr,
-};
-extern "C" const void *const fusegen_default_proj_sm90a_128x160x64_s5_splitk_fns[FUSEGEN_LAUNCH_FNS] = {
-    reinterpret_cast<const void *>(fusegen_default_proj_sm90a_128x160x64_s5_splitk_gemm1),
-    reinterpret_cast<const void *>(fusegen_default_proj_sm90a_128x160x64_s5_splitk_reduce1),
-    nullptr,
-};
-extern "C" const void *const fusegen_default_proj_sm90a_64x128x64_s4_fns[FUSEGEN_LAUNCH_FNS] = {
-    reinterpret_cast<const void *>(fusegen_default_proj_sm90a_64x128x64_s4_gemm1),
-    nullptr,
-    nullptr,
-};
-extern "C" const void *const fusegen_default_proj_sm90a_64x128x64_s4_splitk_fns[FUSEGEN_LAUNCH_FNS] = {
-    reinterpret_cast<const void *>(fusegen_default_proj_sm90a_64x128x64_s4_splitk_gemm1),
-    reinterpret_cast<const void *>(fusegen_default_proj_sm90a_64x128x64_s4_splitk_reduce1),
-    nullptr,
-};
-extern "C" const void *const fusegen_default_proj_sm80_128x256x64_s3_fns[FUSEGEN_LAUNCH_FNS] = {
-    reinterpret_cast<const void *>(fusegen_default_proj_sm80_128x256x64_s3_gemm1),
-    nullptr,
-    nullptr,
-};
-extern "C" const void *const fusegen_default_proj_sm80_64x128x64_s4_fns[FUSEGEN_LAUNCH_FNS] = {
-    reinterpret_cast<const void *>(fusegen_default_proj_sm80_64x128x64_s4_gemm1),
-    nullptr,
-    nullptr,
-};
-extern "C" const void *const fusegen_default_proj_sm80_64x128x64_s4_splitk_fns[FUSEGEN_LAUNCH_FNS] = {
-    reinterpret_cast<const void *>(fusegen_default_proj_sm80_64x128x64_s4_splitk_gemm1),
-    reinterpret_cast<const void *>(fusegen_default_proj_sm80_64x128x64_s4_splitk_reduce1),
-    nullptr,
-};
+// Each variant's driver functions in the current context, for the runtime's launcher
+// (fusegen_kernel.functions, runtime/launch.c): GEMM1, its normalize or split-K reduce kernel, a
+// chain's GEMM2. Found here, by this library's own CUDA runtime, which registered the kernels.
+
+extern "C" cudaError_t fusegen_default_proj_sm90a_128x256x64_s3_functions(void *fns[FUSEGEN_LAUNCH_FNS])
+{
+    const void *const kernels[FUSEGEN_LAUNCH_FNS] = {
+        reinterpret_cast<const void *>(fusegen_default_proj_sm90a_128x256x64_s3_gemm1),
+        nullptr,
+        nullptr,
+    };
+    return fusegen_sm80::driver_functions(kernels, fns);
+}
+
+extern "C" cudaError_t fusegen_default_proj_sm90a_128x256x64_s3_splitk_functions(void *fns[FUSEGEN_LAUNCH_FNS])
+{
+    const void *const kernels[FUSEGEN_LAUNCH_FNS] = {
+        reinterpret_cast<const void *>(fusegen_default_proj_sm90a_128x256x64_s3_splitk_gemm1),
+        reinterpret_cast<const void *>(fusegen_default_proj_sm90a_128x256x64_s3_splitk_reduce1),
+        nullptr,
+    };
+    return fusegen_sm80::driver_functions(kernels, fns);
+}
+
+extern "C" cudaError_t fusegen_default_proj_sm90a_64x256x64_s4_functions(void *fns[FUSEGEN_LAUNCH_FNS])
+{
+    const void *const kernels[FUSEGEN_LAUNCH_FNS] = {
+        reinterpret_cast<const void *>(fusegen_default_proj_sm90a_64x256x64_s4_gemm1),
+        nullptr,
+        nullptr,
+    };
+    return fusegen_sm80::driver_functions(kernels, fns);
+}
+
+extern "C" cudaError_t fusegen_default_proj_sm90a_64x256x64_s4_splitk_functions(void *fns[FUSEGEN_LAUNCH_FNS])
+{
+    const void *const kernels[FUSEGEN_LAUNCH_FNS] = {
+        reinterpret_cast<const void *>(fusegen_default_proj_sm90a_64x256x64_s4_splitk_gemm1),
+        reinterpret_cast<const void *>(fusegen_default_proj_sm90a_64x256x64_s4_splitk_reduce1),
+        nullptr,
+    };
+    return fusegen_sm80::driver_functions(kernels, fns);
+}
+
+extern "C" cudaError_t fusegen_default_proj_sm90a_128x128x64_s4_pingpong_functions(void *fns[FUSEGEN_LAUNCH_FNS])
+{
+    const void *const kernels[FUSEGEN_LAUNCH_FNS] = {
+        reinterpret_cast<const void *>(fusegen_default_proj_sm90a_128x128x64_s4_pingpong_gemm1),
+        nullptr,
+        nullptr,
+    };
+    return fusegen_sm80::driver_functions(kernels, fns);
+}
+
+extern "C" cudaError_t fusegen_default_proj_sm90a_128x160x64_s5_functions(void *fns[FUSEGEN_LAUNCH_FNS])
+{
+    const void *const kernels[FUSEGEN_LAUNCH_FNS] = {
+        reinterpret_cast<const void *>(fusegen_default_proj_sm90a_128x160x64_s5_gemm1),
+        nullptr,
+        nullptr,
+    };
+    return fusegen_sm80::driver_functions(kernels, fns);
+}
+
+extern "C" cudaError_t fusegen_default_proj_sm90a_128x160x64_s5_splitk_functions(void *fns[FUSEGEN_LAUNCH_FNS])
+{
+    const void *const kernels[FUSEGEN_LAUNCH_FNS] = {
+        reinterpret_cast<const void *>(fusegen_default_proj_sm90a_128x160x64_s5_splitk_gemm1),
+        reinterpret_cast<const void *>(fusegen_default_proj_sm90a_128x160x64_s5_splitk_reduce1),
+        nullptr,
+    };
+    return fusegen_sm80::driver_functions(kernels, fns);
+}
+
+extern "C" cudaError_t fusegen_default_proj_sm90a_64x128x64_s4_functions(void *fns[FUSEGEN_LAUNCH_FNS])
+{
+    const void *const kernels[FUSEGEN_LAUNCH_FNS] = {
+        reinterpret_cast<const void *>(fusegen_default_proj_sm90a_64x128x64_s4_gemm1),
+        nullptr,
+        nullptr,
+    };
+    return fusegen_sm80::driver_functions(kernels, fns);
+}
+
+extern "C" cudaError_t fusegen_default_proj_sm90a_64x128x64_s4_splitk_functions(void *fns[FUSEGEN_LAUNCH_FNS])
+{
+    const void *const kernels[FUSEGEN_LAUNCH_FNS] = {
+        reinterpret_cast<const void *>(fusegen_default_proj_sm90a_64x128x64_s4_splitk_gemm1),
+        reinterpret_cast<const void *>(fusegen_default_proj_sm90a_64x128x64_s4_splitk_reduce1),
+        nullptr,
+    };
+    return fusegen_sm80::driver_functions(kernels, fns);
+}
+
+extern "C" cudaError_t fusegen_default_proj_sm80_128x256x64_s3_functions(void *fns[FUSEGEN_LAUNCH_FNS])
+{
+    const void *const kernels[FUSEGEN_LAUNCH_FNS] = {
+        reinterpret_cast<const void *>(fusegen_default_proj_sm80_128x256x64_s3_gemm1),
+        nullptr,
+        nullptr,
+    };
+    return fusegen_sm80::driver_functions(kernels, fns);
+}
+
+extern "C" cudaError_t fusegen_default_proj_sm80_64x128x64_s4_functions(void *fns[FUSEGEN_LAUNCH_FNS])
+{
+    const void *const kernels[FUSEGEN_LAUNCH_FNS] = {
+        reinterpret_cast<const void *>(fusegen_default_proj_sm80_64x128x64_s4_gemm1),
+        nullptr,
+        nullptr,
+    };
+    return fusegen_sm80::driver_functions(kernels, fns);
+}
+
+extern "C" cudaError_t fusegen_default_proj_sm80_64x128x64_s4_splitk_functions(void *fns[FUSEGEN_LAUNCH_FNS])
+{
+    const void *const kernels[FUSEGEN_LAUNCH_FNS] = {
+        reinterpret_cast<const void *>(fusegen_default_proj_sm80_64x128x64_s4_splitk_gemm1),
+        reinterpret_cast<const void *>(fusegen_default_proj_sm80_64x128x64_s4_splitk_reduce1),
+        nullptr,
+    };
+    return fusegen_sm80::driver_functions(kernels, fns);
+}
 #endif  // __CUDACC_RTC__

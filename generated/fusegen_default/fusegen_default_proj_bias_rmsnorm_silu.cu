@@ -407,36 +407,67 @@ static_assert(fusegen_default_proj_bias_rmsnorm_silu_sm80_64x256x32_s3_splitk::G
 static_assert(fusegen_default_proj_bias_rmsnorm_silu_sm80_64x256x32_s3_splitk::Gemm1::kHopper == false, "fusegen: the family of fusegen_default_proj_bias_rmsnorm_silu_sm80_64x256x32_s3_splitk GEMM1 differs from its launch record");
 
 #ifndef __CUDACC_RTC__
-// Each variant's functions for the runtime's launcher (fusegen_kernel.fns, runtime/launch.c):
-// GEMM1, its normalize or split-K reduce kernel, a chain's GEMM2.
-extern "C" const void *const fusegen_default_proj_bias_rmsnorm_silu_sm90a_64x256x64_s4_row_fns[FUSEGEN_LAUNCH_FNS] = {
-    reinterpret_cast<const void *>(fusegen_default_proj_bias_rmsnorm_silu_sm90a_64x256x64_s4_row_gemm1),
-    nullptr,
-    nullptr,
-};
-extern "C" const void *const fusegen_default_proj_bias_rmsnorm_silu_sm90a_64x256x64_s4_split_fns[FUSEGEN_LAUNCH_FNS] = {
-    reinterpret_cast<const void *>(fusegen_default_proj_bias_rmsnorm_silu_sm90a_64x256x64_s4_split_gemm1),
-    reinterpret_cast<const void *>(fusegen_default_proj_bias_rmsnorm_silu_sm90a_64x256x64_s4_split_normalize1),
-    nullptr,
-};
-extern "C" const void *const fusegen_default_proj_bias_rmsnorm_silu_sm90a_64x256x64_s4_splitk_fns[FUSEGEN_LAUNCH_FNS] = {
-    reinterpret_cast<const void *>(fusegen_default_proj_bias_rmsnorm_silu_sm90a_64x256x64_s4_splitk_gemm1),
-    reinterpret_cast<const void *>(fusegen_default_proj_bias_rmsnorm_silu_sm90a_64x256x64_s4_splitk_reduce1),
-    nullptr,
-};
-extern "C" const void *const fusegen_default_proj_bias_rmsnorm_silu_sm80_64x256x32_s3_row_fns[FUSEGEN_LAUNCH_FNS] = {
-    reinterpret_cast<const void *>(fusegen_default_proj_bias_rmsnorm_silu_sm80_64x256x32_s3_row_gemm1),
-    nullptr,
-    nullptr,
-};
-extern "C" const void *const fusegen_default_proj_bias_rmsnorm_silu_sm80_64x256x32_s3_split_fns[FUSEGEN_LAUNCH_FNS] = {
-    reinterpret_cast<const void *>(fusegen_default_proj_bias_rmsnorm_silu_sm80_64x256x32_s3_split_gemm1),
-    reinterpret_cast<const void *>(fusegen_default_proj_bias_rmsnorm_silu_sm80_64x256x32_s3_split_normalize1),
-    nullptr,
-};
-extern "C" const void *const fusegen_default_proj_bias_rmsnorm_silu_sm80_64x256x32_s3_splitk_fns[FUSEGEN_LAUNCH_FNS] = {
-    reinterpret_cast<const void *>(fusegen_default_proj_bias_rmsnorm_silu_sm80_64x256x32_s3_splitk_gemm1),
-    reinterpret_cast<const void *>(fusegen_default_proj_bias_rmsnorm_silu_sm80_64x256x32_s3_splitk_reduce1),
-    nullptr,
-};
+// Each variant's driver functions in the current context, for the runtime's launcher
+// (fusegen_kernel.functions, runtime/launch.c): GEMM1, its normalize or split-K reduce kernel, a
+// chain's GEMM2. Found here, by this library's own CUDA runtime, which registered the kernels.
+
+extern "C" cudaError_t fusegen_default_proj_bias_rmsnorm_silu_sm90a_64x256x64_s4_row_functions(void *fns[FUSEGEN_LAUNCH_FNS])
+{
+    const void *const kernels[FUSEGEN_LAUNCH_FNS] = {
+        reinterpret_cast<const void *>(fusegen_default_proj_bias_rmsnorm_silu_sm90a_64x256x64_s4_row_gemm1),
+        nullptr,
+        nullptr,
+    };
+    return fusegen_sm80::driver_functions(kernels, fns);
+}
+
+extern "C" cudaError_t fusegen_default_proj_bias_rmsnorm_silu_sm90a_64x256x64_s4_split_functions(void *fns[FUSEGEN_LAUNCH_FNS])
+{
+    const void *const kernels[FUSEGEN_LAUNCH_FNS] = {
+        reinterpret_cast<const void *>(fusegen_default_proj_bias_rmsnorm_silu_sm90a_64x256x64_s4_split_gemm1),
+        reinterpret_cast<const void *>(fusegen_default_proj_bias_rmsnorm_silu_sm90a_64x256x64_s4_split_normalize1),
+        nullptr,
+    };
+    return fusegen_sm80::driver_functions(kernels, fns);
+}
+
+extern "C" cudaError_t fusegen_default_proj_bias_rmsnorm_silu_sm90a_64x256x64_s4_splitk_functions(void *fns[FUSEGEN_LAUNCH_FNS])
+{
+    const void *const kernels[FUSEGEN_LAUNCH_FNS] = {
+        reinterpret_cast<const void *>(fusegen_default_proj_bias_rmsnorm_silu_sm90a_64x256x64_s4_splitk_gemm1),
+        reinterpret_cast<const void *>(fusegen_default_proj_bias_rmsnorm_silu_sm90a_64x256x64_s4_splitk_reduce1),
+        nullptr,
+    };
+    return fusegen_sm80::driver_functions(kernels, fns);
+}
+
+extern "C" cudaError_t fusegen_default_proj_bias_rmsnorm_silu_sm80_64x256x32_s3_row_functions(void *fns[FUSEGEN_LAUNCH_FNS])
+{
+    const void *const kernels[FUSEGEN_LAUNCH_FNS] = {
+        reinterpret_cast<const void *>(fusegen_default_proj_bias_rmsnorm_silu_sm80_64x256x32_s3_row_gemm1),
+        nullptr,
+        nullptr,
+    };
+    return fusegen_sm80::driver_functions(kernels, fns);
+}
+
+extern "C" cudaError_t fusegen_default_proj_bias_rmsnorm_silu_sm80_64x256x32_s3_split_functions(void *fns[FUSEGEN_LAUNCH_FNS])
+{
+    const void *const kernels[FUSEGEN_LAUNCH_FNS] = {
+        reinterpret_cast<const void *>(fusegen_default_proj_bias_rmsnorm_silu_sm80_64x256x32_s3_split_gemm1),
+        reinterpret_cast<const void *>(fusegen_default_proj_bias_rmsnorm_silu_sm80_64x256x32_s3_split_normalize1),
+        nullptr,
+    };
+    return fusegen_sm80::driver_functions(kernels, fns);
+}
+
+extern "C" cudaError_t fusegen_default_proj_bias_rmsnorm_silu_sm80_64x256x32_s3_splitk_functions(void *fns[FUSEGEN_LAUNCH_FNS])
+{
+    const void *const kernels[FUSEGEN_LAUNCH_FNS] = {
+        reinterpret_cast<const void *>(fusegen_default_proj_bias_rmsnorm_silu_sm80_64x256x32_s3_splitk_gemm1),
+        reinterpret_cast<const void *>(fusegen_default_proj_bias_rmsnorm_silu_sm80_64x256x32_s3_splitk_reduce1),
+        nullptr,
+    };
+    return fusegen_sm80::driver_functions(kernels, fns);
+}
 #endif  // __CUDACC_RTC__

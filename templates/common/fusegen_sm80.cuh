@@ -1558,9 +1558,28 @@ struct SplitKReduce {
 
 // ---- host side ------------------------------------------------------------------------
 // The runtime launches the kernels (runtime/launch.c) as the dispatch table's launch records
-// say; a kernel file hands it the kernels' host stubs.
+// say; a kernel file hands it their driver functions.
 #ifndef __CUDACC_RTC__
-#include "fusegen_launch.h"
+#include "fusegen.h"
+
+namespace fusegen_sm80 {
+
+// The driver functions (CUfunction) of kernels, given by their host stubs (NULL: none), in the
+// current context, as this file's CUDA runtime registered them.
+inline cudaError_t driver_functions(const void *const kernels[FUSEGEN_LAUNCH_FNS], void *fns[FUSEGEN_LAUNCH_FNS])
+{
+    for (int i = 0; i < FUSEGEN_LAUNCH_FNS; ++i) {
+        fns[i] = nullptr;
+        if (!kernels[i]) continue;
+        cudaFunction_t f = nullptr;
+        const cudaError_t e = cudaGetFuncBySymbol(&f, kernels[i]);
+        if (e != cudaSuccess) return e;
+        fns[i] = reinterpret_cast<void *>(f);
+    }
+    return cudaSuccess;
+}
+
+}  // namespace fusegen_sm80
 #endif
 
 #endif  // FUSEGEN_SM80_CUH

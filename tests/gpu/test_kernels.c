@@ -403,7 +403,7 @@ static int check_ops(const fusegen_op *ops, int n_ops, int n_stores, int uses_bi
 
 static int check_entry(const fusegen_kernel *k, char *why, size_t len)
 {
-    if (!k->name || !k->epilogue || (!k->fns && !k->launch_jit)) {
+    if (!k->name || !k->epilogue || (!k->functions && !k->launch_jit)) {
         snprintf(why, len, "name, epilogue or launch is NULL");
         return 0;
     }

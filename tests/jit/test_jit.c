@@ -328,7 +328,7 @@ static void check_table(fusegen_jit *j)
           k->ops[1].kind == FUSEGEN_OP_RELU);
     CHECK(k->tile_m == 64 && k->tile_n == 64 && k->tile_k == 32 && k->stages == 2 && k->threads == 128);
     CHECK(k->uses_bias && !k->uses_residual && k->strategy == FUSEGEN_STRATEGY_NONE && k->max_n == 0);
-    CHECK(k->fns == NULL && k->launch_jit != NULL && k->jit != NULL && k->cache != NULL);
+    CHECK(k->functions == NULL && k->launch_jit != NULL && k->jit != NULL && k->cache != NULL);
 
     fusegen_problem p;
     memset(&p, 0, sizeof p);

@@ -6,7 +6,7 @@
 #include "golden_small.h"
 
 /* proj_bias_residual_layernorm_sm80_64x128x32_s3_row: K % 8 == 0, N % 8 == 0, N <= 128, 16-byte aligned pointers */
-extern const void *const golden_small_proj_bias_residual_layernorm_sm80_64x128x32_s3_row_fns[FUSEGEN_LAUNCH_FNS];
+cudaError_t golden_small_proj_bias_residual_layernorm_sm80_64x128x32_s3_row_functions(void *fns[FUSEGEN_LAUNCH_FNS]);
 static fusegen_launch_cache golden_small_proj_bias_residual_layernorm_sm80_64x128x32_s3_row_cache;
 static const fusegen_op golden_small_proj_bias_residual_layernorm_sm80_64x128x32_s3_row_ops[] = {
     { FUSEGEN_OP_BIAS, 0, 0, 0 },
@@ -15,7 +15,7 @@ static const fusegen_op golden_small_proj_bias_residual_layernorm_sm80_64x128x32
 };
 
 /* proj_bias_residual_layernorm_sm80_64x128x32_s3_split: K % 8 == 0, N % 8 == 0, 16-byte aligned pointers */
-extern const void *const golden_small_proj_bias_residual_layernorm_sm80_64x128x32_s3_split_fns[FUSEGEN_LAUNCH_FNS];
+cudaError_t golden_small_proj_bias_residual_layernorm_sm80_64x128x32_s3_split_functions(void *fns[FUSEGEN_LAUNCH_FNS]);
 static fusegen_launch_cache golden_small_proj_bias_residual_layernorm_sm80_64x128x32_s3_split_cache;
 static const fusegen_op golden_small_proj_bias_residual_layernorm_sm80_64x128x32_s3_split_ops[] = {
     { FUSEGEN_OP_BIAS, 0, 0, 0 },
@@ -24,7 +24,7 @@ static const fusegen_op golden_small_proj_bias_residual_layernorm_sm80_64x128x32
 };
 
 /* proj_bias_residual_layernorm_sm80_64x128x32_s3_splitk: K % 8 == 0, N % 8 == 0, N <= 16384, 16-byte aligned pointers */
-extern const void *const golden_small_proj_bias_residual_layernorm_sm80_64x128x32_s3_splitk_fns[FUSEGEN_LAUNCH_FNS];
+cudaError_t golden_small_proj_bias_residual_layernorm_sm80_64x128x32_s3_splitk_functions(void *fns[FUSEGEN_LAUNCH_FNS]);
 static fusegen_launch_cache golden_small_proj_bias_residual_layernorm_sm80_64x128x32_s3_splitk_cache;
 static const fusegen_op golden_small_proj_bias_residual_layernorm_sm80_64x128x32_s3_splitk_ops[] = {
     { FUSEGEN_OP_BIAS, 0, 0, 0 },
@@ -33,7 +33,7 @@ static const fusegen_op golden_small_proj_bias_residual_layernorm_sm80_64x128x32
 };
 
 /* proj_scale_gelu_sm80_128x128x32_s4: K % 8 == 0, N % 8 == 0, 16-byte aligned pointers */
-extern const void *const golden_small_proj_scale_gelu_sm80_128x128x32_s4_fns[FUSEGEN_LAUNCH_FNS];
+cudaError_t golden_small_proj_scale_gelu_sm80_128x128x32_s4_functions(void *fns[FUSEGEN_LAUNCH_FNS]);
 static fusegen_launch_cache golden_small_proj_scale_gelu_sm80_128x128x32_s4_cache;
 static const fusegen_op golden_small_proj_scale_gelu_sm80_128x128x32_s4_ops[] = {
     { FUSEGEN_OP_SCALE, 0.5, 0, 0 },
@@ -70,8 +70,8 @@ static const fusegen_kernel golden_small_kernels[] = {
         .rank = 8195,
         .launch1 = { .tile_m = 64, .tile_n = 128, .tile_k = 32, .threads = 128, .smem_bytes = 46080, .dt_ab = FUSEGEN_DTYPE_BF16,
             .dt_out = FUSEGEN_DTYPE_BF16, .out_bytes = 2, .map_store_slot = -1, },
-        .fns = golden_small_proj_bias_residual_layernorm_sm80_64x128x32_s3_row_fns,
         .cache = &golden_small_proj_bias_residual_layernorm_sm80_64x128x32_s3_row_cache,
+        .functions = golden_small_proj_bias_residual_layernorm_sm80_64x128x32_s3_row_functions,
     },
     {
         .name = "proj_bias_residual_layernorm_sm80_64x128x32_s3_split",
@@ -101,8 +101,8 @@ static const fusegen_kernel golden_small_kernels[] = {
         .rank = 8195,
         .launch1 = { .tile_m = 64, .tile_n = 128, .tile_k = 32, .threads = 128, .smem_bytes = 46080, .split = 1,
             .dt_ab = FUSEGEN_DTYPE_BF16, .dt_out = FUSEGEN_DTYPE_BF16, .out_bytes = 2, .map_store_slot = -1, },
-        .fns = golden_small_proj_bias_residual_layernorm_sm80_64x128x32_s3_split_fns,
         .cache = &golden_small_proj_bias_residual_layernorm_sm80_64x128x32_s3_split_cache,
+        .functions = golden_small_proj_bias_residual_layernorm_sm80_64x128x32_s3_split_functions,
     },
     {
         .name = "proj_bias_residual_layernorm_sm80_64x128x32_s3_splitk",
@@ -132,8 +132,8 @@ static const fusegen_kernel golden_small_kernels[] = {
         .rank = 8195,
         .launch1 = { .tile_m = 64, .tile_n = 128, .tile_k = 32, .threads = 128, .smem_bytes = 46080, .split_k = 1,
             .split_k_row_smem = 1, .dt_ab = FUSEGEN_DTYPE_BF16, .dt_out = FUSEGEN_DTYPE_BF16, .out_bytes = 2, .map_store_slot = -1, },
-        .fns = golden_small_proj_bias_residual_layernorm_sm80_64x128x32_s3_splitk_fns,
         .cache = &golden_small_proj_bias_residual_layernorm_sm80_64x128x32_s3_splitk_cache,
+        .functions = golden_small_proj_bias_residual_layernorm_sm80_64x128x32_s3_splitk_functions,
     },
     {
         .name = "proj_scale_gelu_sm80_128x128x32_s4",
@@ -163,8 +163,8 @@ static const fusegen_kernel golden_small_kernels[] = {
         .rank = 16388,
         .launch1 = { .tile_m = 128, .tile_n = 128, .tile_k = 32, .threads = 256, .smem_bytes = 75776, .b_kn = 1,
             .dt_ab = FUSEGEN_DTYPE_F16, .dt_out = FUSEGEN_DTYPE_F32, .out_bytes = 4, .map_store_slot = -1, },
-        .fns = golden_small_proj_scale_gelu_sm80_128x128x32_s4_fns,
         .cache = &golden_small_proj_scale_gelu_sm80_128x128x32_s4_cache,
+        .functions = golden_small_proj_scale_gelu_sm80_128x128x32_s4_functions,
     },
 };
 

@@ -5,6 +5,8 @@
 #ifndef FUSEGEN_INTERNAL_H
 #define FUSEGEN_INTERNAL_H
 
+#include <stdarg.h>
+
 #include <cuda.h>
 
 #include "fusegen.h"
@@ -17,6 +19,45 @@ fusegen_status fusegen__detail_set(fusegen_status st, const char *fmt, ...);
 /* The problem's own checks (what no kernel can run, whatever the library): FUSEGEN_OK, or
  * FUSEGEN_ERR_INVALID_ARGUMENT with the reason in the detail. No CUDA call. */
 fusegen_status fusegen__check_problem(const fusegen_problem *p);
+
+/* ---- check.c: whether a kernel can run a problem; each check writes one reason into buf (len
+ * bytes; NULL and 0 for none) and returns the status it deserves, FUSEGEN_OK when it passes ---- */
+enum { FUSEGEN__REASON_LEN = 384 };   /* one kernel's reason */
+/* The device compute capability of a problem, resolved at most once per API call: a query over
+ * a whole library asks the device once, and only when some kernel gets as far as the arch
+ * check. Zero it before the first check. */
+typedef struct fusegen__arch {
+    int resolved;
+    int sm;
+    int from_device;                /* p->sm was 0 */
+    fusegen_status st;
+    char why[FUSEGEN__REASON_LEN];
+} fusegen__arch;
+/* The problem alone (INVALID_ARGUMENT; no CUDA call). */
+fusegen_status fusegen__problem_reason(const fusegen_problem *p, char *buf, size_t len);
+/* Kernel k against a problem that passed the first check (no CUDA call). */
+fusegen_status fusegen__kernel_reason(const fusegen_kernel *k, const fusegen_problem *p, char *buf, size_t len);
+/* Was k built for p->sm, or for the current device when it is 0 (resolved once into arch)? */
+fusegen_status fusegen__arch_reason(const fusegen_kernel *k, const fusegen_problem *p, fusegen__arch *arch,
+                                    char *buf, size_t len);
+/* The three in their order (k NULL fails too). */
+fusegen_status fusegen__eligible(const fusegen_kernel *k, const fusegen_problem *p, fusegen__arch *arch, char *buf,
+                                 size_t len);
+/* Before an arch-specific kernel's launch: the current device is the one it was built for. */
+fusegen_status fusegen__device_reason(const fusegen_kernel *k, const fusegen_problem *p, char *buf, size_t len);
+/* Returns from the calling function with the status of expr unless it is FUSEGEN_OK. */
+#define FUSEGEN__TRY(expr)                              \
+    do {                                                \
+        fusegen_status fusegen__st_ = (expr);           \
+        if (fusegen__st_ != FUSEGEN_OK)                 \
+            return fusegen__st_;                        \
+    } while (0)
+/* vsnprintf into buf; a cut message ends in "..." so that nobody mistakes it for the whole. */
+void fusegen__vformat(char *buf, size_t len, const char *fmt, va_list ap);
+const char *fusegen__str(const char *s);          /* s, or "(null)" */
+size_t fusegen__dtype_bytes(fusegen_dtype t);
+int fusegen__is_split(const fusegen_kernel *k);   /* the split strategy */
+int fusegen__sms_or_0(void);                      /* the current device's SM count, 0 when unknown */
 
 /* fusegen_query with the dispatch's SM count given instead of read from the device (sms > 0:
  * a device of that many SMs; 0: the size-only order of an unknown device). The dispatch-order

@@ -3089,61 +3089,12 @@ static const fusegen_kernel fusegen_default_kernels[] = {
     },
 };
 
-/* Measured winners (fusegen generate --tuning), per device: spec kernel, M bucket, N, K, N2,
- * the winner's index in the table above, its time and the runner-up's in ms (-1: none). */
-static const fusegen_tuned_entry fusegen_default_tuned_0[] = {
-    { "proj", 1, 4096, 4096, 0, 37, 0.023312, 0.023968 },   /* proj_sm90a_64x128x64_s4_splitk */
-    { "proj", 1, 4096, 14336, 0, 37, 0.054992, 0.055344 },   /* proj_sm90a_64x128x64_s4_splitk */
-    { "proj", 1, 5120, 5120, 0, 37, 0.031888, 0.032336 },   /* proj_sm90a_64x128x64_s4_splitk */
-    { "proj", 1, 8192, 8192, 0, 37, 0.060144, 0.060736 },   /* proj_sm90a_64x128x64_s4_splitk */
-    { "proj", 16, 4096, 4096, 0, 37, 0.023408, 0.024352 },   /* proj_sm90a_64x128x64_s4_splitk */
-    { "proj", 16, 4096, 14336, 0, 37, 0.05528, 0.055888 },   /* proj_sm90a_64x128x64_s4_splitk */
-    { "proj", 16, 5120, 5120, 0, 37, 0.03216, 0.033136 },   /* proj_sm90a_64x128x64_s4_splitk */
-    { "proj", 16, 8192, 8192, 0, 37, 0.060656, 0.061152 },   /* proj_sm90a_64x128x64_s4_splitk */
-    { "proj", 64, 4096, 4096, 0, 37, 0.024368, 0.026208 },   /* proj_sm90a_64x128x64_s4_splitk */
-    { "proj", 64, 4096, 14336, 0, 37, 0.056224, 0.05768 },   /* proj_sm90a_64x128x64_s4_splitk */
-    { "proj", 64, 5120, 5120, 0, 37, 0.033984, 0.034992 },   /* proj_sm90a_64x128x64_s4_splitk */
-    { "proj", 64, 8192, 8192, 0, 37, 0.062064, 0.062624 },   /* proj_sm90a_64x128x64_s4_splitk */
-    { "proj", 128, 4096, 4096, 0, 32, 0.026912, 0.02752 },   /* proj_sm90a_64x256x64_s4_splitk */
-    { "proj", 128, 4096, 14336, 0, 32, 0.059072, 0.060416 },   /* proj_sm90a_64x256x64_s4_splitk */
-    { "proj", 128, 5120, 5120, 0, 32, 0.036384, 0.036816 },   /* proj_sm90a_64x256x64_s4_splitk */
-    { "proj", 128, 8192, 8192, 0, 36, 0.063648, 0.064176 },   /* proj_sm90a_64x128x64_s4 */
-    { "proj", 256, 4096, 4096, 0, 35, 0.030832, 0.032016 },   /* proj_sm90a_128x160x64_s5_splitk */
-    { "proj", 256, 4096, 14336, 0, 35, 0.0656, 0.067792 },   /* proj_sm90a_128x160x64_s5_splitk */
-    { "proj", 256, 5120, 5120, 0, 35, 0.040016, 0.043536 },   /* proj_sm90a_128x160x64_s5_splitk */
-    { "proj", 256, 8192, 8192, 0, 34, 0.06656, 0.067952 },   /* proj_sm90a_128x160x64_s5 */
-    { "proj_bias_residual_layernorm", 1, 4096, 4096, 0, 20, 0.027296, 0.028496 },   /* proj_bias_residual_layernorm_sm90a_64x128x64_s4_splitk */
-    { "proj_bias_residual_layernorm", 1, 4096, 14336, 0, 20, 0.059232, 0.059904 },   /* proj_bias_residual_layernorm_sm90a_64x128x64_s4_splitk */
-    { "proj_bias_residual_layernorm", 1, 5120, 5120, 0, 20, 0.037568, 0.038352 },   /* proj_bias_residual_layernorm_sm90a_64x128x64_s4_splitk */
-    { "proj_bias_residual_layernorm", 1, 8192, 8192, 0, 20, 0.067696, 0.06824 },   /* proj_bias_residual_layernorm_sm90a_64x128x64_s4_splitk */
-    { "proj_bias_residual_layernorm", 16, 4096, 4096, 0, 20, 0.027312, 0.028128 },   /* proj_bias_residual_layernorm_sm90a_64x128x64_s4_splitk */
-    { "proj_bias_residual_layernorm", 16, 4096, 14336, 0, 20, 0.059552, 0.06008 },   /* proj_bias_residual_layernorm_sm90a_64x128x64_s4_splitk */
-    { "proj_bias_residual_layernorm", 16, 5120, 5120, 0, 20, 0.037344, 0.038688 },   /* proj_bias_residual_layernorm_sm90a_64x128x64_s4_splitk */
-    { "proj_bias_residual_layernorm", 16, 8192, 8192, 0, 20, 0.067216, 0.067872 },   /* proj_bias_residual_layernorm_sm90a_64x128x64_s4_splitk */
-    { "proj_bias_residual_layernorm", 64, 4096, 4096, 0, 20, 0.027888, 0.028656 },   /* proj_bias_residual_layernorm_sm90a_64x128x64_s4_splitk */
-    { "proj_bias_residual_layernorm", 64, 4096, 14336, 0, 20, 0.059936, 0.060368 },   /* proj_bias_residual_layernorm_sm90a_64x128x64_s4_splitk */
-    { "proj_bias_residual_layernorm", 64, 5120, 5120, 0, 20, 0.038624, 0.038944 },   /* proj_bias_residual_layernorm_sm90a_64x128x64_s4_splitk */
-    { "proj_bias_residual_layernorm", 64, 8192, 8192, 0, 20, 0.067376, 0.068416 },   /* proj_bias_residual_layernorm_sm90a_64x128x64_s4_splitk */
-    { "proj_bias_residual_layernorm", 128, 4096, 4096, 0, 3, 0.02992, 0.030144 },   /* proj_bias_residual_layernorm_sm90a_128x128x64_s5_splitk */
-    { "proj_bias_residual_layernorm", 128, 4096, 14336, 0, 17, 0.062128, 0.062448 },   /* proj_bias_residual_layernorm_sm90a_64x256x64_s4_splitk */
-    { "proj_bias_residual_layernorm", 128, 5120, 5120, 0, 3, 0.039696, 0.040448 },   /* proj_bias_residual_layernorm_sm90a_128x128x64_s5_splitk */
-    { "proj_bias_residual_layernorm", 128, 8192, 8192, 0, 3, 0.069696, 0.070304 },   /* proj_bias_residual_layernorm_sm90a_128x128x64_s5_splitk */
-    { "proj_bias_residual_layernorm", 256, 4096, 4096, 0, 3, 0.033184, 0.03384 },   /* proj_bias_residual_layernorm_sm90a_128x128x64_s5_splitk */
-    { "proj_bias_residual_layernorm", 256, 4096, 14336, 0, 3, 0.067264, 0.068672 },   /* proj_bias_residual_layernorm_sm90a_128x128x64_s5_splitk */
-    { "proj_bias_residual_layernorm", 256, 5120, 5120, 0, 13, 0.043616, 0.048928 },   /* proj_bias_residual_layernorm_sm90a_128x160x64_s5_splitk */
-    { "proj_bias_residual_layernorm", 256, 8192, 8192, 0, 3, 0.0748, 0.076432 },   /* proj_bias_residual_layernorm_sm90a_128x128x64_s5_splitk */
-};
-
-static const fusegen_tuned_device fusegen_default_tuned[] = {
-    { "NVIDIA H100 80GB HBM3", 132, 90, fusegen_default_tuned_0, 40 },
-};
-
 const fusegen_library fusegen_default_library = {
     "fusegen_default",
     "0.1.0",
     "6b393e3489894647349dd6874d6d07262df6f69fa4cb61b03bb87bef5bd5ec54",
     fusegen_default_kernels,
     sizeof fusegen_default_kernels / sizeof fusegen_default_kernels[0],
-    fusegen_default_tuned,
-    1,
+    NULL,
+    0,
 };

@@ -1,8 +1,8 @@
 # compare.cmake - golden test of emitted files. Runs, from SOURCE_DIR:
-#   FUSEGEN generate SPEC [--tuning FILE]... -o WORK --templates templates
+#   FUSEGEN generate SPEC -o WORK --templates templates
 # and compares the tree WORK with the tree EXPECTED byte for byte (*.d files are ignored).
-# Usage: cmake -DFUSEGEN=... -DSOURCE_DIR=... -DSPEC=... -DEXPECTED=... -DWORK=... [-DTUNING=a;b]
-#        [-DFAMILY_FROM_TEMPLATES=ON] -P compare.cmake
+# Usage: cmake -DFUSEGEN=... -DSOURCE_DIR=... -DSPEC=... -DEXPECTED=... -DWORK=... [-DFAMILY_FROM_TEMPLATES=ON]
+#        -P compare.cmake
 cmake_minimum_required(VERSION 3.24)
 foreach(var FUSEGEN SOURCE_DIR SPEC EXPECTED WORK)
   if(NOT DEFINED ${var})
@@ -15,13 +15,8 @@ if(NOT IS_DIRECTORY "${EXPECTED}")
 endif()
 
 file(REMOVE_RECURSE "${WORK}")
-set(tuning_args "")
-foreach(tf IN LISTS TUNING)
-  file(RELATIVE_PATH tf "${SOURCE_DIR}" "${tf}")   # as update.sh names it
-  list(APPEND tuning_args --tuning "${tf}")
-endforeach()
 execute_process(
-  COMMAND "${FUSEGEN}" generate "${SPEC}" ${tuning_args} -o "${WORK}" --templates templates
+  COMMAND "${FUSEGEN}" generate "${SPEC}" -o "${WORK}" --templates templates
   WORKING_DIRECTORY "${SOURCE_DIR}"
   RESULT_VARIABLE rc
   ERROR_VARIABLE err)

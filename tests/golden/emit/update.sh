@@ -1,7 +1,7 @@
 #!/bin/sh
 # update.sh [FUSEGEN] - regenerates the golden trees from the current generator and templates:
 #   tests/golden/emit/expected/  from tests/golden/emit/small.json (less the family headers)
-#   generated/                   from specs/default.json and its tuning, specs/tuning/default.*.json
+#   generated/                   from specs/default.json
 #   tests/golden/tuning/expected/golden_small_dispatch.c  from the small spec with the tuning
 #                                files of tests/golden/tuning/ (compiled-in winners)
 # FUSEGEN defaults to build/fusegen. Runs from the repository root with relative paths, as the
@@ -18,32 +18,25 @@ if [ ! -x "$fusegen" ]; then
 fi
 cd "$root"
 
-# regen SPEC DEST [--tuning FILE]...: generate into a fresh folder, then put it in place of DEST.
+# regen SPEC DEST: generate into a fresh folder, then put it in place of DEST.
 regen() {
-    spec=$1 dest=$2
-    shift 2
     tmp=$(mktemp -d "$root/.fusegen-update-XXXXXX")
-    if ! "$fusegen" generate "$spec" "$@" -o "$tmp" --templates templates; then
+    if ! "$fusegen" generate "$1" -o "$tmp" --templates templates; then
         rm -rf "$tmp"
-        echo "update.sh: generating $spec failed; $dest left as it was" >&2
+        echo "update.sh: generating $1 failed; $2 left as it was" >&2
         exit 1
     fi
     chmod 755 "$tmp"
-    rm -rf "$dest"
-    mv "$tmp" "$dest"
-    echo "update.sh: $dest <- $spec $* ($(find "$dest" -type f | wc -l | tr -d ' ') files)"
+    rm -rf "$2"
+    mv "$tmp" "$2"
+    echo "update.sh: $2 <- $1 ($(find "$2" -type f | wc -l | tr -d ' ') files)"
 }
 
 regen tests/golden/emit/small.json tests/golden/emit/expected
 # the small spec's golden tree holds what the generator decides: its test compares the family
 # headers with templates/common/ itself (compare.cmake, FAMILY_FROM_TEMPLATES)
 rm -f tests/golden/emit/expected/*/fusegen_sm*.cuh
-# the default library with its shipped tuning (specs/tuning/default.*.json, as CMakeLists.txt globs)
-set --
-for tf in specs/tuning/default.*.json; do
-    [ -f "$tf" ] && set -- "$@" --tuning "$tf"
-done
-regen specs/default.json generated "$@"
+regen specs/default.json generated
 
 # the small spec's table with compiled-in winners (cli_tuning, unit_tuned_table)
 tmp=$(mktemp -d "$root/.fusegen-update-XXXXXX")

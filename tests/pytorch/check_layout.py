@@ -16,6 +16,7 @@ from fusegen_torch import _capi  # noqa: E402
 
 STRUCTS = [("fusegen_op", _capi.Op), ("fusegen_problem", _capi.Problem),
            ("fusegen_args", _capi.Args), ("fusegen_kernel", _capi.Kernel),
+           ("fusegen_launch_gemm", _capi.LaunchGemm),
            ("fusegen_tuned_entry", _capi.TunedEntry), ("fusegen_tuned_device", _capi.TunedDevice),
            ("fusegen_library", _capi.Library)]
 

@@ -46,7 +46,17 @@ int main(void)
     F(fusegen_kernel, n_stores); F(fusegen_kernel, n_stores2); F(fusegen_kernel, uses_bias);
     F(fusegen_kernel, uses_residual); F(fusegen_kernel, uses_gamma); F(fusegen_kernel, uses_beta);
     F(fusegen_kernel, uses_bias2); F(fusegen_kernel, uses_residual2); F(fusegen_kernel, rank);
-    F(fusegen_kernel, launch); F(fusegen_kernel, launch_jit); F(fusegen_kernel, jit);
+    F(fusegen_kernel, launch1); F(fusegen_kernel, launch2); F(fusegen_kernel, cache);
+    F(fusegen_kernel, functions); F(fusegen_kernel, launch_jit); F(fusegen_kernel, jit);
+
+    S(fusegen_launch_gemm);
+    F(fusegen_launch_gemm, hopper); F(fusegen_launch_gemm, tile_m); F(fusegen_launch_gemm, tile_n);
+    F(fusegen_launch_gemm, tile_k); F(fusegen_launch_gemm, threads); F(fusegen_launch_gemm, smem_bytes);
+    F(fusegen_launch_gemm, split); F(fusegen_launch_gemm, split_k); F(fusegen_launch_gemm, split_k_row_smem);
+    F(fusegen_launch_gemm, cluster); F(fusegen_launch_gemm, persistent); F(fusegen_launch_gemm, tma_box_a);
+    F(fusegen_launch_gemm, tma_box_b); F(fusegen_launch_gemm, b_kn); F(fusegen_launch_gemm, dt_ab);
+    F(fusegen_launch_gemm, dt_out); F(fusegen_launch_gemm, out_bytes); F(fusegen_launch_gemm, map_residual);
+    F(fusegen_launch_gemm, map_store_slot); F(fusegen_launch_gemm, map_out); F(fusegen_launch_gemm, epi_box_bytes);
 
     S(fusegen_tuned_entry);
     F(fusegen_tuned_entry, spec_kernel); F(fusegen_tuned_entry, m_bucket); F(fusegen_tuned_entry, n);

@@ -132,6 +132,14 @@ class Args(Structure):
     ]
 
 
+class LaunchGemm(Structure):
+    """fusegen_launch_gemm: how the runtime launches one GEMM of a kernel (read only)."""
+    _fields_ = [(name, c_int) for name in (
+        "hopper", "tile_m", "tile_n", "tile_k", "threads", "smem_bytes", "split", "split_k",
+        "split_k_row_smem", "cluster", "persistent", "tma_box_a", "tma_box_b", "b_kn", "dt_ab", "dt_out",
+        "out_bytes", "map_residual", "map_store_slot", "map_out", "epi_box_bytes")]
+
+
 class Kernel(Structure):
     """fusegen_kernel: one entry of a library's dispatch table (read only)."""
     _fields_ = [
@@ -178,7 +186,10 @@ class Kernel(Structure):
         ("uses_bias2", c_int),
         ("uses_residual2", c_int),
         ("rank", c_int),
-        ("launch", c_void_p),           # a function pointer; called by fusegen_run only
+        ("launch1", LaunchGemm),        # how the runtime launches GEMM1
+        ("launch2", LaunchGemm),        # ... and a chain's GEMM2
+        ("cache", c_void_p),            # the launcher's (fusegen_launch_cache)
+        ("functions", c_void_p),        # a function pointer; called by fusegen_run only
         ("launch_jit", c_void_p),       # JIT kernels (fusegen_jit.h): their launcher; NULL in generated tables
         ("jit", c_void_p),              # JIT kernels: their data
     ]

@@ -42,6 +42,15 @@ void fusegen__device_override(const char *name, int sms, int cc)
     fusegen__select_memo_invalidate();   /* a remembered selection was for the other device */
 }
 
+cudaError_t fusegen__device_ordinal(int *device)
+{
+    if (atomic_load_explicit(&device__fake, memory_order_acquire)) {
+        *device = 0;
+        return cudaSuccess;
+    }
+    return cudaGetDevice(device);
+}
+
 cudaError_t fusegen__device_info(int *sm, int *sms)
 {
     int dev = 0, major = 0, minor = 0, count = 0, cached;

@@ -65,6 +65,8 @@ int fusegen__sms_or_0(void);                      /* the current device's SM cou
 fusegen_status fusegen__query_sms(const fusegen_library *lib, const fusegen_problem *p,
                                   const fusegen_kernel **out, size_t cap, size_t *n_found, int sms);
 
+/* The current device's ordinal (cudaGetDevice; 0 for the tests' device, fusegen__device_override). */
+cudaError_t fusegen__device_ordinal(int *device);
 /* The current device's name (cudaGetDeviceProperties, read once per device ordinal). */
 cudaError_t fusegen__device_name(char *buf, size_t len);
 
@@ -106,6 +108,8 @@ typedef struct fusegen__driver {
 } fusegen__driver;
 /* The entry points, looked up on first use; NULL, with why written, when one is missing. */
 const fusegen__driver *fusegen__cu(char *why, size_t len);
+/* The tests, on machines without a GPU: fusegen__cu answers fake instead (NULL: the driver). */
+void fusegen__cu_override(const fusegen__driver *fake);
 #if defined(__GNUC__) || defined(__clang__)
 __attribute__((format(printf, 4, 5)))
 #endif

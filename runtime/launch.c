@@ -20,6 +20,7 @@
 
 static fusegen__driver launch__cu;
 static int launch__cu_ok;
+static const fusegen__driver *launch__override;   /* the tests' (fusegen__cu_override) */
 static char launch__cu_why[256];
 static pthread_once_t launch__cu_once = PTHREAD_ONCE_INIT;
 
@@ -57,8 +58,22 @@ static void launch__cu_load(void)
     launch__cu_ok = !bad;
 }
 
+void fusegen__cu_override(const fusegen__driver *fake)
+{
+    __atomic_store_n(&launch__override, fake, __ATOMIC_RELEASE);
+}
+
+/* The table in use, once fusegen__cu has answered. */
+static const fusegen__driver *launch__api(void)
+{
+    const fusegen__driver *fake = __atomic_load_n(&launch__override, __ATOMIC_ACQUIRE);
+    return fake ? fake : &launch__cu;
+}
+
 const fusegen__driver *fusegen__cu(char *why, size_t len)
 {
+    const fusegen__driver *fake = __atomic_load_n(&launch__override, __ATOMIC_ACQUIRE);
+    if (fake) return fake;
     pthread_once(&launch__cu_once, launch__cu_load);
     if (launch__cu_ok) return &launch__cu;
     snprintf(why, len, "%s", launch__cu_why);
@@ -73,8 +88,9 @@ int fusegen__cu_fail(CUresult r, char *why, size_t len, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(what, sizeof what, fmt, ap);
     va_end(ap);
-    if (launch__cu.get_error_name) launch__cu.get_error_name(r, &name);
-    if (launch__cu.get_error_string) launch__cu.get_error_string(r, &text);
+    const fusegen__driver *api = launch__api();
+    if (api->get_error_name) api->get_error_name(r, &name);
+    if (api->get_error_string) api->get_error_string(r, &text);
     snprintf(why, len, "%s: %s: %s", what, name ? name : "CUDA_ERROR_?", text ? text : "unknown error");
     return 1;
 }
@@ -135,7 +151,7 @@ static int launch__start(const CUfunction *fns, int fn, const launch__call *c, v
     CUlaunchConfig config;
     CUlaunchAttribute attrs[2];
     launch__driver_config(c, 1, &config, attrs);
-    CUresult r = launch__cu.launch_kernel_ex(&config, fns[fn], params, NULL);
+    CUresult r = launch__api()->launch_kernel_ex(&config, fns[fn], params, NULL);
     if (r == CUDA_SUCCESS) return 0;
     return fusegen__cu_fail(r, why, len, "%s (grid %ux%ux%u, %u threads, %u bytes of shared memory)", c->what,
                             c->grid[0], c->grid[1], c->grid[2], c->threads, c->smem_bytes);
@@ -147,7 +163,7 @@ static int launch__clusters(const fusegen_kernel *k, const CUfunction *fns, int 
                             int *clusters, char *why, size_t len)
 {
     int device = 0;
-    cudaError_t e = cudaGetDevice(&device);
+    cudaError_t e = fusegen__device_ordinal(&device);
     if (e != cudaSuccess) return launch__fail(e, why, len, "%s: cudaGetDevice", c->what);
     const unsigned long long key = ((unsigned long long)(unsigned)(device + 1) << 8 | c->cluster_x) << 32;
     unsigned long long *slot = k->cache ? &k->cache->clusters[c->cluster_x % 4] : NULL;
@@ -162,7 +178,7 @@ static int launch__clusters(const fusegen_kernel *k, const CUfunction *fns, int 
     CUlaunchConfig config;
     CUlaunchAttribute attrs[2];
     launch__driver_config(c, 0, &config, attrs);   /* the query sees the cluster alone */
-    CUresult r = launch__cu.occupancy_max_active_clusters(&n, fns[fn], &config);
+    CUresult r = launch__api()->occupancy_max_active_clusters(&n, fns[fn], &config);
     if (r != CUDA_SUCCESS) return fusegen__cu_fail(r, why, len, "%s: cuOccupancyMaxActiveClusters", c->what);
     if (n < 1) {
         snprintf(why, len, "%s: not one cluster of %u CTAs fits on this device", c->what, c->cluster_x);
@@ -184,10 +200,10 @@ static pthread_mutex_t launch__publish_lock = PTHREAD_MUTEX_INITIALIZER;
 static int launch__set_attributes(CUfunction f, const fusegen_launch_gemm *rec, const char *what, char *why,
                                   size_t len)
 {
-    CUresult r = launch__cu.func_set_attribute(f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, rec->smem_bytes);
+    CUresult r = launch__api()->func_set_attribute(f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, rec->smem_bytes);
     if (r != CUDA_SUCCESS)
         return fusegen__cu_fail(r, why, len, "%s: max dynamic shared memory = %d", what, rec->smem_bytes);
-    if (rec->cluster) (void)launch__cu.func_set_attribute(f, CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 1);
+    if (rec->cluster) (void)launch__api()->func_set_attribute(f, CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 1);
     return 0;
 }
 
@@ -197,7 +213,7 @@ static int launch__compiled_functions(const fusegen_kernel *k, CUfunction fns[FU
                                       size_t len)
 {
     CUcontext ctx = NULL;
-    CUresult r = launch__cu.ctx_get_current(&ctx);
+    CUresult r = launch__api()->ctx_get_current(&ctx);
     if (r != CUDA_SUCCESS) return fusegen__cu_fail(r, why, len, "cuCtxGetCurrent");
     fusegen_launch_cache *cache = k->cache;
     for (int i = 0; ctx && cache && i < FUSEGEN_LAUNCH_CONTEXTS; ++i)
@@ -218,7 +234,7 @@ static int launch__compiled_functions(const fusegen_kernel *k, CUfunction fns[FU
     if (launch__set_attributes(fns[FUSEGEN_LAUNCH_GEMM1], rec1, "GEMM1", why, len) ||
         (k->chain && launch__set_attributes(fns[FUSEGEN_LAUNCH_GEMM2], &k->launch2, "GEMM2", why, len)))
         return 1;
-    if (!ctx && (r = launch__cu.ctx_get_current(&ctx)) != CUDA_SUCCESS)
+    if (!ctx && (r = launch__api()->ctx_get_current(&ctx)) != CUDA_SUCCESS)
         return fusegen__cu_fail(r, why, len, "cuCtxGetCurrent");
     if (!ctx || !cache) return 0;
     /* remember them (a full cache: found again next time) */
@@ -277,7 +293,7 @@ static int launch__tensor_map(CUtensorMap *map, const void *base, int dt, long l
                                      : dt == FUSEGEN_DTYPE_F16 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16
                                                                : CU_TENSOR_MAP_DATA_TYPE_FLOAT32;
     const CUtensorMapSwizzle swizzle = box_bytes == 64 ? CU_TENSOR_MAP_SWIZZLE_64B : CU_TENSOR_MAP_SWIZZLE_128B;
-    CUresult r = launch__cu.tensor_map_encode_tiled(map, type, 2, (void *)base, dims, strides, box, element_strides,
+    CUresult r = launch__api()->tensor_map_encode_tiled(map, type, 2, (void *)base, dims, strides, box, element_strides,
                                                     CU_TENSOR_MAP_INTERLEAVE_NONE, swizzle,
                                                     CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
     if (r != CUDA_SUCCESS) return fusegen__cu_fail(r, why, len, "cuTensorMapEncodeTiled (%s)", what);
@@ -419,7 +435,7 @@ static int launch__split_k(const launch__kernel *lk, const fusegen_launch_gemm *
     c.stream = lk->stream;
     const int fn = FUSEGEN_LAUNCH_EPILOGUE1;
     if (row_bytes > 48 * 1024) {   /* past the default, per launch: the size follows N */
-        CUresult r = launch__cu.func_set_attribute(lk->fns[fn], CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+        CUresult r = launch__api()->func_set_attribute(lk->fns[fn], CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
                                                    row_bytes);
         if (r != CUDA_SUCCESS) return fusegen__cu_fail(r, lk->why, lk->len, "%s: shared memory", c.what);
     }

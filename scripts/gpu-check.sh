@@ -3,7 +3,8 @@
 # Logs go under $OUT (default: ./gpu-out; all but summary.txt and bench.* bundled into
 # gpu-logs.tar.gz at the end); a short table is printed last. The benchmark runs bench/shapes.json,
 # then bench/shapes-unseen.json (bench-unseen.*, in the bundle). Environment:
-# FUSEGEN_SKIP_CPU_TESTS=1; FUSEGEN_CTEST_GPU_EXCLUDE (a ctest regex of GPU tests to leave out, e.g.
+# FUSEGEN_SKIP_CPU_TESTS=1 (the CPU tests but those that need the kernel library: the PyTorch
+# bindings' layout and table); FUSEGEN_CTEST_GPU_EXCLUDE (a ctest regex of GPU tests to leave out, e.g.
 # pytorch_ops); FUSEGEN_SANITIZE_TOOLS (default "memcheck racecheck synccheck") and
 # FUSEGEN_SANITIZE_TIMEOUT (seconds a tool, default 150) and FUSEGEN_SANITIZE_ONLY (a kernel-name
 # substring: the sanitizers run the kernel test on those kernels only); FUSEGEN_BENCH_ARGS (the benchmark's
@@ -66,6 +67,10 @@ fi
 if [ "${FUSEGEN_SKIP_CPU_TESTS:-0}" != 1 ]; then
   (cd "$build" && ctest --output-on-failure -j 8 -LE gpu) >"$out/ctest-cpu.log" 2>&1
   status "ctest (cpu)" "$(grep -E 'tests passed|tests failed' "$out/ctest-cpu.log" | tail -1)"
+else
+  # the CPU tests that need the kernel library, which only a build with kernels has
+  (cd "$build" && ctest --output-on-failure -L pytorch -LE gpu) >"$out/ctest-cpu.log" 2>&1
+  status "ctest (cpu, kernel library)" "$(grep -E 'tests passed|tests failed' "$out/ctest-cpu.log" | tail -1)"
 fi
 # gpu_kernels and gpu_numerics run once, below, with their full reports (ctest keeps only
 # failing output); FUSEGEN_CTEST_GPU_EXCLUDE (a ctest regex) leaves out more.

@@ -4,7 +4,8 @@
  *
  *   1. the class: strategy and family (row kernels and kernels without a norm, then split, then
  *      cluster; within a strategy the family of larger family_rank), with amendments that need
- *      the problem: split-K variants go first or last by the device's fill, and a row tile drops
+ *      the problem: split-K variants go first or last by the device's fill (with a norm at small
+ *      M, above the split strategy's kernels), and a row tile drops
  *      below its family's split kernels where it is 64 rows high at long K or leaves most SMs
  *      idle on a long mainloop;
  *   2. two split-K variants: fewer slices first;
@@ -35,6 +36,7 @@ static const fg_dispatch_model fg_dispatch__portable = {
     .gemm2_pingpong128_max_k = 0,
     .split_k_fill_tile = 128, .split_k_fill_divisor = 2,
     .split_k_min_slices = 2, .split_k_min_k = 1024, .split_k_partials_per_operand = 2,
+    .split_k_norm_max_m = 0,
 };
 
 static const fg_dispatch_model fg_dispatch__hopper = {
@@ -49,10 +51,12 @@ static const fg_dispatch_model fg_dispatch__hopper = {
     .gemm2_pingpong128_max_k = 3072,
     .split_k_fill_tile = 128, .split_k_fill_divisor = 2,
     .split_k_min_slices = 2, .split_k_min_k = 1024, .split_k_partials_per_operand = 2,
+    .split_k_norm_max_m = 512,
 };
 
-/* Class of a split-K variant: before or after every other class. */
-enum { FG_DISPATCH__SPLIT_K_FIRST = 1000, FG_DISPATCH__SPLIT_K_LAST = -1 };
+/* Class of a split-K variant: before or after every other class, or (with a norm, at small M)
+ * just above the split strategy's kernels of both families and below row kernels. */
+enum { FG_DISPATCH__SPLIT_K_FIRST = 1000, FG_DISPATCH__SPLIT_K_LAST = -1, FG_DISPATCH__SPLIT_K_NORM = 8 };
 
 const fg_dispatch_model *fg_dispatch_model_of(const fusegen_kernel *k)
 {
@@ -88,13 +92,14 @@ static int fg_dispatch__class(const fusegen_kernel *k, const fg_dispatch_model *
             return FG_DISPATCH__SPLIT_K_LAST;
         slices = fg_dispatch_k_slices(k, p, sms);
         /* 8 S M N <= ratio x 2 (M + N) K, in doubles: M N S reaches 2^50 within the limits */
-        return md->split_k_fill_divisor * fg_dispatch__tiles(p->m, p->n, md->split_k_fill_tile, md->split_k_fill_tile) <=
-                       sms &&
-                       slices >= md->split_k_min_slices && p->k >= md->split_k_min_k &&
-                       4.0 * (double)slices * (double)p->m * (double)p->n <=
-                           (double)md->split_k_partials_per_operand * (double)(p->m + p->n) * (double)p->k
-                   ? FG_DISPATCH__SPLIT_K_FIRST
-                   : FG_DISPATCH__SPLIT_K_LAST;
+        if (md->split_k_fill_divisor * fg_dispatch__tiles(p->m, p->n, md->split_k_fill_tile, md->split_k_fill_tile) <=
+                sms &&
+            slices >= md->split_k_min_slices && p->k >= md->split_k_min_k &&
+            4.0 * (double)slices * (double)p->m * (double)p->n <=
+                (double)md->split_k_partials_per_operand * (double)(p->m + p->n) * (double)p->k)
+            return FG_DISPATCH__SPLIT_K_FIRST;
+        return k->norm != FUSEGEN_NORM_NONE && p->m <= md->split_k_norm_max_m ? FG_DISPATCH__SPLIT_K_NORM
+                                                                              : FG_DISPATCH__SPLIT_K_LAST;
     }
     if (md->wide_row64_max_k > 0 && k->strategy == FUSEGEN_STRATEGY_ROW && k->tile_m == 64 &&
         p->k > (k->schedule != FUSEGEN_SCHEDULE_PINGPONG || k->tile_n > md->wide_row64_pingpong_max_tile_n

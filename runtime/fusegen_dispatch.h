@@ -52,6 +52,11 @@ typedef struct fg_dispatch_model {
     int split_k_min_slices;
     int64_t split_k_min_k;
     int split_k_partials_per_operand;
+    /* ... and elsewhere, a split-K variant with a norm ranks above the split strategy's kernels
+     * (below row kernels) while M <= split_k_norm_max_m: its reduce kernel normalizes a row a
+     * block, where the split strategy's normalize kernel, a warp a row over few rows, is
+     * latency-bound */
+    int64_t split_k_norm_max_m;
 } fg_dispatch_model;
 
 /* The model of a kernel's family (the portable one for an unknown value). */

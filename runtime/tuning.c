@@ -501,12 +501,61 @@ static int fg_tuning__compiled_cmp(const void *pa, const void *pb)
     return 0;
 }
 
+/* One table's winner for key (its m_bucket as given), or NULL: a loaded table's ... */
+static const fusegen_kernel *fg_tuning__loaded_winner(const void *table, const fusegen_library *lib,
+                                                     const fg_tuning__entry *key)
+{
+    const fg_tuning__table *t = table;
+    const fg_tuning__entry *hit = bsearch(key, t->entries, t->n, sizeof *key, fg_tuning__cmp);
+    (void)lib;
+    return hit ? hit->winner : NULL;
+}
+
+/* ... or a compiled-in device's. */
+static const fusegen_kernel *fg_tuning__compiled_winner(const void *device, const fusegen_library *lib,
+                                                       const fg_tuning__entry *key)
+{
+    const fusegen_tuned_device *dev = device;
+    fusegen_tuned_entry ckey;
+    const fusegen_tuned_entry *hit;
+    memset(&ckey, 0, sizeof ckey);
+    ckey.spec_kernel = key->spec_kernel;
+    ckey.m_bucket = key->m_bucket;
+    ckey.n = key->n;
+    ckey.k = key->k;
+    ckey.n2 = key->n2;
+    hit = bsearch(&ckey, dev->entries, dev->n_entries, sizeof ckey, fg_tuning__compiled_cmp);
+    return hit && hit->winner >= 0 && (size_t)hit->winner < lib->n_kernels ? &lib->kernels[hit->winner] : NULL;
+}
+
+/* Buckets a winner carries over: where key's M bucket was not measured but the nearest measured
+ * buckets below and above it, each at most this many doublings away, name the same winner, that
+ * one (docs/api.md, "Tuning files": measured, the middle of two agreeing buckets agrees). */
+enum { FG_TUNING__REACH = 4 };
+
+static const fusegen_kernel *fg_tuning__winner(const fusegen_kernel *(*look)(const void *, const fusegen_library *,
+                                                                             const fg_tuning__entry *),
+                                               const void *src, const fusegen_library *lib, fg_tuning__entry key)
+{
+    const fusegen_kernel *w = look(src, lib, &key), *below = NULL, *above = NULL;
+    const int64_t bucket = key.m_bucket;
+    int i;
+    if (w)
+        return w;
+    for (i = 1; i <= FG_TUNING__REACH && !below && (bucket >> i) >= 1; i++) {
+        key.m_bucket = bucket >> i;
+        below = look(src, lib, &key);
+    }
+    for (i = 1; i <= FG_TUNING__REACH && below && !above && bucket <= ((int64_t)1 << 31) >> i; i++) {
+        key.m_bucket = bucket << i;
+        above = look(src, lib, &key);
+    }
+    return below && below == above ? below : NULL;
+}
+
 int fusegen__tuning_is_winner(const fusegen_library *lib, const fusegen_kernel *k, const fusegen_problem *p)
 {
     fg_tuning__entry key;
-    fusegen_tuned_entry ckey;
-    const fg_tuning__entry *hit;
-    const fusegen_tuned_entry *chit;
     const fusegen_tuned_device *dev;
     size_t t;
     int winner = 0, loaded = 0;
@@ -517,12 +566,13 @@ int fusegen__tuning_is_winner(const fusegen_library *lib, const fusegen_kernel *
     key.n = p->n;
     key.k = p->k;
     key.n2 = p->n2 > 0 ? p->n2 : 0;
+    key.winner = NULL;
     if (atomic_load_explicit(&fg_tuning__any, memory_order_acquire)) {
         pthread_rwlock_rdlock(&fg_tuning__lock);
         for (t = 0; t < fg_tuning__n_tables; t++)
             if (fg_tuning__tables[t].lib == lib) {
-                hit = bsearch(&key, fg_tuning__tables[t].entries, fg_tuning__tables[t].n, sizeof key, fg_tuning__cmp);
-                winner = hit && hit->winner == k;   /* read under the lock: a load may free the table */
+                /* read under the lock: a load may free the table */
+                winner = fg_tuning__winner(fg_tuning__loaded_winner, &fg_tuning__tables[t], lib, key) == k;
                 loaded = 1;
                 break;
             }
@@ -533,14 +583,7 @@ int fusegen__tuning_is_winner(const fusegen_library *lib, const fusegen_kernel *
     /* compiled-in winners: for the current device only (a problem for another arch: none) */
     if (!lib->tuned || lib->n_tuned == 0 || p->sm != 0 || !(dev = fg_tuning__compiled(lib)) || !dev->entries)
         return 0;
-    memset(&ckey, 0, sizeof ckey);
-    ckey.spec_kernel = key.spec_kernel;
-    ckey.m_bucket = key.m_bucket;
-    ckey.n = key.n;
-    ckey.k = key.k;
-    ckey.n2 = key.n2;
-    chit = bsearch(&ckey, dev->entries, dev->n_entries, sizeof ckey, fg_tuning__compiled_cmp);
-    return chit && chit->winner >= 0 && (size_t)chit->winner < lib->n_kernels && &lib->kernels[chit->winner] == k;
+    return fg_tuning__winner(fg_tuning__compiled_winner, dev, lib, key) == k;
 }
 
 /* Puts table in place of lib's (entries NULL: removes it). Takes ownership of entries. */

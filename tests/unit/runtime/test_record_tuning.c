@@ -405,6 +405,45 @@ static void test_tuning_selection(void)
     CHECK(select_or_null(&g_lib, &p) == &g_kernels[K_SPLIT80]);
     fusegen_tuning_clear(NULL);
     CHECK(select_or_null(&g_lib, &p) == &g_kernels[K_SPLIT90]);
+    /* a bucket not measured: the winner of the nearest measured buckets below and above, when
+     * they agree and each is at most 4 doublings away; else the model */
+    {
+#define ENTRY_AT(bucket, kernel)                                                                   \
+    "{\"spec_kernel\": \"ln\", \"m_bucket\": " #bucket ", \"n\": 1024, \"k\": 512, \"n2\": 0, "   \
+    "\"winner\": \"" kernel "\", \"winner_ms\": 0.01, \"runner_up\": null, \"runner_up_ms\": null}"
+        const char *agree = tuning_file("agree.json", "1", GOOD_DEVICE, GOOD_LIBRARY,
+                                        ENTRY_AT(1, "ln_sm80_128x128x64_s3_split") ", "
+                                        ENTRY_AT(16, "ln_sm80_128x128x64_s3_split") ", "
+                                        ENTRY_AT(1024, "ln_sm80_128x128x64_s3_split"));
+        CHECK(fusegen__tuning_load_for(&g_lib, agree, DEVICE) == FUSEGEN_OK);
+        p = ln_problem(8, 1024, 512, 90);    /* bucket 8: between 1 and 16 */
+        CHECK(select_or_null(&g_lib, &p) == &g_kernels[K_SPLIT80]);
+        p.m = 2;                             /* bucket 2 */
+        CHECK(select_or_null(&g_lib, &p) == &g_kernels[K_SPLIT80]);
+        p.m = 100;                           /* bucket 128: 16 below (3 doublings), 1024 above (3) */
+        CHECK(select_or_null(&g_lib, &p) == &g_kernels[K_SPLIT80]);
+        p.m = 2000;                          /* bucket 2048: nothing measured above */
+        CHECK(select_or_null(&g_lib, &p) == &g_kernels[K_SPLIT90]);
+        const char *far = tuning_file("far.json", "1", GOOD_DEVICE, GOOD_LIBRARY,
+                                      ENTRY_AT(1, "ln_sm80_128x128x64_s3_split") ", "
+                                      ENTRY_AT(64, "ln_sm80_128x128x64_s3_split"));
+        CHECK(fusegen__tuning_load_for(&g_lib, far, DEVICE) == FUSEGEN_OK);
+        p.m = 32;                            /* bucket 32: 1 is 5 doublings below */
+        CHECK(select_or_null(&g_lib, &p) == &g_kernels[K_SPLIT90]);
+        p.m = 4;                             /* bucket 4: 64 is 4 doublings above */
+        CHECK(select_or_null(&g_lib, &p) == &g_kernels[K_SPLIT80]);
+        const char *differ = tuning_file("differ.json", "1", GOOD_DEVICE, GOOD_LIBRARY,
+                                         ENTRY_AT(1, "ln_sm90a_128x256x64_s3_split") ", "
+                                         ENTRY_AT(16, "ln_sm80_128x128x64_s3_split"));
+        CHECK(fusegen__tuning_load_for(&g_lib, differ, DEVICE) == FUSEGEN_OK);
+        p.m = 8;                             /* the two disagree: the model */
+        CHECK(select_or_null(&g_lib, &p) == &g_kernels[K_SPLIT90]);
+        p.m = 16;
+        CHECK(select_or_null(&g_lib, &p) == &g_kernels[K_SPLIT80]);
+        fusegen_tuning_clear(NULL);
+        p = ln_problem(100, 1024, 512, 90);
+#undef ENTRY_AT
+    }
     /* an empty entry list loads (and selects as the model does) */
     CHECK(fusegen__tuning_load_for(&g_lib, tuning_file("empty.json", "1", GOOD_DEVICE, GOOD_LIBRARY, ""), DEVICE) ==
           FUSEGEN_OK);

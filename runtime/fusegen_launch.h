@@ -1,9 +1,9 @@
 /* fusegen_launch.h - how the runtime launches a kernel of a dispatch table (runtime/launch.c,
  * the one launcher of compiled-in and JIT kernels): each GEMM's launch record, the C form of the
- * kernels' parameter block, and a compiled-in kernel's cache. Generated tables and the JIT fill
- * the records from the plan (generator/launch.c); each kernel source asserts its records and
- * the parameter block against the family code's constants, so drift is a compile error, not a
- * bad launch. Included by fusegen.h; needs no CUDA header (the generator includes it too). */
+ * kernels' parameter block, and the cache the launcher keeps per kernel. Generated tables and
+ * the JIT fill the records from the plan (generator/launch.c); each kernel source asserts its
+ * records and the parameter block against the family code's constants, so drift is a compile
+ * error, not a bad launch. Included by fusegen.h; needs no CUDA header (the generator includes it too). */
 #ifndef FUSEGEN_LAUNCH_H
 #define FUSEGEN_LAUNCH_H
 

@@ -110,7 +110,7 @@ static int launch__fail(cudaError_t e, char *why, size_t len, const char *fmt, .
     return 1;
 }
 
-/* ---- one launch, either way ------------------------------------------------------------------- */
+/* ---- one launch --------------------------------------------------------------------------------- */
 
 typedef struct launch__call {
     const char *what;         /* for messages: "<kernel> GEMM1" and the like */

@@ -12,6 +12,8 @@
 # FUSEGEN_SPEC_BENCH_ARGS (their options, default --quick); FUSEGEN_TORCH_COMPARE=1 with
 # FUSEGEN_TORCH_COMPARE_ARGS and FUSEGEN_TORCH_COMPARE_TIMEOUT (then bench/torch_host_time.py too);
 # FUSEGEN_TORCH_REQUIRE_FAST (default 1: the PyTorch tests fail unless the ops' C++ path is in use);
+# FUSEGEN_ALL_VARIANTS=1: every variant timed on both shapes files, and the selected one against
+# the fastest (select-vs-best.txt);
 # FUSEGEN_TUNE=1: fusegen-tune over bench/tune-shapes.json into tuning.json (kept out of the
 # bundle; FUSEGEN_TUNE_TIMEOUT seconds, default 420: an interrupted run keeps what it measured).
 #   scripts/gpu-check.sh [--no-bench] [--no-sanitize]
@@ -22,7 +24,7 @@ mkdir -p "$out"
 # On exit, every log but summary.txt and the benchmark's bench.log/.csv/.json goes into one
 # archive, gpu-logs.tar.gz: the device tool brings back 8 files at most.
 bundle() {
-  (cd "$out" && ls | grep -Ev '^(summary\.txt|bench\.(log|csv|json)|tuning\.json|gpu-logs\.tar\.gz)$' >.bundle-list &&
+  (cd "$out" && ls | grep -Ev '^(summary\.txt|bench\.(log|csv|json)|tuning\.json|select-vs-best\.txt|gpu-logs\.tar\.gz)$' >.bundle-list &&
      [ -s .bundle-list ] && tar -czf gpu-logs.tar.gz -T .bundle-list && xargs rm -rf <.bundle-list
    rm -f .bundle-list)
 }
@@ -112,6 +114,16 @@ if [ $bench = 1 ] && [ -x "$build/bench/fusegen-bench" ]; then
   fi
 fi
 run_numerics
+# FUSEGEN_ALL_VARIANTS=1: every eligible variant timed beside the selected one (--quick), on both
+# shapes files, and the dispatch's choice against the fastest (bench/select_vs_best.py)
+if [ $bench = 1 ] && [ "${FUSEGEN_ALL_VARIANTS:-0}" = 1 ] && [ -x "$build/bench/fusegen-bench" ]; then
+  "$build/bench/fusegen-bench" --all-variants --quick --csv "$out/all-variants.csv" >"$out/all-variants.log" 2>&1
+  "$build/bench/fusegen-bench" --shapes bench/shapes-unseen.json --all-variants --quick \
+    --csv "$out/all-variants-unseen.csv" >"$out/all-variants-unseen.log" 2>&1
+  python3 bench/select_vs_best.py "$out/all-variants.csv" "$out/all-variants-unseen.csv" >"$out/select-vs-best.txt" 2>&1
+  status "selected/best (sample)" "$(grep 'geometric mean' "$out/select-vs-best.txt" | head -1 | sed 's/^ *selected\/best: //')"
+  status "selected/best (unseen)" "$(grep 'geometric mean' "$out/select-vs-best.txt" | sed -n 2p | sed 's/^ *selected\/best: //')"
+fi
 # Experiments: each spec of FUSEGEN_BENCH_SPECS (space-separated paths, e.g. bench/specs/*.json)
 # benchmarked through the JIT with every variant (fusegen-bench --spec FILE --all-variants).
 if [ $bench = 1 ] && [ -n "${FUSEGEN_BENCH_SPECS:-}" ] && [ -x "$build/bench/fusegen-bench" ]; then

@@ -1,0 +1,32 @@
+#!/bin/sh
+# bench/select_vs_best.py on a fixture CSV (tests/cli/select/all-variants.csv): the fastest
+# variant whose check passed is the reference (a faster failed one is not), the ratio is the
+# selected one's time over it, the summary is their geometric mean and maximum; a problem whose
+# selected variant failed exits 1, input that is not such a CSV exits 2.
+#   select_vs_best_test.sh PYTHON SOURCE_DIR
+py=$1 src=$2
+tool=$src/bench/select_vs_best.py
+fixture=$src/tests/cli/select/all-variants.csv
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/fusegen-select-XXXXXX") || exit 2
+trap 'rm -rf "$tmp"' EXIT INT TERM
+fail=0
+check() { if eval "$2"; then echo "ok    $1"; else echo "FAIL  $1"; fail=1; fi; }
+out=$("$py" "$tool" "$fixture")
+rc=$?
+echo "$out"
+check "exit 0" '[ $rc -eq 0 ]'
+check "the fastest that passed is the reference" 'echo "$out" | grep -Eq "first .*selected/best 2\.000 of 3 variants +\(best: k_b\)"'
+check "the selected one is the fastest" 'echo "$out" | grep -Eq "second .*selected/best 1\.000 of 2 variants$"'
+check "a chain's shape" 'echo "$out" | grep -Eq "third +64x1024x1024->4096 +selected/best 1\.020"'
+check "summary" 'echo "$out" | grep -q "geometric mean 1.268, max 2.000 over 3 problems; 1 above 1.03"'
+sed 's/"k_a",1,ok/"k_a",1,FAIL/' "$fixture" >"$tmp/failed.csv"
+"$py" "$tool" "$tmp/failed.csv" >"$tmp/out" 2>&1
+rc=$?
+check "a selected variant that failed: exit 1" '[ $rc -eq 1 ] && grep -q "first .*no selected variant that passed" "$tmp/out"'
+echo "a,b" >"$tmp/other.csv"
+"$py" "$tool" "$tmp/other.csv" >/dev/null 2>&1
+check "not such a CSV: exit 2" '[ $? -eq 2 ]'
+"$py" "$tool" "$tmp/missing.csv" >/dev/null 2>&1
+check "a missing file: exit 2" '[ $? -eq 2 ]'
+[ $fail -eq 0 ] && echo "all passed"
+exit $fail

@@ -14,8 +14,10 @@
 # FUSEGEN_TORCH_REQUIRE_FAST (default 1: the PyTorch tests fail unless the ops' C++ path is in use);
 # FUSEGEN_ALL_VARIANTS=1: every variant timed on both shapes files, and the selected one against
 # the fastest (select-vs-best.txt);
-# FUSEGEN_TUNE=1: fusegen-tune over bench/tune-shapes.json into tuning.json (kept out of the
-# bundle; FUSEGEN_TUNE_TIMEOUT seconds, default 420: an interrupted run keeps what it measured).
+# FUSEGEN_TUNE=1: fusegen-tune over bench/tune-shapes.json and bench/shapes.json into this GPU's
+# shipped tuning file, the library rebuilt with it before the benchmark; it comes back as
+# tuning.json (kept out of the bundle; FUSEGEN_TUNE_TIMEOUT seconds a shapes file, default 420:
+# an interrupted run keeps what it measured).
 #   scripts/gpu-check.sh [--no-bench] [--no-sanitize]
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -102,6 +104,29 @@ if [ $sanitize = 1 ] && command -v compute-sanitizer >/dev/null 2>&1 && [ -x "$b
   done
 fi
 
+# FUSEGEN_TUNE=1: the tuning file of this GPU for the default library (docs/api.md, "Tuning
+# files"), before the benchmark: fusegen-tune over bench/tune-shapes.json, then bench/shapes.json,
+# resuming from the shipped file for this GPU (specs/tuning/default.<gpu>.json, <gpu> the second
+# word of its name: h100, h200); the result goes there and the library is rebuilt with it, so that
+# the benchmark below runs with it compiled in. It comes back as tuning.json.
+if [ "${FUSEGEN_TUNE:-0}" = 1 ] && [ -x "$build/bench/fusegen-tune" ]; then
+  gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1 | awk '{print tolower($2)}')
+  shipped=specs/tuning/default.${gpu:-gpu}.json
+  [ -f "$shipped" ] && cp "$shipped" "$out/tuning.json"
+  : >"$out/tune.log"
+  for shapes in bench/tune-shapes.json bench/shapes.json; do
+    timeout "${FUSEGEN_TUNE_TIMEOUT:-420}" "$build/bench/fusegen-tune" --shapes "$shapes" -o "$out/tuning.json" \
+      >>"$out/tune.log" 2>&1
+    status "fusegen-tune $(basename "$shapes")" "rc=$? $(tail -1 "$out/tune.log")"
+  done
+  if [ -s "$out/tuning.json" ] && cp "$out/tuning.json" "$shipped" &&
+     cmake -S . -B "$build" >>"$out/build.log" 2>&1 && cmake --build "$build" -j "$(nproc)" >>"$out/build.log" 2>&1; then
+    status "rebuilt with" "$shipped"
+  else
+    status "rebuilt with" "no tuning (see tune.log, build.log)"
+  fi
+fi
+
 if [ $bench = 1 ] && [ -x "$build/bench/fusegen-bench" ]; then
   "$build/bench/fusegen-bench" --csv "$out/bench.csv" --json "$out/bench.json" ${FUSEGEN_BENCH_ARGS:-} >"$out/bench.log" 2>&1
   status bench "rc=$?"
@@ -133,12 +158,6 @@ if [ $bench = 1 ] && [ -n "${FUSEGEN_BENCH_SPECS:-}" ] && [ -x "$build/bench/fus
       --csv "$out/bench-$name.csv" >"$out/bench-$name.log" 2>&1
     status "bench --spec $name" "rc=$?"
   done
-fi
-# the tuning file of this GPU for the default library (docs/api.md, "Tuning files")
-if [ "${FUSEGEN_TUNE:-0}" = 1 ] && [ -x "$build/bench/fusegen-tune" ]; then
-  timeout "${FUSEGEN_TUNE_TIMEOUT:-420}" "$build/bench/fusegen-tune" --shapes bench/tune-shapes.json \
-    -o "$out/tuning.json" >"$out/tune.log" 2>&1
-  status fusegen-tune "rc=$? $(tail -1 "$out/tune.log")"
 fi
 # eager PyTorch vs torch.compile vs the fusegen op (needs torch on the machine)
 if [ "${FUSEGEN_TORCH_COMPARE:-0}" = 1 ] && python3 -c 'import torch' >/dev/null 2>&1; then

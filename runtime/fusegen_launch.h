@@ -29,6 +29,9 @@ typedef struct fusegen_launch_gemm {
                                  the reduce kernel (fusegen_split_k_reduce_threads, _blocks_y) */
     int split_k_row_smem;     /* split K with a norm: the reduce keeps a row (N x 4 bytes) in
                                  dynamic shared memory */
+    int split_k_in_kernel;    /* split K reduced by the partial kernel itself (the last CTA of each
+                                 tile; with a norm, a pass over the rows once every tile is done):
+                                 no reduce kernel; the launcher zeroes its counters first */
     int cluster;              /* Hopper cluster strategy: clusters of ceil(N / tile_n) CTAs, as many
                                  as fit at once, walk down the row tiles */
     int persistent;           /* Hopper, not cluster: min(work units, SMs) CTAs on a 1-D grid */
@@ -57,6 +60,7 @@ typedef struct fusegen_params {
     int stats_ld;     /* N tiles per row */
     float *partials;  /* split K: [k_slices, m, n] f32 sums */
     int k_slices;     /* split K: slices of K; else 0 */
+    unsigned *counters;   /* split K in the partial kernel: slices done a tile, then tiles finished */
 } fusegen_params;
 
 /* What the launcher remembers of a kernel, zero at first (a generated table has one per kernel,

@@ -6,7 +6,11 @@
  *   stats    f32x2 [M, ceil(N/tile_n)]  split strategy: per-row partial (mean, M2) of each N tile
  *   hidden   out dtype [M, N]           chains: GEMM1's result, GEMM2's A operand
  *   partials f32 [S, M, N]              split-K variants: the K slices' sums (S from
- *                                        fusegen_k_slices), reduced by the epilogue kernel */
+ *                                        fusegen_k_slices), reduced by the reduce kernel or
+ *                                        (Hopper) by the partial kernel itself, which then also has
+ *   stats    f32x2 [M, ceil(N/tile_n)]  per-row (mean, M2) or (sum of squares, 0) of each N tile
+ *   counters u32 [tiles + 1]            slices done for each tile, then the tiles finished (the
+ *                                        launcher zeroes them before each launch) */
 #ifndef FUSEGEN_WORKSPACE_H
 #define FUSEGEN_WORKSPACE_H
 #include <stddef.h>
@@ -30,7 +34,8 @@ cudaError_t fusegen__device_info(int *sm, int *sms);
 #endif
 
 typedef struct fusegen_ws_layout {
-    size_t prenorm, stats, hidden, partials;   /* byte offsets (meaningful when the part exists) */
+    size_t prenorm, stats, hidden, partials, counters;   /* byte offsets (meaningful when the part exists) */
+    size_t counters_bytes;           /* split K in the partial kernel: the counters' bytes */
     size_t total;                    /* bytes needed; 0 when the kernel needs none */
 } fusegen_ws_layout;
 
@@ -45,7 +50,7 @@ static inline size_t fusegen_ws_align(size_t x)
 static inline fusegen_ws_layout fusegen_ws_layout_for(int split, int64_t tile_n, int chain,
                                                       size_t out_elem_bytes, int64_t m, int64_t n)
 {
-    fusegen_ws_layout l = {0, 0, 0, 0, 0};
+    fusegen_ws_layout l = {0, 0, 0, 0, 0, 0, 0};
     size_t at = 0;
     if (split) {
         int64_t tiles_n = (n + tile_n - 1) / tile_n;
@@ -101,11 +106,21 @@ static inline int fusegen_split_k_reduce_blocks_y(int64_t n, int row_in_smem, in
     return y < 1 ? 1 : (int)y;
 }
 
-/* Caller guarantees slices, m, n > 0 and that slices x m x n x 4 fits in size_t. */
-static inline fusegen_ws_layout fusegen_ws_layout_for_split_k(int slices, int64_t m, int64_t n)
+/* Caller guarantees slices, m, n, tile_m, tile_n > 0 and that slices x m x n x 4 fits in size_t.
+ * in_kernel: the partial kernel reduces (fusegen_launch_gemm.split_k_in_kernel). */
+static inline fusegen_ws_layout fusegen_ws_layout_for_split_k(int slices, int64_t m, int64_t n, int64_t tile_m,
+                                                              int64_t tile_n, int in_kernel)
 {
-    fusegen_ws_layout l = {0, 0, 0, 0, 0};
-    l.total = fusegen_ws_align((size_t)slices * (size_t)m * (size_t)n * 4u);
+    fusegen_ws_layout l = {0, 0, 0, 0, 0, 0, 0};
+    size_t at = fusegen_ws_align((size_t)slices * (size_t)m * (size_t)n * 4u);
+    if (in_kernel) {
+        int64_t tiles_n = (n + tile_n - 1) / tile_n, tiles = (m + tile_m - 1) / tile_m * tiles_n;
+        l.stats = at;    at = fusegen_ws_align(at + (size_t)m * (size_t)tiles_n * 8u);
+        l.counters = at;
+        l.counters_bytes = (size_t)(tiles + 1) * 4u;
+        at = fusegen_ws_align(at + l.counters_bytes);
+    }
+    l.total = at;
     return l;
 }
 

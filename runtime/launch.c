@@ -50,6 +50,7 @@ static void launch__cu_load(void)
     LAUNCH__SYM(module_get_function, "cuModuleGetFunction");
     LAUNCH__SYM(func_set_attribute, "cuFuncSetAttribute");
     LAUNCH__SYM(launch_kernel_ex, "cuLaunchKernelEx");
+    LAUNCH__SYM(memset_d32_async, "cuMemsetD32Async");
     LAUNCH__SYM(occupancy_max_active_clusters, "cuOccupancyMaxActiveClusters");
     LAUNCH__SYM(tensor_map_encode_tiled, "cuTensorMapEncodeTiled");
     LAUNCH__SYM(get_error_name, "cuGetErrorName");
@@ -225,7 +226,7 @@ static int launch__compiled_functions(const fusegen_kernel *k, CUfunction fns[FU
     cudaError_t e = k->functions(raw);
     if (e != cudaSuccess) return launch__fail(e, why, len, "finding the kernel's functions (cudaGetFuncBySymbol)");
     const fusegen_launch_gemm *rec1 = &k->launch1;
-    if (!raw[FUSEGEN_LAUNCH_GEMM1] || ((rec1->split || rec1->split_k) && !raw[FUSEGEN_LAUNCH_EPILOGUE1]) ||
+    if (!raw[FUSEGEN_LAUNCH_GEMM1] || ((rec1->split || (rec1->split_k && !rec1->split_k_in_kernel)) && !raw[FUSEGEN_LAUNCH_EPILOGUE1]) ||
         (k->chain && !raw[FUSEGEN_LAUNCH_GEMM2])) {
         snprintf(why, len, "a function its launch records need is missing (corrupt dispatch table)");
         return 1;
@@ -418,7 +419,19 @@ static int launch__split_k(const launch__kernel *lk, const fusegen_launch_gemm *
                            void *workspace)
 {
     g->k_slices = fusegen_k_slices(g->m, g->n, g->k, rec->tile_m, rec->tile_n, rec->tile_k, lk->sms);
-    g->partials = (float *)((char *)workspace + fusegen_ws_layout_for_split_k(g->k_slices, g->m, g->n).partials);
+    const fusegen_ws_layout l =
+        fusegen_ws_layout_for_split_k(g->k_slices, g->m, g->n, rec->tile_m, rec->tile_n, rec->split_k_in_kernel);
+    g->partials = (float *)((char *)workspace + l.partials);
+    if (rec->split_k_in_kernel) {
+        /* the partial kernel reduces: its counters start at zero, its row statistics go to stats */
+        g->stats = (float *)((char *)workspace + l.stats);
+        g->stats_ld = (g->n + rec->tile_n - 1) / rec->tile_n;
+        g->counters = (unsigned *)((char *)workspace + l.counters);
+        CUresult r = launch__api()->memset_d32_async((CUdeviceptr)(uintptr_t)g->counters, 0u, l.counters_bytes / 4u,
+                                                     (CUstream)lk->stream);
+        if (r != CUDA_SUCCESS) return fusegen__cu_fail(r, lk->why, lk->len, "the split-K counters (cuMemsetD32Async)");
+        return launch__gemm(lk, FUSEGEN_LAUNCH_GEMM1, rec, g, (unsigned)g->k_slices, "the split-K kernel");
+    }
     if (launch__gemm(lk, FUSEGEN_LAUNCH_GEMM1, rec, g, (unsigned)g->k_slices, "the split-K partial kernel")) return 1;
     const int row_bytes = rec->split_k_row_smem ? g->n * 4 : 0;
     const int threads = fusegen_split_k_reduce_threads(g->n, rec->split_k_row_smem, FUSEGEN_REG_SPLIT_K_REDUCE_THREADS,

@@ -366,7 +366,9 @@ static size_t fg__ws_bytes(const fusegen_kernel *k, const fusegen_problem *p)
 {
     int split = fusegen__is_split(k);
     if (k->split_k)
-        return fusegen_ws_layout_for_split_k(fg_dispatch_k_slices(k, p, fusegen__sms_or_0()), p->m, p->n).total;
+        return fusegen_ws_layout_for_split_k(fg_dispatch_k_slices(k, p, fusegen__sms_or_0()), p->m, p->n, k->tile_m,
+                                             k->tile_n, k->launch1.split_k_in_kernel)
+            .total;
     if (!split && !k->chain)
         return 0;
     return fusegen_ws_layout_for(split, k->tile_n, k->chain, fusegen__dtype_bytes(k->out), p->m, p->n).total;

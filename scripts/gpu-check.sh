@@ -17,7 +17,9 @@
 # FUSEGEN_TUNE=1: fusegen-tune over bench/tune-shapes.json and bench/shapes.json into this GPU's
 # shipped tuning file, the library rebuilt with it before the benchmark; it comes back as
 # tuning.json (kept out of the bundle; FUSEGEN_TUNE_TIMEOUT seconds a shapes file, default 420:
-# an interrupted run keeps what it measured).
+# an interrupted run keeps what it measured);
+# FUSEGEN_QUICKSTART=1: docs/quickstart.md followed step by step (scripts/quickstart-check.sh),
+# installing this build (FUSEGEN_QUICKSTART_REUSE=0: building afresh with scripts/build.sh).
 #   scripts/gpu-check.sh [--no-bench] [--no-sanitize]
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -78,11 +80,12 @@ else
 fi
 # gpu_kernels and gpu_numerics run once, below, with their full reports (ctest keeps only
 # failing output); FUSEGEN_CTEST_GPU_EXCLUDE (a ctest regex) leaves out more.
-(cd "$build" && ctest --output-on-failure -L gpu \
+(cd "$build" && ctest --output-on-failure --timeout 300 -L gpu \
    -E "^(gpu_kernels|gpu_numerics)\$${FUSEGEN_CTEST_GPU_EXCLUDE:+|$FUSEGEN_CTEST_GPU_EXCLUDE}") >"$out/ctest-gpu.log" 2>&1
 status "ctest (gpu, others)" "$(grep -E 'tests passed|tests failed' "$out/ctest-gpu.log" | tail -1)"
 if [ -x "$build/tests/gpu/fusegen_test_kernels" ]; then
-  "$build/tests/gpu/fusegen_test_kernels" >"$out/gpu-kernels.log" 2>&1
+  # (a time limit: a kernel that hangs must not take the machine's whole lease)
+  timeout 300 "$build/tests/gpu/fusegen_test_kernels" >"$out/gpu-kernels.log" 2>&1
   status gpu_kernels "rc=$?"
   grep -E '^[0-9]+ passed, [0-9]+ failed|worst|seed' "$out/gpu-kernels.log" >>"$out/summary.txt"
 fi
@@ -128,7 +131,7 @@ if [ "${FUSEGEN_TUNE:-0}" = 1 ] && [ -x "$build/bench/fusegen-tune" ]; then
 fi
 
 if [ $bench = 1 ] && [ -x "$build/bench/fusegen-bench" ]; then
-  "$build/bench/fusegen-bench" --csv "$out/bench.csv" --json "$out/bench.json" ${FUSEGEN_BENCH_ARGS:-} >"$out/bench.log" 2>&1
+  timeout 300 "$build/bench/fusegen-bench" --csv "$out/bench.csv" --json "$out/bench.json" ${FUSEGEN_BENCH_ARGS:-} >"$out/bench.log" 2>&1
   status bench "rc=$?"
   tail -30 "$out/bench.log"
   # problems outside the sample above (bench/shapes-unseen.json): speed must hold beyond it
@@ -158,6 +161,15 @@ if [ $bench = 1 ] && [ -n "${FUSEGEN_BENCH_SPECS:-}" ] && [ -x "$build/bench/fus
       --csv "$out/bench-$name.csv" >"$out/bench-$name.log" 2>&1
     status "bench --spec $name" "rc=$?"
   done
+fi
+if [ "${FUSEGEN_QUICKSTART:-0}" = 1 ]; then
+  if [ "${FUSEGEN_QUICKSTART_REUSE:-1}" = 1 ]; then
+    FUSEGEN_QUICKSTART_REUSE=1 OUT=$out scripts/quickstart-check.sh "$build" >"$out/quickstart.txt" 2>&1
+  else
+    OUT=$out scripts/quickstart-check.sh build-quickstart >"$out/quickstart.txt" 2>&1
+  fi
+  status quickstart "rc=$? $(grep -c ' ok$' "$out/quickstart.txt") steps ok"
+  cat "$out/quickstart.txt"
 fi
 # eager PyTorch vs torch.compile vs the fusegen op (needs torch on the machine)
 if [ "${FUSEGEN_TORCH_COMPARE:-0}" = 1 ] && python3 -c 'import torch' >/dev/null 2>&1; then

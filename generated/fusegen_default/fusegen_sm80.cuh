@@ -31,6 +31,8 @@ struct Params {
     int stats_ld;     // N tiles per row
     float *partials;  // split K: [k_slices, m, n] f32 sums, slice z over k tiles z*KT/S ... (z+1)*KT/S - 1
     int k_slices;     // split K: slices of K (the partial kernel's grid z); else 0
+    unsigned *counters;   // split K in the Hopper partial kernel: slices done a tile, then tiles
+                          // finished (zeroed by the launcher)
 };
 
 // For the launch checks every kernel source carries (generator/launch.c): the runtime passes
@@ -1550,6 +1552,172 @@ struct SplitKReduce {
                 float2 v = make_float2((x.x - mean) * rstd, (x.y - mean) * rstd);
                 v = Epi::post(op_affine<DT_OUT, NORM, Epi::kAffine>(v, p, n), m, n, p, global_inputs);
                 store2_f32<DT_OUT>(p.out, static_cast<long long>(m) * p.ldo + n, v);
+            }
+        }
+    }
+
+    // ---- the same reduce inside the partial kernel (fusegen_sm90::GemmSm90, split K) ----------
+    // No second kernel: the last CTA to write a slice of a tile sums the tile's slices (in slice
+    // order, as run() does: the same bits) and applies the ops before the norm. Without a norm it
+    // writes the outputs. With one it writes the pre-norm values over slice 0 and the tile's
+    // per-row statistics to p.stats: (tile mean, centred sum of squares) for LayerNorm, (sum of
+    // squares, 0) for RMSNorm; then every CTA waits until all tiles are finished and normalizes
+    // a share of the rows, merging a row's tile statistics in tile order (Chan's formula). That
+    // wait needs every CTA of the grid resident at once: the persistent grid is at most one CTA
+    // an SM. p.counters: a count of slices done for each tile, then the count of tiles finished,
+    // zeroed by the launcher before each launch. Sync is the caller's barrier over the `threads`
+    // threads working on a tile (tid among them).
+
+    // Sum of v over the warp; every lane gets the same bits (a fixed butterfly).
+    __device__ static __forceinline__ float warp_sum(float v)
+    {
+#pragma unroll
+        for (int off = 16; off > 0; off >>= 1) v += __shfl_xor_sync(0xffffffffu, v, off);
+        return v;
+    }
+
+    // After a unit's slice of tile (m0, n0) is written: counts it, and if it was the tile's last
+    // slice, finishes the tile.
+    template <int BM, int BN, class Sync>
+    __device__ static void finish_unit(const Params &p, int m0, int n0, int tile_index, int tiles, int tid, int threads)
+    {
+        __threadfence();   // this thread's sums, before the count that publishes them
+        Sync::sync();      // ... every thread's, before thread 0 counts
+        const bool last = Sync::sync_or(tid == 0 && atomicAdd(p.counters + tile_index, 1u) ==
+                                                         static_cast<unsigned>(p.k_slices - 1));
+        if (!last) return;
+        __threadfence();   // the other slices' sums, read below from L2 (ld.global.cg)
+        const TileInputs global_inputs = {};
+        const int rows = min(BM, p.m - m0), cols = min(BN, p.n - n0);
+        const int warp = tid >> 5, lane = tid & 31;
+        constexpr int CHUNKS = (BN / 4 + 31) / 32;   // a lane's 4-column chunks of a tile row
+        constexpr int kBatch = 4;
+        const long long slice = static_cast<long long>(p.m) * p.n;
+        for (int r = warp; r < rows; r += threads >> 5) {
+            const int m = m0 + r;
+            float *src = p.partials + static_cast<long long>(m) * p.n + n0;
+            float4 v[CHUNKS];
+            float sum = 0.0f;
+#pragma unroll
+            for (int c = 0; c < CHUNKS; ++c) {
+                const int col = (c * 32 + lane) * 4;
+                v[c] = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+                if (col >= cols) continue;   // N % 8 == 0: four columns are all in or all out
+                float4 a = __ldcg(reinterpret_cast<const float4 *>(src + col));
+                for (int z0 = 1; z0 < p.k_slices; z0 += kBatch) {
+                    float4 b[kBatch];
+#pragma unroll
+                    for (int i = 0; i < kBatch; ++i)
+                        b[i] = z0 + i < p.k_slices ? __ldcg(reinterpret_cast<const float4 *>(src + (z0 + i) * slice + col))
+                                                   : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+#pragma unroll
+                    for (int i = 0; i < kBatch; ++i)
+                        if (z0 + i < p.k_slices) a = make_float4(a.x + b[i].x, a.y + b[i].y, a.z + b[i].z, a.w + b[i].w);
+                }
+                const int n = n0 + col;
+                const float2 lo = Epi::pre(make_float2(a.x, a.y), m, n, p, global_inputs);
+                const float2 hi = Epi::pre(make_float2(a.z, a.w), m, n + 2, p, global_inputs);
+                if constexpr (NORM == NORM_NONE) {
+                    store2_f32<DT_OUT>(p.out, static_cast<long long>(m) * p.ldo + n, lo);
+                    store2_f32<DT_OUT>(p.out, static_cast<long long>(m) * p.ldo + n + 2, hi);
+                } else {
+                    v[c] = make_float4(lo.x, lo.y, hi.x, hi.y);
+                    sum += (lo.x + lo.y) + (hi.x + hi.y);
+                    __stcg(reinterpret_cast<float4 *>(src + col), v[c]);
+                }
+            }
+            if constexpr (NORM != NORM_NONE) {
+                const float mean = NORM == NORM_LAYERNORM ? warp_sum(sum) / static_cast<float>(cols) : 0.0f;
+                float squares = 0.0f;
+#pragma unroll
+                for (int c = 0; c < CHUNKS; ++c) {
+                    if ((c * 32 + lane) * 4 >= cols) continue;
+                    const float4 d = make_float4(v[c].x - mean, v[c].y - mean, v[c].z - mean, v[c].w - mean);
+                    squares += (d.x * d.x + d.y * d.y) + (d.z * d.z + d.w * d.w);
+                }
+                squares = warp_sum(squares);
+                if (lane == 0)
+                    __stcg(reinterpret_cast<float2 *>(p.stats) + static_cast<long long>(m) * p.stats_ld + n0 / BN,
+                           make_float2(NORM == NORM_LAYERNORM ? mean : squares, NORM == NORM_LAYERNORM ? squares : 0.0f));
+            }
+        }
+        if constexpr (NORM != NORM_NONE) {
+            __threadfence();   // the values and statistics, before the count that publishes them
+            Sync::sync();
+            if (tid == 0) atomicAdd(p.counters + tiles, 1u);
+        }
+    }
+
+    // A row's statistics from its tiles' (mean, M2) or (sum of squares, 0), merged in one fixed
+    // order by every lane of the warp: each lane merges tiles lane, lane + 32, ... in turn, then
+    // the lanes merge pairwise, the lower lane's part first, so all lanes get the same bits.
+    template <int BN>
+    __device__ static void row_stats(const Params &p, int m, int lane, float &mean, float &rstd)
+    {
+        const float2 *st = reinterpret_cast<const float2 *>(p.stats) + static_cast<long long>(m) * p.stats_ld;
+        float cnt = 0.0f, mu = 0.0f, m2 = 0.0f;
+        for (int t = lane; t < p.stats_ld; t += 32) {
+            const float2 s = __ldcg(st + t);
+            if constexpr (NORM == NORM_LAYERNORM) {
+                const float nb = static_cast<float>(min(BN, p.n - t * BN)), n = cnt + nb, d = s.x - mu;
+                mu += d * (nb / n);
+                m2 += s.y + d * d * (cnt * nb / n);
+                cnt = n;
+            } else {
+                m2 += s.x;
+            }
+        }
+#pragma unroll
+        for (int off = 1; off < 32; off <<= 1) {
+            const float o_cnt = __shfl_xor_sync(0xffffffffu, cnt, off), o_mu = __shfl_xor_sync(0xffffffffu, mu, off),
+                        o_m2 = __shfl_xor_sync(0xffffffffu, m2, off);
+            const bool low = (lane & off) == 0;
+            const float a_cnt = low ? cnt : o_cnt, a_mu = low ? mu : o_mu, a_m2 = low ? m2 : o_m2;
+            const float b_cnt = low ? o_cnt : cnt, b_mu = low ? o_mu : mu, b_m2 = low ? o_m2 : m2;
+            if constexpr (NORM == NORM_LAYERNORM) {
+                const float n = a_cnt + b_cnt, d = b_mu - a_mu;
+                mu = n > 0.0f ? a_mu + d * (b_cnt / n) : 0.0f;
+                m2 = n > 0.0f ? a_m2 + b_m2 + d * d * (a_cnt * b_cnt / n) : 0.0f;
+                cnt = n;
+            } else {
+                m2 = a_m2 + b_m2;
+            }
+        }
+        const float inv_n = __frcp_rn(static_cast<float>(p.n));
+        mean = NORM == NORM_LAYERNORM ? mu : 0.0f;
+        rstd = rsqrtf(m2 * inv_n + Epi::kEps);
+    }
+
+    // With a norm, after every unit of the CTA: waits for all tiles, then normalizes items
+    // (a row's chunk of 4 x threads columns) group, group + groups, ...
+    template <int BN, class Sync>
+    __device__ static void normalize_rows(const Params &p, int tiles, int tid, int threads, int group, int groups)
+    {
+        if constexpr (NORM != NORM_NONE) {
+            if (tid == 0) {
+                unsigned done = 0;
+                for (;;) {
+                    asm volatile("ld.acquire.gpu.global.u32 %0, [%1];\n" : "=r"(done) : "l"(p.counters + tiles) : "memory");
+                    if (done >= static_cast<unsigned>(tiles)) break;
+                    __nanosleep(64);
+                }
+            }
+            Sync::sync();
+            const TileInputs global_inputs = {};
+            const int chunk = threads * 4, chunks = (p.n + chunk - 1) / chunk;
+            const long long items = static_cast<long long>(p.m) * chunks;
+            for (long long item = group; item < items; item += groups) {
+                const int m = static_cast<int>(item / chunks), n = static_cast<int>(item % chunks) * chunk + tid * 4;
+                float mean, rstd;
+                row_stats<BN>(p, m, tid & 31, mean, rstd);
+                if (n >= p.n) continue;
+                const float4 x = __ldcg(reinterpret_cast<const float4 *>(p.partials + static_cast<long long>(m) * p.n + n));
+                float2 lo = make_float2((x.x - mean) * rstd, (x.y - mean) * rstd);
+                float2 hi = make_float2((x.z - mean) * rstd, (x.w - mean) * rstd);
+                lo = Epi::post(op_affine<DT_OUT, NORM, Epi::kAffine>(lo, p, n), m, n, p, global_inputs);
+                hi = Epi::post(op_affine<DT_OUT, NORM, Epi::kAffine>(hi, p, n + 2), m, n + 2, p, global_inputs);
+                store2_f32<DT_OUT>(p.out, static_cast<long long>(m) * p.ldo + n, lo);
+                store2_f32<DT_OUT>(p.out, static_cast<long long>(m) * p.ldo + n + 2, hi);
             }
         }
     }

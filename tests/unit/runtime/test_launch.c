@@ -37,6 +37,10 @@ typedef struct launch_log {
 static launch_log g_launches[8];
 static int g_n_launches, g_n_encodes, g_n_attributes, g_n_occupancy, g_n_functions, g_occupancy = 5;
 static CUtensorMap g_last_map;
+/* memsets: their count, and the last one's address and 32-bit words, and the launches before it */
+static int g_n_memsets, g_memset_after;
+static CUdeviceptr g_memset_dst;
+static size_t g_memset_words;
 static long long g_encode_rows[8], g_encode_cols[8];
 
 static CUresult fake_ctx_get_current(CUcontext *ctx)
@@ -70,6 +74,16 @@ static CUresult fake_launch_kernel_ex(const CUlaunchConfig *c, CUfunction f, voi
     return CUDA_SUCCESS;
 }
 
+static CUresult fake_memset_d32(CUdeviceptr dst, unsigned int v, size_t words, CUstream s)
+{
+    (void)s;
+    g_memset_dst = v == 0 ? dst : 0;
+    g_memset_words = words;
+    g_memset_after = g_n_launches;
+    g_n_memsets++;
+    return CUDA_SUCCESS;
+}
+
 static CUresult fake_occupancy(int *n, CUfunction f, const CUlaunchConfig *c)
 {
     (void)f;
@@ -97,6 +111,7 @@ static const fusegen__driver g_driver = {
     .ctx_get_current = fake_ctx_get_current,
     .func_set_attribute = fake_func_set_attribute,
     .launch_kernel_ex = fake_launch_kernel_ex,
+    .memset_d32_async = fake_memset_d32,
     .occupancy_max_active_clusters = fake_occupancy,
     .tensor_map_encode_tiled = fake_encode,
 };
@@ -111,7 +126,7 @@ static cudaError_t fake_functions(void *fns[FUSEGEN_LAUNCH_FNS])
 
 static void reset(void)
 {
-    g_n_launches = g_n_encodes = g_n_attributes = g_n_occupancy = g_n_functions = 0;
+    g_n_launches = g_n_encodes = g_n_attributes = g_n_occupancy = g_n_functions = g_n_memsets = 0;
 }
 
 /* ---- kernels ---------------------------------------------------------------------------------- */
@@ -320,7 +335,9 @@ static void test_split_k(void)
     const int slices = fusegen_k_slices(64, 4096, 4096, 64, 128, 64, 132);
     const launch_log *part = &g_launches[0], *red = &g_launches[1];
     CHECK(slices > 1 && part->params.k_slices == slices);
-    CHECK(part->params.partials == (float *)((char *)g_ws + fusegen_ws_layout_for_split_k(slices, 64, 4096).partials));
+    CHECK(part->params.partials ==
+          (float *)((char *)g_ws + fusegen_ws_layout_for_split_k(slices, 64, 4096, 64, 128, 0).partials));
+    CHECK(g_n_memsets == 0 && part->params.counters == NULL);
     /* the persistent partial kernel: min(32 tiles x slices, 132 SMs) CTAs */
     CHECK(part->grid[0] == (unsigned)(32 * slices < 132 ? 32 * slices : 132) && part->dependent);
     CHECK(g_n_encodes == 2);   /* A and B only: the sums leave from registers */
@@ -330,6 +347,43 @@ static void test_split_k(void)
     CHECK(red->f == (CUfunction)(uintptr_t)0x101 && red->grid[0] == 64 && red->block == (unsigned)threads);
     CHECK(red->grid[1] == (unsigned)fusegen_split_k_reduce_blocks_y(4096, 1, threads));
     CHECK(red->smem == 4096 * 4 && red->dependent && red->params.partials == part->params.partials);
+}
+
+/* Split K reduced by the partial kernel (the Hopper family): the counters zeroed, then one launch. */
+static cudaError_t fake_functions_no_norm(void *fns[FUSEGEN_LAUNCH_FNS]);
+
+static void test_split_k_in_kernel(void)
+{
+    fusegen_launch_cache fresh;
+    memset(&fresh, 0, sizeof fresh);
+    fusegen_kernel k = k_ln("ln_sm90a_64x128x64_s4_splitk", 1, FUSEGEN_STRATEGY_NONE, 64, 128, 16384, &fresh);
+    k.split_k = 1;
+    k.launch1.split_k = 1, k.launch1.split_k_in_kernel = 1;
+    k.launch1.map_residual = 0, k.launch1.map_store_slot = -1, k.launch1.map_out = 0;
+    k.functions = fake_functions_no_norm;   /* no second function: none is needed */
+    fusegen_problem p = ln_problem(100, 4096, 4096);
+    fusegen_args a = args_all();
+    size_t need = 0, two_kernels = 0;
+    CHECK(fusegen_workspace_size(&k, &p, &need) == FUSEGEN_OK);
+    const int slices = fusegen_k_slices(100, 4096, 4096, 64, 128, 64, 132);
+    const fusegen_ws_layout l = fusegen_ws_layout_for_split_k(slices, 100, 4096, 64, 128, 1);
+    /* past the partial sums: a (mean, M2) per row and N tile, then 2 x 32 tile counters and one */
+    CHECK(l.stats == fusegen_ws_align((size_t)slices * 100 * 4096 * 4) && l.counters == l.stats + fusegen_ws_align(100 * 32 * 8));
+    CHECK(l.counters_bytes == (2 * 32 + 1) * 4 && need == l.total);
+    two_kernels = fusegen_ws_layout_for_split_k(slices, 100, 4096, 64, 128, 0).total;
+    CHECK(need > two_kernels);
+    reset();
+    CHECK(fusegen_run(&k, &p, &a, g_ws, need, 0) == FUSEGEN_OK);
+    CHECK(g_n_launches == 1 && g_n_memsets == 1 && g_memset_after == 0);
+    const launch_log *part = &g_launches[0];
+    CHECK(g_memset_dst == (CUdeviceptr)(uintptr_t)((char *)g_ws + l.counters) && g_memset_words == 2 * 32 + 1);
+    CHECK(part->params.k_slices == slices && part->params.partials == (float *)g_ws);
+    CHECK(part->params.stats == (float *)((char *)g_ws + l.stats) && part->params.stats_ld == 32);
+    CHECK(part->params.counters == (unsigned *)((char *)g_ws + l.counters));
+    CHECK(part->grid[0] == (unsigned)(64 * slices < 132 ? 64 * slices : 132) && part->dependent);
+    /* a workspace one byte short: refused, nothing cleared, nothing launched */
+    reset();
+    CHECK(fusegen_run(&k, &p, &a, g_ws, need - 1, 0) != FUSEGEN_OK && g_n_launches == 0 && g_n_memsets == 0);
 }
 
 static void test_chain(void)
@@ -410,6 +464,7 @@ int main(void)
     test_hopper_persistent();
     test_hopper_cluster();
     test_split_k();
+    test_split_k_in_kernel();
     test_chain();
     test_bad_functions();
     fusegen__cu_override(NULL);

@@ -6,16 +6,44 @@ largest of those ratios (issue targets: within 3% on every problem, 1% on the ge
 tuning; 10% and 4% for the model alone).
 
     bench/select_vs_best.py FILE.csv [FILE.csv ...]
+    bench/select_vs_best.py --model TOOL [--sms N] FILE.csv [...]
+
+--model judges the dispatch model alone (no tuning) instead of the selected column: its choice
+is the first variant timed for the problem in the order that TOOL (the dispatch-order test
+program, tests/unit/runtime/fusegen_test_dispatch_order, `--show SMS M N K [N2]`: the model's
+order for the default library) prints, for a device of N SMs (default 132).
 
 A problem whose selected variant failed its check, or that has no selected row, is reported and
 makes the exit status 1. Exit status: 0, 1 (a problem could not be judged), 2 (bad input).
 """
 import csv
 import math
+import subprocess
 import sys
 
 
-def judge(path):
+def model_order(tool, sms, key, spec_kernel):
+    """The model's order of spec_kernel's variants for the problem key (kind, name, m, n, k, n2)."""
+    args = [tool, "--show", str(sms), key[2], key[3], key[4]] + ([key[5]] if key[5] not in ("", "0") else [])
+    out = subprocess.run(args, capture_output=True, text=True, check=True).stdout
+    order, inside = [], False
+    for line in out.splitlines():
+        if not line.startswith(" "):
+            inside = line.split(" ", 1)[0] == spec_kernel
+        elif inside:
+            order.append(line.strip())
+    return order
+
+
+def spec_kernel_of(variant):
+    """The spec kernel of a default-library variant name: the part before _sm80_ / _sm90a_."""
+    for family in ("_sm90a_", "_sm80_"):
+        if family in variant:
+            return variant.split(family, 1)[0]
+    return variant
+
+
+def judge(path, tool=None, sms=132):
     try:
         with open(path, newline="") as f:
             rows = list(csv.DictReader(f))
@@ -33,6 +61,10 @@ def judge(path):
     print(f"{path}")
     for key, group in problems.items():
         chosen = [r for r in group if r["selected"] == "1"]
+        if tool:   # the model's first variant among those timed
+            timed = {r["kernel"]: r for r in group}
+            first = next((v for v in model_order(tool, sms, key, spec_kernel_of(group[0]["kernel"])) if v in timed), None)
+            chosen = [timed[first]] if first else []
         passed = [r for r in group if r["check"] == "ok"]
         if not chosen or chosen[0]["check"] != "ok" or not passed:
             print(f"  {key[1]:32s} no selected variant that passed its check")
@@ -55,9 +87,19 @@ def main():
     if len(sys.argv) < 2 or sys.argv[1] in ("-h", "--help"):
         print(__doc__.strip(), file=sys.stderr)
         return 2
+    args, tool, sms = sys.argv[1:], None, 132
+    while args and args[0] in ("--model", "--sms"):
+        if len(args) < 2:
+            print(__doc__.strip(), file=sys.stderr)
+            return 2
+        if args[0] == "--model":
+            tool = args[1]
+        else:
+            sms = int(args[1])
+        args = args[2:]
     status = 0
-    for path in sys.argv[1:]:
-        bad = judge(path)
+    for path in args:
+        bad = judge(path, tool, sms)
         if bad is None:
             return 2
         if bad:

@@ -124,4 +124,27 @@ static inline fusegen_ws_layout fusegen_ws_layout_for_split_k(int slices, int64_
     return l;
 }
 
+/* A chain's split-K variant (Hopper): GEMM1's result, then GEMM1's split-K part, then GEMM2's,
+ * each laid out by fusegen_ws_layout_for_split_k from its offset; both GEMMs' counters are
+ * zeroed before GEMM1 starts. */
+typedef struct fusegen_ws_chain_split_k {
+    size_t hidden, split1, split2, total;   /* byte offsets of the three parts; bytes needed */
+    fusegen_ws_layout l1, l2;               /* the split-K parts, offsets relative to split1, split2 */
+} fusegen_ws_chain_split_k;
+
+static inline fusegen_ws_chain_split_k fusegen_ws_layout_for_chain_split_k(int slices1, int slices2, int64_t m, int64_t n,
+                                                                           int64_t n2, int64_t tile_m, int64_t tile_n,
+                                                                           int64_t tile2_m, int64_t tile2_n,
+                                                                           size_t out_elem_bytes)
+{
+    fusegen_ws_chain_split_k c;
+    c.hidden = 0;
+    c.split1 = fusegen_ws_align((size_t)m * (size_t)n * out_elem_bytes);
+    c.l1 = fusegen_ws_layout_for_split_k(slices1, m, n, tile_m, tile_n, 1);
+    c.split2 = c.split1 + c.l1.total;
+    c.l2 = fusegen_ws_layout_for_split_k(slices2, m, n2, tile2_m, tile2_n, 1);
+    c.total = c.split2 + c.l2.total;
+    return c;
+}
+
 #endif

@@ -17,7 +17,8 @@
 # FUSEGEN_TUNE=1: fusegen-tune over bench/tune-shapes.json and bench/shapes.json into this GPU's
 # shipped tuning file, the library rebuilt with it before the benchmark; it comes back as
 # tuning.json (kept out of the bundle; FUSEGEN_TUNE_TIMEOUT seconds a shapes file, default 420:
-# an interrupted run keeps what it measured);
+# an interrupted run keeps what it measured; FUSEGEN_TUNE_FRESH=1: everything measured again, not
+# resumed from the shipped file, as after a change of the kernels);
 # FUSEGEN_QUICKSTART=1: docs/quickstart.md followed step by step (scripts/quickstart-check.sh),
 # installing this build (FUSEGEN_QUICKSTART_REUSE=0: building afresh with scripts/build.sh).
 #   scripts/gpu-check.sh [--no-bench] [--no-sanitize]
@@ -115,7 +116,7 @@ fi
 if [ "${FUSEGEN_TUNE:-0}" = 1 ] && [ -x "$build/bench/fusegen-tune" ]; then
   gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1 | awk '{print tolower($2)}')
   shipped=specs/tuning/default.${gpu:-gpu}.json
-  [ -f "$shipped" ] && cp "$shipped" "$out/tuning.json"
+  [ -f "$shipped" ] && [ "${FUSEGEN_TUNE_FRESH:-0}" != 1 ] && cp "$shipped" "$out/tuning.json"
   : >"$out/tune.log"
   for shapes in bench/tune-shapes.json bench/shapes.json; do
     timeout "${FUSEGEN_TUNE_TIMEOUT:-420}" "$build/bench/fusegen-tune" --shapes "$shapes" -o "$out/tuning.json" \

@@ -170,7 +170,7 @@ extern "C" __global__ void __launch_bounds__(fusegen_sm80::NORMALIZE_THREADS) fu
 }
 
 // ---- proj_bias_residual_layernorm_sm90a_128x128x64_s5_splitk ----
-// constraints: K % 8 == 0, N % 8 == 0, N <= 16384, 16-byte aligned pointers
+// constraints: K % 8 == 0, N % 8 == 0, 16-byte aligned pointers
 namespace fusegen_default_proj_bias_residual_layernorm_sm90a_128x128x64_s5_splitk {
 
 // GEMM1 epilogue: bias+residual+store+layernorm+relu
@@ -500,7 +500,7 @@ extern "C" __global__ void __launch_bounds__(fusegen_sm80::NORMALIZE_THREADS) fu
 }
 
 // ---- proj_bias_residual_layernorm_sm90a_128x256x64_s3_splitk ----
-// constraints: K % 8 == 0, N % 8 == 0, N <= 16384, 16-byte aligned pointers
+// constraints: K % 8 == 0, N % 8 == 0, 16-byte aligned pointers
 namespace fusegen_default_proj_bias_residual_layernorm_sm90a_128x256x64_s3_splitk {
 
 // GEMM1 epilogue: bias+residual+store+layernorm+relu
@@ -719,7 +719,7 @@ extern "C" __global__ void __launch_bounds__(fusegen_sm80::NORMALIZE_THREADS) fu
 }
 
 // ---- proj_bias_residual_layernorm_sm90a_128x160x64_s5_splitk ----
-// constraints: K % 8 == 0, N % 8 == 0, N <= 16384, 16-byte aligned pointers
+// constraints: K % 8 == 0, N % 8 == 0, 16-byte aligned pointers
 namespace fusegen_default_proj_bias_residual_layernorm_sm90a_128x160x64_s5_splitk {
 
 // GEMM1 epilogue: bias+residual+store+layernorm+relu
@@ -938,7 +938,7 @@ extern "C" __global__ void __launch_bounds__(fusegen_sm80::NORMALIZE_THREADS) fu
 }
 
 // ---- proj_bias_residual_layernorm_sm90a_64x256x64_s4_splitk ----
-// constraints: K % 8 == 0, N % 8 == 0, N <= 16384, 16-byte aligned pointers
+// constraints: K % 8 == 0, N % 8 == 0, 16-byte aligned pointers
 namespace fusegen_default_proj_bias_residual_layernorm_sm90a_64x256x64_s4_splitk {
 
 // GEMM1 epilogue: bias+residual+store+layernorm+relu
@@ -1104,7 +1104,7 @@ extern "C" __global__ void __launch_bounds__(fusegen_sm80::NORMALIZE_THREADS) fu
 }
 
 // ---- proj_bias_residual_layernorm_sm90a_64x128x64_s4_splitk ----
-// constraints: K % 8 == 0, N % 8 == 0, N <= 16384, 16-byte aligned pointers
+// constraints: K % 8 == 0, N % 8 == 0, 16-byte aligned pointers
 namespace fusegen_default_proj_bias_residual_layernorm_sm90a_64x128x64_s4_splitk {
 
 // GEMM1 epilogue: bias+residual+store+layernorm+relu

@@ -113,7 +113,7 @@ extern "C" __global__ void __launch_bounds__(fusegen_sm80::NORMALIZE_THREADS) fu
 }
 
 // ---- proj_bias_rmsnorm_silu_sm90a_64x256x64_s4_splitk ----
-// constraints: K % 8 == 0, N % 8 == 0, N <= 16384, 16-byte aligned pointers
+// constraints: K % 8 == 0, N % 8 == 0, 16-byte aligned pointers
 namespace fusegen_default_proj_bias_rmsnorm_silu_sm90a_64x256x64_s4_splitk {
 
 // GEMM1 epilogue: bias+rmsnorm+silu

@@ -39,8 +39,8 @@ static int g_n_launches, g_n_encodes, g_n_attributes, g_n_occupancy, g_n_functio
 static CUtensorMap g_last_map;
 /* memsets: their count, and the last one's address and 32-bit words, and the launches before it */
 static int g_n_memsets, g_memset_after;
-static CUdeviceptr g_memset_dst;
-static size_t g_memset_words;
+static CUdeviceptr g_memset_dst, g_memset_dsts[4];
+static size_t g_memset_words, g_memset_sizes[4];
 static long long g_encode_rows[8], g_encode_cols[8];
 
 static CUresult fake_ctx_get_current(CUcontext *ctx)
@@ -79,6 +79,7 @@ static CUresult fake_memset_d32(CUdeviceptr dst, unsigned int v, size_t words, C
     (void)s;
     g_memset_dst = v == 0 ? dst : 0;
     g_memset_words = words;
+    g_memset_dsts[g_n_memsets % 4] = g_memset_dst, g_memset_sizes[g_n_memsets % 4] = words;
     g_memset_after = g_n_launches;
     g_n_memsets++;
     return CUDA_SUCCESS;
@@ -386,6 +387,45 @@ static void test_split_k_in_kernel(void)
     CHECK(fusegen_run(&k, &p, &a, g_ws, need - 1, 0) != FUSEGEN_OK && g_n_launches == 0 && g_n_memsets == 0);
 }
 
+/* A chain's split-K variant: both GEMMs' counters zeroed, then GEMM1 into hidden, GEMM2 from it. */
+static void test_chain_split_k(void)
+{
+    fusegen_launch_cache fresh;
+    memset(&fresh, 0, sizeof fresh);
+    fusegen_kernel k = k_ln("tail_sm90a_64x256x64_s4_splitk_g2_128x256x64_s3", 1, FUSEGEN_STRATEGY_NONE, 64, 256, 0, &fresh);
+    k.epilogue = "bias+residual+layernorm", k.n_stores = 0;
+    k.chain = 1, k.split_k = 1, k.b2_layout = FUSEGEN_LAYOUT_NK, k.epilogue2 = "bias+relu", k.uses_bias2 = 1;
+    k.tile2_m = 128, k.tile2_n = 256, k.tile2_k = 64, k.stages2 = 3, k.threads2 = 384;
+    k.launch1.split_k = 1, k.launch1.split_k_in_kernel = 1;
+    k.launch1.map_residual = 0, k.launch1.map_store_slot = -1, k.launch1.map_out = 0;
+    k.launch2 = k.launch1;
+    k.launch2.tile_m = 128, k.launch2.tile_n = 256, k.launch2.tma_box_a = 128;
+    fusegen_problem p = ln_problem(64, 2048, 2048);
+    p.epilogue = "bias+residual+layernorm";
+    p.n2 = 8192, p.b2_layout = FUSEGEN_LAYOUT_NK, p.epilogue2 = "bias+relu";
+    fusegen_args a = args_all();
+    size_t need = 0;
+    CHECK(fusegen_workspace_size(&k, &p, &need) == FUSEGEN_OK);
+    const int s1 = fusegen_k_slices(64, 2048, 2048, 64, 256, 64, 132), s2 = fusegen_k_slices(64, 8192, 2048, 128, 256, 64, 132);
+    const fusegen_ws_chain_split_k c = fusegen_ws_layout_for_chain_split_k(s1, s2, 64, 2048, 8192, 64, 256, 128, 256, 2);
+    /* hidden (bf16 [64, 2048]), then each GEMM's partial sums, statistics and counters */
+    CHECK(need == c.total && c.split1 == 64 * 2048 * 2 && c.split2 == c.split1 + c.l1.total);
+    CHECK(s1 == 8 && s2 == 4);   /* 8 tiles x 8 slices (32 k tiles, 4 a slice at least); 32 x 4 */
+    reset();
+    CHECK(fusegen_run(&k, &p, &a, g_ws, need, 0) == FUSEGEN_OK);
+    CHECK(g_n_memsets == 2 && g_memset_after == 0 && g_n_launches == 2);
+    const char *ws = (const char *)g_ws;
+    CHECK(g_memset_dsts[0] == (CUdeviceptr)(uintptr_t)(ws + c.split1 + c.l1.counters) && g_memset_sizes[0] == 8 + 1);
+    CHECK(g_memset_dsts[1] == (CUdeviceptr)(uintptr_t)(ws + c.split2 + c.l2.counters) && g_memset_sizes[1] == 32 + 1);
+    const launch_log *g1 = &g_launches[0], *g2 = &g_launches[1];
+    CHECK(g1->f == (CUfunction)(uintptr_t)0x100 && g1->grid[0] == 64 && g1->params.k_slices == s1);
+    CHECK(g1->params.out == (void *)ws && g1->params.ldo == 2048 && g1->params.partials == (float *)(ws + c.split1));
+    CHECK(g1->params.stats == (float *)(ws + c.split1 + c.l1.stats) && g1->params.stats_ld == 8);
+    CHECK(g2->f == (CUfunction)(uintptr_t)0x102 && g2->grid[0] == 128 && g2->params.k_slices == s2 && g2->dependent);
+    CHECK(g2->params.a == (const void *)ws && g2->params.out == a.out2 && g2->params.k == 2048 && g2->params.n == 8192);
+    CHECK(g2->params.partials == (float *)(ws + c.split2) && g2->params.counters == (unsigned *)(ws + c.split2 + c.l2.counters));
+}
+
 static void test_chain(void)
 {
     fusegen_kernel k = {
@@ -465,6 +505,7 @@ int main(void)
     test_hopper_cluster();
     test_split_k();
     test_split_k_in_kernel();
+    test_chain_split_k();
     test_chain();
     test_bad_functions();
     fusegen__cu_override(NULL);

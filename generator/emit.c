@@ -471,7 +471,8 @@ static const char *emit__launch_init(emit_ctx *c, const fusegen_launch_gemm *g)
     } f[] = {
         {"hopper", g->hopper}, {"tile_m", g->tile_m}, {"tile_n", g->tile_n}, {"tile_k", g->tile_k},
         {"threads", g->threads}, {"smem_bytes", g->smem_bytes}, {"split", g->split}, {"split_k", g->split_k},
-        {"split_k_row_smem", g->split_k_row_smem}, {"split_k_in_kernel", g->split_k_in_kernel}, {"cluster", g->cluster},
+        {"split_k_row_smem", g->split_k_row_smem}, {"split_k_in_kernel", g->split_k_in_kernel}, {"cooperative", g->cooperative},
+        {"cluster", g->cluster},
         {"persistent", g->persistent},
         {"tma_box_a", g->tma_box_a}, {"tma_box_b", g->tma_box_b}, {"b_kn", g->b_kn}, {"dt_ab", g->dt_ab},
         {"dt_out", g->dt_out}, {"out_bytes", g->out_bytes}, {"map_residual", g->map_residual},

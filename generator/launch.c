@@ -32,6 +32,7 @@ void fg_launch_record(const fg_plan_kernel *pk, int index, fusegen_launch_gemm *
     out->split_k = pk->split_k;   /* a chain splits both GEMMs */
     out->tile_k = (int)g->bk;
     out->split_k_in_kernel = out->split_k && pk->family == FG_FAMILY_SM90;
+    out->cooperative = out->split_k_in_kernel && norm;
     out->split_k_row_smem = out->split_k && norm && !out->split_k_in_kernel;
     out->cluster = norm && g->strategy == FG_STRATEGY_CLUSTER;
     out->persistent = pk->family == FG_FAMILY_SM90 && !out->cluster;

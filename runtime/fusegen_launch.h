@@ -32,6 +32,10 @@ typedef struct fusegen_launch_gemm {
     int split_k_in_kernel;    /* split K reduced by the partial kernel itself (the last CTA of each
                                  tile; with a norm, a pass over the rows once every tile is done):
                                  no reduce kernel; the launcher zeroes its counters first */
+    int cooperative;          /* its CTAs wait for each other (split K in the kernel with a norm):
+                                 a cooperative launch, so that the whole grid is resident at once
+                                 even beside other work (else two such grids could each hold SMs
+                                 the other waits for), and not a programmatic dependent one */
     int cluster;              /* Hopper cluster strategy: clusters of ceil(N / tile_n) CTAs, as many
                                  as fit at once, walk down the row tiles */
     int persistent;           /* Hopper, not cluster: min(work units, SMs) CTAs on a 1-D grid */

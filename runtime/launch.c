@@ -117,17 +117,19 @@ typedef struct launch__call {
     const char *what;         /* for messages: "<kernel> GEMM1" and the like */
     unsigned grid[3], threads, smem_bytes;
     unsigned cluster_x;       /* > 0: clusters of cluster_x x 1 x 1 CTAs */
+    int cooperative;          /* a cooperative launch: the whole grid resident at once */
     int dependent;            /* a programmatic dependent launch: the kernel's CTAs may start while
                                  the kernel before it drains, and wait (griddepcontrol.wait) before
                                  they touch what it wrote; hides the launch gap */
     cudaStream_t stream;
 } launch__call;
 
+enum { LAUNCH__ATTRS = 3 };
 static void launch__driver_config(const launch__call *c, int with_dependent, CUlaunchConfig *config,
-                                  CUlaunchAttribute attrs[2])
+                                  CUlaunchAttribute attrs[LAUNCH__ATTRS])
 {
     memset(config, 0, sizeof *config);
-    memset(attrs, 0, 2 * sizeof *attrs);
+    memset(attrs, 0, LAUNCH__ATTRS * sizeof *attrs);
     config->gridDimX = c->grid[0], config->gridDimY = c->grid[1], config->gridDimZ = c->grid[2];
     config->blockDimX = c->threads, config->blockDimY = 1, config->blockDimZ = 1;
     config->sharedMemBytes = c->smem_bytes;
@@ -140,6 +142,11 @@ static void launch__driver_config(const launch__call *c, int with_dependent, CUl
         attrs[config->numAttrs].value.clusterDim.z = 1;
         config->numAttrs++;
     }
+    if (c->cooperative) {
+        attrs[config->numAttrs].id = CU_LAUNCH_ATTRIBUTE_COOPERATIVE;
+        attrs[config->numAttrs].value.cooperative = 1;
+        config->numAttrs++;
+    }
     if (c->dependent && with_dependent) {
         attrs[config->numAttrs].id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
         attrs[config->numAttrs].value.programmaticStreamSerializationAllowed = 1;
@@ -150,7 +157,7 @@ static void launch__driver_config(const launch__call *c, int with_dependent, CUl
 static int launch__start(const CUfunction *fns, int fn, const launch__call *c, void **params, char *why, size_t len)
 {
     CUlaunchConfig config;
-    CUlaunchAttribute attrs[2];
+    CUlaunchAttribute attrs[LAUNCH__ATTRS];
     launch__driver_config(c, 1, &config, attrs);
     CUresult r = launch__api()->launch_kernel_ex(&config, fns[fn], params, NULL);
     if (r == CUDA_SUCCESS) return 0;
@@ -177,7 +184,7 @@ static int launch__clusters(const fusegen_kernel *k, const CUfunction *fns, int 
     }
     int n = 0;
     CUlaunchConfig config;
-    CUlaunchAttribute attrs[2];
+    CUlaunchAttribute attrs[LAUNCH__ATTRS];
     launch__driver_config(c, 0, &config, attrs);   /* the query sees the cluster alone */
     CUresult r = launch__api()->occupancy_max_active_clusters(&n, fns[fn], &config);
     if (r != CUDA_SUCCESS) return fusegen__cu_fail(r, why, len, "%s: cuOccupancyMaxActiveClusters", c->what);
@@ -370,7 +377,8 @@ static int launch__gemm(const launch__kernel *lk, int fn, const fusegen_launch_g
     launch__epilogue_maps maps;
     if (launch__hopper_maps(rec, g, &map_a, &map_b, &maps, lk->why, lk->len)) return 1;
     void *params[4] = {g, &map_a, &map_b, &maps};
-    c.dependent = 1;
+    c.cooperative = rec->cooperative;
+    c.dependent = !rec->cooperative;
     if (rec->persistent) {
         /* one CTA per SM (each takes an SM's shared memory), never more than the work units */
         const unsigned long long units = (unsigned long long)c.grid[0] * c.grid[1] * c.grid[2];

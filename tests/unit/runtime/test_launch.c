@@ -30,7 +30,7 @@ static int g_failed, g_passed;
 typedef struct launch_log {
     CUfunction f;
     unsigned grid[3], block, smem;
-    int cluster_x, dependent, n_params;
+    int cluster_x, dependent, cooperative, n_params;
     fusegen_params params;
 } launch_log;
 
@@ -68,6 +68,7 @@ static CUresult fake_launch_kernel_ex(const CUlaunchConfig *c, CUfunction f, voi
     for (unsigned i = 0; i < c->numAttrs; ++i) {
         if (c->attrs[i].id == CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION) l->cluster_x = (int)c->attrs[i].value.clusterDim.x;
         if (c->attrs[i].id == CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION) l->dependent = 1;
+        if (c->attrs[i].id == CU_LAUNCH_ATTRIBUTE_COOPERATIVE) l->cooperative = c->attrs[i].value.cooperative;
     }
     memcpy(&l->params, params[0], sizeof l->params);
     g_n_launches++;
@@ -359,7 +360,7 @@ static void test_split_k_in_kernel(void)
     memset(&fresh, 0, sizeof fresh);
     fusegen_kernel k = k_ln("ln_sm90a_64x128x64_s4_splitk", 1, FUSEGEN_STRATEGY_NONE, 64, 128, 16384, &fresh);
     k.split_k = 1;
-    k.launch1.split_k = 1, k.launch1.split_k_in_kernel = 1;
+    k.launch1.split_k = 1, k.launch1.split_k_in_kernel = 1, k.launch1.cooperative = 1;
     k.launch1.map_residual = 0, k.launch1.map_store_slot = -1, k.launch1.map_out = 0;
     k.functions = fake_functions_no_norm;   /* no second function: none is needed */
     fusegen_problem p = ln_problem(100, 4096, 4096);
@@ -381,7 +382,8 @@ static void test_split_k_in_kernel(void)
     CHECK(part->params.k_slices == slices && part->params.partials == (float *)g_ws);
     CHECK(part->params.stats == (float *)((char *)g_ws + l.stats) && part->params.stats_ld == 32);
     CHECK(part->params.counters == (unsigned *)((char *)g_ws + l.counters));
-    CHECK(part->grid[0] == (unsigned)(64 * slices < 132 ? 64 * slices : 132) && part->dependent);
+    /* its CTAs wait for each other (the norm): a cooperative launch, not a dependent one */
+    CHECK(part->grid[0] == (unsigned)(64 * slices < 132 ? 64 * slices : 132) && part->cooperative && !part->dependent);
     /* a workspace one byte short: refused, nothing cleared, nothing launched */
     reset();
     CHECK(fusegen_run(&k, &p, &a, g_ws, need - 1, 0) != FUSEGEN_OK && g_n_launches == 0 && g_n_memsets == 0);
@@ -396,9 +398,10 @@ static void test_chain_split_k(void)
     k.epilogue = "bias+residual+layernorm", k.n_stores = 0;
     k.chain = 1, k.split_k = 1, k.b2_layout = FUSEGEN_LAYOUT_NK, k.epilogue2 = "bias+relu", k.uses_bias2 = 1;
     k.tile2_m = 128, k.tile2_n = 256, k.tile2_k = 64, k.stages2 = 3, k.threads2 = 384;
-    k.launch1.split_k = 1, k.launch1.split_k_in_kernel = 1;
+    k.launch1.split_k = 1, k.launch1.split_k_in_kernel = 1, k.launch1.cooperative = 1;
     k.launch1.map_residual = 0, k.launch1.map_store_slot = -1, k.launch1.map_out = 0;
     k.launch2 = k.launch1;
+    k.launch2.cooperative = 0;   /* GEMM2 has no norm */
     k.launch2.tile_m = 128, k.launch2.tile_n = 256, k.launch2.tma_box_a = 128;
     fusegen_problem p = ln_problem(64, 2048, 2048);
     p.epilogue = "bias+residual+layernorm";
@@ -418,10 +421,11 @@ static void test_chain_split_k(void)
     CHECK(g_memset_dsts[0] == (CUdeviceptr)(uintptr_t)(ws + c.split1 + c.l1.counters) && g_memset_sizes[0] == 8 + 1);
     CHECK(g_memset_dsts[1] == (CUdeviceptr)(uintptr_t)(ws + c.split2 + c.l2.counters) && g_memset_sizes[1] == 32 + 1);
     const launch_log *g1 = &g_launches[0], *g2 = &g_launches[1];
-    CHECK(g1->f == (CUfunction)(uintptr_t)0x100 && g1->grid[0] == 64 && g1->params.k_slices == s1);
+    CHECK(g1->f == (CUfunction)(uintptr_t)0x100 && g1->grid[0] == 64 && g1->params.k_slices == s1 && g1->cooperative);
     CHECK(g1->params.out == (void *)ws && g1->params.ldo == 2048 && g1->params.partials == (float *)(ws + c.split1));
     CHECK(g1->params.stats == (float *)(ws + c.split1 + c.l1.stats) && g1->params.stats_ld == 8);
-    CHECK(g2->f == (CUfunction)(uintptr_t)0x102 && g2->grid[0] == 128 && g2->params.k_slices == s2 && g2->dependent);
+    CHECK(g2->f == (CUfunction)(uintptr_t)0x102 && g2->grid[0] == 128 && g2->params.k_slices == s2 && g2->dependent &&
+          !g2->cooperative);
     CHECK(g2->params.a == (const void *)ws && g2->params.out == a.out2 && g2->params.k == 2048 && g2->params.n == 8192);
     CHECK(g2->params.partials == (float *)(ws + c.split2) && g2->params.counters == (unsigned *)(ws + c.split2 + c.l2.counters));
 }

@@ -251,9 +251,9 @@ static const char *emit__gemm_type(emit_ctx *c, fg_family family, int index, con
         return fg_arena_printf(c->arena,
                                "fusegen_sm90::GemmSm90<fusegen_sm80::%s, fusegen_sm80::DT_F32, %ld, %ld, %ld, %s,\n"
                                "                                       fusegen_sm80::NORM_NONE, fusegen_sm80::STRATEGY_NONE, "
-                               "fusegen_sm80::NoOps, Staging%d, %s, /* split K */ true, Reduce%d>",
+                               "fusegen_sm80::NoOps, Staging%d, %s, /* split K */ true>",
                                dt_ab, g->bm, g->bn, g->stages, g->pingpong ? "true" : "false", index,
-                               g->b_layout == FG_LAYOUT_KN ? "/* B [K, N] */ true" : "false", index);
+                               g->b_layout == FG_LAYOUT_KN ? "/* B [K, N] */ true" : "false");
     if (split_k)   /* the partial kernel: raw f32 sums of its K slice, the epilogue left to the reduce */
         return fg_arena_printf(c->arena,
                                "fusegen_sm80::Gemm<fusegen_sm80::%s, fusegen_sm80::DT_F32, %ld, %ld, %ld, %ld, %d, %d, %s,\n"
@@ -284,10 +284,6 @@ static void emit__gemm_scope(emit_ctx *c, fg_tmpl_scope *s, int index, const fg_
                 pk->split_k ? fg_arena_printf(c->arena, "fusegen_sm80::SplitKReduce<fusegen_sm80::%s, fusegen_sm80::%s, Epilogue%d>",
                                               dt_out, emit__norm(g->norm, false), index)
                             : "");
-    /* Hopper: the partial kernel reduces its tiles itself; the portable family's reduce kernel */
-    const bool reduce_kernel = pk->split_k && pk->family != FG_FAMILY_SM90;
-    fg_tmpl_set(s, "reduce_kernel", reduce_kernel ? "1" : "0");
-    fg_tmpl_set(s, "reduce_where", reduce_kernel ? "a reduce kernel, a block a row" : "by the partial kernel, the last CTA of each tile");
     fg_tmpl_setf(s, "smem_bytes", "%zu", g->smem_bytes);
     fg_tmpl_set(s, "hopper", pk->family == FG_FAMILY_SM90 ? "1" : "0");
     fg_tmpl_set(s, "stage_tile", g->stage_tile ? "true" : "false");
@@ -342,8 +338,7 @@ static void emit__kernel_file_scope(emit_ctx *c, fg_tmpl_scope *s, const fg_kern
         const int split = pk->g1.norm != FG_NORM_NONE && pk->g1.strategy == FG_STRATEGY_SPLIT && !pk->split_k;
         const char *cast = "reinterpret_cast<const void *>";
         fg_tmpl_set(v, "fn_epilogue1", split         ? fg_arena_printf(c->arena, "%s(%s_normalize1)", cast, symbol)
-                                       : pk->split_k && pk->family != FG_FAMILY_SM90
-                                           ? fg_arena_printf(c->arena, "%s(%s_reduce1)", cast, symbol)
+                                       : pk->split_k ? fg_arena_printf(c->arena, "%s(%s_reduce1)", cast, symbol)
                                                      : "nullptr");
         fg_tmpl_set(v, "fn_gemm2", pk->chain ? fg_arena_printf(c->arena, "%s(%s_gemm2)", cast, symbol) : "nullptr");
     }
@@ -471,9 +466,7 @@ static const char *emit__launch_init(emit_ctx *c, const fusegen_launch_gemm *g)
     } f[] = {
         {"hopper", g->hopper}, {"tile_m", g->tile_m}, {"tile_n", g->tile_n}, {"tile_k", g->tile_k},
         {"threads", g->threads}, {"smem_bytes", g->smem_bytes}, {"split", g->split}, {"split_k", g->split_k},
-        {"split_k_row_smem", g->split_k_row_smem}, {"split_k_in_kernel", g->split_k_in_kernel}, {"cooperative", g->cooperative},
-        {"cluster", g->cluster},
-        {"persistent", g->persistent},
+        {"split_k_row_smem", g->split_k_row_smem}, {"cluster", g->cluster}, {"persistent", g->persistent},
         {"tma_box_a", g->tma_box_a}, {"tma_box_b", g->tma_box_b}, {"b_kn", g->b_kn}, {"dt_ab", g->dt_ab},
         {"dt_out", g->dt_out}, {"out_bytes", g->out_bytes}, {"map_residual", g->map_residual},
         {"map_store_slot", g->map_store_slot}, {"map_out", g->map_out}, {"epi_box_bytes", g->epi_box_bytes},

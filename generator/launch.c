@@ -29,11 +29,9 @@ void fg_launch_record(const fg_plan_kernel *pk, int index, fusegen_launch_gemm *
     out->tile_m = (int)g->bm;
     out->tile_n = (int)g->bn;
     out->split = norm && !pk->split_k && g->strategy == FG_STRATEGY_SPLIT;
-    out->split_k = pk->split_k;   /* a chain splits both GEMMs */
+    out->split_k = pk->split_k && index == 1;
     out->tile_k = (int)g->bk;
-    out->split_k_in_kernel = out->split_k && pk->family == FG_FAMILY_SM90;
-    out->cooperative = out->split_k_in_kernel && norm;
-    out->split_k_row_smem = out->split_k && norm && !out->split_k_in_kernel;
+    out->split_k_row_smem = out->split_k && norm;
     out->cluster = norm && g->strategy == FG_STRATEGY_CLUSTER;
     out->persistent = pk->family == FG_FAMILY_SM90 && !out->cluster;
     out->dt_ab = (int)pk->spec->a;   /* fg_dtype has fusegen_dtype's values (the registry's) */
@@ -113,7 +111,7 @@ static const struct {
     {"bias", "const void *"}, {"residual", "const void *"}, {"gamma", "const void *"}, {"beta", "const void *"},
     {"store", "void *[4]"}, {"ld_store", "long long[4]"},
     {"prenorm", "float *"}, {"stats", "float *"}, {"stats_ld", "int"},
-    {"partials", "float *"}, {"k_slices", "int"}, {"counters", "unsigned *"},
+    {"partials", "float *"}, {"k_slices", "int"},
 };
 
 /* The parameter block the launcher passes: the same size, the same field names and types, in

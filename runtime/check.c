@@ -143,8 +143,7 @@ int fusegen__is_split(const fusegen_kernel *k)
     return k->strategy == FUSEGEN_STRATEGY_SPLIT;
 }
 
-/* A bound on the sum of fusegen_ws_layout_for and its split-K forms (split K: the most slices
- * any device gets, a tile's statistics and counter at most 12 bytes an element, the alignment),
+/* The same sum as fusegen_ws_layout_for (split K: with the most slices any device gets), with
  * every step checked, so that the runtime only calls those functions once the total is known to
  * fit in size_t. */
 static int check__ws_fits(const fusegen_kernel *k, const fusegen_problem *p, size_t *total)
@@ -152,14 +151,8 @@ static int check__ws_fits(const fusegen_kernel *k, const fusegen_problem *p, siz
     size_t at = 0, bytes;
     size_t m = (size_t)p->m, n = (size_t)p->n;
     if (k->split_k) {
-        const size_t per_elem = 4u * FUSEGEN_SPLIT_K_MAX_SLICES + 12u;
-        if (!check__mul_sz(m, n, &bytes) || !check__mul_sz(bytes, per_elem, &bytes) || !check__ws_add(&at, bytes) ||
-            !check__ws_add(&at, 8u * FUSEGEN_REG_WORKSPACE_ALIGN))
-            return 0;
-        if (k->chain &&   /* GEMM1's result, and GEMM2's split-K part */
-            (!check__mul_sz(m, n, &bytes) || !check__mul_sz(bytes, fusegen__dtype_bytes(k->out), &bytes) ||
-             !check__ws_add(&at, bytes) || !check__mul_sz(m, (size_t)p->n2, &bytes) ||
-             !check__mul_sz(bytes, per_elem, &bytes) || !check__ws_add(&at, bytes)))
+        if (!check__mul_sz(m, n, &bytes) || !check__mul_sz(bytes, 4u * FUSEGEN_SPLIT_K_MAX_SLICES, &bytes) ||
+            !check__ws_add(&at, bytes))
             return 0;
         *total = at;
         return 1;
@@ -543,7 +536,7 @@ fusegen_status fusegen__kernel_reason(const fusegen_kernel *k, const fusegen_pro
     if (k->max_n > 0 && p->n > k->max_n)
         return check__reason(buf, len, FUSEGEN_ERR_NOT_SUPPORTED,
                           "p->n = %" PRId64 " exceeds the kernel's max_n = %" PRId64 " (%s)", p->n, k->max_n,
-                          k->split_k ? "split K: the reduce keeps a whole row in shared memory"
+                          k->split_k ? "split K: the reduce kernel keeps a whole row in shared memory"
                           : k->strategy == FUSEGEN_STRATEGY_CLUSTER
                               ? "cluster strategy: the thread blocks of one cluster hold a whole row"
                               : "row strategy: one thread block holds a whole row");

@@ -151,9 +151,9 @@ typedef struct fusegen_kernel {
     fusegen_schedule schedule2;     /* the same for a chain's GEMM2 (NONE for single GEMMs) */
     fusegen_norm norm;
     fusegen_strategy strategy;      /* NONE for split-K variants (their reduce kernel sees whole rows) */
-    int split_k;                    /* 1: a split-K variant: slices of K (fusegen_k_slices,
-                                       fusegen_workspace.h) summed into the workspace, then the whole
-                                       epilogue applied row by row (a chain: both GEMMs) */
+    int split_k;                    /* 1: a split-K variant: a partial kernel sums slices of K
+                                       (fusegen_k_slices, fusegen_workspace.h) into the workspace,
+                                       a reduce kernel applies the whole epilogue row by row */
     int64_t max_n;                  /* row and cluster strategies, split K with a norm: N <= max_n; 0: any */
     int align_elems;                /* K, N, N2, leading dims multiple of this; pointers 16-byte aligned */
     int n_stores, n_stores2;

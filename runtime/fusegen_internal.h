@@ -98,7 +98,6 @@ typedef struct fusegen__driver {
     CUresult (*module_get_function)(CUfunction *, CUmodule, const char *);
     CUresult (*func_set_attribute)(CUfunction, CUfunction_attribute, int);
     CUresult (*launch_kernel_ex)(const CUlaunchConfig *, CUfunction, void **, void **);
-    CUresult (*memset_d32_async)(CUdeviceptr, unsigned int, size_t, CUstream);
     CUresult (*occupancy_max_active_clusters)(int *, CUfunction, const CUlaunchConfig *);
     CUresult (*tensor_map_encode_tiled)(CUtensorMap *, CUtensorMapDataType, cuuint32_t, void *, const cuuint64_t *,
                                         const cuuint64_t *, const cuuint32_t *, const cuuint32_t *,

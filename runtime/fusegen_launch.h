@@ -29,13 +29,6 @@ typedef struct fusegen_launch_gemm {
                                  the reduce kernel (fusegen_split_k_reduce_threads, _blocks_y) */
     int split_k_row_smem;     /* split K with a norm: the reduce keeps a row (N x 4 bytes) in
                                  dynamic shared memory */
-    int split_k_in_kernel;    /* split K reduced by the partial kernel itself (the last CTA of each
-                                 tile; with a norm, a pass over the rows once every tile is done):
-                                 no reduce kernel; the launcher zeroes its counters first */
-    int cooperative;          /* its CTAs wait for each other (split K in the kernel with a norm):
-                                 a cooperative launch, so that the whole grid is resident at once
-                                 even beside other work (else two such grids could each hold SMs
-                                 the other waits for), and not a programmatic dependent one */
     int cluster;              /* Hopper cluster strategy: clusters of ceil(N / tile_n) CTAs, as many
                                  as fit at once, walk down the row tiles */
     int persistent;           /* Hopper, not cluster: min(work units, SMs) CTAs on a 1-D grid */
@@ -64,7 +57,6 @@ typedef struct fusegen_params {
     int stats_ld;     /* N tiles per row */
     float *partials;  /* split K: [k_slices, m, n] f32 sums */
     int k_slices;     /* split K: slices of K; else 0 */
-    unsigned *counters;   /* split K in the partial kernel: slices done a tile, then tiles finished */
 } fusegen_params;
 
 /* What the launcher remembers of a kernel, zero at first (a generated table has one per kernel,

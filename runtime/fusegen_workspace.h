@@ -6,11 +6,7 @@
  *   stats    f32x2 [M, ceil(N/tile_n)]  split strategy: per-row partial (mean, M2) of each N tile
  *   hidden   out dtype [M, N]           chains: GEMM1's result, GEMM2's A operand
  *   partials f32 [S, M, N]              split-K variants: the K slices' sums (S from
- *                                        fusegen_k_slices), reduced by the reduce kernel or
- *                                        (Hopper) by the partial kernel itself, which then also has
- *   stats    f32x2 [M, ceil(N/tile_n)]  per-row (mean, M2) or (sum of squares, 0) of each N tile
- *   counters u32 [tiles + 1]            slices done for each tile, then the tiles finished (the
- *                                        launcher zeroes them before each launch) */
+ *                                        fusegen_k_slices), reduced by the epilogue kernel */
 #ifndef FUSEGEN_WORKSPACE_H
 #define FUSEGEN_WORKSPACE_H
 #include <stddef.h>
@@ -34,8 +30,7 @@ cudaError_t fusegen__device_info(int *sm, int *sms);
 #endif
 
 typedef struct fusegen_ws_layout {
-    size_t prenorm, stats, hidden, partials, counters;   /* byte offsets (meaningful when the part exists) */
-    size_t counters_bytes;           /* split K in the partial kernel: the counters' bytes */
+    size_t prenorm, stats, hidden, partials;   /* byte offsets (meaningful when the part exists) */
     size_t total;                    /* bytes needed; 0 when the kernel needs none */
 } fusegen_ws_layout;
 
@@ -50,7 +45,7 @@ static inline size_t fusegen_ws_align(size_t x)
 static inline fusegen_ws_layout fusegen_ws_layout_for(int split, int64_t tile_n, int chain,
                                                       size_t out_elem_bytes, int64_t m, int64_t n)
 {
-    fusegen_ws_layout l = {0, 0, 0, 0, 0, 0, 0};
+    fusegen_ws_layout l = {0, 0, 0, 0, 0};
     size_t at = 0;
     if (split) {
         int64_t tiles_n = (n + tile_n - 1) / tile_n;
@@ -106,45 +101,12 @@ static inline int fusegen_split_k_reduce_blocks_y(int64_t n, int row_in_smem, in
     return y < 1 ? 1 : (int)y;
 }
 
-/* Caller guarantees slices, m, n, tile_m, tile_n > 0 and that slices x m x n x 4 fits in size_t.
- * in_kernel: the partial kernel reduces (fusegen_launch_gemm.split_k_in_kernel). */
-static inline fusegen_ws_layout fusegen_ws_layout_for_split_k(int slices, int64_t m, int64_t n, int64_t tile_m,
-                                                              int64_t tile_n, int in_kernel)
+/* Caller guarantees slices, m, n > 0 and that slices x m x n x 4 fits in size_t. */
+static inline fusegen_ws_layout fusegen_ws_layout_for_split_k(int slices, int64_t m, int64_t n)
 {
-    fusegen_ws_layout l = {0, 0, 0, 0, 0, 0, 0};
-    size_t at = fusegen_ws_align((size_t)slices * (size_t)m * (size_t)n * 4u);
-    if (in_kernel) {
-        int64_t tiles_n = (n + tile_n - 1) / tile_n, tiles = (m + tile_m - 1) / tile_m * tiles_n;
-        l.stats = at;    at = fusegen_ws_align(at + (size_t)m * (size_t)tiles_n * 8u);
-        l.counters = at;
-        l.counters_bytes = (size_t)(tiles + 1) * 4u;
-        at = fusegen_ws_align(at + l.counters_bytes);
-    }
-    l.total = at;
+    fusegen_ws_layout l = {0, 0, 0, 0, 0};
+    l.total = fusegen_ws_align((size_t)slices * (size_t)m * (size_t)n * 4u);
     return l;
-}
-
-/* A chain's split-K variant (Hopper): GEMM1's result, then GEMM1's split-K part, then GEMM2's,
- * each laid out by fusegen_ws_layout_for_split_k from its offset; both GEMMs' counters are
- * zeroed before GEMM1 starts. */
-typedef struct fusegen_ws_chain_split_k {
-    size_t hidden, split1, split2, total;   /* byte offsets of the three parts; bytes needed */
-    fusegen_ws_layout l1, l2;               /* the split-K parts, offsets relative to split1, split2 */
-} fusegen_ws_chain_split_k;
-
-static inline fusegen_ws_chain_split_k fusegen_ws_layout_for_chain_split_k(int slices1, int slices2, int64_t m, int64_t n,
-                                                                           int64_t n2, int64_t tile_m, int64_t tile_n,
-                                                                           int64_t tile2_m, int64_t tile2_n,
-                                                                           size_t out_elem_bytes)
-{
-    fusegen_ws_chain_split_k c;
-    c.hidden = 0;
-    c.split1 = fusegen_ws_align((size_t)m * (size_t)n * out_elem_bytes);
-    c.l1 = fusegen_ws_layout_for_split_k(slices1, m, n, tile_m, tile_n, 1);
-    c.split2 = c.split1 + c.l1.total;
-    c.l2 = fusegen_ws_layout_for_split_k(slices2, m, n2, tile2_m, tile2_n, 1);
-    c.total = c.split2 + c.l2.total;
-    return c;
 }
 
 #endif

@@ -50,7 +50,6 @@ static void launch__cu_load(void)
     LAUNCH__SYM(module_get_function, "cuModuleGetFunction");
     LAUNCH__SYM(func_set_attribute, "cuFuncSetAttribute");
     LAUNCH__SYM(launch_kernel_ex, "cuLaunchKernelEx");
-    LAUNCH__SYM(memset_d32_async, "cuMemsetD32Async");
     LAUNCH__SYM(occupancy_max_active_clusters, "cuOccupancyMaxActiveClusters");
     LAUNCH__SYM(tensor_map_encode_tiled, "cuTensorMapEncodeTiled");
     LAUNCH__SYM(get_error_name, "cuGetErrorName");
@@ -117,19 +116,17 @@ typedef struct launch__call {
     const char *what;         /* for messages: "<kernel> GEMM1" and the like */
     unsigned grid[3], threads, smem_bytes;
     unsigned cluster_x;       /* > 0: clusters of cluster_x x 1 x 1 CTAs */
-    int cooperative;          /* a cooperative launch: the whole grid resident at once */
     int dependent;            /* a programmatic dependent launch: the kernel's CTAs may start while
                                  the kernel before it drains, and wait (griddepcontrol.wait) before
                                  they touch what it wrote; hides the launch gap */
     cudaStream_t stream;
 } launch__call;
 
-enum { LAUNCH__ATTRS = 3 };
 static void launch__driver_config(const launch__call *c, int with_dependent, CUlaunchConfig *config,
-                                  CUlaunchAttribute attrs[LAUNCH__ATTRS])
+                                  CUlaunchAttribute attrs[2])
 {
     memset(config, 0, sizeof *config);
-    memset(attrs, 0, LAUNCH__ATTRS * sizeof *attrs);
+    memset(attrs, 0, 2 * sizeof *attrs);
     config->gridDimX = c->grid[0], config->gridDimY = c->grid[1], config->gridDimZ = c->grid[2];
     config->blockDimX = c->threads, config->blockDimY = 1, config->blockDimZ = 1;
     config->sharedMemBytes = c->smem_bytes;
@@ -142,11 +139,6 @@ static void launch__driver_config(const launch__call *c, int with_dependent, CUl
         attrs[config->numAttrs].value.clusterDim.z = 1;
         config->numAttrs++;
     }
-    if (c->cooperative) {
-        attrs[config->numAttrs].id = CU_LAUNCH_ATTRIBUTE_COOPERATIVE;
-        attrs[config->numAttrs].value.cooperative = 1;
-        config->numAttrs++;
-    }
     if (c->dependent && with_dependent) {
         attrs[config->numAttrs].id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
         attrs[config->numAttrs].value.programmaticStreamSerializationAllowed = 1;
@@ -157,7 +149,7 @@ static void launch__driver_config(const launch__call *c, int with_dependent, CUl
 static int launch__start(const CUfunction *fns, int fn, const launch__call *c, void **params, char *why, size_t len)
 {
     CUlaunchConfig config;
-    CUlaunchAttribute attrs[LAUNCH__ATTRS];
+    CUlaunchAttribute attrs[2];
     launch__driver_config(c, 1, &config, attrs);
     CUresult r = launch__api()->launch_kernel_ex(&config, fns[fn], params, NULL);
     if (r == CUDA_SUCCESS) return 0;
@@ -184,7 +176,7 @@ static int launch__clusters(const fusegen_kernel *k, const CUfunction *fns, int 
     }
     int n = 0;
     CUlaunchConfig config;
-    CUlaunchAttribute attrs[LAUNCH__ATTRS];
+    CUlaunchAttribute attrs[2];
     launch__driver_config(c, 0, &config, attrs);   /* the query sees the cluster alone */
     CUresult r = launch__api()->occupancy_max_active_clusters(&n, fns[fn], &config);
     if (r != CUDA_SUCCESS) return fusegen__cu_fail(r, why, len, "%s: cuOccupancyMaxActiveClusters", c->what);
@@ -233,7 +225,7 @@ static int launch__compiled_functions(const fusegen_kernel *k, CUfunction fns[FU
     cudaError_t e = k->functions(raw);
     if (e != cudaSuccess) return launch__fail(e, why, len, "finding the kernel's functions (cudaGetFuncBySymbol)");
     const fusegen_launch_gemm *rec1 = &k->launch1;
-    if (!raw[FUSEGEN_LAUNCH_GEMM1] || ((rec1->split || (rec1->split_k && !rec1->split_k_in_kernel)) && !raw[FUSEGEN_LAUNCH_EPILOGUE1]) ||
+    if (!raw[FUSEGEN_LAUNCH_GEMM1] || ((rec1->split || rec1->split_k) && !raw[FUSEGEN_LAUNCH_EPILOGUE1]) ||
         (k->chain && !raw[FUSEGEN_LAUNCH_GEMM2])) {
         snprintf(why, len, "a function its launch records need is missing (corrupt dispatch table)");
         return 1;
@@ -377,8 +369,7 @@ static int launch__gemm(const launch__kernel *lk, int fn, const fusegen_launch_g
     launch__epilogue_maps maps;
     if (launch__hopper_maps(rec, g, &map_a, &map_b, &maps, lk->why, lk->len)) return 1;
     void *params[4] = {g, &map_a, &map_b, &maps};
-    c.cooperative = rec->cooperative;
-    c.dependent = !rec->cooperative;
+    c.dependent = 1;
     if (rec->persistent) {
         /* one CTA per SM (each takes an SM's shared memory), never more than the work units */
         const unsigned long long units = (unsigned long long)c.grid[0] * c.grid[1] * c.grid[2];
@@ -420,41 +411,14 @@ static int launch__gemm_and_norm(const launch__kernel *lk, int fn, const fusegen
     return launch__start(lk->fns, FUSEGEN_LAUNCH_EPILOGUE1, &c, params, lk->why, lk->len);
 }
 
-/* A split-K GEMM's part of the workspace, at base, laid out as l (fusegen_ws_layout_for_split_k
- * for g->k_slices): its partial sums, and for a kernel that reduces them itself its row
- * statistics and counters. */
-static void launch__split_k_carve(const fusegen_launch_gemm *rec, fusegen_params *g, void *base, const fusegen_ws_layout *l)
-{
-    g->partials = (float *)((char *)base + l->partials);
-    if (!rec->split_k_in_kernel) return;
-    g->stats = (float *)((char *)base + l->stats);
-    g->stats_ld = (g->n + rec->tile_n - 1) / rec->tile_n;
-    g->counters = (unsigned *)((char *)base + l->counters);
-}
-
-/* The counters of a split-K kernel that reduces in the kernel: zero before it starts (a caller's
- * workspace holds anything), on its stream. */
-static int launch__zero_counters(const launch__kernel *lk, const fusegen_params *g, const fusegen_ws_layout *l)
-{
-    CUresult r = launch__api()->memset_d32_async((CUdeviceptr)(uintptr_t)g->counters, 0u, l->counters_bytes / 4u,
-                                                 (CUstream)lk->stream);
-    return r == CUDA_SUCCESS ? 0 : fusegen__cu_fail(r, lk->why, lk->len, "the split-K counters (cuMemsetD32Async)");
-}
-
-/* A split-K variant: the partial kernel sums slices of K into the workspace (f32); a Hopper one
- * then reduces them itself (after its counters are zeroed), a portable one is followed by the
- * reduce kernel, which applies the whole epilogue, a row (or a part of one) a block, on sm_90 and
- * later as a programmatic dependent (it waits for the sums itself). */
+/* A split-K variant: the partial kernel sums slices of K into the workspace (f32), then the
+ * reduce kernel applies the whole epilogue, a row (or a part of one) a block; on sm_90 and later
+ * as a programmatic dependent (it waits for the sums itself). */
 static int launch__split_k(const launch__kernel *lk, const fusegen_launch_gemm *rec, fusegen_params *g,
                            void *workspace)
 {
     g->k_slices = fusegen_k_slices(g->m, g->n, g->k, rec->tile_m, rec->tile_n, rec->tile_k, lk->sms);
-    const fusegen_ws_layout l =
-        fusegen_ws_layout_for_split_k(g->k_slices, g->m, g->n, rec->tile_m, rec->tile_n, rec->split_k_in_kernel);
-    launch__split_k_carve(rec, g, workspace, &l);
-    if (rec->split_k_in_kernel)
-        return launch__zero_counters(lk, g, &l) ||
-               launch__gemm(lk, FUSEGEN_LAUNCH_GEMM1, rec, g, (unsigned)g->k_slices, "the split-K kernel");
+    g->partials = (float *)((char *)workspace + fusegen_ws_layout_for_split_k(g->k_slices, g->m, g->n).partials);
     if (launch__gemm(lk, FUSEGEN_LAUNCH_GEMM1, rec, g, (unsigned)g->k_slices, "the split-K partial kernel")) return 1;
     const int row_bytes = rec->split_k_row_smem ? g->n * 4 : 0;
     const int threads = fusegen_split_k_reduce_threads(g->n, rec->split_k_row_smem, FUSEGEN_REG_SPLIT_K_REDUCE_THREADS,
@@ -525,31 +489,6 @@ static void launch__gemm2_params(const fusegen_problem *pr, const fusegen_args *
     }
 }
 
-/* A chain's split-K variant (Hopper): both GEMMs split K and reduce in their kernels; both
- * GEMMs' counters are zeroed first, then GEMM1 writes hidden and GEMM2 reads it. */
-static int launch__chain_split_k(const launch__kernel *lk, const fusegen_problem *p, const fusegen_args *args,
-                                 fusegen_params *g1, void *workspace)
-{
-    const fusegen_launch_gemm *rec1 = &lk->k->launch1, *rec2 = &lk->k->launch2;
-    fusegen_params g2;
-    const int s1 = fusegen_k_slices(p->m, p->n, p->k, rec1->tile_m, rec1->tile_n, rec1->tile_k, lk->sms);
-    const int s2 = fusegen_k_slices(p->m, p->n2, p->n, rec2->tile_m, rec2->tile_n, rec2->tile_k, lk->sms);
-    const fusegen_ws_chain_split_k c =
-        fusegen_ws_layout_for_chain_split_k(s1, s2, p->m, p->n, p->n2, rec1->tile_m, rec1->tile_n, rec2->tile_m,
-                                            rec2->tile_n, (size_t)rec1->out_bytes);
-    void *hidden = (char *)workspace + c.hidden;
-    g1->out = hidden;
-    g1->ldo = p->n;
-    g1->k_slices = s1;
-    launch__split_k_carve(rec1, g1, (char *)workspace + c.split1, &c.l1);
-    launch__gemm2_params(p, args, hidden, &g2);
-    g2.k_slices = s2;
-    launch__split_k_carve(rec2, &g2, (char *)workspace + c.split2, &c.l2);
-    return launch__zero_counters(lk, g1, &c.l1) || launch__zero_counters(lk, &g2, &c.l2) ||
-           launch__gemm(lk, FUSEGEN_LAUNCH_GEMM1, rec1, g1, (unsigned)s1, "the split-K GEMM1") ||
-           launch__gemm(lk, FUSEGEN_LAUNCH_GEMM2, rec2, &g2, (unsigned)s2, "the split-K GEMM2");
-}
-
 int fusegen__launch(const fusegen_kernel *k, const CUfunction *fns, const fusegen_problem *p,
                     const fusegen_args *args, void *workspace, cudaStream_t stream, char *why, size_t len)
 {
@@ -565,9 +504,8 @@ int fusegen__launch(const fusegen_kernel *k, const CUfunction *fns, const fusege
     if (e != cudaSuccess) return launch__fail(e, why, len, "reading the device's multiprocessor count");
     fusegen_params g1;
     launch__gemm1_params(p, args, &g1);
-    if (rec1->split_k && !k->chain) return launch__split_k(&lk, rec1, &g1, workspace);
+    if (rec1->split_k) return launch__split_k(&lk, rec1, &g1, workspace);
     if (!k->chain) return launch__gemm_and_norm(&lk, FUSEGEN_LAUNCH_GEMM1, rec1, &g1, workspace, "GEMM1");
-    if (rec1->split_k) return launch__chain_split_k(&lk, p, args, &g1, workspace);
 
     /* a chain: GEMM1 (with its norm) into the workspace's hidden part, in the out dtype; GEMM2
      * reads it as its A operand. Two or three launches on one stream, nothing else. */

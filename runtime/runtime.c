@@ -365,16 +365,8 @@ fusegen_status fusegen_find(const fusegen_library *lib, const char *name, const 
 static size_t fg__ws_bytes(const fusegen_kernel *k, const fusegen_problem *p)
 {
     int split = fusegen__is_split(k);
-    const int sms = fusegen__sms_or_0();
-    if (k->split_k && k->chain)
-        return fusegen_ws_layout_for_chain_split_k(fg_dispatch_k_slices(k, p, sms), fg_dispatch_k_slices2(k, p, sms),
-                                                   p->m, p->n, p->n2, k->tile_m, k->tile_n, k->tile2_m, k->tile2_n,
-                                                   fusegen__dtype_bytes(k->out))
-            .total;
     if (k->split_k)
-        return fusegen_ws_layout_for_split_k(fg_dispatch_k_slices(k, p, sms), p->m, p->n, k->tile_m, k->tile_n,
-                                             k->launch1.split_k_in_kernel)
-            .total;
+        return fusegen_ws_layout_for_split_k(fg_dispatch_k_slices(k, p, fusegen__sms_or_0()), p->m, p->n).total;
     if (!split && !k->chain)
         return 0;
     return fusegen_ws_layout_for(split, k->tile_n, k->chain, fusegen__dtype_bytes(k->out), p->m, p->n).total;

@@ -298,106 +298,6 @@ extern "C" __global__ void __launch_bounds__(384, 1) fusegen_default_block_tail_
     fusegen_default_block_tail_sm90a_128x128x64_s3_split_g2_128x256x64_s3::Gemm2::run(p, map_a, map_b, maps);
 }
 
-// ---- block_tail_sm90a_128x128x64_s3_splitk_g2_128x256x64_s3 ----
-// constraints: K % 8 == 0, N % 8 == 0, N2 % 8 == 0, 16-byte aligned pointers
-namespace fusegen_default_block_tail_sm90a_128x128x64_s3_splitk_g2_128x256x64_s3 {
-
-// GEMM1 epilogue: bias+residual+layernorm
-struct Epilogue1 {
-    static constexpr float kEps = 1e-05f;
-    static constexpr bool kAffine = true;
-    // Split: the store op holding the norm's input, which the normalize kernel reads (-1: none).
-    static constexpr int kPrenormStoreSlot = -1;
-    // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
-    static constexpr int kClusterRanks = 0;
-    // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
-    // (m, n) and (m, n+1); n is even.
-    __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p,
-                                                const fusegen_sm80::TileInputs &in)
-    {
-        (void)m, (void)n, (void)p, (void)in;
-        v = fusegen_sm80::op_bias<fusegen_sm80::DT_BF16>(v, p, in, n);
-        v = fusegen_sm80::op_residual<fusegen_sm80::DT_BF16>(v, p, in, m, n, 1.0f);
-        return v;
-    }
-    // Ops after the norm, on the same pair.
-    __device__ static __forceinline__ float2 post(float2 v, int m, int n, const fusegen_sm80::Params &p,
-                                                 const fusegen_sm80::TileInputs &in)
-    {
-        (void)m, (void)n, (void)p, (void)in;
-        return v;
-    }
-};
-// GEMM1's epilogue staging in shared memory, as planned: whether the tile buffer exists,
-// whether it holds the residual, whether the bias is staged, the store op written through the
-// buffer (-1: none), and whether out (split: the pre-norm values) goes through it.
-struct Staging1 {
-    static constexpr bool kTile = false, kResidual = false, kBias = false;
-    static constexpr int kStoreSlot = -1;
-    static constexpr bool kOut = false;
-};
-// Split K: the partial kernel's sums reduced, with the epilogue above (by the partial kernel, the last CTA of each tile).
-using Reduce1 = fusegen_sm80::SplitKReduce<fusegen_sm80::DT_BF16, fusegen_sm80::NORM_LAYERNORM, Epilogue1>;
-using Gemm1 = fusegen_sm90::GemmSm90<fusegen_sm80::DT_BF16, fusegen_sm80::DT_F32, 128, 128, 3, false,
-                                       fusegen_sm80::NORM_NONE, fusegen_sm80::STRATEGY_NONE, fusegen_sm80::NoOps, Staging1, false, /* split K */ true, Reduce1>;
-static_assert(Gemm1::kSmemBytes == 99904, "the plan and the family agree on shared memory");
-
-// GEMM2 epilogue: bias+relu
-struct Epilogue2 {
-    static constexpr float kEps = 0.0f;
-    static constexpr bool kAffine = false;
-    // Split: the store op holding the norm's input, which the normalize kernel reads (-1: none).
-    static constexpr int kPrenormStoreSlot = -1;
-    // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
-    static constexpr int kClusterRanks = 0;
-    // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
-    // (m, n) and (m, n+1); n is even.
-    __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p,
-                                                const fusegen_sm80::TileInputs &in)
-    {
-        (void)m, (void)n, (void)p, (void)in;
-        v = fusegen_sm80::op_bias<fusegen_sm80::DT_BF16>(v, p, in, n);
-        v = fusegen_sm80::op_relu(v);
-        return v;
-    }
-    // Ops after the norm, on the same pair.
-    __device__ static __forceinline__ float2 post(float2 v, int m, int n, const fusegen_sm80::Params &p,
-                                                 const fusegen_sm80::TileInputs &in)
-    {
-        (void)m, (void)n, (void)p, (void)in;
-        return v;
-    }
-};
-// GEMM2's epilogue staging in shared memory, as planned: whether the tile buffer exists,
-// whether it holds the residual, whether the bias is staged, the store op written through the
-// buffer (-1: none), and whether out (split: the pre-norm values) goes through it.
-struct Staging2 {
-    static constexpr bool kTile = false, kResidual = false, kBias = false;
-    static constexpr int kStoreSlot = -1;
-    static constexpr bool kOut = false;
-};
-// Split K: the partial kernel's sums reduced, with the epilogue above (by the partial kernel, the last CTA of each tile).
-using Reduce2 = fusegen_sm80::SplitKReduce<fusegen_sm80::DT_BF16, fusegen_sm80::NORM_NONE, Epilogue2>;
-using Gemm2 = fusegen_sm90::GemmSm90<fusegen_sm80::DT_BF16, fusegen_sm80::DT_F32, 128, 256, 3, false,
-                                       fusegen_sm80::NORM_NONE, fusegen_sm80::STRATEGY_NONE, fusegen_sm80::NoOps, Staging2, false, /* split K */ true, Reduce2>;
-static_assert(Gemm2::kSmemBytes == 149056, "the plan and the family agree on shared memory");
-
-}  // namespace fusegen_default_block_tail_sm90a_128x128x64_s3_splitk_g2_128x256x64_s3
-
-extern "C" __global__ void __launch_bounds__(384, 1) fusegen_default_block_tail_sm90a_128x128x64_s3_splitk_g2_128x256x64_s3_gemm1(fusegen_sm80::Params p, const __grid_constant__ fusegen_sm90::TensorMap map_a,
-    const __grid_constant__ fusegen_sm90::TensorMap map_b,
-    const __grid_constant__ fusegen_sm90::EpilogueMaps maps)
-{
-    fusegen_default_block_tail_sm90a_128x128x64_s3_splitk_g2_128x256x64_s3::Gemm1::run(p, map_a, map_b, maps);
-}
-
-extern "C" __global__ void __launch_bounds__(384, 1) fusegen_default_block_tail_sm90a_128x128x64_s3_splitk_g2_128x256x64_s3_gemm2(fusegen_sm80::Params p, const __grid_constant__ fusegen_sm90::TensorMap map_a,
-    const __grid_constant__ fusegen_sm90::TensorMap map_b,
-    const __grid_constant__ fusegen_sm90::EpilogueMaps maps)
-{
-    fusegen_default_block_tail_sm90a_128x128x64_s3_splitk_g2_128x256x64_s3::Gemm2::run(p, map_a, map_b, maps);
-}
-
 // ---- block_tail_sm90a_128x128x64_s3_row_g2_128x128x64_s5_pingpong ----
 // constraints: K % 8 == 0, N % 8 == 0, N2 % 8 == 0, N <= 128, 16-byte aligned pointers
 namespace fusegen_default_block_tail_sm90a_128x128x64_s3_row_g2_128x128x64_s5_pingpong {
@@ -888,106 +788,6 @@ extern "C" __global__ void __launch_bounds__(384, 1) fusegen_default_block_tail_
     fusegen_default_block_tail_sm90a_64x256x64_s4_split_g2_128x256x64_s3::Gemm2::run(p, map_a, map_b, maps);
 }
 
-// ---- block_tail_sm90a_64x256x64_s4_splitk_g2_128x256x64_s3 ----
-// constraints: K % 8 == 0, N % 8 == 0, N2 % 8 == 0, 16-byte aligned pointers
-namespace fusegen_default_block_tail_sm90a_64x256x64_s4_splitk_g2_128x256x64_s3 {
-
-// GEMM1 epilogue: bias+residual+layernorm
-struct Epilogue1 {
-    static constexpr float kEps = 1e-05f;
-    static constexpr bool kAffine = true;
-    // Split: the store op holding the norm's input, which the normalize kernel reads (-1: none).
-    static constexpr int kPrenormStoreSlot = -1;
-    // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
-    static constexpr int kClusterRanks = 0;
-    // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
-    // (m, n) and (m, n+1); n is even.
-    __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p,
-                                                const fusegen_sm80::TileInputs &in)
-    {
-        (void)m, (void)n, (void)p, (void)in;
-        v = fusegen_sm80::op_bias<fusegen_sm80::DT_BF16>(v, p, in, n);
-        v = fusegen_sm80::op_residual<fusegen_sm80::DT_BF16>(v, p, in, m, n, 1.0f);
-        return v;
-    }
-    // Ops after the norm, on the same pair.
-    __device__ static __forceinline__ float2 post(float2 v, int m, int n, const fusegen_sm80::Params &p,
-                                                 const fusegen_sm80::TileInputs &in)
-    {
-        (void)m, (void)n, (void)p, (void)in;
-        return v;
-    }
-};
-// GEMM1's epilogue staging in shared memory, as planned: whether the tile buffer exists,
-// whether it holds the residual, whether the bias is staged, the store op written through the
-// buffer (-1: none), and whether out (split: the pre-norm values) goes through it.
-struct Staging1 {
-    static constexpr bool kTile = false, kResidual = false, kBias = false;
-    static constexpr int kStoreSlot = -1;
-    static constexpr bool kOut = false;
-};
-// Split K: the partial kernel's sums reduced, with the epilogue above (by the partial kernel, the last CTA of each tile).
-using Reduce1 = fusegen_sm80::SplitKReduce<fusegen_sm80::DT_BF16, fusegen_sm80::NORM_LAYERNORM, Epilogue1>;
-using Gemm1 = fusegen_sm90::GemmSm90<fusegen_sm80::DT_BF16, fusegen_sm80::DT_F32, 64, 256, 4, true,
-                                       fusegen_sm80::NORM_NONE, fusegen_sm80::STRATEGY_NONE, fusegen_sm80::NoOps, Staging1, false, /* split K */ true, Reduce1>;
-static_assert(Gemm1::kSmemBytes == 165488, "the plan and the family agree on shared memory");
-
-// GEMM2 epilogue: bias+relu
-struct Epilogue2 {
-    static constexpr float kEps = 0.0f;
-    static constexpr bool kAffine = false;
-    // Split: the store op holding the norm's input, which the normalize kernel reads (-1: none).
-    static constexpr int kPrenormStoreSlot = -1;
-    // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
-    static constexpr int kClusterRanks = 0;
-    // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
-    // (m, n) and (m, n+1); n is even.
-    __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p,
-                                                const fusegen_sm80::TileInputs &in)
-    {
-        (void)m, (void)n, (void)p, (void)in;
-        v = fusegen_sm80::op_bias<fusegen_sm80::DT_BF16>(v, p, in, n);
-        v = fusegen_sm80::op_relu(v);
-        return v;
-    }
-    // Ops after the norm, on the same pair.
-    __device__ static __forceinline__ float2 post(float2 v, int m, int n, const fusegen_sm80::Params &p,
-                                                 const fusegen_sm80::TileInputs &in)
-    {
-        (void)m, (void)n, (void)p, (void)in;
-        return v;
-    }
-};
-// GEMM2's epilogue staging in shared memory, as planned: whether the tile buffer exists,
-// whether it holds the residual, whether the bias is staged, the store op written through the
-// buffer (-1: none), and whether out (split: the pre-norm values) goes through it.
-struct Staging2 {
-    static constexpr bool kTile = false, kResidual = false, kBias = false;
-    static constexpr int kStoreSlot = -1;
-    static constexpr bool kOut = false;
-};
-// Split K: the partial kernel's sums reduced, with the epilogue above (by the partial kernel, the last CTA of each tile).
-using Reduce2 = fusegen_sm80::SplitKReduce<fusegen_sm80::DT_BF16, fusegen_sm80::NORM_NONE, Epilogue2>;
-using Gemm2 = fusegen_sm90::GemmSm90<fusegen_sm80::DT_BF16, fusegen_sm80::DT_F32, 128, 256, 3, false,
-                                       fusegen_sm80::NORM_NONE, fusegen_sm80::STRATEGY_NONE, fusegen_sm80::NoOps, Staging2, false, /* split K */ true, Reduce2>;
-static_assert(Gemm2::kSmemBytes == 149056, "the plan and the family agree on shared memory");
-
-}  // namespace fusegen_default_block_tail_sm90a_64x256x64_s4_splitk_g2_128x256x64_s3
-
-extern "C" __global__ void __launch_bounds__(384, 1) fusegen_default_block_tail_sm90a_64x256x64_s4_splitk_g2_128x256x64_s3_gemm1(fusegen_sm80::Params p, const __grid_constant__ fusegen_sm90::TensorMap map_a,
-    const __grid_constant__ fusegen_sm90::TensorMap map_b,
-    const __grid_constant__ fusegen_sm90::EpilogueMaps maps)
-{
-    fusegen_default_block_tail_sm90a_64x256x64_s4_splitk_g2_128x256x64_s3::Gemm1::run(p, map_a, map_b, maps);
-}
-
-extern "C" __global__ void __launch_bounds__(384, 1) fusegen_default_block_tail_sm90a_64x256x64_s4_splitk_g2_128x256x64_s3_gemm2(fusegen_sm80::Params p, const __grid_constant__ fusegen_sm90::TensorMap map_a,
-    const __grid_constant__ fusegen_sm90::TensorMap map_b,
-    const __grid_constant__ fusegen_sm90::EpilogueMaps maps)
-{
-    fusegen_default_block_tail_sm90a_64x256x64_s4_splitk_g2_128x256x64_s3::Gemm2::run(p, map_a, map_b, maps);
-}
-
 // ---- block_tail_sm90a_64x256x64_s4_row_g2_128x128x64_s5_pingpong ----
 // constraints: K % 8 == 0, N % 8 == 0, N2 % 8 == 0, N <= 256, 16-byte aligned pointers
 namespace fusegen_default_block_tail_sm90a_64x256x64_s4_row_g2_128x128x64_s5_pingpong {
@@ -1476,106 +1276,6 @@ extern "C" __global__ void __launch_bounds__(384, 1) fusegen_default_block_tail_
     const __grid_constant__ fusegen_sm90::EpilogueMaps maps)
 {
     fusegen_default_block_tail_sm90a_128x256x64_s3_split_g2_128x256x64_s3::Gemm2::run(p, map_a, map_b, maps);
-}
-
-// ---- block_tail_sm90a_128x256x64_s3_splitk_g2_128x256x64_s3 ----
-// constraints: K % 8 == 0, N % 8 == 0, N2 % 8 == 0, 16-byte aligned pointers
-namespace fusegen_default_block_tail_sm90a_128x256x64_s3_splitk_g2_128x256x64_s3 {
-
-// GEMM1 epilogue: bias+residual+layernorm
-struct Epilogue1 {
-    static constexpr float kEps = 1e-05f;
-    static constexpr bool kAffine = true;
-    // Split: the store op holding the norm's input, which the normalize kernel reads (-1: none).
-    static constexpr int kPrenormStoreSlot = -1;
-    // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
-    static constexpr int kClusterRanks = 0;
-    // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
-    // (m, n) and (m, n+1); n is even.
-    __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p,
-                                                const fusegen_sm80::TileInputs &in)
-    {
-        (void)m, (void)n, (void)p, (void)in;
-        v = fusegen_sm80::op_bias<fusegen_sm80::DT_BF16>(v, p, in, n);
-        v = fusegen_sm80::op_residual<fusegen_sm80::DT_BF16>(v, p, in, m, n, 1.0f);
-        return v;
-    }
-    // Ops after the norm, on the same pair.
-    __device__ static __forceinline__ float2 post(float2 v, int m, int n, const fusegen_sm80::Params &p,
-                                                 const fusegen_sm80::TileInputs &in)
-    {
-        (void)m, (void)n, (void)p, (void)in;
-        return v;
-    }
-};
-// GEMM1's epilogue staging in shared memory, as planned: whether the tile buffer exists,
-// whether it holds the residual, whether the bias is staged, the store op written through the
-// buffer (-1: none), and whether out (split: the pre-norm values) goes through it.
-struct Staging1 {
-    static constexpr bool kTile = false, kResidual = false, kBias = false;
-    static constexpr int kStoreSlot = -1;
-    static constexpr bool kOut = false;
-};
-// Split K: the partial kernel's sums reduced, with the epilogue above (by the partial kernel, the last CTA of each tile).
-using Reduce1 = fusegen_sm80::SplitKReduce<fusegen_sm80::DT_BF16, fusegen_sm80::NORM_LAYERNORM, Epilogue1>;
-using Gemm1 = fusegen_sm90::GemmSm90<fusegen_sm80::DT_BF16, fusegen_sm80::DT_F32, 128, 256, 3, false,
-                                       fusegen_sm80::NORM_NONE, fusegen_sm80::STRATEGY_NONE, fusegen_sm80::NoOps, Staging1, false, /* split K */ true, Reduce1>;
-static_assert(Gemm1::kSmemBytes == 149056, "the plan and the family agree on shared memory");
-
-// GEMM2 epilogue: bias+relu
-struct Epilogue2 {
-    static constexpr float kEps = 0.0f;
-    static constexpr bool kAffine = false;
-    // Split: the store op holding the norm's input, which the normalize kernel reads (-1: none).
-    static constexpr int kPrenormStoreSlot = -1;
-    // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
-    static constexpr int kClusterRanks = 0;
-    // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
-    // (m, n) and (m, n+1); n is even.
-    __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p,
-                                                const fusegen_sm80::TileInputs &in)
-    {
-        (void)m, (void)n, (void)p, (void)in;
-        v = fusegen_sm80::op_bias<fusegen_sm80::DT_BF16>(v, p, in, n);
-        v = fusegen_sm80::op_relu(v);
-        return v;
-    }
-    // Ops after the norm, on the same pair.
-    __device__ static __forceinline__ float2 post(float2 v, int m, int n, const fusegen_sm80::Params &p,
-                                                 const fusegen_sm80::TileInputs &in)
-    {
-        (void)m, (void)n, (void)p, (void)in;
-        return v;
-    }
-};
-// GEMM2's epilogue staging in shared memory, as planned: whether the tile buffer exists,
-// whether it holds the residual, whether the bias is staged, the store op written through the
-// buffer (-1: none), and whether out (split: the pre-norm values) goes through it.
-struct Staging2 {
-    static constexpr bool kTile = false, kResidual = false, kBias = false;
-    static constexpr int kStoreSlot = -1;
-    static constexpr bool kOut = false;
-};
-// Split K: the partial kernel's sums reduced, with the epilogue above (by the partial kernel, the last CTA of each tile).
-using Reduce2 = fusegen_sm80::SplitKReduce<fusegen_sm80::DT_BF16, fusegen_sm80::NORM_NONE, Epilogue2>;
-using Gemm2 = fusegen_sm90::GemmSm90<fusegen_sm80::DT_BF16, fusegen_sm80::DT_F32, 128, 256, 3, false,
-                                       fusegen_sm80::NORM_NONE, fusegen_sm80::STRATEGY_NONE, fusegen_sm80::NoOps, Staging2, false, /* split K */ true, Reduce2>;
-static_assert(Gemm2::kSmemBytes == 149056, "the plan and the family agree on shared memory");
-
-}  // namespace fusegen_default_block_tail_sm90a_128x256x64_s3_splitk_g2_128x256x64_s3
-
-extern "C" __global__ void __launch_bounds__(384, 1) fusegen_default_block_tail_sm90a_128x256x64_s3_splitk_g2_128x256x64_s3_gemm1(fusegen_sm80::Params p, const __grid_constant__ fusegen_sm90::TensorMap map_a,
-    const __grid_constant__ fusegen_sm90::TensorMap map_b,
-    const __grid_constant__ fusegen_sm90::EpilogueMaps maps)
-{
-    fusegen_default_block_tail_sm90a_128x256x64_s3_splitk_g2_128x256x64_s3::Gemm1::run(p, map_a, map_b, maps);
-}
-
-extern "C" __global__ void __launch_bounds__(384, 1) fusegen_default_block_tail_sm90a_128x256x64_s3_splitk_g2_128x256x64_s3_gemm2(fusegen_sm80::Params p, const __grid_constant__ fusegen_sm90::TensorMap map_a,
-    const __grid_constant__ fusegen_sm90::TensorMap map_b,
-    const __grid_constant__ fusegen_sm90::EpilogueMaps maps)
-{
-    fusegen_default_block_tail_sm90a_128x256x64_s3_splitk_g2_128x256x64_s3::Gemm2::run(p, map_a, map_b, maps);
 }
 
 // ---- block_tail_sm90a_128x256x64_s3_row_g2_128x128x64_s5_pingpong ----
@@ -2428,7 +2128,7 @@ static_assert(fusegen_sm80::NORMALIZE_THREADS == 256, "fusegen: the normalize ke
 static_assert(fusegen_sm80::SPLIT_K_REDUCE_THREADS == 256, "fusegen: the split-K reduce kernel's block size differs");
 static_assert(fusegen_sm80::SPLIT_K_REDUCE_ROW_THREADS == 512, "fusegen: the split-K reduce kernel's largest block differs");
 static_assert(fusegen_sm80::MAX_STORES == 4, "fusegen: MAX_STORES differs");
-static_assert(sizeof(fusegen_sm80::Params) == 216, "fusegen: fusegen_sm80::Params is not fusegen_params");
+static_assert(sizeof(fusegen_sm80::Params) == 208, "fusegen: fusegen_sm80::Params is not fusegen_params");
 static_assert(fusegen_sm80::same_type<decltype(fusegen_sm80::Params::a), const void *>::value, "fusegen: the type of fusegen_sm80::Params::a changed");
 static_assert(static_cast<const void *>(&fusegen_sm80::kParamsProbe.a) < static_cast<const void *>(&fusegen_sm80::kParamsProbe.b), "fusegen: fusegen_sm80::Params::a no longer comes before b");
 static_assert(fusegen_sm80::same_type<decltype(fusegen_sm80::Params::b), const void *>::value, "fusegen: the type of fusegen_sm80::Params::b changed");
@@ -2470,8 +2170,6 @@ static_assert(static_cast<const void *>(&fusegen_sm80::kParamsProbe.stats_ld) < 
 static_assert(fusegen_sm80::same_type<decltype(fusegen_sm80::Params::partials), float *>::value, "fusegen: the type of fusegen_sm80::Params::partials changed");
 static_assert(static_cast<const void *>(&fusegen_sm80::kParamsProbe.partials) < static_cast<const void *>(&fusegen_sm80::kParamsProbe.k_slices), "fusegen: fusegen_sm80::Params::partials no longer comes before k_slices");
 static_assert(fusegen_sm80::same_type<decltype(fusegen_sm80::Params::k_slices), int>::value, "fusegen: the type of fusegen_sm80::Params::k_slices changed");
-static_assert(static_cast<const void *>(&fusegen_sm80::kParamsProbe.k_slices) < static_cast<const void *>(&fusegen_sm80::kParamsProbe.counters), "fusegen: fusegen_sm80::Params::k_slices no longer comes before counters");
-static_assert(fusegen_sm80::same_type<decltype(fusegen_sm80::Params::counters), unsigned *>::value, "fusegen: the type of fusegen_sm80::Params::counters changed");
 static_assert(sizeof(fusegen_sm90::TensorMap) == 128 && sizeof(fusegen_sm90::EpilogueMaps) == 3 * 128, "fusegen: the Hopper kernels' tensor maps are not CUtensorMaps");
 static_assert(fusegen_default_block_tail_sm90a_128x128x64_s3_row_g2_128x256x64_s3::Gemm1::kTileM == 128 && fusegen_default_block_tail_sm90a_128x128x64_s3_row_g2_128x256x64_s3::Gemm1::kTileN == 128, "fusegen: the tile of fusegen_default_block_tail_sm90a_128x128x64_s3_row_g2_128x256x64_s3 GEMM1 differs from its launch record");
 static_assert(fusegen_default_block_tail_sm90a_128x128x64_s3_row_g2_128x256x64_s3::Gemm1::kThreads == 384, "fusegen: the block size of fusegen_default_block_tail_sm90a_128x128x64_s3_row_g2_128x256x64_s3 GEMM1 differs from its launch record");
@@ -2533,26 +2231,6 @@ static_assert(fusegen_default_block_tail_sm90a_128x128x64_s3_split_g2_128x256x64
 static_assert(fusegen_default_block_tail_sm90a_128x128x64_s3_split_g2_128x256x64_s3::Gemm2::kTmaBoxA == 128 && fusegen_default_block_tail_sm90a_128x128x64_s3_split_g2_128x256x64_s3::Gemm2::kTmaBoxB == 256 && fusegen_default_block_tail_sm90a_128x128x64_s3_split_g2_128x256x64_s3::Gemm2::kBKn == false, "fusegen: the TMA boxes of fusegen_default_block_tail_sm90a_128x128x64_s3_split_g2_128x256x64_s3 GEMM2 differ from its launch record");
 static_assert(fusegen_default_block_tail_sm90a_128x128x64_s3_split_g2_128x256x64_s3::Gemm2::kPersistent == true, "fusegen: the grid of fusegen_default_block_tail_sm90a_128x128x64_s3_split_g2_128x256x64_s3 GEMM2 differs from its launch record");
 static_assert(fusegen_default_block_tail_sm90a_128x128x64_s3_split_g2_128x256x64_s3::Gemm2::kMapResidual == false && fusegen_default_block_tail_sm90a_128x128x64_s3_split_g2_128x256x64_s3::Gemm2::kMapStoreSlot == -1 && fusegen_default_block_tail_sm90a_128x128x64_s3_split_g2_128x256x64_s3::Gemm2::kMapOut == 1 && fusegen_default_block_tail_sm90a_128x128x64_s3_split_g2_128x256x64_s3::Gemm2::kDtOut == fusegen_sm80::DT_BF16 && fusegen_default_block_tail_sm90a_128x128x64_s3_split_g2_128x256x64_s3::Gemm2::kTmaBoxEpi == 128 && fusegen_default_block_tail_sm90a_128x128x64_s3_split_g2_128x256x64_s3::Gemm2::kTmaBoxEpiBytes == 128, "fusegen: the epilogue maps of fusegen_default_block_tail_sm90a_128x128x64_s3_split_g2_128x256x64_s3 GEMM2 differ from its launch record");
-static_assert(fusegen_default_block_tail_sm90a_128x128x64_s3_splitk_g2_128x256x64_s3::Gemm1::kTileM == 128 && fusegen_default_block_tail_sm90a_128x128x64_s3_splitk_g2_128x256x64_s3::Gemm1::kTileN == 128, "fusegen: the tile of fusegen_default_block_tail_sm90a_128x128x64_s3_splitk_g2_128x256x64_s3 GEMM1 differs from its launch record");
-static_assert(fusegen_default_block_tail_sm90a_128x128x64_s3_splitk_g2_128x256x64_s3::Gemm1::kThreads == 384, "fusegen: the block size of fusegen_default_block_tail_sm90a_128x128x64_s3_splitk_g2_128x256x64_s3 GEMM1 differs from its launch record");
-static_assert(fusegen_default_block_tail_sm90a_128x128x64_s3_splitk_g2_128x256x64_s3::Gemm1::kSmemBytes == 99904, "fusegen: the shared memory of fusegen_default_block_tail_sm90a_128x128x64_s3_splitk_g2_128x256x64_s3 GEMM1 differs from its launch record");
-static_assert(fusegen_default_block_tail_sm90a_128x128x64_s3_splitk_g2_128x256x64_s3::Gemm1::kStrategy == fusegen_sm80::STRATEGY_NONE, "fusegen: the strategy of fusegen_default_block_tail_sm90a_128x128x64_s3_splitk_g2_128x256x64_s3 GEMM1 differs from its launch record");
-static_assert(fusegen_default_block_tail_sm90a_128x128x64_s3_splitk_g2_128x256x64_s3::Gemm1::kOutBytes == 4 && fusegen_default_block_tail_sm90a_128x128x64_s3_splitk_g2_128x256x64_s3::Gemm1::kDtAB == fusegen_sm80::DT_BF16, "fusegen: the dtypes of fusegen_default_block_tail_sm90a_128x128x64_s3_splitk_g2_128x256x64_s3 GEMM1 differ from its launch record");
-static_assert(fusegen_default_block_tail_sm90a_128x128x64_s3_splitk_g2_128x256x64_s3::Gemm1::kSplitK == true && fusegen_default_block_tail_sm90a_128x128x64_s3_splitk_g2_128x256x64_s3::Gemm1::kTileK == 64, "fusegen: the K slicing of fusegen_default_block_tail_sm90a_128x128x64_s3_splitk_g2_128x256x64_s3 GEMM1 differs from its launch record");
-static_assert(fusegen_default_block_tail_sm90a_128x128x64_s3_splitk_g2_128x256x64_s3::Gemm1::kHopper == true, "fusegen: the family of fusegen_default_block_tail_sm90a_128x128x64_s3_splitk_g2_128x256x64_s3 GEMM1 differs from its launch record");
-static_assert(fusegen_default_block_tail_sm90a_128x128x64_s3_splitk_g2_128x256x64_s3::Gemm1::kTmaBoxA == 128 && fusegen_default_block_tail_sm90a_128x128x64_s3_splitk_g2_128x256x64_s3::Gemm1::kTmaBoxB == 128 && fusegen_default_block_tail_sm90a_128x128x64_s3_splitk_g2_128x256x64_s3::Gemm1::kBKn == false, "fusegen: the TMA boxes of fusegen_default_block_tail_sm90a_128x128x64_s3_splitk_g2_128x256x64_s3 GEMM1 differ from its launch record");
-static_assert(fusegen_default_block_tail_sm90a_128x128x64_s3_splitk_g2_128x256x64_s3::Gemm1::kPersistent == true, "fusegen: the grid of fusegen_default_block_tail_sm90a_128x128x64_s3_splitk_g2_128x256x64_s3 GEMM1 differs from its launch record");
-static_assert(fusegen_default_block_tail_sm90a_128x128x64_s3_splitk_g2_128x256x64_s3::Gemm1::kMapResidual == false && fusegen_default_block_tail_sm90a_128x128x64_s3_splitk_g2_128x256x64_s3::Gemm1::kMapStoreSlot == -1 && fusegen_default_block_tail_sm90a_128x128x64_s3_splitk_g2_128x256x64_s3::Gemm1::kMapOut == 0 && fusegen_default_block_tail_sm90a_128x128x64_s3_splitk_g2_128x256x64_s3::Gemm1::kDtOut == fusegen_sm80::DT_F32 && fusegen_default_block_tail_sm90a_128x128x64_s3_splitk_g2_128x256x64_s3::Gemm1::kTmaBoxEpi == 128 && fusegen_default_block_tail_sm90a_128x128x64_s3_splitk_g2_128x256x64_s3::Gemm1::kTmaBoxEpiBytes == 128, "fusegen: the epilogue maps of fusegen_default_block_tail_sm90a_128x128x64_s3_splitk_g2_128x256x64_s3 GEMM1 differ from its launch record");
-static_assert(fusegen_default_block_tail_sm90a_128x128x64_s3_splitk_g2_128x256x64_s3::Gemm2::kTileM == 128 && fusegen_default_block_tail_sm90a_128x128x64_s3_splitk_g2_128x256x64_s3::Gemm2::kTileN == 256, "fusegen: the tile of fusegen_default_block_tail_sm90a_128x128x64_s3_splitk_g2_128x256x64_s3 GEMM2 differs from its launch record");
-static_assert(fusegen_default_block_tail_sm90a_128x128x64_s3_splitk_g2_128x256x64_s3::Gemm2::kThreads == 384, "fusegen: the block size of fusegen_default_block_tail_sm90a_128x128x64_s3_splitk_g2_128x256x64_s3 GEMM2 differs from its launch record");
-static_assert(fusegen_default_block_tail_sm90a_128x128x64_s3_splitk_g2_128x256x64_s3::Gemm2::kSmemBytes == 149056, "fusegen: the shared memory of fusegen_default_block_tail_sm90a_128x128x64_s3_splitk_g2_128x256x64_s3 GEMM2 differs from its launch record");
-static_assert(fusegen_default_block_tail_sm90a_128x128x64_s3_splitk_g2_128x256x64_s3::Gemm2::kStrategy == fusegen_sm80::STRATEGY_NONE, "fusegen: the strategy of fusegen_default_block_tail_sm90a_128x128x64_s3_splitk_g2_128x256x64_s3 GEMM2 differs from its launch record");
-static_assert(fusegen_default_block_tail_sm90a_128x128x64_s3_splitk_g2_128x256x64_s3::Gemm2::kOutBytes == 4 && fusegen_default_block_tail_sm90a_128x128x64_s3_splitk_g2_128x256x64_s3::Gemm2::kDtAB == fusegen_sm80::DT_BF16, "fusegen: the dtypes of fusegen_default_block_tail_sm90a_128x128x64_s3_splitk_g2_128x256x64_s3 GEMM2 differ from its launch record");
-static_assert(fusegen_default_block_tail_sm90a_128x128x64_s3_splitk_g2_128x256x64_s3::Gemm2::kSplitK == true && fusegen_default_block_tail_sm90a_128x128x64_s3_splitk_g2_128x256x64_s3::Gemm2::kTileK == 64, "fusegen: the K slicing of fusegen_default_block_tail_sm90a_128x128x64_s3_splitk_g2_128x256x64_s3 GEMM2 differs from its launch record");
-static_assert(fusegen_default_block_tail_sm90a_128x128x64_s3_splitk_g2_128x256x64_s3::Gemm2::kHopper == true, "fusegen: the family of fusegen_default_block_tail_sm90a_128x128x64_s3_splitk_g2_128x256x64_s3 GEMM2 differs from its launch record");
-static_assert(fusegen_default_block_tail_sm90a_128x128x64_s3_splitk_g2_128x256x64_s3::Gemm2::kTmaBoxA == 128 && fusegen_default_block_tail_sm90a_128x128x64_s3_splitk_g2_128x256x64_s3::Gemm2::kTmaBoxB == 256 && fusegen_default_block_tail_sm90a_128x128x64_s3_splitk_g2_128x256x64_s3::Gemm2::kBKn == false, "fusegen: the TMA boxes of fusegen_default_block_tail_sm90a_128x128x64_s3_splitk_g2_128x256x64_s3 GEMM2 differ from its launch record");
-static_assert(fusegen_default_block_tail_sm90a_128x128x64_s3_splitk_g2_128x256x64_s3::Gemm2::kPersistent == true, "fusegen: the grid of fusegen_default_block_tail_sm90a_128x128x64_s3_splitk_g2_128x256x64_s3 GEMM2 differs from its launch record");
-static_assert(fusegen_default_block_tail_sm90a_128x128x64_s3_splitk_g2_128x256x64_s3::Gemm2::kMapResidual == false && fusegen_default_block_tail_sm90a_128x128x64_s3_splitk_g2_128x256x64_s3::Gemm2::kMapStoreSlot == -1 && fusegen_default_block_tail_sm90a_128x128x64_s3_splitk_g2_128x256x64_s3::Gemm2::kMapOut == 0 && fusegen_default_block_tail_sm90a_128x128x64_s3_splitk_g2_128x256x64_s3::Gemm2::kDtOut == fusegen_sm80::DT_F32 && fusegen_default_block_tail_sm90a_128x128x64_s3_splitk_g2_128x256x64_s3::Gemm2::kTmaBoxEpi == 128 && fusegen_default_block_tail_sm90a_128x128x64_s3_splitk_g2_128x256x64_s3::Gemm2::kTmaBoxEpiBytes == 128, "fusegen: the epilogue maps of fusegen_default_block_tail_sm90a_128x128x64_s3_splitk_g2_128x256x64_s3 GEMM2 differ from its launch record");
 static_assert(fusegen_default_block_tail_sm90a_128x128x64_s3_row_g2_128x128x64_s5_pingpong::Gemm1::kTileM == 128 && fusegen_default_block_tail_sm90a_128x128x64_s3_row_g2_128x128x64_s5_pingpong::Gemm1::kTileN == 128, "fusegen: the tile of fusegen_default_block_tail_sm90a_128x128x64_s3_row_g2_128x128x64_s5_pingpong GEMM1 differs from its launch record");
 static_assert(fusegen_default_block_tail_sm90a_128x128x64_s3_row_g2_128x128x64_s5_pingpong::Gemm1::kThreads == 384, "fusegen: the block size of fusegen_default_block_tail_sm90a_128x128x64_s3_row_g2_128x128x64_s5_pingpong GEMM1 differs from its launch record");
 static_assert(fusegen_default_block_tail_sm90a_128x128x64_s3_row_g2_128x128x64_s5_pingpong::Gemm1::kSmemBytes == 132928, "fusegen: the shared memory of fusegen_default_block_tail_sm90a_128x128x64_s3_row_g2_128x128x64_s5_pingpong GEMM1 differs from its launch record");
@@ -2653,26 +2331,6 @@ static_assert(fusegen_default_block_tail_sm90a_64x256x64_s4_split_g2_128x256x64_
 static_assert(fusegen_default_block_tail_sm90a_64x256x64_s4_split_g2_128x256x64_s3::Gemm2::kTmaBoxA == 128 && fusegen_default_block_tail_sm90a_64x256x64_s4_split_g2_128x256x64_s3::Gemm2::kTmaBoxB == 256 && fusegen_default_block_tail_sm90a_64x256x64_s4_split_g2_128x256x64_s3::Gemm2::kBKn == false, "fusegen: the TMA boxes of fusegen_default_block_tail_sm90a_64x256x64_s4_split_g2_128x256x64_s3 GEMM2 differ from its launch record");
 static_assert(fusegen_default_block_tail_sm90a_64x256x64_s4_split_g2_128x256x64_s3::Gemm2::kPersistent == true, "fusegen: the grid of fusegen_default_block_tail_sm90a_64x256x64_s4_split_g2_128x256x64_s3 GEMM2 differs from its launch record");
 static_assert(fusegen_default_block_tail_sm90a_64x256x64_s4_split_g2_128x256x64_s3::Gemm2::kMapResidual == false && fusegen_default_block_tail_sm90a_64x256x64_s4_split_g2_128x256x64_s3::Gemm2::kMapStoreSlot == -1 && fusegen_default_block_tail_sm90a_64x256x64_s4_split_g2_128x256x64_s3::Gemm2::kMapOut == 1 && fusegen_default_block_tail_sm90a_64x256x64_s4_split_g2_128x256x64_s3::Gemm2::kDtOut == fusegen_sm80::DT_BF16 && fusegen_default_block_tail_sm90a_64x256x64_s4_split_g2_128x256x64_s3::Gemm2::kTmaBoxEpi == 128 && fusegen_default_block_tail_sm90a_64x256x64_s4_split_g2_128x256x64_s3::Gemm2::kTmaBoxEpiBytes == 128, "fusegen: the epilogue maps of fusegen_default_block_tail_sm90a_64x256x64_s4_split_g2_128x256x64_s3 GEMM2 differ from its launch record");
-static_assert(fusegen_default_block_tail_sm90a_64x256x64_s4_splitk_g2_128x256x64_s3::Gemm1::kTileM == 64 && fusegen_default_block_tail_sm90a_64x256x64_s4_splitk_g2_128x256x64_s3::Gemm1::kTileN == 256, "fusegen: the tile of fusegen_default_block_tail_sm90a_64x256x64_s4_splitk_g2_128x256x64_s3 GEMM1 differs from its launch record");
-static_assert(fusegen_default_block_tail_sm90a_64x256x64_s4_splitk_g2_128x256x64_s3::Gemm1::kThreads == 384, "fusegen: the block size of fusegen_default_block_tail_sm90a_64x256x64_s4_splitk_g2_128x256x64_s3 GEMM1 differs from its launch record");
-static_assert(fusegen_default_block_tail_sm90a_64x256x64_s4_splitk_g2_128x256x64_s3::Gemm1::kSmemBytes == 165488, "fusegen: the shared memory of fusegen_default_block_tail_sm90a_64x256x64_s4_splitk_g2_128x256x64_s3 GEMM1 differs from its launch record");
-static_assert(fusegen_default_block_tail_sm90a_64x256x64_s4_splitk_g2_128x256x64_s3::Gemm1::kStrategy == fusegen_sm80::STRATEGY_NONE, "fusegen: the strategy of fusegen_default_block_tail_sm90a_64x256x64_s4_splitk_g2_128x256x64_s3 GEMM1 differs from its launch record");
-static_assert(fusegen_default_block_tail_sm90a_64x256x64_s4_splitk_g2_128x256x64_s3::Gemm1::kOutBytes == 4 && fusegen_default_block_tail_sm90a_64x256x64_s4_splitk_g2_128x256x64_s3::Gemm1::kDtAB == fusegen_sm80::DT_BF16, "fusegen: the dtypes of fusegen_default_block_tail_sm90a_64x256x64_s4_splitk_g2_128x256x64_s3 GEMM1 differ from its launch record");
-static_assert(fusegen_default_block_tail_sm90a_64x256x64_s4_splitk_g2_128x256x64_s3::Gemm1::kSplitK == true && fusegen_default_block_tail_sm90a_64x256x64_s4_splitk_g2_128x256x64_s3::Gemm1::kTileK == 64, "fusegen: the K slicing of fusegen_default_block_tail_sm90a_64x256x64_s4_splitk_g2_128x256x64_s3 GEMM1 differs from its launch record");
-static_assert(fusegen_default_block_tail_sm90a_64x256x64_s4_splitk_g2_128x256x64_s3::Gemm1::kHopper == true, "fusegen: the family of fusegen_default_block_tail_sm90a_64x256x64_s4_splitk_g2_128x256x64_s3 GEMM1 differs from its launch record");
-static_assert(fusegen_default_block_tail_sm90a_64x256x64_s4_splitk_g2_128x256x64_s3::Gemm1::kTmaBoxA == 64 && fusegen_default_block_tail_sm90a_64x256x64_s4_splitk_g2_128x256x64_s3::Gemm1::kTmaBoxB == 256 && fusegen_default_block_tail_sm90a_64x256x64_s4_splitk_g2_128x256x64_s3::Gemm1::kBKn == false, "fusegen: the TMA boxes of fusegen_default_block_tail_sm90a_64x256x64_s4_splitk_g2_128x256x64_s3 GEMM1 differ from its launch record");
-static_assert(fusegen_default_block_tail_sm90a_64x256x64_s4_splitk_g2_128x256x64_s3::Gemm1::kPersistent == true, "fusegen: the grid of fusegen_default_block_tail_sm90a_64x256x64_s4_splitk_g2_128x256x64_s3 GEMM1 differs from its launch record");
-static_assert(fusegen_default_block_tail_sm90a_64x256x64_s4_splitk_g2_128x256x64_s3::Gemm1::kMapResidual == false && fusegen_default_block_tail_sm90a_64x256x64_s4_splitk_g2_128x256x64_s3::Gemm1::kMapStoreSlot == -1 && fusegen_default_block_tail_sm90a_64x256x64_s4_splitk_g2_128x256x64_s3::Gemm1::kMapOut == 0 && fusegen_default_block_tail_sm90a_64x256x64_s4_splitk_g2_128x256x64_s3::Gemm1::kDtOut == fusegen_sm80::DT_F32 && fusegen_default_block_tail_sm90a_64x256x64_s4_splitk_g2_128x256x64_s3::Gemm1::kTmaBoxEpi == 64 && fusegen_default_block_tail_sm90a_64x256x64_s4_splitk_g2_128x256x64_s3::Gemm1::kTmaBoxEpiBytes == 128, "fusegen: the epilogue maps of fusegen_default_block_tail_sm90a_64x256x64_s4_splitk_g2_128x256x64_s3 GEMM1 differ from its launch record");
-static_assert(fusegen_default_block_tail_sm90a_64x256x64_s4_splitk_g2_128x256x64_s3::Gemm2::kTileM == 128 && fusegen_default_block_tail_sm90a_64x256x64_s4_splitk_g2_128x256x64_s3::Gemm2::kTileN == 256, "fusegen: the tile of fusegen_default_block_tail_sm90a_64x256x64_s4_splitk_g2_128x256x64_s3 GEMM2 differs from its launch record");
-static_assert(fusegen_default_block_tail_sm90a_64x256x64_s4_splitk_g2_128x256x64_s3::Gemm2::kThreads == 384, "fusegen: the block size of fusegen_default_block_tail_sm90a_64x256x64_s4_splitk_g2_128x256x64_s3 GEMM2 differs from its launch record");
-static_assert(fusegen_default_block_tail_sm90a_64x256x64_s4_splitk_g2_128x256x64_s3::Gemm2::kSmemBytes == 149056, "fusegen: the shared memory of fusegen_default_block_tail_sm90a_64x256x64_s4_splitk_g2_128x256x64_s3 GEMM2 differs from its launch record");
-static_assert(fusegen_default_block_tail_sm90a_64x256x64_s4_splitk_g2_128x256x64_s3::Gemm2::kStrategy == fusegen_sm80::STRATEGY_NONE, "fusegen: the strategy of fusegen_default_block_tail_sm90a_64x256x64_s4_splitk_g2_128x256x64_s3 GEMM2 differs from its launch record");
-static_assert(fusegen_default_block_tail_sm90a_64x256x64_s4_splitk_g2_128x256x64_s3::Gemm2::kOutBytes == 4 && fusegen_default_block_tail_sm90a_64x256x64_s4_splitk_g2_128x256x64_s3::Gemm2::kDtAB == fusegen_sm80::DT_BF16, "fusegen: the dtypes of fusegen_default_block_tail_sm90a_64x256x64_s4_splitk_g2_128x256x64_s3 GEMM2 differ from its launch record");
-static_assert(fusegen_default_block_tail_sm90a_64x256x64_s4_splitk_g2_128x256x64_s3::Gemm2::kSplitK == true && fusegen_default_block_tail_sm90a_64x256x64_s4_splitk_g2_128x256x64_s3::Gemm2::kTileK == 64, "fusegen: the K slicing of fusegen_default_block_tail_sm90a_64x256x64_s4_splitk_g2_128x256x64_s3 GEMM2 differs from its launch record");
-static_assert(fusegen_default_block_tail_sm90a_64x256x64_s4_splitk_g2_128x256x64_s3::Gemm2::kHopper == true, "fusegen: the family of fusegen_default_block_tail_sm90a_64x256x64_s4_splitk_g2_128x256x64_s3 GEMM2 differs from its launch record");
-static_assert(fusegen_default_block_tail_sm90a_64x256x64_s4_splitk_g2_128x256x64_s3::Gemm2::kTmaBoxA == 128 && fusegen_default_block_tail_sm90a_64x256x64_s4_splitk_g2_128x256x64_s3::Gemm2::kTmaBoxB == 256 && fusegen_default_block_tail_sm90a_64x256x64_s4_splitk_g2_128x256x64_s3::Gemm2::kBKn == false, "fusegen: the TMA boxes of fusegen_default_block_tail_sm90a_64x256x64_s4_splitk_g2_128x256x64_s3 GEMM2 differ from its launch record");
-static_assert(fusegen_default_block_tail_sm90a_64x256x64_s4_splitk_g2_128x256x64_s3::Gemm2::kPersistent == true, "fusegen: the grid of fusegen_default_block_tail_sm90a_64x256x64_s4_splitk_g2_128x256x64_s3 GEMM2 differs from its launch record");
-static_assert(fusegen_default_block_tail_sm90a_64x256x64_s4_splitk_g2_128x256x64_s3::Gemm2::kMapResidual == false && fusegen_default_block_tail_sm90a_64x256x64_s4_splitk_g2_128x256x64_s3::Gemm2::kMapStoreSlot == -1 && fusegen_default_block_tail_sm90a_64x256x64_s4_splitk_g2_128x256x64_s3::Gemm2::kMapOut == 0 && fusegen_default_block_tail_sm90a_64x256x64_s4_splitk_g2_128x256x64_s3::Gemm2::kDtOut == fusegen_sm80::DT_F32 && fusegen_default_block_tail_sm90a_64x256x64_s4_splitk_g2_128x256x64_s3::Gemm2::kTmaBoxEpi == 128 && fusegen_default_block_tail_sm90a_64x256x64_s4_splitk_g2_128x256x64_s3::Gemm2::kTmaBoxEpiBytes == 128, "fusegen: the epilogue maps of fusegen_default_block_tail_sm90a_64x256x64_s4_splitk_g2_128x256x64_s3 GEMM2 differ from its launch record");
 static_assert(fusegen_default_block_tail_sm90a_64x256x64_s4_row_g2_128x128x64_s5_pingpong::Gemm1::kTileM == 64 && fusegen_default_block_tail_sm90a_64x256x64_s4_row_g2_128x128x64_s5_pingpong::Gemm1::kTileN == 256, "fusegen: the tile of fusegen_default_block_tail_sm90a_64x256x64_s4_row_g2_128x128x64_s5_pingpong GEMM1 differs from its launch record");
 static_assert(fusegen_default_block_tail_sm90a_64x256x64_s4_row_g2_128x128x64_s5_pingpong::Gemm1::kThreads == 384, "fusegen: the block size of fusegen_default_block_tail_sm90a_64x256x64_s4_row_g2_128x128x64_s5_pingpong GEMM1 differs from its launch record");
 static_assert(fusegen_default_block_tail_sm90a_64x256x64_s4_row_g2_128x128x64_s5_pingpong::Gemm1::kSmemBytes == 232048, "fusegen: the shared memory of fusegen_default_block_tail_sm90a_64x256x64_s4_row_g2_128x128x64_s5_pingpong GEMM1 differs from its launch record");
@@ -2773,26 +2431,6 @@ static_assert(fusegen_default_block_tail_sm90a_128x256x64_s3_split_g2_128x256x64
 static_assert(fusegen_default_block_tail_sm90a_128x256x64_s3_split_g2_128x256x64_s3::Gemm2::kTmaBoxA == 128 && fusegen_default_block_tail_sm90a_128x256x64_s3_split_g2_128x256x64_s3::Gemm2::kTmaBoxB == 256 && fusegen_default_block_tail_sm90a_128x256x64_s3_split_g2_128x256x64_s3::Gemm2::kBKn == false, "fusegen: the TMA boxes of fusegen_default_block_tail_sm90a_128x256x64_s3_split_g2_128x256x64_s3 GEMM2 differ from its launch record");
 static_assert(fusegen_default_block_tail_sm90a_128x256x64_s3_split_g2_128x256x64_s3::Gemm2::kPersistent == true, "fusegen: the grid of fusegen_default_block_tail_sm90a_128x256x64_s3_split_g2_128x256x64_s3 GEMM2 differs from its launch record");
 static_assert(fusegen_default_block_tail_sm90a_128x256x64_s3_split_g2_128x256x64_s3::Gemm2::kMapResidual == false && fusegen_default_block_tail_sm90a_128x256x64_s3_split_g2_128x256x64_s3::Gemm2::kMapStoreSlot == -1 && fusegen_default_block_tail_sm90a_128x256x64_s3_split_g2_128x256x64_s3::Gemm2::kMapOut == 1 && fusegen_default_block_tail_sm90a_128x256x64_s3_split_g2_128x256x64_s3::Gemm2::kDtOut == fusegen_sm80::DT_BF16 && fusegen_default_block_tail_sm90a_128x256x64_s3_split_g2_128x256x64_s3::Gemm2::kTmaBoxEpi == 128 && fusegen_default_block_tail_sm90a_128x256x64_s3_split_g2_128x256x64_s3::Gemm2::kTmaBoxEpiBytes == 128, "fusegen: the epilogue maps of fusegen_default_block_tail_sm90a_128x256x64_s3_split_g2_128x256x64_s3 GEMM2 differ from its launch record");
-static_assert(fusegen_default_block_tail_sm90a_128x256x64_s3_splitk_g2_128x256x64_s3::Gemm1::kTileM == 128 && fusegen_default_block_tail_sm90a_128x256x64_s3_splitk_g2_128x256x64_s3::Gemm1::kTileN == 256, "fusegen: the tile of fusegen_default_block_tail_sm90a_128x256x64_s3_splitk_g2_128x256x64_s3 GEMM1 differs from its launch record");
-static_assert(fusegen_default_block_tail_sm90a_128x256x64_s3_splitk_g2_128x256x64_s3::Gemm1::kThreads == 384, "fusegen: the block size of fusegen_default_block_tail_sm90a_128x256x64_s3_splitk_g2_128x256x64_s3 GEMM1 differs from its launch record");
-static_assert(fusegen_default_block_tail_sm90a_128x256x64_s3_splitk_g2_128x256x64_s3::Gemm1::kSmemBytes == 149056, "fusegen: the shared memory of fusegen_default_block_tail_sm90a_128x256x64_s3_splitk_g2_128x256x64_s3 GEMM1 differs from its launch record");
-static_assert(fusegen_default_block_tail_sm90a_128x256x64_s3_splitk_g2_128x256x64_s3::Gemm1::kStrategy == fusegen_sm80::STRATEGY_NONE, "fusegen: the strategy of fusegen_default_block_tail_sm90a_128x256x64_s3_splitk_g2_128x256x64_s3 GEMM1 differs from its launch record");
-static_assert(fusegen_default_block_tail_sm90a_128x256x64_s3_splitk_g2_128x256x64_s3::Gemm1::kOutBytes == 4 && fusegen_default_block_tail_sm90a_128x256x64_s3_splitk_g2_128x256x64_s3::Gemm1::kDtAB == fusegen_sm80::DT_BF16, "fusegen: the dtypes of fusegen_default_block_tail_sm90a_128x256x64_s3_splitk_g2_128x256x64_s3 GEMM1 differ from its launch record");
-static_assert(fusegen_default_block_tail_sm90a_128x256x64_s3_splitk_g2_128x256x64_s3::Gemm1::kSplitK == true && fusegen_default_block_tail_sm90a_128x256x64_s3_splitk_g2_128x256x64_s3::Gemm1::kTileK == 64, "fusegen: the K slicing of fusegen_default_block_tail_sm90a_128x256x64_s3_splitk_g2_128x256x64_s3 GEMM1 differs from its launch record");
-static_assert(fusegen_default_block_tail_sm90a_128x256x64_s3_splitk_g2_128x256x64_s3::Gemm1::kHopper == true, "fusegen: the family of fusegen_default_block_tail_sm90a_128x256x64_s3_splitk_g2_128x256x64_s3 GEMM1 differs from its launch record");
-static_assert(fusegen_default_block_tail_sm90a_128x256x64_s3_splitk_g2_128x256x64_s3::Gemm1::kTmaBoxA == 128 && fusegen_default_block_tail_sm90a_128x256x64_s3_splitk_g2_128x256x64_s3::Gemm1::kTmaBoxB == 256 && fusegen_default_block_tail_sm90a_128x256x64_s3_splitk_g2_128x256x64_s3::Gemm1::kBKn == false, "fusegen: the TMA boxes of fusegen_default_block_tail_sm90a_128x256x64_s3_splitk_g2_128x256x64_s3 GEMM1 differ from its launch record");
-static_assert(fusegen_default_block_tail_sm90a_128x256x64_s3_splitk_g2_128x256x64_s3::Gemm1::kPersistent == true, "fusegen: the grid of fusegen_default_block_tail_sm90a_128x256x64_s3_splitk_g2_128x256x64_s3 GEMM1 differs from its launch record");
-static_assert(fusegen_default_block_tail_sm90a_128x256x64_s3_splitk_g2_128x256x64_s3::Gemm1::kMapResidual == false && fusegen_default_block_tail_sm90a_128x256x64_s3_splitk_g2_128x256x64_s3::Gemm1::kMapStoreSlot == -1 && fusegen_default_block_tail_sm90a_128x256x64_s3_splitk_g2_128x256x64_s3::Gemm1::kMapOut == 0 && fusegen_default_block_tail_sm90a_128x256x64_s3_splitk_g2_128x256x64_s3::Gemm1::kDtOut == fusegen_sm80::DT_F32 && fusegen_default_block_tail_sm90a_128x256x64_s3_splitk_g2_128x256x64_s3::Gemm1::kTmaBoxEpi == 128 && fusegen_default_block_tail_sm90a_128x256x64_s3_splitk_g2_128x256x64_s3::Gemm1::kTmaBoxEpiBytes == 128, "fusegen: the epilogue maps of fusegen_default_block_tail_sm90a_128x256x64_s3_splitk_g2_128x256x64_s3 GEMM1 differ from its launch record");
-static_assert(fusegen_default_block_tail_sm90a_128x256x64_s3_splitk_g2_128x256x64_s3::Gemm2::kTileM == 128 && fusegen_default_block_tail_sm90a_128x256x64_s3_splitk_g2_128x256x64_s3::Gemm2::kTileN == 256, "fusegen: the tile of fusegen_default_block_tail_sm90a_128x256x64_s3_splitk_g2_128x256x64_s3 GEMM2 differs from its launch record");
-static_assert(fusegen_default_block_tail_sm90a_128x256x64_s3_splitk_g2_128x256x64_s3::Gemm2::kThreads == 384, "fusegen: the block size of fusegen_default_block_tail_sm90a_128x256x64_s3_splitk_g2_128x256x64_s3 GEMM2 differs from its launch record");
-static_assert(fusegen_default_block_tail_sm90a_128x256x64_s3_splitk_g2_128x256x64_s3::Gemm2::kSmemBytes == 149056, "fusegen: the shared memory of fusegen_default_block_tail_sm90a_128x256x64_s3_splitk_g2_128x256x64_s3 GEMM2 differs from its launch record");
-static_assert(fusegen_default_block_tail_sm90a_128x256x64_s3_splitk_g2_128x256x64_s3::Gemm2::kStrategy == fusegen_sm80::STRATEGY_NONE, "fusegen: the strategy of fusegen_default_block_tail_sm90a_128x256x64_s3_splitk_g2_128x256x64_s3 GEMM2 differs from its launch record");
-static_assert(fusegen_default_block_tail_sm90a_128x256x64_s3_splitk_g2_128x256x64_s3::Gemm2::kOutBytes == 4 && fusegen_default_block_tail_sm90a_128x256x64_s3_splitk_g2_128x256x64_s3::Gemm2::kDtAB == fusegen_sm80::DT_BF16, "fusegen: the dtypes of fusegen_default_block_tail_sm90a_128x256x64_s3_splitk_g2_128x256x64_s3 GEMM2 differ from its launch record");
-static_assert(fusegen_default_block_tail_sm90a_128x256x64_s3_splitk_g2_128x256x64_s3::Gemm2::kSplitK == true && fusegen_default_block_tail_sm90a_128x256x64_s3_splitk_g2_128x256x64_s3::Gemm2::kTileK == 64, "fusegen: the K slicing of fusegen_default_block_tail_sm90a_128x256x64_s3_splitk_g2_128x256x64_s3 GEMM2 differs from its launch record");
-static_assert(fusegen_default_block_tail_sm90a_128x256x64_s3_splitk_g2_128x256x64_s3::Gemm2::kHopper == true, "fusegen: the family of fusegen_default_block_tail_sm90a_128x256x64_s3_splitk_g2_128x256x64_s3 GEMM2 differs from its launch record");
-static_assert(fusegen_default_block_tail_sm90a_128x256x64_s3_splitk_g2_128x256x64_s3::Gemm2::kTmaBoxA == 128 && fusegen_default_block_tail_sm90a_128x256x64_s3_splitk_g2_128x256x64_s3::Gemm2::kTmaBoxB == 256 && fusegen_default_block_tail_sm90a_128x256x64_s3_splitk_g2_128x256x64_s3::Gemm2::kBKn == false, "fusegen: the TMA boxes of fusegen_default_block_tail_sm90a_128x256x64_s3_splitk_g2_128x256x64_s3 GEMM2 differ from its launch record");
-static_assert(fusegen_default_block_tail_sm90a_128x256x64_s3_splitk_g2_128x256x64_s3::Gemm2::kPersistent == true, "fusegen: the grid of fusegen_default_block_tail_sm90a_128x256x64_s3_splitk_g2_128x256x64_s3 GEMM2 differs from its launch record");
-static_assert(fusegen_default_block_tail_sm90a_128x256x64_s3_splitk_g2_128x256x64_s3::Gemm2::kMapResidual == false && fusegen_default_block_tail_sm90a_128x256x64_s3_splitk_g2_128x256x64_s3::Gemm2::kMapStoreSlot == -1 && fusegen_default_block_tail_sm90a_128x256x64_s3_splitk_g2_128x256x64_s3::Gemm2::kMapOut == 0 && fusegen_default_block_tail_sm90a_128x256x64_s3_splitk_g2_128x256x64_s3::Gemm2::kDtOut == fusegen_sm80::DT_F32 && fusegen_default_block_tail_sm90a_128x256x64_s3_splitk_g2_128x256x64_s3::Gemm2::kTmaBoxEpi == 128 && fusegen_default_block_tail_sm90a_128x256x64_s3_splitk_g2_128x256x64_s3::Gemm2::kTmaBoxEpiBytes == 128, "fusegen: the epilogue maps of fusegen_default_block_tail_sm90a_128x256x64_s3_splitk_g2_128x256x64_s3 GEMM2 differ from its launch record");
 static_assert(fusegen_default_block_tail_sm90a_128x256x64_s3_row_g2_128x128x64_s5_pingpong::Gemm1::kTileM == 128 && fusegen_default_block_tail_sm90a_128x256x64_s3_row_g2_128x128x64_s5_pingpong::Gemm1::kTileN == 256, "fusegen: the tile of fusegen_default_block_tail_sm90a_128x256x64_s3_row_g2_128x128x64_s5_pingpong GEMM1 differs from its launch record");
 static_assert(fusegen_default_block_tail_sm90a_128x256x64_s3_row_g2_128x128x64_s5_pingpong::Gemm1::kThreads == 384, "fusegen: the block size of fusegen_default_block_tail_sm90a_128x256x64_s3_row_g2_128x128x64_s5_pingpong GEMM1 differs from its launch record");
 static_assert(fusegen_default_block_tail_sm90a_128x256x64_s3_row_g2_128x128x64_s5_pingpong::Gemm1::kSmemBytes == 215104, "fusegen: the shared memory of fusegen_default_block_tail_sm90a_128x256x64_s3_row_g2_128x128x64_s5_pingpong GEMM1 differs from its launch record");
@@ -2997,16 +2635,6 @@ extern "C" cudaError_t fusegen_default_block_tail_sm90a_128x128x64_s3_split_g2_1
     return fusegen_sm80::driver_functions(kernels, fns);
 }
 
-extern "C" cudaError_t fusegen_default_block_tail_sm90a_128x128x64_s3_splitk_g2_128x256x64_s3_functions(void *fns[FUSEGEN_LAUNCH_FNS])
-{
-    const void *const kernels[FUSEGEN_LAUNCH_FNS] = {
-        reinterpret_cast<const void *>(fusegen_default_block_tail_sm90a_128x128x64_s3_splitk_g2_128x256x64_s3_gemm1),
-        nullptr,
-        reinterpret_cast<const void *>(fusegen_default_block_tail_sm90a_128x128x64_s3_splitk_g2_128x256x64_s3_gemm2),
-    };
-    return fusegen_sm80::driver_functions(kernels, fns);
-}
-
 extern "C" cudaError_t fusegen_default_block_tail_sm90a_128x128x64_s3_row_g2_128x128x64_s5_pingpong_functions(void *fns[FUSEGEN_LAUNCH_FNS])
 {
     const void *const kernels[FUSEGEN_LAUNCH_FNS] = {
@@ -3057,16 +2685,6 @@ extern "C" cudaError_t fusegen_default_block_tail_sm90a_64x256x64_s4_split_g2_12
     return fusegen_sm80::driver_functions(kernels, fns);
 }
 
-extern "C" cudaError_t fusegen_default_block_tail_sm90a_64x256x64_s4_splitk_g2_128x256x64_s3_functions(void *fns[FUSEGEN_LAUNCH_FNS])
-{
-    const void *const kernels[FUSEGEN_LAUNCH_FNS] = {
-        reinterpret_cast<const void *>(fusegen_default_block_tail_sm90a_64x256x64_s4_splitk_g2_128x256x64_s3_gemm1),
-        nullptr,
-        reinterpret_cast<const void *>(fusegen_default_block_tail_sm90a_64x256x64_s4_splitk_g2_128x256x64_s3_gemm2),
-    };
-    return fusegen_sm80::driver_functions(kernels, fns);
-}
-
 extern "C" cudaError_t fusegen_default_block_tail_sm90a_64x256x64_s4_row_g2_128x128x64_s5_pingpong_functions(void *fns[FUSEGEN_LAUNCH_FNS])
 {
     const void *const kernels[FUSEGEN_LAUNCH_FNS] = {
@@ -3113,16 +2731,6 @@ extern "C" cudaError_t fusegen_default_block_tail_sm90a_128x256x64_s3_split_g2_1
         reinterpret_cast<const void *>(fusegen_default_block_tail_sm90a_128x256x64_s3_split_g2_128x256x64_s3_gemm1),
         reinterpret_cast<const void *>(fusegen_default_block_tail_sm90a_128x256x64_s3_split_g2_128x256x64_s3_normalize1),
         reinterpret_cast<const void *>(fusegen_default_block_tail_sm90a_128x256x64_s3_split_g2_128x256x64_s3_gemm2),
-    };
-    return fusegen_sm80::driver_functions(kernels, fns);
-}
-
-extern "C" cudaError_t fusegen_default_block_tail_sm90a_128x256x64_s3_splitk_g2_128x256x64_s3_functions(void *fns[FUSEGEN_LAUNCH_FNS])
-{
-    const void *const kernels[FUSEGEN_LAUNCH_FNS] = {
-        reinterpret_cast<const void *>(fusegen_default_block_tail_sm90a_128x256x64_s3_splitk_g2_128x256x64_s3_gemm1),
-        nullptr,
-        reinterpret_cast<const void *>(fusegen_default_block_tail_sm90a_128x256x64_s3_splitk_g2_128x256x64_s3_gemm2),
     };
     return fusegen_sm80::driver_functions(kernels, fns);
 }

@@ -38,7 +38,7 @@ static const fusegen_op fusegen_default_proj_bias_residual_layernorm_sm90a_128x1
     { FUSEGEN_OP_RELU, 0, 0, 0 },
 };
 
-/* proj_bias_residual_layernorm_sm90a_128x128x64_s5_splitk: K % 8 == 0, N % 8 == 0, 16-byte aligned pointers */
+/* proj_bias_residual_layernorm_sm90a_128x128x64_s5_splitk: K % 8 == 0, N % 8 == 0, N <= 16384, 16-byte aligned pointers */
 cudaError_t fusegen_default_proj_bias_residual_layernorm_sm90a_128x128x64_s5_splitk_functions(void *fns[FUSEGEN_LAUNCH_FNS]);
 static fusegen_launch_cache fusegen_default_proj_bias_residual_layernorm_sm90a_128x128x64_s5_splitk_cache;
 static const fusegen_op fusegen_default_proj_bias_residual_layernorm_sm90a_128x128x64_s5_splitk_ops[] = {
@@ -104,7 +104,7 @@ static const fusegen_op fusegen_default_proj_bias_residual_layernorm_sm90a_128x2
     { FUSEGEN_OP_RELU, 0, 0, 0 },
 };
 
-/* proj_bias_residual_layernorm_sm90a_128x256x64_s3_splitk: K % 8 == 0, N % 8 == 0, 16-byte aligned pointers */
+/* proj_bias_residual_layernorm_sm90a_128x256x64_s3_splitk: K % 8 == 0, N % 8 == 0, N <= 16384, 16-byte aligned pointers */
 cudaError_t fusegen_default_proj_bias_residual_layernorm_sm90a_128x256x64_s3_splitk_functions(void *fns[FUSEGEN_LAUNCH_FNS]);
 static fusegen_launch_cache fusegen_default_proj_bias_residual_layernorm_sm90a_128x256x64_s3_splitk_cache;
 static const fusegen_op fusegen_default_proj_bias_residual_layernorm_sm90a_128x256x64_s3_splitk_ops[] = {
@@ -148,7 +148,7 @@ static const fusegen_op fusegen_default_proj_bias_residual_layernorm_sm90a_128x1
     { FUSEGEN_OP_RELU, 0, 0, 0 },
 };
 
-/* proj_bias_residual_layernorm_sm90a_128x160x64_s5_splitk: K % 8 == 0, N % 8 == 0, 16-byte aligned pointers */
+/* proj_bias_residual_layernorm_sm90a_128x160x64_s5_splitk: K % 8 == 0, N % 8 == 0, N <= 16384, 16-byte aligned pointers */
 cudaError_t fusegen_default_proj_bias_residual_layernorm_sm90a_128x160x64_s5_splitk_functions(void *fns[FUSEGEN_LAUNCH_FNS]);
 static fusegen_launch_cache fusegen_default_proj_bias_residual_layernorm_sm90a_128x160x64_s5_splitk_cache;
 static const fusegen_op fusegen_default_proj_bias_residual_layernorm_sm90a_128x160x64_s5_splitk_ops[] = {
@@ -192,7 +192,7 @@ static const fusegen_op fusegen_default_proj_bias_residual_layernorm_sm90a_64x25
     { FUSEGEN_OP_RELU, 0, 0, 0 },
 };
 
-/* proj_bias_residual_layernorm_sm90a_64x256x64_s4_splitk: K % 8 == 0, N % 8 == 0, 16-byte aligned pointers */
+/* proj_bias_residual_layernorm_sm90a_64x256x64_s4_splitk: K % 8 == 0, N % 8 == 0, N <= 16384, 16-byte aligned pointers */
 cudaError_t fusegen_default_proj_bias_residual_layernorm_sm90a_64x256x64_s4_splitk_functions(void *fns[FUSEGEN_LAUNCH_FNS]);
 static fusegen_launch_cache fusegen_default_proj_bias_residual_layernorm_sm90a_64x256x64_s4_splitk_cache;
 static const fusegen_op fusegen_default_proj_bias_residual_layernorm_sm90a_64x256x64_s4_splitk_ops[] = {
@@ -225,7 +225,7 @@ static const fusegen_op fusegen_default_proj_bias_residual_layernorm_sm90a_64x12
     { FUSEGEN_OP_RELU, 0, 0, 0 },
 };
 
-/* proj_bias_residual_layernorm_sm90a_64x128x64_s4_splitk: K % 8 == 0, N % 8 == 0, 16-byte aligned pointers */
+/* proj_bias_residual_layernorm_sm90a_64x128x64_s4_splitk: K % 8 == 0, N % 8 == 0, N <= 16384, 16-byte aligned pointers */
 cudaError_t fusegen_default_proj_bias_residual_layernorm_sm90a_64x128x64_s4_splitk_functions(void *fns[FUSEGEN_LAUNCH_FNS]);
 static fusegen_launch_cache fusegen_default_proj_bias_residual_layernorm_sm90a_64x128x64_s4_splitk_cache;
 static const fusegen_op fusegen_default_proj_bias_residual_layernorm_sm90a_64x128x64_s4_splitk_ops[] = {
@@ -415,7 +415,7 @@ static const fusegen_op fusegen_default_proj_bias_rmsnorm_silu_sm90a_64x256x64_s
     { FUSEGEN_OP_SILU, 0, 0, 0 },
 };
 
-/* proj_bias_rmsnorm_silu_sm90a_64x256x64_s4_splitk: K % 8 == 0, N % 8 == 0, 16-byte aligned pointers */
+/* proj_bias_rmsnorm_silu_sm90a_64x256x64_s4_splitk: K % 8 == 0, N % 8 == 0, N <= 16384, 16-byte aligned pointers */
 cudaError_t fusegen_default_proj_bias_rmsnorm_silu_sm90a_64x256x64_s4_splitk_functions(void *fns[FUSEGEN_LAUNCH_FNS]);
 static fusegen_launch_cache fusegen_default_proj_bias_rmsnorm_silu_sm90a_64x256x64_s4_splitk_cache;
 static const fusegen_op fusegen_default_proj_bias_rmsnorm_silu_sm90a_64x256x64_s4_splitk_ops[] = {
@@ -490,19 +490,6 @@ static const fusegen_op fusegen_default_block_tail_sm90a_128x128x64_s3_split_g2_
     { FUSEGEN_OP_RELU, 0, 0, 0 },
 };
 
-/* block_tail_sm90a_128x128x64_s3_splitk_g2_128x256x64_s3: K % 8 == 0, N % 8 == 0, N2 % 8 == 0, 16-byte aligned pointers */
-cudaError_t fusegen_default_block_tail_sm90a_128x128x64_s3_splitk_g2_128x256x64_s3_functions(void *fns[FUSEGEN_LAUNCH_FNS]);
-static fusegen_launch_cache fusegen_default_block_tail_sm90a_128x128x64_s3_splitk_g2_128x256x64_s3_cache;
-static const fusegen_op fusegen_default_block_tail_sm90a_128x128x64_s3_splitk_g2_128x256x64_s3_ops[] = {
-    { FUSEGEN_OP_BIAS, 0, 0, 0 },
-    { FUSEGEN_OP_RESIDUAL, 1, 0, 0 },
-    { FUSEGEN_OP_LAYERNORM, 1.0000000000000001e-05, 1, 0 },
-};
-static const fusegen_op fusegen_default_block_tail_sm90a_128x128x64_s3_splitk_g2_128x256x64_s3_ops2[] = {
-    { FUSEGEN_OP_BIAS, 0, 0, 0 },
-    { FUSEGEN_OP_RELU, 0, 0, 0 },
-};
-
 /* block_tail_sm90a_128x128x64_s3_row_g2_128x128x64_s5_pingpong: K % 8 == 0, N % 8 == 0, N2 % 8 == 0, N <= 128, 16-byte aligned pointers */
 cudaError_t fusegen_default_block_tail_sm90a_128x128x64_s3_row_g2_128x128x64_s5_pingpong_functions(void *fns[FUSEGEN_LAUNCH_FNS]);
 static fusegen_launch_cache fusegen_default_block_tail_sm90a_128x128x64_s3_row_g2_128x128x64_s5_pingpong_cache;
@@ -568,19 +555,6 @@ static const fusegen_op fusegen_default_block_tail_sm90a_64x256x64_s4_split_g2_1
     { FUSEGEN_OP_RELU, 0, 0, 0 },
 };
 
-/* block_tail_sm90a_64x256x64_s4_splitk_g2_128x256x64_s3: K % 8 == 0, N % 8 == 0, N2 % 8 == 0, 16-byte aligned pointers */
-cudaError_t fusegen_default_block_tail_sm90a_64x256x64_s4_splitk_g2_128x256x64_s3_functions(void *fns[FUSEGEN_LAUNCH_FNS]);
-static fusegen_launch_cache fusegen_default_block_tail_sm90a_64x256x64_s4_splitk_g2_128x256x64_s3_cache;
-static const fusegen_op fusegen_default_block_tail_sm90a_64x256x64_s4_splitk_g2_128x256x64_s3_ops[] = {
-    { FUSEGEN_OP_BIAS, 0, 0, 0 },
-    { FUSEGEN_OP_RESIDUAL, 1, 0, 0 },
-    { FUSEGEN_OP_LAYERNORM, 1.0000000000000001e-05, 1, 0 },
-};
-static const fusegen_op fusegen_default_block_tail_sm90a_64x256x64_s4_splitk_g2_128x256x64_s3_ops2[] = {
-    { FUSEGEN_OP_BIAS, 0, 0, 0 },
-    { FUSEGEN_OP_RELU, 0, 0, 0 },
-};
-
 /* block_tail_sm90a_64x256x64_s4_row_g2_128x128x64_s5_pingpong: K % 8 == 0, N % 8 == 0, N2 % 8 == 0, N <= 256, 16-byte aligned pointers */
 cudaError_t fusegen_default_block_tail_sm90a_64x256x64_s4_row_g2_128x128x64_s5_pingpong_functions(void *fns[FUSEGEN_LAUNCH_FNS]);
 static fusegen_launch_cache fusegen_default_block_tail_sm90a_64x256x64_s4_row_g2_128x128x64_s5_pingpong_cache;
@@ -642,19 +616,6 @@ static const fusegen_op fusegen_default_block_tail_sm90a_128x256x64_s3_split_g2_
     { FUSEGEN_OP_LAYERNORM, 1.0000000000000001e-05, 1, 0 },
 };
 static const fusegen_op fusegen_default_block_tail_sm90a_128x256x64_s3_split_g2_128x256x64_s3_ops2[] = {
-    { FUSEGEN_OP_BIAS, 0, 0, 0 },
-    { FUSEGEN_OP_RELU, 0, 0, 0 },
-};
-
-/* block_tail_sm90a_128x256x64_s3_splitk_g2_128x256x64_s3: K % 8 == 0, N % 8 == 0, N2 % 8 == 0, 16-byte aligned pointers */
-cudaError_t fusegen_default_block_tail_sm90a_128x256x64_s3_splitk_g2_128x256x64_s3_functions(void *fns[FUSEGEN_LAUNCH_FNS]);
-static fusegen_launch_cache fusegen_default_block_tail_sm90a_128x256x64_s3_splitk_g2_128x256x64_s3_cache;
-static const fusegen_op fusegen_default_block_tail_sm90a_128x256x64_s3_splitk_g2_128x256x64_s3_ops[] = {
-    { FUSEGEN_OP_BIAS, 0, 0, 0 },
-    { FUSEGEN_OP_RESIDUAL, 1, 0, 0 },
-    { FUSEGEN_OP_LAYERNORM, 1.0000000000000001e-05, 1, 0 },
-};
-static const fusegen_op fusegen_default_block_tail_sm90a_128x256x64_s3_splitk_g2_128x256x64_s3_ops2[] = {
     { FUSEGEN_OP_BIAS, 0, 0, 0 },
     { FUSEGEN_OP_RELU, 0, 0, 0 },
 };
@@ -893,15 +854,15 @@ static const fusegen_kernel fusegen_default_kernels[] = {
         .norm = FUSEGEN_NORM_LAYERNORM,
         .strategy = FUSEGEN_STRATEGY_NONE,
         .split_k = 1,
-        .max_n = 0,
+        .max_n = 16384,
         .align_elems = 8,
         .n_stores = 1, .n_stores2 = 0,
         .uses_bias = 1, .uses_residual = 1, .uses_gamma = 1, .uses_beta = 1,
         .uses_bias2 = 0, .uses_residual2 = 0,
         .rank = 16389,
         .launch1 = { .hopper = 1, .tile_m = 128, .tile_n = 128, .tile_k = 64, .threads = 384, .smem_bytes = 165472,
-            .split_k = 1, .split_k_in_kernel = 1, .cooperative = 1, .persistent = 1, .tma_box_a = 128, .tma_box_b = 128,
-            .dt_ab = FUSEGEN_DTYPE_BF16, .dt_out = FUSEGEN_DTYPE_BF16, .out_bytes = 2, .map_store_slot = -1, .epi_box_bytes = 128, },
+            .split_k = 1, .split_k_row_smem = 1, .persistent = 1, .tma_box_a = 128, .tma_box_b = 128, .dt_ab = FUSEGEN_DTYPE_BF16,
+            .dt_out = FUSEGEN_DTYPE_BF16, .out_bytes = 2, .map_store_slot = -1, .epi_box_bytes = 128, },
         .cache = &fusegen_default_proj_bias_residual_layernorm_sm90a_128x128x64_s5_splitk_cache,
         .functions = fusegen_default_proj_bias_residual_layernorm_sm90a_128x128x64_s5_splitk_functions,
     },
@@ -1085,15 +1046,15 @@ static const fusegen_kernel fusegen_default_kernels[] = {
         .norm = FUSEGEN_NORM_LAYERNORM,
         .strategy = FUSEGEN_STRATEGY_NONE,
         .split_k = 1,
-        .max_n = 0,
+        .max_n = 16384,
         .align_elems = 8,
         .n_stores = 1, .n_stores2 = 0,
         .uses_bias = 1, .uses_residual = 1, .uses_gamma = 1, .uses_beta = 1,
         .uses_bias2 = 0, .uses_residual2 = 0,
         .rank = 32771,
         .launch1 = { .hopper = 1, .tile_m = 128, .tile_n = 256, .tile_k = 64, .threads = 384, .smem_bytes = 149056,
-            .split_k = 1, .split_k_in_kernel = 1, .cooperative = 1, .persistent = 1, .tma_box_a = 128, .tma_box_b = 256,
-            .dt_ab = FUSEGEN_DTYPE_BF16, .dt_out = FUSEGEN_DTYPE_BF16, .out_bytes = 2, .map_store_slot = -1, .epi_box_bytes = 128, },
+            .split_k = 1, .split_k_row_smem = 1, .persistent = 1, .tma_box_a = 128, .tma_box_b = 256, .dt_ab = FUSEGEN_DTYPE_BF16,
+            .dt_out = FUSEGEN_DTYPE_BF16, .out_bytes = 2, .map_store_slot = -1, .epi_box_bytes = 128, },
         .cache = &fusegen_default_proj_bias_residual_layernorm_sm90a_128x256x64_s3_splitk_cache,
         .functions = fusegen_default_proj_bias_residual_layernorm_sm90a_128x256x64_s3_splitk_functions,
     },
@@ -1213,15 +1174,15 @@ static const fusegen_kernel fusegen_default_kernels[] = {
         .norm = FUSEGEN_NORM_LAYERNORM,
         .strategy = FUSEGEN_STRATEGY_NONE,
         .split_k = 1,
-        .max_n = 0,
+        .max_n = 16384,
         .align_elems = 8,
         .n_stores = 1, .n_stores2 = 0,
         .uses_bias = 1, .uses_residual = 1, .uses_gamma = 1, .uses_beta = 1,
         .uses_bias2 = 0, .uses_residual2 = 0,
         .rank = 20485,
         .launch1 = { .hopper = 1, .tile_m = 128, .tile_n = 160, .tile_k = 64, .threads = 384, .smem_bytes = 185952,
-            .split_k = 1, .split_k_in_kernel = 1, .cooperative = 1, .persistent = 1, .tma_box_a = 128, .tma_box_b = 160,
-            .dt_ab = FUSEGEN_DTYPE_BF16, .dt_out = FUSEGEN_DTYPE_BF16, .out_bytes = 2, .map_store_slot = -1, .epi_box_bytes = 128, },
+            .split_k = 1, .split_k_row_smem = 1, .persistent = 1, .tma_box_a = 128, .tma_box_b = 160, .dt_ab = FUSEGEN_DTYPE_BF16,
+            .dt_out = FUSEGEN_DTYPE_BF16, .out_bytes = 2, .map_store_slot = -1, .epi_box_bytes = 128, },
         .cache = &fusegen_default_proj_bias_residual_layernorm_sm90a_128x160x64_s5_splitk_cache,
         .functions = fusegen_default_proj_bias_residual_layernorm_sm90a_128x160x64_s5_splitk_functions,
     },
@@ -1341,15 +1302,15 @@ static const fusegen_kernel fusegen_default_kernels[] = {
         .norm = FUSEGEN_NORM_LAYERNORM,
         .strategy = FUSEGEN_STRATEGY_NONE,
         .split_k = 1,
-        .max_n = 0,
+        .max_n = 16384,
         .align_elems = 8,
         .n_stores = 1, .n_stores2 = 0,
         .uses_bias = 1, .uses_residual = 1, .uses_gamma = 1, .uses_beta = 1,
         .uses_bias2 = 0, .uses_residual2 = 0,
         .rank = 16388,
         .launch1 = { .hopper = 1, .tile_m = 64, .tile_n = 256, .tile_k = 64, .threads = 384, .smem_bytes = 165488,
-            .split_k = 1, .split_k_in_kernel = 1, .cooperative = 1, .persistent = 1, .tma_box_a = 64, .tma_box_b = 256,
-            .dt_ab = FUSEGEN_DTYPE_BF16, .dt_out = FUSEGEN_DTYPE_BF16, .out_bytes = 2, .map_store_slot = -1, .epi_box_bytes = 128, },
+            .split_k = 1, .split_k_row_smem = 1, .persistent = 1, .tma_box_a = 64, .tma_box_b = 256, .dt_ab = FUSEGEN_DTYPE_BF16,
+            .dt_out = FUSEGEN_DTYPE_BF16, .out_bytes = 2, .map_store_slot = -1, .epi_box_bytes = 128, },
         .cache = &fusegen_default_proj_bias_residual_layernorm_sm90a_64x256x64_s4_splitk_cache,
         .functions = fusegen_default_proj_bias_residual_layernorm_sm90a_64x256x64_s4_splitk_functions,
     },
@@ -1437,15 +1398,15 @@ static const fusegen_kernel fusegen_default_kernels[] = {
         .norm = FUSEGEN_NORM_LAYERNORM,
         .strategy = FUSEGEN_STRATEGY_NONE,
         .split_k = 1,
-        .max_n = 0,
+        .max_n = 16384,
         .align_elems = 8,
         .n_stores = 1, .n_stores2 = 0,
         .uses_bias = 1, .uses_residual = 1, .uses_gamma = 1, .uses_beta = 1,
         .uses_bias2 = 0, .uses_residual2 = 0,
         .rank = 8196,
         .launch1 = { .hopper = 1, .tile_m = 64, .tile_n = 128, .tile_k = 64, .threads = 384, .smem_bytes = 99952,
-            .split_k = 1, .split_k_in_kernel = 1, .cooperative = 1, .persistent = 1, .tma_box_a = 64, .tma_box_b = 128,
-            .dt_ab = FUSEGEN_DTYPE_BF16, .dt_out = FUSEGEN_DTYPE_BF16, .out_bytes = 2, .map_store_slot = -1, .epi_box_bytes = 128, },
+            .split_k = 1, .split_k_row_smem = 1, .persistent = 1, .tma_box_a = 64, .tma_box_b = 128, .dt_ab = FUSEGEN_DTYPE_BF16,
+            .dt_out = FUSEGEN_DTYPE_BF16, .out_bytes = 2, .map_store_slot = -1, .epi_box_bytes = 128, },
         .cache = &fusegen_default_proj_bias_residual_layernorm_sm90a_64x128x64_s4_splitk_cache,
         .functions = fusegen_default_proj_bias_residual_layernorm_sm90a_64x128x64_s4_splitk_functions,
     },
@@ -1756,8 +1717,8 @@ static const fusegen_kernel fusegen_default_kernels[] = {
         .uses_bias2 = 0, .uses_residual2 = 0,
         .rank = 32771,
         .launch1 = { .hopper = 1, .tile_m = 128, .tile_n = 256, .tile_k = 64, .threads = 384, .smem_bytes = 149056,
-            .split_k = 1, .split_k_in_kernel = 1, .persistent = 1, .tma_box_a = 128, .tma_box_b = 256, .dt_ab = FUSEGEN_DTYPE_BF16,
-            .dt_out = FUSEGEN_DTYPE_BF16, .out_bytes = 2, .map_store_slot = -1, .epi_box_bytes = 128, },
+            .split_k = 1, .persistent = 1, .tma_box_a = 128, .tma_box_b = 256, .dt_ab = FUSEGEN_DTYPE_BF16, .dt_out = FUSEGEN_DTYPE_BF16,
+            .out_bytes = 2, .map_store_slot = -1, .epi_box_bytes = 128, },
         .cache = &fusegen_default_proj_sm90a_128x256x64_s3_splitk_cache,
         .functions = fusegen_default_proj_sm90a_128x256x64_s3_splitk_functions,
     },
@@ -1820,8 +1781,8 @@ static const fusegen_kernel fusegen_default_kernels[] = {
         .uses_bias2 = 0, .uses_residual2 = 0,
         .rank = 16388,
         .launch1 = { .hopper = 1, .tile_m = 64, .tile_n = 256, .tile_k = 64, .threads = 384, .smem_bytes = 165488,
-            .split_k = 1, .split_k_in_kernel = 1, .persistent = 1, .tma_box_a = 64, .tma_box_b = 256, .dt_ab = FUSEGEN_DTYPE_BF16,
-            .dt_out = FUSEGEN_DTYPE_BF16, .out_bytes = 2, .map_store_slot = -1, .epi_box_bytes = 128, },
+            .split_k = 1, .persistent = 1, .tma_box_a = 64, .tma_box_b = 256, .dt_ab = FUSEGEN_DTYPE_BF16, .dt_out = FUSEGEN_DTYPE_BF16,
+            .out_bytes = 2, .map_store_slot = -1, .epi_box_bytes = 128, },
         .cache = &fusegen_default_proj_sm90a_64x256x64_s4_splitk_cache,
         .functions = fusegen_default_proj_sm90a_64x256x64_s4_splitk_functions,
     },
@@ -1916,8 +1877,8 @@ static const fusegen_kernel fusegen_default_kernels[] = {
         .uses_bias2 = 0, .uses_residual2 = 0,
         .rank = 20485,
         .launch1 = { .hopper = 1, .tile_m = 128, .tile_n = 160, .tile_k = 64, .threads = 384, .smem_bytes = 185952,
-            .split_k = 1, .split_k_in_kernel = 1, .persistent = 1, .tma_box_a = 128, .tma_box_b = 160, .dt_ab = FUSEGEN_DTYPE_BF16,
-            .dt_out = FUSEGEN_DTYPE_BF16, .out_bytes = 2, .map_store_slot = -1, .epi_box_bytes = 128, },
+            .split_k = 1, .persistent = 1, .tma_box_a = 128, .tma_box_b = 160, .dt_ab = FUSEGEN_DTYPE_BF16, .dt_out = FUSEGEN_DTYPE_BF16,
+            .out_bytes = 2, .map_store_slot = -1, .epi_box_bytes = 128, },
         .cache = &fusegen_default_proj_sm90a_128x160x64_s5_splitk_cache,
         .functions = fusegen_default_proj_sm90a_128x160x64_s5_splitk_functions,
     },
@@ -1980,8 +1941,8 @@ static const fusegen_kernel fusegen_default_kernels[] = {
         .uses_bias2 = 0, .uses_residual2 = 0,
         .rank = 8196,
         .launch1 = { .hopper = 1, .tile_m = 64, .tile_n = 128, .tile_k = 64, .threads = 384, .smem_bytes = 99952,
-            .split_k = 1, .split_k_in_kernel = 1, .persistent = 1, .tma_box_a = 64, .tma_box_b = 128, .dt_ab = FUSEGEN_DTYPE_BF16,
-            .dt_out = FUSEGEN_DTYPE_BF16, .out_bytes = 2, .map_store_slot = -1, .epi_box_bytes = 128, },
+            .split_k = 1, .persistent = 1, .tma_box_a = 64, .tma_box_b = 128, .dt_ab = FUSEGEN_DTYPE_BF16, .dt_out = FUSEGEN_DTYPE_BF16,
+            .out_bytes = 2, .map_store_slot = -1, .epi_box_bytes = 128, },
         .cache = &fusegen_default_proj_sm90a_64x128x64_s4_splitk_cache,
         .functions = fusegen_default_proj_sm90a_64x128x64_s4_splitk_functions,
     },
@@ -2255,15 +2216,15 @@ static const fusegen_kernel fusegen_default_kernels[] = {
         .norm = FUSEGEN_NORM_RMSNORM,
         .strategy = FUSEGEN_STRATEGY_NONE,
         .split_k = 1,
-        .max_n = 0,
+        .max_n = 16384,
         .align_elems = 8,
         .n_stores = 0, .n_stores2 = 0,
         .uses_bias = 1, .uses_residual = 0, .uses_gamma = 1, .uses_beta = 0,
         .uses_bias2 = 0, .uses_residual2 = 0,
         .rank = 16388,
         .launch1 = { .hopper = 1, .tile_m = 64, .tile_n = 256, .tile_k = 64, .threads = 384, .smem_bytes = 165488,
-            .split_k = 1, .split_k_in_kernel = 1, .cooperative = 1, .persistent = 1, .tma_box_a = 64, .tma_box_b = 64,
-            .b_kn = 1, .dt_ab = FUSEGEN_DTYPE_BF16, .dt_out = FUSEGEN_DTYPE_BF16, .out_bytes = 2, .map_store_slot = -1, .epi_box_bytes = 128, },
+            .split_k = 1, .split_k_row_smem = 1, .persistent = 1, .tma_box_a = 64, .tma_box_b = 64, .b_kn = 1,
+            .dt_ab = FUSEGEN_DTYPE_BF16, .dt_out = FUSEGEN_DTYPE_BF16, .out_bytes = 2, .map_store_slot = -1, .epi_box_bytes = 128, },
         .cache = &fusegen_default_proj_bias_rmsnorm_silu_sm90a_64x256x64_s4_splitk_cache,
         .functions = fusegen_default_proj_bias_rmsnorm_silu_sm90a_64x256x64_s4_splitk_functions,
     },
@@ -2466,41 +2427,6 @@ static const fusegen_kernel fusegen_default_kernels[] = {
         .functions = fusegen_default_block_tail_sm90a_128x128x64_s3_split_g2_128x256x64_s3_functions,
     },
     {
-        .name = "block_tail_sm90a_128x128x64_s3_splitk_g2_128x256x64_s3",
-        .spec_kernel = "block_tail",
-        .sm = 90,
-        .arch_specific = 1,
-        .family = FUSEGEN_FAMILY_HOPPER,
-        .a = FUSEGEN_DTYPE_BF16, .b = FUSEGEN_DTYPE_BF16, .out = FUSEGEN_DTYPE_BF16,
-        .b_layout = FUSEGEN_LAYOUT_NK,
-        .epilogue = "bias+residual+layernorm",
-        .ops = fusegen_default_block_tail_sm90a_128x128x64_s3_splitk_g2_128x256x64_s3_ops, .n_ops = 3,
-        .chain = 1,
-        .b2_layout = FUSEGEN_LAYOUT_NK,
-        .epilogue2 = "bias+relu",
-        .ops2 = fusegen_default_block_tail_sm90a_128x128x64_s3_splitk_g2_128x256x64_s3_ops2, .n_ops2 = 2,
-        .tile_m = 128, .tile_n = 128, .tile_k = 64, .stages = 3, .threads = 384,
-        .tile2_m = 128, .tile2_n = 256, .tile2_k = 64, .stages2 = 3, .threads2 = 384,
-        .schedule = FUSEGEN_SCHEDULE_COOPERATIVE, .schedule2 = FUSEGEN_SCHEDULE_COOPERATIVE,
-        .norm = FUSEGEN_NORM_LAYERNORM,
-        .strategy = FUSEGEN_STRATEGY_NONE,
-        .split_k = 1,
-        .max_n = 0,
-        .align_elems = 8,
-        .n_stores = 0, .n_stores2 = 0,
-        .uses_bias = 1, .uses_residual = 1, .uses_gamma = 1, .uses_beta = 1,
-        .uses_bias2 = 1, .uses_residual2 = 0,
-        .rank = 16387,
-        .launch1 = { .hopper = 1, .tile_m = 128, .tile_n = 128, .tile_k = 64, .threads = 384, .smem_bytes = 99904,
-            .split_k = 1, .split_k_in_kernel = 1, .cooperative = 1, .persistent = 1, .tma_box_a = 128, .tma_box_b = 128,
-            .dt_ab = FUSEGEN_DTYPE_BF16, .dt_out = FUSEGEN_DTYPE_BF16, .out_bytes = 2, .map_store_slot = -1, .epi_box_bytes = 128, },
-        .launch2 = { .hopper = 1, .tile_m = 128, .tile_n = 256, .tile_k = 64, .threads = 384, .smem_bytes = 149056,
-            .split_k = 1, .split_k_in_kernel = 1, .persistent = 1, .tma_box_a = 128, .tma_box_b = 256, .dt_ab = FUSEGEN_DTYPE_BF16,
-            .dt_out = FUSEGEN_DTYPE_BF16, .out_bytes = 2, .map_store_slot = -1, .epi_box_bytes = 128, },
-        .cache = &fusegen_default_block_tail_sm90a_128x128x64_s3_splitk_g2_128x256x64_s3_cache,
-        .functions = fusegen_default_block_tail_sm90a_128x128x64_s3_splitk_g2_128x256x64_s3_functions,
-    },
-    {
         .name = "block_tail_sm90a_128x128x64_s3_row_g2_128x128x64_s5_pingpong",
         .spec_kernel = "block_tail",
         .sm = 90,
@@ -2676,41 +2602,6 @@ static const fusegen_kernel fusegen_default_kernels[] = {
         .functions = fusegen_default_block_tail_sm90a_64x256x64_s4_split_g2_128x256x64_s3_functions,
     },
     {
-        .name = "block_tail_sm90a_64x256x64_s4_splitk_g2_128x256x64_s3",
-        .spec_kernel = "block_tail",
-        .sm = 90,
-        .arch_specific = 1,
-        .family = FUSEGEN_FAMILY_HOPPER,
-        .a = FUSEGEN_DTYPE_BF16, .b = FUSEGEN_DTYPE_BF16, .out = FUSEGEN_DTYPE_BF16,
-        .b_layout = FUSEGEN_LAYOUT_NK,
-        .epilogue = "bias+residual+layernorm",
-        .ops = fusegen_default_block_tail_sm90a_64x256x64_s4_splitk_g2_128x256x64_s3_ops, .n_ops = 3,
-        .chain = 1,
-        .b2_layout = FUSEGEN_LAYOUT_NK,
-        .epilogue2 = "bias+relu",
-        .ops2 = fusegen_default_block_tail_sm90a_64x256x64_s4_splitk_g2_128x256x64_s3_ops2, .n_ops2 = 2,
-        .tile_m = 64, .tile_n = 256, .tile_k = 64, .stages = 4, .threads = 384,
-        .tile2_m = 128, .tile2_n = 256, .tile2_k = 64, .stages2 = 3, .threads2 = 384,
-        .schedule = FUSEGEN_SCHEDULE_PINGPONG, .schedule2 = FUSEGEN_SCHEDULE_COOPERATIVE,
-        .norm = FUSEGEN_NORM_LAYERNORM,
-        .strategy = FUSEGEN_STRATEGY_NONE,
-        .split_k = 1,
-        .max_n = 0,
-        .align_elems = 8,
-        .n_stores = 0, .n_stores2 = 0,
-        .uses_bias = 1, .uses_residual = 1, .uses_gamma = 1, .uses_beta = 1,
-        .uses_bias2 = 1, .uses_residual2 = 0,
-        .rank = 16388,
-        .launch1 = { .hopper = 1, .tile_m = 64, .tile_n = 256, .tile_k = 64, .threads = 384, .smem_bytes = 165488,
-            .split_k = 1, .split_k_in_kernel = 1, .cooperative = 1, .persistent = 1, .tma_box_a = 64, .tma_box_b = 256,
-            .dt_ab = FUSEGEN_DTYPE_BF16, .dt_out = FUSEGEN_DTYPE_BF16, .out_bytes = 2, .map_store_slot = -1, .epi_box_bytes = 128, },
-        .launch2 = { .hopper = 1, .tile_m = 128, .tile_n = 256, .tile_k = 64, .threads = 384, .smem_bytes = 149056,
-            .split_k = 1, .split_k_in_kernel = 1, .persistent = 1, .tma_box_a = 128, .tma_box_b = 256, .dt_ab = FUSEGEN_DTYPE_BF16,
-            .dt_out = FUSEGEN_DTYPE_BF16, .out_bytes = 2, .map_store_slot = -1, .epi_box_bytes = 128, },
-        .cache = &fusegen_default_block_tail_sm90a_64x256x64_s4_splitk_g2_128x256x64_s3_cache,
-        .functions = fusegen_default_block_tail_sm90a_64x256x64_s4_splitk_g2_128x256x64_s3_functions,
-    },
-    {
         .name = "block_tail_sm90a_64x256x64_s4_row_g2_128x128x64_s5_pingpong",
         .spec_kernel = "block_tail",
         .sm = 90,
@@ -2884,41 +2775,6 @@ static const fusegen_kernel fusegen_default_kernels[] = {
             .map_store_slot = -1, .map_out = 1, .epi_box_bytes = 128, },
         .cache = &fusegen_default_block_tail_sm90a_128x256x64_s3_split_g2_128x256x64_s3_cache,
         .functions = fusegen_default_block_tail_sm90a_128x256x64_s3_split_g2_128x256x64_s3_functions,
-    },
-    {
-        .name = "block_tail_sm90a_128x256x64_s3_splitk_g2_128x256x64_s3",
-        .spec_kernel = "block_tail",
-        .sm = 90,
-        .arch_specific = 1,
-        .family = FUSEGEN_FAMILY_HOPPER,
-        .a = FUSEGEN_DTYPE_BF16, .b = FUSEGEN_DTYPE_BF16, .out = FUSEGEN_DTYPE_BF16,
-        .b_layout = FUSEGEN_LAYOUT_NK,
-        .epilogue = "bias+residual+layernorm",
-        .ops = fusegen_default_block_tail_sm90a_128x256x64_s3_splitk_g2_128x256x64_s3_ops, .n_ops = 3,
-        .chain = 1,
-        .b2_layout = FUSEGEN_LAYOUT_NK,
-        .epilogue2 = "bias+relu",
-        .ops2 = fusegen_default_block_tail_sm90a_128x256x64_s3_splitk_g2_128x256x64_s3_ops2, .n_ops2 = 2,
-        .tile_m = 128, .tile_n = 256, .tile_k = 64, .stages = 3, .threads = 384,
-        .tile2_m = 128, .tile2_n = 256, .tile2_k = 64, .stages2 = 3, .threads2 = 384,
-        .schedule = FUSEGEN_SCHEDULE_COOPERATIVE, .schedule2 = FUSEGEN_SCHEDULE_COOPERATIVE,
-        .norm = FUSEGEN_NORM_LAYERNORM,
-        .strategy = FUSEGEN_STRATEGY_NONE,
-        .split_k = 1,
-        .max_n = 0,
-        .align_elems = 8,
-        .n_stores = 0, .n_stores2 = 0,
-        .uses_bias = 1, .uses_residual = 1, .uses_gamma = 1, .uses_beta = 1,
-        .uses_bias2 = 1, .uses_residual2 = 0,
-        .rank = 32771,
-        .launch1 = { .hopper = 1, .tile_m = 128, .tile_n = 256, .tile_k = 64, .threads = 384, .smem_bytes = 149056,
-            .split_k = 1, .split_k_in_kernel = 1, .cooperative = 1, .persistent = 1, .tma_box_a = 128, .tma_box_b = 256,
-            .dt_ab = FUSEGEN_DTYPE_BF16, .dt_out = FUSEGEN_DTYPE_BF16, .out_bytes = 2, .map_store_slot = -1, .epi_box_bytes = 128, },
-        .launch2 = { .hopper = 1, .tile_m = 128, .tile_n = 256, .tile_k = 64, .threads = 384, .smem_bytes = 149056,
-            .split_k = 1, .split_k_in_kernel = 1, .persistent = 1, .tma_box_a = 128, .tma_box_b = 256, .dt_ab = FUSEGEN_DTYPE_BF16,
-            .dt_out = FUSEGEN_DTYPE_BF16, .out_bytes = 2, .map_store_slot = -1, .epi_box_bytes = 128, },
-        .cache = &fusegen_default_block_tail_sm90a_128x256x64_s3_splitk_g2_128x256x64_s3_cache,
-        .functions = fusegen_default_block_tail_sm90a_128x256x64_s3_splitk_g2_128x256x64_s3_functions,
     },
     {
         .name = "block_tail_sm90a_128x256x64_s3_row_g2_128x128x64_s5_pingpong",

@@ -90,11 +90,11 @@ struct Staging1 {
     static constexpr int kStoreSlot = -1;
     static constexpr bool kOut = false;
 };
-// Split K: the partial kernel's sums reduced, with the epilogue above (by the partial kernel, the last CTA of each tile).
-using Reduce1 = fusegen_sm80::SplitKReduce<fusegen_sm80::DT_BF16, fusegen_sm80::NORM_NONE, Epilogue1>;
 using Gemm1 = fusegen_sm90::GemmSm90<fusegen_sm80::DT_BF16, fusegen_sm80::DT_F32, 128, 256, 3, false,
-                                       fusegen_sm80::NORM_NONE, fusegen_sm80::STRATEGY_NONE, fusegen_sm80::NoOps, Staging1, false, /* split K */ true, Reduce1>;
+                                       fusegen_sm80::NORM_NONE, fusegen_sm80::STRATEGY_NONE, fusegen_sm80::NoOps, Staging1, false, /* split K */ true>;
 static_assert(Gemm1::kSmemBytes == 149056, "the plan and the family agree on shared memory");
+// Split K: the partial kernel's sums reduced row by row, with the epilogue above.
+using Reduce1 = fusegen_sm80::SplitKReduce<fusegen_sm80::DT_BF16, fusegen_sm80::NORM_NONE, Epilogue1>;
 
 }  // namespace fusegen_default_proj_sm90a_128x256x64_s3_splitk
 
@@ -103,6 +103,11 @@ extern "C" __global__ void __launch_bounds__(384, 1) fusegen_default_proj_sm90a_
     const __grid_constant__ fusegen_sm90::EpilogueMaps maps)
 {
     fusegen_default_proj_sm90a_128x256x64_s3_splitk::Gemm1::run(p, map_a, map_b, maps);
+}
+
+extern "C" __global__ void __launch_bounds__(fusegen_default_proj_sm90a_128x256x64_s3_splitk::Reduce1::kMaxThreads, 1) fusegen_default_proj_sm90a_128x256x64_s3_splitk_reduce1(fusegen_sm80::Params p)
+{
+    fusegen_default_proj_sm90a_128x256x64_s3_splitk::Reduce1::run(p);
 }
 
 // ---- proj_sm90a_64x256x64_s4 ----
@@ -190,11 +195,11 @@ struct Staging1 {
     static constexpr int kStoreSlot = -1;
     static constexpr bool kOut = false;
 };
-// Split K: the partial kernel's sums reduced, with the epilogue above (by the partial kernel, the last CTA of each tile).
-using Reduce1 = fusegen_sm80::SplitKReduce<fusegen_sm80::DT_BF16, fusegen_sm80::NORM_NONE, Epilogue1>;
 using Gemm1 = fusegen_sm90::GemmSm90<fusegen_sm80::DT_BF16, fusegen_sm80::DT_F32, 64, 256, 4, true,
-                                       fusegen_sm80::NORM_NONE, fusegen_sm80::STRATEGY_NONE, fusegen_sm80::NoOps, Staging1, false, /* split K */ true, Reduce1>;
+                                       fusegen_sm80::NORM_NONE, fusegen_sm80::STRATEGY_NONE, fusegen_sm80::NoOps, Staging1, false, /* split K */ true>;
 static_assert(Gemm1::kSmemBytes == 165488, "the plan and the family agree on shared memory");
+// Split K: the partial kernel's sums reduced row by row, with the epilogue above.
+using Reduce1 = fusegen_sm80::SplitKReduce<fusegen_sm80::DT_BF16, fusegen_sm80::NORM_NONE, Epilogue1>;
 
 }  // namespace fusegen_default_proj_sm90a_64x256x64_s4_splitk
 
@@ -203,6 +208,11 @@ extern "C" __global__ void __launch_bounds__(384, 1) fusegen_default_proj_sm90a_
     const __grid_constant__ fusegen_sm90::EpilogueMaps maps)
 {
     fusegen_default_proj_sm90a_64x256x64_s4_splitk::Gemm1::run(p, map_a, map_b, maps);
+}
+
+extern "C" __global__ void __launch_bounds__(fusegen_default_proj_sm90a_64x256x64_s4_splitk::Reduce1::kMaxThreads, 1) fusegen_default_proj_sm90a_64x256x64_s4_splitk_reduce1(fusegen_sm80::Params p)
+{
+    fusegen_default_proj_sm90a_64x256x64_s4_splitk::Reduce1::run(p);
 }
 
 // ---- proj_sm90a_128x128x64_s4_pingpong ----
@@ -339,11 +349,11 @@ struct Staging1 {
     static constexpr int kStoreSlot = -1;
     static constexpr bool kOut = false;
 };
-// Split K: the partial kernel's sums reduced, with the epilogue above (by the partial kernel, the last CTA of each tile).
-using Reduce1 = fusegen_sm80::SplitKReduce<fusegen_sm80::DT_BF16, fusegen_sm80::NORM_NONE, Epilogue1>;
 using Gemm1 = fusegen_sm90::GemmSm90<fusegen_sm80::DT_BF16, fusegen_sm80::DT_F32, 128, 160, 5, false,
-                                       fusegen_sm80::NORM_NONE, fusegen_sm80::STRATEGY_NONE, fusegen_sm80::NoOps, Staging1, false, /* split K */ true, Reduce1>;
+                                       fusegen_sm80::NORM_NONE, fusegen_sm80::STRATEGY_NONE, fusegen_sm80::NoOps, Staging1, false, /* split K */ true>;
 static_assert(Gemm1::kSmemBytes == 185952, "the plan and the family agree on shared memory");
+// Split K: the partial kernel's sums reduced row by row, with the epilogue above.
+using Reduce1 = fusegen_sm80::SplitKReduce<fusegen_sm80::DT_BF16, fusegen_sm80::NORM_NONE, Epilogue1>;
 
 }  // namespace fusegen_default_proj_sm90a_128x160x64_s5_splitk
 
@@ -352,6 +362,11 @@ extern "C" __global__ void __launch_bounds__(384, 1) fusegen_default_proj_sm90a_
     const __grid_constant__ fusegen_sm90::EpilogueMaps maps)
 {
     fusegen_default_proj_sm90a_128x160x64_s5_splitk::Gemm1::run(p, map_a, map_b, maps);
+}
+
+extern "C" __global__ void __launch_bounds__(fusegen_default_proj_sm90a_128x160x64_s5_splitk::Reduce1::kMaxThreads, 1) fusegen_default_proj_sm90a_128x160x64_s5_splitk_reduce1(fusegen_sm80::Params p)
+{
+    fusegen_default_proj_sm90a_128x160x64_s5_splitk::Reduce1::run(p);
 }
 
 // ---- proj_sm90a_64x128x64_s4 ----
@@ -439,11 +454,11 @@ struct Staging1 {
     static constexpr int kStoreSlot = -1;
     static constexpr bool kOut = false;
 };
-// Split K: the partial kernel's sums reduced, with the epilogue above (by the partial kernel, the last CTA of each tile).
-using Reduce1 = fusegen_sm80::SplitKReduce<fusegen_sm80::DT_BF16, fusegen_sm80::NORM_NONE, Epilogue1>;
 using Gemm1 = fusegen_sm90::GemmSm90<fusegen_sm80::DT_BF16, fusegen_sm80::DT_F32, 64, 128, 4, true,
-                                       fusegen_sm80::NORM_NONE, fusegen_sm80::STRATEGY_NONE, fusegen_sm80::NoOps, Staging1, false, /* split K */ true, Reduce1>;
+                                       fusegen_sm80::NORM_NONE, fusegen_sm80::STRATEGY_NONE, fusegen_sm80::NoOps, Staging1, false, /* split K */ true>;
 static_assert(Gemm1::kSmemBytes == 99952, "the plan and the family agree on shared memory");
+// Split K: the partial kernel's sums reduced row by row, with the epilogue above.
+using Reduce1 = fusegen_sm80::SplitKReduce<fusegen_sm80::DT_BF16, fusegen_sm80::NORM_NONE, Epilogue1>;
 
 }  // namespace fusegen_default_proj_sm90a_64x128x64_s4_splitk
 
@@ -452,6 +467,11 @@ extern "C" __global__ void __launch_bounds__(384, 1) fusegen_default_proj_sm90a_
     const __grid_constant__ fusegen_sm90::EpilogueMaps maps)
 {
     fusegen_default_proj_sm90a_64x128x64_s4_splitk::Gemm1::run(p, map_a, map_b, maps);
+}
+
+extern "C" __global__ void __launch_bounds__(fusegen_default_proj_sm90a_64x128x64_s4_splitk::Reduce1::kMaxThreads, 1) fusegen_default_proj_sm90a_64x128x64_s4_splitk_reduce1(fusegen_sm80::Params p)
+{
+    fusegen_default_proj_sm90a_64x128x64_s4_splitk::Reduce1::run(p);
 }
 
 // ---- proj_sm80_128x256x64_s3 ----
@@ -560,11 +580,11 @@ struct Epilogue1 {
         return v;
     }
 };
-// Split K: the partial kernel's sums reduced, with the epilogue above (a reduce kernel, a block a row).
-using Reduce1 = fusegen_sm80::SplitKReduce<fusegen_sm80::DT_BF16, fusegen_sm80::NORM_NONE, Epilogue1>;
 using Gemm1 = fusegen_sm80::Gemm<fusegen_sm80::DT_BF16, fusegen_sm80::DT_F32, 64, 128, 64, 4, 2, 2, false,
                                fusegen_sm80::NORM_NONE, fusegen_sm80::STRATEGY_NONE, fusegen_sm80::NoOps, /* split K */ true>;
 static_assert(Gemm1::kSmemBytes == 110592, "the plan and the family agree on shared memory");
+// Split K: the partial kernel's sums reduced row by row, with the epilogue above.
+using Reduce1 = fusegen_sm80::SplitKReduce<fusegen_sm80::DT_BF16, fusegen_sm80::NORM_NONE, Epilogue1>;
 
 }  // namespace fusegen_default_proj_sm80_64x128x64_s4_splitk
 
@@ -584,7 +604,7 @@ static_assert(fusegen_sm80::NORMALIZE_THREADS == 256, "fusegen: the normalize ke
 static_assert(fusegen_sm80::SPLIT_K_REDUCE_THREADS == 256, "fusegen: the split-K reduce kernel's block size differs");
 static_assert(fusegen_sm80::SPLIT_K_REDUCE_ROW_THREADS == 512, "fusegen: the split-K reduce kernel's largest block differs");
 static_assert(fusegen_sm80::MAX_STORES == 4, "fusegen: MAX_STORES differs");
-static_assert(sizeof(fusegen_sm80::Params) == 216, "fusegen: fusegen_sm80::Params is not fusegen_params");
+static_assert(sizeof(fusegen_sm80::Params) == 208, "fusegen: fusegen_sm80::Params is not fusegen_params");
 static_assert(fusegen_sm80::same_type<decltype(fusegen_sm80::Params::a), const void *>::value, "fusegen: the type of fusegen_sm80::Params::a changed");
 static_assert(static_cast<const void *>(&fusegen_sm80::kParamsProbe.a) < static_cast<const void *>(&fusegen_sm80::kParamsProbe.b), "fusegen: fusegen_sm80::Params::a no longer comes before b");
 static_assert(fusegen_sm80::same_type<decltype(fusegen_sm80::Params::b), const void *>::value, "fusegen: the type of fusegen_sm80::Params::b changed");
@@ -626,8 +646,6 @@ static_assert(static_cast<const void *>(&fusegen_sm80::kParamsProbe.stats_ld) < 
 static_assert(fusegen_sm80::same_type<decltype(fusegen_sm80::Params::partials), float *>::value, "fusegen: the type of fusegen_sm80::Params::partials changed");
 static_assert(static_cast<const void *>(&fusegen_sm80::kParamsProbe.partials) < static_cast<const void *>(&fusegen_sm80::kParamsProbe.k_slices), "fusegen: fusegen_sm80::Params::partials no longer comes before k_slices");
 static_assert(fusegen_sm80::same_type<decltype(fusegen_sm80::Params::k_slices), int>::value, "fusegen: the type of fusegen_sm80::Params::k_slices changed");
-static_assert(static_cast<const void *>(&fusegen_sm80::kParamsProbe.k_slices) < static_cast<const void *>(&fusegen_sm80::kParamsProbe.counters), "fusegen: fusegen_sm80::Params::k_slices no longer comes before counters");
-static_assert(fusegen_sm80::same_type<decltype(fusegen_sm80::Params::counters), unsigned *>::value, "fusegen: the type of fusegen_sm80::Params::counters changed");
 static_assert(sizeof(fusegen_sm90::TensorMap) == 128 && sizeof(fusegen_sm90::EpilogueMaps) == 3 * 128, "fusegen: the Hopper kernels' tensor maps are not CUtensorMaps");
 static_assert(fusegen_default_proj_sm90a_128x256x64_s3::Gemm1::kTileM == 128 && fusegen_default_proj_sm90a_128x256x64_s3::Gemm1::kTileN == 256, "fusegen: the tile of fusegen_default_proj_sm90a_128x256x64_s3 GEMM1 differs from its launch record");
 static_assert(fusegen_default_proj_sm90a_128x256x64_s3::Gemm1::kThreads == 384, "fusegen: the block size of fusegen_default_proj_sm90a_128x256x64_s3 GEMM1 differs from its launch record");
@@ -760,7 +778,7 @@ extern "C" cudaError_t fusegen_default_proj_sm90a_128x256x64_s3_splitk_functions
 {
     const void *const kernels[FUSEGEN_LAUNCH_FNS] = {
         reinterpret_cast<const void *>(fusegen_default_proj_sm90a_128x256x64_s3_splitk_gemm1),
-        nullptr,
+        reinterpret_cast<const void *>(fusegen_default_proj_sm90a_128x256x64_s3_splitk_reduce1),
         nullptr,
     };
     return fusegen_sm80::driver_functions(kernels, fns);
@@ -780,7 +798,7 @@ extern "C" cudaError_t fusegen_default_proj_sm90a_64x256x64_s4_splitk_functions(
 {
     const void *const kernels[FUSEGEN_LAUNCH_FNS] = {
         reinterpret_cast<const void *>(fusegen_default_proj_sm90a_64x256x64_s4_splitk_gemm1),
-        nullptr,
+        reinterpret_cast<const void *>(fusegen_default_proj_sm90a_64x256x64_s4_splitk_reduce1),
         nullptr,
     };
     return fusegen_sm80::driver_functions(kernels, fns);
@@ -810,7 +828,7 @@ extern "C" cudaError_t fusegen_default_proj_sm90a_128x160x64_s5_splitk_functions
 {
     const void *const kernels[FUSEGEN_LAUNCH_FNS] = {
         reinterpret_cast<const void *>(fusegen_default_proj_sm90a_128x160x64_s5_splitk_gemm1),
-        nullptr,
+        reinterpret_cast<const void *>(fusegen_default_proj_sm90a_128x160x64_s5_splitk_reduce1),
         nullptr,
     };
     return fusegen_sm80::driver_functions(kernels, fns);
@@ -830,7 +848,7 @@ extern "C" cudaError_t fusegen_default_proj_sm90a_64x128x64_s4_splitk_functions(
 {
     const void *const kernels[FUSEGEN_LAUNCH_FNS] = {
         reinterpret_cast<const void *>(fusegen_default_proj_sm90a_64x128x64_s4_splitk_gemm1),
-        nullptr,
+        reinterpret_cast<const void *>(fusegen_default_proj_sm90a_64x128x64_s4_splitk_reduce1),
         nullptr,
     };
     return fusegen_sm80::driver_functions(kernels, fns);

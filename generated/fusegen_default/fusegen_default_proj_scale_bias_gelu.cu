@@ -53,7 +53,7 @@ static_assert(fusegen_sm80::NORMALIZE_THREADS == 256, "fusegen: the normalize ke
 static_assert(fusegen_sm80::SPLIT_K_REDUCE_THREADS == 256, "fusegen: the split-K reduce kernel's block size differs");
 static_assert(fusegen_sm80::SPLIT_K_REDUCE_ROW_THREADS == 512, "fusegen: the split-K reduce kernel's largest block differs");
 static_assert(fusegen_sm80::MAX_STORES == 4, "fusegen: MAX_STORES differs");
-static_assert(sizeof(fusegen_sm80::Params) == 216, "fusegen: fusegen_sm80::Params is not fusegen_params");
+static_assert(sizeof(fusegen_sm80::Params) == 208, "fusegen: fusegen_sm80::Params is not fusegen_params");
 static_assert(fusegen_sm80::same_type<decltype(fusegen_sm80::Params::a), const void *>::value, "fusegen: the type of fusegen_sm80::Params::a changed");
 static_assert(static_cast<const void *>(&fusegen_sm80::kParamsProbe.a) < static_cast<const void *>(&fusegen_sm80::kParamsProbe.b), "fusegen: fusegen_sm80::Params::a no longer comes before b");
 static_assert(fusegen_sm80::same_type<decltype(fusegen_sm80::Params::b), const void *>::value, "fusegen: the type of fusegen_sm80::Params::b changed");
@@ -95,8 +95,6 @@ static_assert(static_cast<const void *>(&fusegen_sm80::kParamsProbe.stats_ld) < 
 static_assert(fusegen_sm80::same_type<decltype(fusegen_sm80::Params::partials), float *>::value, "fusegen: the type of fusegen_sm80::Params::partials changed");
 static_assert(static_cast<const void *>(&fusegen_sm80::kParamsProbe.partials) < static_cast<const void *>(&fusegen_sm80::kParamsProbe.k_slices), "fusegen: fusegen_sm80::Params::partials no longer comes before k_slices");
 static_assert(fusegen_sm80::same_type<decltype(fusegen_sm80::Params::k_slices), int>::value, "fusegen: the type of fusegen_sm80::Params::k_slices changed");
-static_assert(static_cast<const void *>(&fusegen_sm80::kParamsProbe.k_slices) < static_cast<const void *>(&fusegen_sm80::kParamsProbe.counters), "fusegen: fusegen_sm80::Params::k_slices no longer comes before counters");
-static_assert(fusegen_sm80::same_type<decltype(fusegen_sm80::Params::counters), unsigned *>::value, "fusegen: the type of fusegen_sm80::Params::counters changed");
 static_assert(fusegen_default_proj_scale_bias_gelu_sm80_128x128x32_s4::Gemm1::kTileM == 128 && fusegen_default_proj_scale_bias_gelu_sm80_128x128x32_s4::Gemm1::kTileN == 128, "fusegen: the tile of fusegen_default_proj_scale_bias_gelu_sm80_128x128x32_s4 GEMM1 differs from its launch record");
 static_assert(fusegen_default_proj_scale_bias_gelu_sm80_128x128x32_s4::Gemm1::kThreads == 256, "fusegen: the block size of fusegen_default_proj_scale_bias_gelu_sm80_128x128x32_s4 GEMM1 differs from its launch record");
 static_assert(fusegen_default_proj_scale_bias_gelu_sm80_128x128x32_s4::Gemm1::kSmemBytes == 81920, "fusegen: the shared memory of fusegen_default_proj_scale_bias_gelu_sm80_128x128x32_s4 GEMM1 differs from its launch record");

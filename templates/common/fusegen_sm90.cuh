@@ -340,12 +340,11 @@ __device__ __forceinline__ void tma_load_2d(void *dst, const TensorMap &map, int
 // the buffers are this tile's) and inputs_empty (the epilogue, and the bulk copies out of the
 // tile buffer, are done with them). The CTA's j-th tile uses k tiles j * KT ... (stage and
 // phase count on across tiles) and buffer j % BUFFERS.
-// SPLIT_K: a split-K variant. Its work units are (tile, slice) pairs, p.k_slices slices a tile;
-// unit (tile, z) sums k tiles z*KT/S ... (z+1)*KT/S - 1 and writes the raw f32 sums to slice z of
-// p.partials; the last CTA to write a slice of a tile applies the epilogue (Reduce, a
-// fusegen_sm80::SplitKReduce: finish_unit, then with a norm normalize_rows), so no second kernel.
+// SPLIT_K: the partial kernel of a split-K variant. Its work units are (tile, slice) pairs, p.k_slices
+// slices a tile; unit (tile, z) sums k tiles z*KT/S ... (z+1)*KT/S - 1 and writes the raw f32 sums
+// to slice z of p.partials (fusegen_sm80::SplitKReduce applies the epilogue).
 template <int DT_AB, int DT_OUT, int BM, int BN, int STAGES, bool PINGPONG_, int NORM, int STRATEGY, class Epi,
-          class Staging, bool B_KN = false, bool SPLIT_K = false, class Reduce = void>
+          class Staging, bool B_KN = false, bool SPLIT_K = false>
 struct GemmSm90 {
     static constexpr int BK = 64;
     static constexpr bool PINGPONG = PINGPONG_;
@@ -743,19 +742,11 @@ struct GemmSm90 {
                 q.out = p.partials + static_cast<long long>(tiles.slice(id)) * p.m * p.n;
                 q.ldo = p.n;
                 Ep::apply(q, in, acc, my_scratch, tile, (ttid >> 5) % WARPS_M, (ttid >> 5) / WARPS_M, ttid & 31);
-                Reduce::template finish_unit<BM, BN, Ep>(p, tile.m * BM, tile.n * BN, tile.m * tiles.tiles_n + tile.n,
-                                                         tiles.tiles_m * tiles.tiles_n, ttid, TILE_THREADS);
             } else {
                 Ep::apply(p, in, acc, my_scratch, tile, (ttid >> 5) % WARPS_M, (ttid >> 5) / WARPS_M, ttid & 31);
             }
             release_pending = STAGED;
         }
-        // Split K with a norm: the rows' second pass, once every tile is finished (each tile's
-        // threads a group: a ping-pong CTA's two warpgroups are two).
-        if constexpr (SPLIT_K)
-            Reduce::template normalize_rows<BN, Ep>(p, tiles.tiles_m * tiles.tiles_n, ttid, TILE_THREADS,
-                                                    static_cast<int>(blockIdx.x) * (PINGPONG ? CONSUMERS : 1) + (PINGPONG ? consumer : 0),
-                                                    static_cast<int>(gridDim.x) * (PINGPONG ? CONSUMERS : 1));
         // The bulk copies out of the tile buffer finish before the CTA does.
         if (Staging::kTile && ttid == 0) fusegen_sm80::bulk_wait();
         end_cluster();

@@ -52,7 +52,7 @@ int main(void)
     S(fusegen_launch_gemm);
     F(fusegen_launch_gemm, hopper); F(fusegen_launch_gemm, tile_m); F(fusegen_launch_gemm, tile_n);
     F(fusegen_launch_gemm, tile_k); F(fusegen_launch_gemm, threads); F(fusegen_launch_gemm, smem_bytes);
-    F(fusegen_launch_gemm, split); F(fusegen_launch_gemm, split_k); F(fusegen_launch_gemm, split_k_row_smem); F(fusegen_launch_gemm, split_k_in_kernel); F(fusegen_launch_gemm, cooperative);
+    F(fusegen_launch_gemm, split); F(fusegen_launch_gemm, split_k); F(fusegen_launch_gemm, split_k_row_smem);
     F(fusegen_launch_gemm, cluster); F(fusegen_launch_gemm, persistent); F(fusegen_launch_gemm, tma_box_a);
     F(fusegen_launch_gemm, tma_box_b); F(fusegen_launch_gemm, b_kn); F(fusegen_launch_gemm, dt_ab);
     F(fusegen_launch_gemm, dt_out); F(fusegen_launch_gemm, out_bytes); F(fusegen_launch_gemm, map_residual);

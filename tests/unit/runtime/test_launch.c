@@ -30,17 +30,13 @@ static int g_failed, g_passed;
 typedef struct launch_log {
     CUfunction f;
     unsigned grid[3], block, smem;
-    int cluster_x, dependent, cooperative, n_params;
+    int cluster_x, dependent, n_params;
     fusegen_params params;
 } launch_log;
 
 static launch_log g_launches[8];
 static int g_n_launches, g_n_encodes, g_n_attributes, g_n_occupancy, g_n_functions, g_occupancy = 5;
 static CUtensorMap g_last_map;
-/* memsets: their count, and the last one's address and 32-bit words, and the launches before it */
-static int g_n_memsets, g_memset_after;
-static CUdeviceptr g_memset_dst, g_memset_dsts[4];
-static size_t g_memset_words, g_memset_sizes[4];
 static long long g_encode_rows[8], g_encode_cols[8];
 
 static CUresult fake_ctx_get_current(CUcontext *ctx)
@@ -68,21 +64,9 @@ static CUresult fake_launch_kernel_ex(const CUlaunchConfig *c, CUfunction f, voi
     for (unsigned i = 0; i < c->numAttrs; ++i) {
         if (c->attrs[i].id == CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION) l->cluster_x = (int)c->attrs[i].value.clusterDim.x;
         if (c->attrs[i].id == CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION) l->dependent = 1;
-        if (c->attrs[i].id == CU_LAUNCH_ATTRIBUTE_COOPERATIVE) l->cooperative = c->attrs[i].value.cooperative;
     }
     memcpy(&l->params, params[0], sizeof l->params);
     g_n_launches++;
-    return CUDA_SUCCESS;
-}
-
-static CUresult fake_memset_d32(CUdeviceptr dst, unsigned int v, size_t words, CUstream s)
-{
-    (void)s;
-    g_memset_dst = v == 0 ? dst : 0;
-    g_memset_words = words;
-    g_memset_dsts[g_n_memsets % 4] = g_memset_dst, g_memset_sizes[g_n_memsets % 4] = words;
-    g_memset_after = g_n_launches;
-    g_n_memsets++;
     return CUDA_SUCCESS;
 }
 
@@ -113,7 +97,6 @@ static const fusegen__driver g_driver = {
     .ctx_get_current = fake_ctx_get_current,
     .func_set_attribute = fake_func_set_attribute,
     .launch_kernel_ex = fake_launch_kernel_ex,
-    .memset_d32_async = fake_memset_d32,
     .occupancy_max_active_clusters = fake_occupancy,
     .tensor_map_encode_tiled = fake_encode,
 };
@@ -128,7 +111,7 @@ static cudaError_t fake_functions(void *fns[FUSEGEN_LAUNCH_FNS])
 
 static void reset(void)
 {
-    g_n_launches = g_n_encodes = g_n_attributes = g_n_occupancy = g_n_functions = g_n_memsets = 0;
+    g_n_launches = g_n_encodes = g_n_attributes = g_n_occupancy = g_n_functions = 0;
 }
 
 /* ---- kernels ---------------------------------------------------------------------------------- */
@@ -337,9 +320,7 @@ static void test_split_k(void)
     const int slices = fusegen_k_slices(64, 4096, 4096, 64, 128, 64, 132);
     const launch_log *part = &g_launches[0], *red = &g_launches[1];
     CHECK(slices > 1 && part->params.k_slices == slices);
-    CHECK(part->params.partials ==
-          (float *)((char *)g_ws + fusegen_ws_layout_for_split_k(slices, 64, 4096, 64, 128, 0).partials));
-    CHECK(g_n_memsets == 0 && part->params.counters == NULL);
+    CHECK(part->params.partials == (float *)((char *)g_ws + fusegen_ws_layout_for_split_k(slices, 64, 4096).partials));
     /* the persistent partial kernel: min(32 tiles x slices, 132 SMs) CTAs */
     CHECK(part->grid[0] == (unsigned)(32 * slices < 132 ? 32 * slices : 132) && part->dependent);
     CHECK(g_n_encodes == 2);   /* A and B only: the sums leave from registers */
@@ -349,85 +330,6 @@ static void test_split_k(void)
     CHECK(red->f == (CUfunction)(uintptr_t)0x101 && red->grid[0] == 64 && red->block == (unsigned)threads);
     CHECK(red->grid[1] == (unsigned)fusegen_split_k_reduce_blocks_y(4096, 1, threads));
     CHECK(red->smem == 4096 * 4 && red->dependent && red->params.partials == part->params.partials);
-}
-
-/* Split K reduced by the partial kernel (the Hopper family): the counters zeroed, then one launch. */
-static cudaError_t fake_functions_no_norm(void *fns[FUSEGEN_LAUNCH_FNS]);
-
-static void test_split_k_in_kernel(void)
-{
-    fusegen_launch_cache fresh;
-    memset(&fresh, 0, sizeof fresh);
-    fusegen_kernel k = k_ln("ln_sm90a_64x128x64_s4_splitk", 1, FUSEGEN_STRATEGY_NONE, 64, 128, 16384, &fresh);
-    k.split_k = 1;
-    k.launch1.split_k = 1, k.launch1.split_k_in_kernel = 1, k.launch1.cooperative = 1;
-    k.launch1.map_residual = 0, k.launch1.map_store_slot = -1, k.launch1.map_out = 0;
-    k.functions = fake_functions_no_norm;   /* no second function: none is needed */
-    fusegen_problem p = ln_problem(100, 4096, 4096);
-    fusegen_args a = args_all();
-    size_t need = 0, two_kernels = 0;
-    CHECK(fusegen_workspace_size(&k, &p, &need) == FUSEGEN_OK);
-    const int slices = fusegen_k_slices(100, 4096, 4096, 64, 128, 64, 132);
-    const fusegen_ws_layout l = fusegen_ws_layout_for_split_k(slices, 100, 4096, 64, 128, 1);
-    /* past the partial sums: a (mean, M2) per row and N tile, then 2 x 32 tile counters and one */
-    CHECK(l.stats == fusegen_ws_align((size_t)slices * 100 * 4096 * 4) && l.counters == l.stats + fusegen_ws_align(100 * 32 * 8));
-    CHECK(l.counters_bytes == (2 * 32 + 1) * 4 && need == l.total);
-    two_kernels = fusegen_ws_layout_for_split_k(slices, 100, 4096, 64, 128, 0).total;
-    CHECK(need > two_kernels);
-    reset();
-    CHECK(fusegen_run(&k, &p, &a, g_ws, need, 0) == FUSEGEN_OK);
-    CHECK(g_n_launches == 1 && g_n_memsets == 1 && g_memset_after == 0);
-    const launch_log *part = &g_launches[0];
-    CHECK(g_memset_dst == (CUdeviceptr)(uintptr_t)((char *)g_ws + l.counters) && g_memset_words == 2 * 32 + 1);
-    CHECK(part->params.k_slices == slices && part->params.partials == (float *)g_ws);
-    CHECK(part->params.stats == (float *)((char *)g_ws + l.stats) && part->params.stats_ld == 32);
-    CHECK(part->params.counters == (unsigned *)((char *)g_ws + l.counters));
-    /* its CTAs wait for each other (the norm): a cooperative launch, not a dependent one */
-    CHECK(part->grid[0] == (unsigned)(64 * slices < 132 ? 64 * slices : 132) && part->cooperative && !part->dependent);
-    /* a workspace one byte short: refused, nothing cleared, nothing launched */
-    reset();
-    CHECK(fusegen_run(&k, &p, &a, g_ws, need - 1, 0) != FUSEGEN_OK && g_n_launches == 0 && g_n_memsets == 0);
-}
-
-/* A chain's split-K variant: both GEMMs' counters zeroed, then GEMM1 into hidden, GEMM2 from it. */
-static void test_chain_split_k(void)
-{
-    fusegen_launch_cache fresh;
-    memset(&fresh, 0, sizeof fresh);
-    fusegen_kernel k = k_ln("tail_sm90a_64x256x64_s4_splitk_g2_128x256x64_s3", 1, FUSEGEN_STRATEGY_NONE, 64, 256, 0, &fresh);
-    k.epilogue = "bias+residual+layernorm", k.n_stores = 0;
-    k.chain = 1, k.split_k = 1, k.b2_layout = FUSEGEN_LAYOUT_NK, k.epilogue2 = "bias+relu", k.uses_bias2 = 1;
-    k.tile2_m = 128, k.tile2_n = 256, k.tile2_k = 64, k.stages2 = 3, k.threads2 = 384;
-    k.launch1.split_k = 1, k.launch1.split_k_in_kernel = 1, k.launch1.cooperative = 1;
-    k.launch1.map_residual = 0, k.launch1.map_store_slot = -1, k.launch1.map_out = 0;
-    k.launch2 = k.launch1;
-    k.launch2.cooperative = 0;   /* GEMM2 has no norm */
-    k.launch2.tile_m = 128, k.launch2.tile_n = 256, k.launch2.tma_box_a = 128;
-    fusegen_problem p = ln_problem(64, 2048, 2048);
-    p.epilogue = "bias+residual+layernorm";
-    p.n2 = 8192, p.b2_layout = FUSEGEN_LAYOUT_NK, p.epilogue2 = "bias+relu";
-    fusegen_args a = args_all();
-    size_t need = 0;
-    CHECK(fusegen_workspace_size(&k, &p, &need) == FUSEGEN_OK);
-    const int s1 = fusegen_k_slices(64, 2048, 2048, 64, 256, 64, 132), s2 = fusegen_k_slices(64, 8192, 2048, 128, 256, 64, 132);
-    const fusegen_ws_chain_split_k c = fusegen_ws_layout_for_chain_split_k(s1, s2, 64, 2048, 8192, 64, 256, 128, 256, 2);
-    /* hidden (bf16 [64, 2048]), then each GEMM's partial sums, statistics and counters */
-    CHECK(need == c.total && c.split1 == 64 * 2048 * 2 && c.split2 == c.split1 + c.l1.total);
-    CHECK(s1 == 8 && s2 == 4);   /* 8 tiles x 8 slices (32 k tiles, 4 a slice at least); 32 x 4 */
-    reset();
-    CHECK(fusegen_run(&k, &p, &a, g_ws, need, 0) == FUSEGEN_OK);
-    CHECK(g_n_memsets == 2 && g_memset_after == 0 && g_n_launches == 2);
-    const char *ws = (const char *)g_ws;
-    CHECK(g_memset_dsts[0] == (CUdeviceptr)(uintptr_t)(ws + c.split1 + c.l1.counters) && g_memset_sizes[0] == 8 + 1);
-    CHECK(g_memset_dsts[1] == (CUdeviceptr)(uintptr_t)(ws + c.split2 + c.l2.counters) && g_memset_sizes[1] == 32 + 1);
-    const launch_log *g1 = &g_launches[0], *g2 = &g_launches[1];
-    CHECK(g1->f == (CUfunction)(uintptr_t)0x100 && g1->grid[0] == 64 && g1->params.k_slices == s1 && g1->cooperative);
-    CHECK(g1->params.out == (void *)ws && g1->params.ldo == 2048 && g1->params.partials == (float *)(ws + c.split1));
-    CHECK(g1->params.stats == (float *)(ws + c.split1 + c.l1.stats) && g1->params.stats_ld == 8);
-    CHECK(g2->f == (CUfunction)(uintptr_t)0x102 && g2->grid[0] == 128 && g2->params.k_slices == s2 && g2->dependent &&
-          !g2->cooperative);
-    CHECK(g2->params.a == (const void *)ws && g2->params.out == a.out2 && g2->params.k == 2048 && g2->params.n == 8192);
-    CHECK(g2->params.partials == (float *)(ws + c.split2) && g2->params.counters == (unsigned *)(ws + c.split2 + c.l2.counters));
 }
 
 static void test_chain(void)
@@ -508,8 +410,6 @@ int main(void)
     test_hopper_persistent();
     test_hopper_cluster();
     test_split_k();
-    test_split_k_in_kernel();
-    test_chain_split_k();
     test_chain();
     test_bad_functions();
     fusegen__cu_override(NULL);

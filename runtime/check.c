@@ -73,6 +73,11 @@ const char *fusegen__str(const char *s)
 
 /* ---- formatting --------------------------------------------------------------------------- */
 
+/* The store arrays' field names, written out so that a passing check formats nothing. */
+_Static_assert(FUSEGEN_MAX_STORES == 4, "one name per store slot below");
+static const char *const check__ld_store_names[FUSEGEN_MAX_STORES] = {"ld_store[0]", "ld_store[1]", "ld_store[2]",
+                                                                       "ld_store[3]"};
+
 /* vsnprintf into buf; a cut message ends in "..." so that nobody mistakes it for the whole. */
 void fusegen__vformat(char *buf, size_t len, const char *fmt, va_list ap)
 {
@@ -417,11 +422,9 @@ fusegen_status fusegen__problem_reason(const fusegen_problem *p, char *buf, size
     if (check__sig_count(p->epilogue, "residual") > 0)
         FUSEGEN__TRY(check__check_ld("ldr", p->ldr, "n", p->n, p->m, fusegen__dtype_bytes(p->out), 1, 0, buf, len));
     stores = check__sig_count(p->epilogue, "store");
-    for (i = 0; i < stores && i < FUSEGEN_MAX_STORES; i++) {
-        char field[24];
-        snprintf(field, sizeof field, "ld_store[%d]", i);
-        FUSEGEN__TRY(check__check_ld(field, p->ld_store[i], "n", p->n, p->m, fusegen__dtype_bytes(p->out), 1, 0, buf, len));
-    }
+    for (i = 0; i < stores && i < FUSEGEN_MAX_STORES; i++)
+        FUSEGEN__TRY(check__check_ld(check__ld_store_names[i], p->ld_store[i], "n", p->n, p->m, fusegen__dtype_bytes(p->out), 1,
+                                     0, buf, len));
     if (chain) {
         if (p->b2_layout == FUSEGEN_LAYOUT_NK)
             FUSEGEN__TRY(check__check_ld("ldb2", p->ldb2, "n", p->n, p->n2, fusegen__dtype_bytes(p->b), 1, 0, buf, len));
@@ -565,12 +568,9 @@ fusegen_status fusegen__kernel_reason(const fusegen_kernel *k, const fusegen_pro
     if (k->uses_residual)
         FUSEGEN__TRY(check__check_ld("ldr", p->ldr, "n", p->n, p->m, fusegen__dtype_bytes(k->out), align, stride_limit, buf,
                              len));
-    for (i = 0; i < k->n_stores && i < FUSEGEN_MAX_STORES; i++) {
-        char field[24];
-        snprintf(field, sizeof field, "ld_store[%d]", i);
-        FUSEGEN__TRY(check__check_ld(field, p->ld_store[i], "n", p->n, p->m, fusegen__dtype_bytes(k->out), align,
-                             stride_limit, buf, len));
-    }
+    for (i = 0; i < k->n_stores && i < FUSEGEN_MAX_STORES; i++)
+        FUSEGEN__TRY(check__check_ld(check__ld_store_names[i], p->ld_store[i], "n", p->n, p->m, fusegen__dtype_bytes(k->out),
+                                     align, stride_limit, buf, len));
     if (k->chain) {
         if (k->b2_layout == FUSEGEN_LAYOUT_NK) {
             ldb2_row = "n"; ldb2_len = p->n; ldb2_rows = p->n2;

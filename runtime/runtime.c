@@ -261,6 +261,12 @@ typedef struct fg__select_memo {
 
 static atomic_uint fg__memo_generation = 1;
 static _Thread_local fg__select_memo fg__memo;
+/* fusegen_run's: the last kernel and problem that passed the problem's and the kernel's checks
+ * (pure functions of the two; the arguments, the workspace and the device are checked every
+ * call): the kernel's address (in `kernels`) and its fields, so that another kernel at the same
+ * address (a caller's own, a JIT library's after a free) is checked afresh. */
+static _Thread_local fg__select_memo fg__run_memo;
+static _Thread_local fusegen_kernel fg__run_memo_kernel;
 
 void fusegen__select_memo_invalidate(void)
 {
@@ -269,17 +275,19 @@ void fusegen__select_memo_invalidate(void)
         atomic_fetch_add(&fg__memo_generation, 1u);
 }
 
-/* The key of (lib, p) into m (without the answer); 0 when p cannot be remembered. */
-static int fg__memo_key(fg__select_memo *m, const fusegen_library *lib, const fusegen_problem *p)
+/* The key of (lib, p) into m (without the answer); 0 when p cannot be remembered. For
+ * fusegen_run's memo lib is NULL and kernel the kernel (no device in the key). */
+static int fg__memo_key(fg__select_memo *m, const fusegen_library *lib, const fusegen_kernel *kernel,
+                        const fusegen_problem *p)
 {
     size_t l1 = p->epilogue ? strlen(p->epilogue) : 0, l2 = p->epilogue2 ? strlen(p->epilogue2) : 0;
-    if (!lib || !p->epilogue || l1 >= FG__MEMO_SIG || l2 >= FG__MEMO_SIG)
+    if ((!lib && !kernel) || !p->epilogue || l1 >= FG__MEMO_SIG || l2 >= FG__MEMO_SIG)
         return 0;
     memset(m, 0, sizeof *m);
     m->generation = atomic_load_explicit(&fg__memo_generation, memory_order_acquire);
     m->lib = lib;
-    m->kernels = lib->kernels;
-    m->n_kernels = lib->n_kernels;
+    m->kernels = lib ? lib->kernels : kernel;
+    m->n_kernels = lib ? lib->n_kernels : 1;
     memcpy(&m->p, p, sizeof *p);
     m->p.epilogue = NULL;
     m->p.epilogue2 = NULL;
@@ -288,7 +296,7 @@ static int fg__memo_key(fg__select_memo *m, const fusegen_library *lib, const fu
         memcpy(m->epilogue2, p->epilogue2, l2);
     m->epilogue2_null = p->epilogue2 == NULL;
     m->device = -1;
-    if (p->sm == 0 && cudaGetDevice(&m->device) != cudaSuccess)
+    if (lib && p->sm == 0 && cudaGetDevice(&m->device) != cudaSuccess)
         return 0;
     return 1;
 }
@@ -310,7 +318,7 @@ fusegen_status fusegen_select(const fusegen_library *lib, const fusegen_problem 
     if (!out)
         return fg__fail(FUSEGEN_ERR_INVALID_ARGUMENT, "out is NULL");
     *out = NULL;
-    memo = p && fg__memo_key(&key, lib, p);
+    memo = p && fg__memo_key(&key, lib, NULL, p);
     if (memo && fg__memo.generation != 0 && fg__memo_same(&fg__memo, &key)) {
         *out = fg__memo.kernel;
         return fg__ok();
@@ -410,9 +418,15 @@ static fusegen_status fg__check_ptr(const fusegen_kernel *k, const char *field, 
     return FUSEGEN_OK;
 }
 
+/* The store arrays' field names, written out so that a passing check formats nothing. */
+_Static_assert(FUSEGEN_MAX_STORES == 4, "one name per store slot below");
+static const char *const fg__store_names[FUSEGEN_MAX_STORES] = {"args.store[0]", "args.store[1]", "args.store[2]",
+                                                                "args.store[3]"};
+static const char *const fg__store2_names[FUSEGEN_MAX_STORES] = {"args.store2[0]", "args.store2[1]", "args.store2[2]",
+                                                                 "args.store2[3]"};
+
 static fusegen_status fg__check_args(const fusegen_kernel *k, const fusegen_args *args)
 {
-    char field[24];
     int i;
 
     FUSEGEN__TRY(fg__check_ptr(k, "args.a", args->a, "the A operand"));
@@ -427,10 +441,8 @@ static fusegen_status fg__check_args(const fusegen_kernel *k, const fusegen_args
         FUSEGEN__TRY(fg__check_ptr(k, "args.gamma", args->gamma, "its norm scales by gamma"));
     if (k->uses_beta)
         FUSEGEN__TRY(fg__check_ptr(k, "args.beta", args->beta, "its norm shifts by beta"));
-    for (i = 0; i < k->n_stores && i < FUSEGEN_MAX_STORES; i++) {
-        snprintf(field, sizeof field, "args.store[%d]", i);
-        FUSEGEN__TRY(fg__check_ptr(k, field, args->store[i], "its epilogue stores an extra output"));
-    }
+    for (i = 0; i < k->n_stores && i < FUSEGEN_MAX_STORES; i++)
+        FUSEGEN__TRY(fg__check_ptr(k, fg__store_names[i], args->store[i], "its epilogue stores an extra output"));
     if (!k->chain)
         return FUSEGEN_OK;
     FUSEGEN__TRY(fg__check_ptr(k, "args.b2", args->b2, "the B operand of GEMM2"));
@@ -439,10 +451,8 @@ static fusegen_status fg__check_args(const fusegen_kernel *k, const fusegen_args
         FUSEGEN__TRY(fg__check_ptr(k, "args.bias2", args->bias2, "GEMM2's epilogue adds a bias"));
     if (k->uses_residual2)
         FUSEGEN__TRY(fg__check_ptr(k, "args.residual2", args->residual2, "GEMM2's epilogue adds a residual"));
-    for (i = 0; i < k->n_stores2 && i < FUSEGEN_MAX_STORES; i++) {
-        snprintf(field, sizeof field, "args.store2[%d]", i);
-        FUSEGEN__TRY(fg__check_ptr(k, field, args->store2[i], "GEMM2's epilogue stores an extra output"));
-    }
+    for (i = 0; i < k->n_stores2 && i < FUSEGEN_MAX_STORES; i++)
+        FUSEGEN__TRY(fg__check_ptr(k, fg__store2_names[i], args->store2[i], "GEMM2's epilogue stores an extra output"));
     return FUSEGEN_OK;
 }
 
@@ -472,11 +482,20 @@ fusegen_status fusegen_run(const fusegen_kernel *k, const fusegen_problem *p, co
     if (!args)
         return fg__fail(FUSEGEN_ERR_INVALID_ARGUMENT, "args is NULL");
 
-    if (fusegen__problem_reason(p, reason, sizeof reason) != FUSEGEN_OK)
-        return fg__fail(FUSEGEN_ERR_INVALID_ARGUMENT, "%s", reason);
-    st = fusegen__kernel_reason(k, p, reason, sizeof reason);
-    if (st != FUSEGEN_OK)
-        return fg__fail(st, "kernel %s cannot run this problem: %s", fusegen__str(k->name), reason);
+    fg__select_memo key;
+    const int memo = fg__memo_key(&key, NULL, k, p);
+    if (!memo || fg__run_memo.generation == 0 || !fg__memo_same(&fg__run_memo, &key) ||
+        memcmp(&fg__run_memo_kernel, k, sizeof *k) != 0) {
+        if (fusegen__problem_reason(p, reason, sizeof reason) != FUSEGEN_OK)
+            return fg__fail(FUSEGEN_ERR_INVALID_ARGUMENT, "%s", reason);
+        st = fusegen__kernel_reason(k, p, reason, sizeof reason);
+        if (st != FUSEGEN_OK)
+            return fg__fail(st, "kernel %s cannot run this problem: %s", fusegen__str(k->name), reason);
+        if (memo) {
+            fg__run_memo = key;
+            memcpy(&fg__run_memo_kernel, k, sizeof *k);
+        }
+    }
 
     FUSEGEN__TRY(fg__check_args(k, args));
 

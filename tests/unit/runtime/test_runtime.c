@@ -1079,6 +1079,36 @@ static void test_run_good(void)
     }
 }
 
+/* fusegen_run remembers the last kernel and problem that passed their checks; it must never
+ * let another pass unchecked: the same kernel address with other fields (a caller's own kernel
+ * rebuilt in place), the same problem struct with another size, or another signature text in
+ * the same buffer. */
+static void test_run_memo(void)
+{
+    fusegen_problem p = ln_problem(256, 1024, 512);
+    fusegen_args a = good_args();
+    fusegen_kernel k = *K(K_ROW80);
+    char sig[64];
+    p.sm = 90;
+    g_launches = 0;
+    CHECK(fusegen_run(&k, &p, &a, NULL, 0, (cudaStream_t)0) == FUSEGEN_OK);
+    CHECK(fusegen_run(&k, &p, &a, NULL, 0, (cudaStream_t)0) == FUSEGEN_OK && g_launches == 2);
+    k.max_n = 512;   /* the same address, a row limit the problem exceeds */
+    CHECK(fusegen_run(&k, &p, &a, NULL, 0, (cudaStream_t)0) == FUSEGEN_ERR_NOT_SUPPORTED);
+    CHECK(strstr(fusegen_last_detail(), "max_n = 512") != NULL);
+    k = *K(K_ROW80);
+    CHECK(fusegen_run(&k, &p, &a, NULL, 0, (cudaStream_t)0) == FUSEGEN_OK);
+    p.k = 513;   /* the same struct, K no longer a multiple of 8 */
+    CHECK(fusegen_run(&k, &p, &a, NULL, 0, (cudaStream_t)0) != FUSEGEN_OK);
+    p.k = 512;
+    snprintf(sig, sizeof sig, "%s", p.epilogue);
+    p.epilogue = sig;
+    CHECK(fusegen_run(&k, &p, &a, NULL, 0, (cudaStream_t)0) == FUSEGEN_OK);
+    snprintf(sig, sizeof sig, "bias+relu");   /* the same buffer, another signature */
+    CHECK(fusegen_run(&k, &p, &a, NULL, 0, (cudaStream_t)0) == FUSEGEN_ERR_NOT_SUPPORTED);
+    CHECK(g_launches == 4);
+}
+
 /* p->sm = 0 asks the current device. Without a GPU (CI) that is a CUDA error naming the query;
  * with one it resolves to the device's compute capability. Either way nothing else changes. */
 static void test_current_device(void)
@@ -1290,6 +1320,7 @@ int main(void)
     test_run_problem_errors();
     test_run_arg_errors();
     test_run_good();
+    test_run_memo();
     test_current_device();
     test_bad_problem_first();
     test_kernel_size_limits();

@@ -19,8 +19,6 @@
 # tuning.json (kept out of the bundle; FUSEGEN_TUNE_TIMEOUT seconds a shapes file, default 420:
 # an interrupted run keeps what it measured; FUSEGEN_TUNE_FRESH=1: everything measured again, not
 # resumed from the shipped file, as after a change of the kernels);
-# FUSEGEN_QUICKSTART=1: docs/quickstart.md followed step by step (scripts/quickstart-check.sh),
-# installing this build (FUSEGEN_QUICKSTART_REUSE=0: building afresh with scripts/build.sh).
 #   scripts/gpu-check.sh [--no-bench] [--no-sanitize]
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -165,15 +163,6 @@ if [ $bench = 1 ] && [ -n "${FUSEGEN_BENCH_SPECS:-}" ] && [ -x "$build/bench/fus
       --csv "$out/bench-$name.csv" >"$out/bench-$name.log" 2>&1
     status "bench --spec $name" "rc=$?"
   done
-fi
-if [ "${FUSEGEN_QUICKSTART:-0}" = 1 ]; then
-  if [ "${FUSEGEN_QUICKSTART_REUSE:-1}" = 1 ]; then
-    FUSEGEN_QUICKSTART_REUSE=1 OUT=$out scripts/quickstart-check.sh "$build" >"$out/quickstart.txt" 2>&1
-  else
-    OUT=$out scripts/quickstart-check.sh build-quickstart >"$out/quickstart.txt" 2>&1
-  fi
-  status quickstart "rc=$? $(grep -c ' ok$' "$out/quickstart.txt") steps ok"
-  cat "$out/quickstart.txt"
 fi
 # eager PyTorch vs torch.compile vs the fusegen op (needs torch on the machine)
 if [ "${FUSEGEN_TORCH_COMPARE:-0}" = 1 ] && python3 -c 'import torch' >/dev/null 2>&1; then

@@ -27,7 +27,8 @@ def short(kernel):
 
 
 def table(path):
-    rows = [r for r in csv.DictReader(open(path, newline="")) if r.get("check") == "ok"]
+    # (an --all-variants CSV: its selected rows)
+    rows = [r for r in csv.DictReader(open(path, newline="")) if r.get("check") == "ok" and r.get("selected", "1") == "1"]
     fused = [r for r in rows if r["kind"] == "fused"]
     chains = [r for r in rows if r["kind"] == "chain"]
     f = float

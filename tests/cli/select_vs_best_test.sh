@@ -28,5 +28,23 @@ echo "a,b" >"$tmp/other.csv"
 check "not such a CSV: exit 2" '[ $? -eq 2 ]'
 "$py" "$tool" "$tmp/missing.csv" >/dev/null 2>&1
 check "a missing file: exit 2" '[ $? -eq 2 ]'
+# --model: the first variant of the tool's order that was timed (a stand-in tool prints an order)
+cat >"$tmp/order" <<'ORDER'
+#!/bin/sh
+echo "ln ($*):"
+echo "  ln_sm90a_untimed"
+echo "  ln_sm90a_b"
+echo "  ln_sm90a_a"
+echo "other (M 1):"
+echo "  other_sm90a_x"
+ORDER
+chmod +x "$tmp/order"
+sed -e 's/"k_a"/"ln_sm90a_a"/; s/"k_b"/"ln_sm90a_b"/' "$fixture" | grep -v '^chain\|k_bad' >"$tmp/model.csv"
+out=$("$py" "$tool" --model "$tmp/order" --sms 100 "$tmp/model.csv")
+rc=$?
+echo "$out"
+check "--model: exit 0" '[ $rc -eq 0 ]'
+check "--model: the model's first timed variant" 'echo "$out" | grep -Eq "first .*selected/best 1\.000 of 2 variants$"'
+check "--model: ... even where it is slower" 'echo "$out" | grep -Eq "second .*selected/best 1\.100 of 2 variants"'
 [ $fail -eq 0 ] && echo "all passed"
 exit $fail

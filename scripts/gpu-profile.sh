@@ -11,6 +11,9 @@
 # Environment: FUSEGEN_PROFILE_KERNELS (space-separated ncu -k filters instead of the three
 # above, e.g. 'regex:64x256x64_s4_gemm1$') and FUSEGEN_PROFILE_BENCH_ARGS (more fusegen-bench
 # options, e.g. '--spec bench/specs/pingpong.json' to profile a spec's kernels through the JIT).
+# FUSEGEN_PROFILE_DURATIONS=1: instead, every kernel the problem's timed paths launch (cuBLASLt's,
+# the unfused path's, fusegen's), its time alone (gpu__time_duration.sum) in durations.csv, and
+# bench/ncu_durations.py's median a kernel printed (durations.txt): which kernel costs what.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${OUT:-$PWD/gpu-out}
@@ -25,6 +28,13 @@ if ! { cmake -S . -B "$build" "${gen[@]}" -DCMAKE_BUILD_TYPE=Release -DFUSEGEN_C
   tail -40 "$out/build.log"; echo "build FAILED"; exit 1
 fi
 command -v ncu >/dev/null 2>&1 || { echo "gpu-profile: ncu not found"; exit 1; }
+if [ "${FUSEGEN_PROFILE_DURATIONS:-0}" = 1 ]; then
+  ncu --clock-control none --metrics gpu__time_duration.sum --csv --page raw --launch-skip 200 --launch-count 2000 \
+      "$build/bench/fusegen-bench" --quick --only "$problem" ${FUSEGEN_PROFILE_BENCH_ARGS:-} >"$out/durations.csv" 2>"$out/ncu.log"
+  echo "ncu rc=$?"
+  python3 bench/ncu_durations.py "$out/durations.csv" | tee "$out/durations.txt"
+  exit 0
+fi
 # Clocks are left alone (the benchmark does not lock them either). One ncu run per kernel, so
 # each is caught on its own sixth launch.
 prof=$(mktemp -d)

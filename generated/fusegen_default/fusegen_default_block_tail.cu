@@ -17,6 +17,9 @@ struct Epilogue1 {
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
     static constexpr int kClusterRanks = 0;
+    // Whether the ops before the norm read the bias and the residual (a split-K reduce loads
+    // them before it waits for the partial sums).
+    static constexpr bool kPreReadsBias = true, kPreReadsResidual = true;
     // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
     // (m, n) and (m, n+1); n is even.
     __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p,
@@ -55,6 +58,9 @@ struct Epilogue2 {
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
     static constexpr int kClusterRanks = 0;
+    // Whether the ops before the norm read the bias and the residual (a split-K reduce loads
+    // them before it waits for the partial sums).
+    static constexpr bool kPreReadsBias = true, kPreReadsResidual = false;
     // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
     // (m, n) and (m, n+1); n is even.
     __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p,
@@ -113,6 +119,9 @@ struct Epilogue1 {
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
     static constexpr int kClusterRanks = 16;
+    // Whether the ops before the norm read the bias and the residual (a split-K reduce loads
+    // them before it waits for the partial sums).
+    static constexpr bool kPreReadsBias = true, kPreReadsResidual = true;
     // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
     // (m, n) and (m, n+1); n is even.
     __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p,
@@ -151,6 +160,9 @@ struct Epilogue2 {
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
     static constexpr int kClusterRanks = 0;
+    // Whether the ops before the norm read the bias and the residual (a split-K reduce loads
+    // them before it waits for the partial sums).
+    static constexpr bool kPreReadsBias = true, kPreReadsResidual = false;
     // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
     // (m, n) and (m, n+1); n is even.
     __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p,
@@ -209,6 +221,9 @@ struct Epilogue1 {
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
     static constexpr int kClusterRanks = 0;
+    // Whether the ops before the norm read the bias and the residual (a split-K reduce loads
+    // them before it waits for the partial sums).
+    static constexpr bool kPreReadsBias = true, kPreReadsResidual = true;
     // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
     // (m, n) and (m, n+1); n is even.
     __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p,
@@ -247,6 +262,9 @@ struct Epilogue2 {
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
     static constexpr int kClusterRanks = 0;
+    // Whether the ops before the norm read the bias and the residual (a split-K reduce loads
+    // them before it waits for the partial sums).
+    static constexpr bool kPreReadsBias = true, kPreReadsResidual = false;
     // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
     // (m, n) and (m, n+1); n is even.
     __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p,
@@ -310,6 +328,9 @@ struct Epilogue1 {
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
     static constexpr int kClusterRanks = 0;
+    // Whether the ops before the norm read the bias and the residual (a split-K reduce loads
+    // them before it waits for the partial sums).
+    static constexpr bool kPreReadsBias = true, kPreReadsResidual = true;
     // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
     // (m, n) and (m, n+1); n is even.
     __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p,
@@ -348,6 +369,9 @@ struct Epilogue2 {
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
     static constexpr int kClusterRanks = 0;
+    // Whether the ops before the norm read the bias and the residual (a split-K reduce loads
+    // them before it waits for the partial sums).
+    static constexpr bool kPreReadsBias = true, kPreReadsResidual = false;
     // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
     // (m, n) and (m, n+1); n is even.
     __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p,
@@ -406,6 +430,9 @@ struct Epilogue1 {
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
     static constexpr int kClusterRanks = 16;
+    // Whether the ops before the norm read the bias and the residual (a split-K reduce loads
+    // them before it waits for the partial sums).
+    static constexpr bool kPreReadsBias = true, kPreReadsResidual = true;
     // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
     // (m, n) and (m, n+1); n is even.
     __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p,
@@ -444,6 +471,9 @@ struct Epilogue2 {
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
     static constexpr int kClusterRanks = 0;
+    // Whether the ops before the norm read the bias and the residual (a split-K reduce loads
+    // them before it waits for the partial sums).
+    static constexpr bool kPreReadsBias = true, kPreReadsResidual = false;
     // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
     // (m, n) and (m, n+1); n is even.
     __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p,
@@ -502,6 +532,9 @@ struct Epilogue1 {
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
     static constexpr int kClusterRanks = 0;
+    // Whether the ops before the norm read the bias and the residual (a split-K reduce loads
+    // them before it waits for the partial sums).
+    static constexpr bool kPreReadsBias = true, kPreReadsResidual = true;
     // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
     // (m, n) and (m, n+1); n is even.
     __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p,
@@ -540,6 +573,9 @@ struct Epilogue2 {
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
     static constexpr int kClusterRanks = 0;
+    // Whether the ops before the norm read the bias and the residual (a split-K reduce loads
+    // them before it waits for the partial sums).
+    static constexpr bool kPreReadsBias = true, kPreReadsResidual = false;
     // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
     // (m, n) and (m, n+1); n is even.
     __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p,
@@ -603,6 +639,9 @@ struct Epilogue1 {
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
     static constexpr int kClusterRanks = 0;
+    // Whether the ops before the norm read the bias and the residual (a split-K reduce loads
+    // them before it waits for the partial sums).
+    static constexpr bool kPreReadsBias = true, kPreReadsResidual = true;
     // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
     // (m, n) and (m, n+1); n is even.
     __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p,
@@ -641,6 +680,9 @@ struct Epilogue2 {
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
     static constexpr int kClusterRanks = 0;
+    // Whether the ops before the norm read the bias and the residual (a split-K reduce loads
+    // them before it waits for the partial sums).
+    static constexpr bool kPreReadsBias = true, kPreReadsResidual = false;
     // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
     // (m, n) and (m, n+1); n is even.
     __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p,
@@ -699,6 +741,9 @@ struct Epilogue1 {
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
     static constexpr int kClusterRanks = 0;
+    // Whether the ops before the norm read the bias and the residual (a split-K reduce loads
+    // them before it waits for the partial sums).
+    static constexpr bool kPreReadsBias = true, kPreReadsResidual = true;
     // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
     // (m, n) and (m, n+1); n is even.
     __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p,
@@ -737,6 +782,9 @@ struct Epilogue2 {
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
     static constexpr int kClusterRanks = 0;
+    // Whether the ops before the norm read the bias and the residual (a split-K reduce loads
+    // them before it waits for the partial sums).
+    static constexpr bool kPreReadsBias = true, kPreReadsResidual = false;
     // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
     // (m, n) and (m, n+1); n is even.
     __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p,
@@ -800,6 +848,9 @@ struct Epilogue1 {
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
     static constexpr int kClusterRanks = 0;
+    // Whether the ops before the norm read the bias and the residual (a split-K reduce loads
+    // them before it waits for the partial sums).
+    static constexpr bool kPreReadsBias = true, kPreReadsResidual = true;
     // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
     // (m, n) and (m, n+1); n is even.
     __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p,
@@ -838,6 +889,9 @@ struct Epilogue2 {
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
     static constexpr int kClusterRanks = 0;
+    // Whether the ops before the norm read the bias and the residual (a split-K reduce loads
+    // them before it waits for the partial sums).
+    static constexpr bool kPreReadsBias = true, kPreReadsResidual = false;
     // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
     // (m, n) and (m, n+1); n is even.
     __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p,
@@ -896,6 +950,9 @@ struct Epilogue1 {
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
     static constexpr int kClusterRanks = 0;
+    // Whether the ops before the norm read the bias and the residual (a split-K reduce loads
+    // them before it waits for the partial sums).
+    static constexpr bool kPreReadsBias = true, kPreReadsResidual = true;
     // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
     // (m, n) and (m, n+1); n is even.
     __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p,
@@ -934,6 +991,9 @@ struct Epilogue2 {
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
     static constexpr int kClusterRanks = 0;
+    // Whether the ops before the norm read the bias and the residual (a split-K reduce loads
+    // them before it waits for the partial sums).
+    static constexpr bool kPreReadsBias = true, kPreReadsResidual = false;
     // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
     // (m, n) and (m, n+1); n is even.
     __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p,
@@ -997,6 +1057,9 @@ struct Epilogue1 {
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
     static constexpr int kClusterRanks = 0;
+    // Whether the ops before the norm read the bias and the residual (a split-K reduce loads
+    // them before it waits for the partial sums).
+    static constexpr bool kPreReadsBias = true, kPreReadsResidual = true;
     // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
     // (m, n) and (m, n+1); n is even.
     __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p,
@@ -1035,6 +1098,9 @@ struct Epilogue2 {
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
     static constexpr int kClusterRanks = 0;
+    // Whether the ops before the norm read the bias and the residual (a split-K reduce loads
+    // them before it waits for the partial sums).
+    static constexpr bool kPreReadsBias = true, kPreReadsResidual = false;
     // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
     // (m, n) and (m, n+1); n is even.
     __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p,
@@ -1093,6 +1159,9 @@ struct Epilogue1 {
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
     static constexpr int kClusterRanks = 16;
+    // Whether the ops before the norm read the bias and the residual (a split-K reduce loads
+    // them before it waits for the partial sums).
+    static constexpr bool kPreReadsBias = true, kPreReadsResidual = true;
     // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
     // (m, n) and (m, n+1); n is even.
     __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p,
@@ -1131,6 +1200,9 @@ struct Epilogue2 {
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
     static constexpr int kClusterRanks = 0;
+    // Whether the ops before the norm read the bias and the residual (a split-K reduce loads
+    // them before it waits for the partial sums).
+    static constexpr bool kPreReadsBias = true, kPreReadsResidual = false;
     // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
     // (m, n) and (m, n+1); n is even.
     __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p,
@@ -1189,6 +1261,9 @@ struct Epilogue1 {
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
     static constexpr int kClusterRanks = 0;
+    // Whether the ops before the norm read the bias and the residual (a split-K reduce loads
+    // them before it waits for the partial sums).
+    static constexpr bool kPreReadsBias = true, kPreReadsResidual = true;
     // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
     // (m, n) and (m, n+1); n is even.
     __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p,
@@ -1227,6 +1302,9 @@ struct Epilogue2 {
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
     static constexpr int kClusterRanks = 0;
+    // Whether the ops before the norm read the bias and the residual (a split-K reduce loads
+    // them before it waits for the partial sums).
+    static constexpr bool kPreReadsBias = true, kPreReadsResidual = false;
     // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
     // (m, n) and (m, n+1); n is even.
     __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p,
@@ -1290,6 +1368,9 @@ struct Epilogue1 {
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
     static constexpr int kClusterRanks = 0;
+    // Whether the ops before the norm read the bias and the residual (a split-K reduce loads
+    // them before it waits for the partial sums).
+    static constexpr bool kPreReadsBias = true, kPreReadsResidual = true;
     // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
     // (m, n) and (m, n+1); n is even.
     __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p,
@@ -1328,6 +1409,9 @@ struct Epilogue2 {
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
     static constexpr int kClusterRanks = 0;
+    // Whether the ops before the norm read the bias and the residual (a split-K reduce loads
+    // them before it waits for the partial sums).
+    static constexpr bool kPreReadsBias = true, kPreReadsResidual = false;
     // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
     // (m, n) and (m, n+1); n is even.
     __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p,
@@ -1386,6 +1470,9 @@ struct Epilogue1 {
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
     static constexpr int kClusterRanks = 16;
+    // Whether the ops before the norm read the bias and the residual (a split-K reduce loads
+    // them before it waits for the partial sums).
+    static constexpr bool kPreReadsBias = true, kPreReadsResidual = true;
     // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
     // (m, n) and (m, n+1); n is even.
     __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p,
@@ -1424,6 +1511,9 @@ struct Epilogue2 {
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
     static constexpr int kClusterRanks = 0;
+    // Whether the ops before the norm read the bias and the residual (a split-K reduce loads
+    // them before it waits for the partial sums).
+    static constexpr bool kPreReadsBias = true, kPreReadsResidual = false;
     // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
     // (m, n) and (m, n+1); n is even.
     __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p,
@@ -1482,6 +1572,9 @@ struct Epilogue1 {
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
     static constexpr int kClusterRanks = 0;
+    // Whether the ops before the norm read the bias and the residual (a split-K reduce loads
+    // them before it waits for the partial sums).
+    static constexpr bool kPreReadsBias = true, kPreReadsResidual = true;
     // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
     // (m, n) and (m, n+1); n is even.
     __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p,
@@ -1520,6 +1613,9 @@ struct Epilogue2 {
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
     static constexpr int kClusterRanks = 0;
+    // Whether the ops before the norm read the bias and the residual (a split-K reduce loads
+    // them before it waits for the partial sums).
+    static constexpr bool kPreReadsBias = true, kPreReadsResidual = false;
     // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
     // (m, n) and (m, n+1); n is even.
     __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p,
@@ -1583,6 +1679,9 @@ struct Epilogue1 {
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
     static constexpr int kClusterRanks = 0;
+    // Whether the ops before the norm read the bias and the residual (a split-K reduce loads
+    // them before it waits for the partial sums).
+    static constexpr bool kPreReadsBias = true, kPreReadsResidual = true;
     // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
     // (m, n) and (m, n+1); n is even.
     __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p,
@@ -1621,6 +1720,9 @@ struct Epilogue2 {
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
     static constexpr int kClusterRanks = 0;
+    // Whether the ops before the norm read the bias and the residual (a split-K reduce loads
+    // them before it waits for the partial sums).
+    static constexpr bool kPreReadsBias = true, kPreReadsResidual = false;
     // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
     // (m, n) and (m, n+1); n is even.
     __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p,
@@ -1679,6 +1781,9 @@ struct Epilogue1 {
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
     static constexpr int kClusterRanks = 0;
+    // Whether the ops before the norm read the bias and the residual (a split-K reduce loads
+    // them before it waits for the partial sums).
+    static constexpr bool kPreReadsBias = true, kPreReadsResidual = true;
     // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
     // (m, n) and (m, n+1); n is even.
     __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p,
@@ -1717,6 +1822,9 @@ struct Epilogue2 {
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
     static constexpr int kClusterRanks = 0;
+    // Whether the ops before the norm read the bias and the residual (a split-K reduce loads
+    // them before it waits for the partial sums).
+    static constexpr bool kPreReadsBias = true, kPreReadsResidual = false;
     // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
     // (m, n) and (m, n+1); n is even.
     __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p,
@@ -1780,6 +1888,9 @@ struct Epilogue1 {
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
     static constexpr int kClusterRanks = 0;
+    // Whether the ops before the norm read the bias and the residual (a split-K reduce loads
+    // them before it waits for the partial sums).
+    static constexpr bool kPreReadsBias = true, kPreReadsResidual = true;
     // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
     // (m, n) and (m, n+1); n is even.
     __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p,
@@ -1818,6 +1929,9 @@ struct Epilogue2 {
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
     static constexpr int kClusterRanks = 0;
+    // Whether the ops before the norm read the bias and the residual (a split-K reduce loads
+    // them before it waits for the partial sums).
+    static constexpr bool kPreReadsBias = true, kPreReadsResidual = false;
     // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
     // (m, n) and (m, n+1); n is even.
     __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p,
@@ -1876,6 +1990,9 @@ struct Epilogue1 {
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
     static constexpr int kClusterRanks = 0;
+    // Whether the ops before the norm read the bias and the residual (a split-K reduce loads
+    // them before it waits for the partial sums).
+    static constexpr bool kPreReadsBias = true, kPreReadsResidual = true;
     // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
     // (m, n) and (m, n+1); n is even.
     __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p,
@@ -1914,6 +2031,9 @@ struct Epilogue2 {
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
     static constexpr int kClusterRanks = 0;
+    // Whether the ops before the norm read the bias and the residual (a split-K reduce loads
+    // them before it waits for the partial sums).
+    static constexpr bool kPreReadsBias = true, kPreReadsResidual = false;
     // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
     // (m, n) and (m, n+1); n is even.
     __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p,
@@ -1977,6 +2097,9 @@ struct Epilogue1 {
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
     static constexpr int kClusterRanks = 0;
+    // Whether the ops before the norm read the bias and the residual (a split-K reduce loads
+    // them before it waits for the partial sums).
+    static constexpr bool kPreReadsBias = true, kPreReadsResidual = true;
     // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
     // (m, n) and (m, n+1); n is even.
     __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p,
@@ -2007,6 +2130,9 @@ struct Epilogue2 {
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
     static constexpr int kClusterRanks = 0;
+    // Whether the ops before the norm read the bias and the residual (a split-K reduce loads
+    // them before it waits for the partial sums).
+    static constexpr bool kPreReadsBias = true, kPreReadsResidual = false;
     // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
     // (m, n) and (m, n+1); n is even.
     __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p,
@@ -2053,6 +2179,9 @@ struct Epilogue1 {
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
     static constexpr int kClusterRanks = 0;
+    // Whether the ops before the norm read the bias and the residual (a split-K reduce loads
+    // them before it waits for the partial sums).
+    static constexpr bool kPreReadsBias = true, kPreReadsResidual = true;
     // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
     // (m, n) and (m, n+1); n is even.
     __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p,
@@ -2083,6 +2212,9 @@ struct Epilogue2 {
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
     static constexpr int kClusterRanks = 0;
+    // Whether the ops before the norm read the bias and the residual (a split-K reduce loads
+    // them before it waits for the partial sums).
+    static constexpr bool kPreReadsBias = true, kPreReadsResidual = false;
     // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
     // (m, n) and (m, n+1); n is even.
     __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p,

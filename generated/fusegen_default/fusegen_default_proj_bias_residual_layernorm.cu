@@ -17,6 +17,9 @@ struct Epilogue1 {
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
     static constexpr int kClusterRanks = 0;
+    // Whether the ops before the norm read the bias and the residual (a split-K reduce loads
+    // them before it waits for the partial sums).
+    static constexpr bool kPreReadsBias = true, kPreReadsResidual = true;
     // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
     // (m, n) and (m, n+1); n is even.
     __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p,
@@ -70,6 +73,9 @@ struct Epilogue1 {
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
     static constexpr int kClusterRanks = 16;
+    // Whether the ops before the norm read the bias and the residual (a split-K reduce loads
+    // them before it waits for the partial sums).
+    static constexpr bool kPreReadsBias = true, kPreReadsResidual = true;
     // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
     // (m, n) and (m, n+1); n is even.
     __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p,
@@ -123,6 +129,9 @@ struct Epilogue1 {
     static constexpr int kPrenormStoreSlot = 0;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
     static constexpr int kClusterRanks = 0;
+    // Whether the ops before the norm read the bias and the residual (a split-K reduce loads
+    // them before it waits for the partial sums).
+    static constexpr bool kPreReadsBias = true, kPreReadsResidual = true;
     // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
     // (m, n) and (m, n+1); n is even.
     __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p,
@@ -181,6 +190,9 @@ struct Epilogue1 {
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
     static constexpr int kClusterRanks = 0;
+    // Whether the ops before the norm read the bias and the residual (a split-K reduce loads
+    // them before it waits for the partial sums).
+    static constexpr bool kPreReadsBias = true, kPreReadsResidual = true;
     // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
     // (m, n) and (m, n+1); n is even.
     __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p,
@@ -241,6 +253,9 @@ struct Epilogue1 {
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
     static constexpr int kClusterRanks = 0;
+    // Whether the ops before the norm read the bias and the residual (a split-K reduce loads
+    // them before it waits for the partial sums).
+    static constexpr bool kPreReadsBias = true, kPreReadsResidual = true;
     // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
     // (m, n) and (m, n+1); n is even.
     __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p,
@@ -294,6 +309,9 @@ struct Epilogue1 {
     static constexpr int kPrenormStoreSlot = 0;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
     static constexpr int kClusterRanks = 0;
+    // Whether the ops before the norm read the bias and the residual (a split-K reduce loads
+    // them before it waits for the partial sums).
+    static constexpr bool kPreReadsBias = true, kPreReadsResidual = true;
     // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
     // (m, n) and (m, n+1); n is even.
     __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p,
@@ -352,6 +370,9 @@ struct Epilogue1 {
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
     static constexpr int kClusterRanks = 0;
+    // Whether the ops before the norm read the bias and the residual (a split-K reduce loads
+    // them before it waits for the partial sums).
+    static constexpr bool kPreReadsBias = true, kPreReadsResidual = true;
     // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
     // (m, n) and (m, n+1); n is even.
     __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p,
@@ -405,6 +426,9 @@ struct Epilogue1 {
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
     static constexpr int kClusterRanks = 16;
+    // Whether the ops before the norm read the bias and the residual (a split-K reduce loads
+    // them before it waits for the partial sums).
+    static constexpr bool kPreReadsBias = true, kPreReadsResidual = true;
     // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
     // (m, n) and (m, n+1); n is even.
     __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p,
@@ -458,6 +482,9 @@ struct Epilogue1 {
     static constexpr int kPrenormStoreSlot = 0;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
     static constexpr int kClusterRanks = 0;
+    // Whether the ops before the norm read the bias and the residual (a split-K reduce loads
+    // them before it waits for the partial sums).
+    static constexpr bool kPreReadsBias = true, kPreReadsResidual = true;
     // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
     // (m, n) and (m, n+1); n is even.
     __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p,
@@ -516,6 +543,9 @@ struct Epilogue1 {
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
     static constexpr int kClusterRanks = 0;
+    // Whether the ops before the norm read the bias and the residual (a split-K reduce loads
+    // them before it waits for the partial sums).
+    static constexpr bool kPreReadsBias = true, kPreReadsResidual = true;
     // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
     // (m, n) and (m, n+1); n is even.
     __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p,
@@ -576,6 +606,9 @@ struct Epilogue1 {
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
     static constexpr int kClusterRanks = 0;
+    // Whether the ops before the norm read the bias and the residual (a split-K reduce loads
+    // them before it waits for the partial sums).
+    static constexpr bool kPreReadsBias = true, kPreReadsResidual = true;
     // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
     // (m, n) and (m, n+1); n is even.
     __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p,
@@ -629,6 +662,9 @@ struct Epilogue1 {
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
     static constexpr int kClusterRanks = 16;
+    // Whether the ops before the norm read the bias and the residual (a split-K reduce loads
+    // them before it waits for the partial sums).
+    static constexpr bool kPreReadsBias = true, kPreReadsResidual = true;
     // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
     // (m, n) and (m, n+1); n is even.
     __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p,
@@ -682,6 +718,9 @@ struct Epilogue1 {
     static constexpr int kPrenormStoreSlot = 0;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
     static constexpr int kClusterRanks = 0;
+    // Whether the ops before the norm read the bias and the residual (a split-K reduce loads
+    // them before it waits for the partial sums).
+    static constexpr bool kPreReadsBias = true, kPreReadsResidual = true;
     // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
     // (m, n) and (m, n+1); n is even.
     __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p,
@@ -740,6 +779,9 @@ struct Epilogue1 {
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
     static constexpr int kClusterRanks = 0;
+    // Whether the ops before the norm read the bias and the residual (a split-K reduce loads
+    // them before it waits for the partial sums).
+    static constexpr bool kPreReadsBias = true, kPreReadsResidual = true;
     // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
     // (m, n) and (m, n+1); n is even.
     __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p,
@@ -800,6 +842,9 @@ struct Epilogue1 {
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
     static constexpr int kClusterRanks = 0;
+    // Whether the ops before the norm read the bias and the residual (a split-K reduce loads
+    // them before it waits for the partial sums).
+    static constexpr bool kPreReadsBias = true, kPreReadsResidual = true;
     // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
     // (m, n) and (m, n+1); n is even.
     __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p,
@@ -853,6 +898,9 @@ struct Epilogue1 {
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
     static constexpr int kClusterRanks = 0;
+    // Whether the ops before the norm read the bias and the residual (a split-K reduce loads
+    // them before it waits for the partial sums).
+    static constexpr bool kPreReadsBias = true, kPreReadsResidual = true;
     // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
     // (m, n) and (m, n+1); n is even.
     __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p,
@@ -906,6 +954,9 @@ struct Epilogue1 {
     static constexpr int kPrenormStoreSlot = 0;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
     static constexpr int kClusterRanks = 0;
+    // Whether the ops before the norm read the bias and the residual (a split-K reduce loads
+    // them before it waits for the partial sums).
+    static constexpr bool kPreReadsBias = true, kPreReadsResidual = true;
     // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
     // (m, n) and (m, n+1); n is even.
     __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p,
@@ -964,6 +1015,9 @@ struct Epilogue1 {
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
     static constexpr int kClusterRanks = 0;
+    // Whether the ops before the norm read the bias and the residual (a split-K reduce loads
+    // them before it waits for the partial sums).
+    static constexpr bool kPreReadsBias = true, kPreReadsResidual = true;
     // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
     // (m, n) and (m, n+1); n is even.
     __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p,
@@ -1024,6 +1078,9 @@ struct Epilogue1 {
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
     static constexpr int kClusterRanks = 0;
+    // Whether the ops before the norm read the bias and the residual (a split-K reduce loads
+    // them before it waits for the partial sums).
+    static constexpr bool kPreReadsBias = true, kPreReadsResidual = true;
     // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
     // (m, n) and (m, n+1); n is even.
     __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p,
@@ -1077,6 +1134,9 @@ struct Epilogue1 {
     static constexpr int kPrenormStoreSlot = 0;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
     static constexpr int kClusterRanks = 0;
+    // Whether the ops before the norm read the bias and the residual (a split-K reduce loads
+    // them before it waits for the partial sums).
+    static constexpr bool kPreReadsBias = true, kPreReadsResidual = true;
     // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
     // (m, n) and (m, n+1); n is even.
     __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p,
@@ -1135,6 +1195,9 @@ struct Epilogue1 {
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
     static constexpr int kClusterRanks = 0;
+    // Whether the ops before the norm read the bias and the residual (a split-K reduce loads
+    // them before it waits for the partial sums).
+    static constexpr bool kPreReadsBias = true, kPreReadsResidual = true;
     // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
     // (m, n) and (m, n+1); n is even.
     __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p,
@@ -1195,6 +1258,9 @@ struct Epilogue1 {
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
     static constexpr int kClusterRanks = 0;
+    // Whether the ops before the norm read the bias and the residual (a split-K reduce loads
+    // them before it waits for the partial sums).
+    static constexpr bool kPreReadsBias = true, kPreReadsResidual = true;
     // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
     // (m, n) and (m, n+1); n is even.
     __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p,
@@ -1238,6 +1304,9 @@ struct Epilogue1 {
     static constexpr int kPrenormStoreSlot = 0;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
     static constexpr int kClusterRanks = 0;
+    // Whether the ops before the norm read the bias and the residual (a split-K reduce loads
+    // them before it waits for the partial sums).
+    static constexpr bool kPreReadsBias = true, kPreReadsResidual = true;
     // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
     // (m, n) and (m, n+1); n is even.
     __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p,
@@ -1286,6 +1355,9 @@ struct Epilogue1 {
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
     static constexpr int kClusterRanks = 0;
+    // Whether the ops before the norm read the bias and the residual (a split-K reduce loads
+    // them before it waits for the partial sums).
+    static constexpr bool kPreReadsBias = true, kPreReadsResidual = true;
     // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
     // (m, n) and (m, n+1); n is even.
     __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p,
@@ -1329,6 +1401,9 @@ struct Epilogue1 {
     static constexpr int kPrenormStoreSlot = 0;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
     static constexpr int kClusterRanks = 0;
+    // Whether the ops before the norm read the bias and the residual (a split-K reduce loads
+    // them before it waits for the partial sums).
+    static constexpr bool kPreReadsBias = true, kPreReadsResidual = true;
     // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
     // (m, n) and (m, n+1); n is even.
     __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p,
@@ -1377,6 +1452,9 @@ struct Epilogue1 {
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
     static constexpr int kClusterRanks = 0;
+    // Whether the ops before the norm read the bias and the residual (a split-K reduce loads
+    // them before it waits for the partial sums).
+    static constexpr bool kPreReadsBias = true, kPreReadsResidual = true;
     // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
     // (m, n) and (m, n+1); n is even.
     __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p,
@@ -1427,6 +1505,9 @@ struct Epilogue1 {
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
     static constexpr int kClusterRanks = 0;
+    // Whether the ops before the norm read the bias and the residual (a split-K reduce loads
+    // them before it waits for the partial sums).
+    static constexpr bool kPreReadsBias = true, kPreReadsResidual = true;
     // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
     // (m, n) and (m, n+1); n is even.
     __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p,
@@ -1470,6 +1551,9 @@ struct Epilogue1 {
     static constexpr int kPrenormStoreSlot = 0;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
     static constexpr int kClusterRanks = 0;
+    // Whether the ops before the norm read the bias and the residual (a split-K reduce loads
+    // them before it waits for the partial sums).
+    static constexpr bool kPreReadsBias = true, kPreReadsResidual = true;
     // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
     // (m, n) and (m, n+1); n is even.
     __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p,
@@ -1518,6 +1602,9 @@ struct Epilogue1 {
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
     static constexpr int kClusterRanks = 0;
+    // Whether the ops before the norm read the bias and the residual (a split-K reduce loads
+    // them before it waits for the partial sums).
+    static constexpr bool kPreReadsBias = true, kPreReadsResidual = true;
     // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
     // (m, n) and (m, n+1); n is even.
     __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p,

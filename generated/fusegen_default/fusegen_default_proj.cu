@@ -762,12 +762,13 @@ static_assert(fusegen_default_proj_sm80_64x128x64_s4_splitk::Gemm1::kHopper == f
 #ifndef __CUDACC_RTC__
 // Each variant's driver functions in the current context, for the runtime's launcher
 // (fusegen_kernel.functions, runtime/launch.c): GEMM1, its normalize or split-K reduce kernel, a
-// chain's GEMM2. Found here, by this library's own CUDA runtime, which registered the kernels.
+// chain's GEMM2 and its split-K reduce kernel. Found here, by this library's own CUDA runtime, which registered the kernels.
 
 extern "C" cudaError_t fusegen_default_proj_sm90a_128x256x64_s3_functions(void *fns[FUSEGEN_LAUNCH_FNS])
 {
     const void *const kernels[FUSEGEN_LAUNCH_FNS] = {
         reinterpret_cast<const void *>(fusegen_default_proj_sm90a_128x256x64_s3_gemm1),
+        nullptr,
         nullptr,
         nullptr,
     };
@@ -780,6 +781,7 @@ extern "C" cudaError_t fusegen_default_proj_sm90a_128x256x64_s3_splitk_functions
         reinterpret_cast<const void *>(fusegen_default_proj_sm90a_128x256x64_s3_splitk_gemm1),
         reinterpret_cast<const void *>(fusegen_default_proj_sm90a_128x256x64_s3_splitk_reduce1),
         nullptr,
+        nullptr,
     };
     return fusegen_sm80::driver_functions(kernels, fns);
 }
@@ -788,6 +790,7 @@ extern "C" cudaError_t fusegen_default_proj_sm90a_64x256x64_s4_functions(void *f
 {
     const void *const kernels[FUSEGEN_LAUNCH_FNS] = {
         reinterpret_cast<const void *>(fusegen_default_proj_sm90a_64x256x64_s4_gemm1),
+        nullptr,
         nullptr,
         nullptr,
     };
@@ -800,6 +803,7 @@ extern "C" cudaError_t fusegen_default_proj_sm90a_64x256x64_s4_splitk_functions(
         reinterpret_cast<const void *>(fusegen_default_proj_sm90a_64x256x64_s4_splitk_gemm1),
         reinterpret_cast<const void *>(fusegen_default_proj_sm90a_64x256x64_s4_splitk_reduce1),
         nullptr,
+        nullptr,
     };
     return fusegen_sm80::driver_functions(kernels, fns);
 }
@@ -808,6 +812,7 @@ extern "C" cudaError_t fusegen_default_proj_sm90a_128x128x64_s4_pingpong_functio
 {
     const void *const kernels[FUSEGEN_LAUNCH_FNS] = {
         reinterpret_cast<const void *>(fusegen_default_proj_sm90a_128x128x64_s4_pingpong_gemm1),
+        nullptr,
         nullptr,
         nullptr,
     };
@@ -820,6 +825,7 @@ extern "C" cudaError_t fusegen_default_proj_sm90a_128x160x64_s5_functions(void *
         reinterpret_cast<const void *>(fusegen_default_proj_sm90a_128x160x64_s5_gemm1),
         nullptr,
         nullptr,
+        nullptr,
     };
     return fusegen_sm80::driver_functions(kernels, fns);
 }
@@ -830,6 +836,7 @@ extern "C" cudaError_t fusegen_default_proj_sm90a_128x160x64_s5_splitk_functions
         reinterpret_cast<const void *>(fusegen_default_proj_sm90a_128x160x64_s5_splitk_gemm1),
         reinterpret_cast<const void *>(fusegen_default_proj_sm90a_128x160x64_s5_splitk_reduce1),
         nullptr,
+        nullptr,
     };
     return fusegen_sm80::driver_functions(kernels, fns);
 }
@@ -838,6 +845,7 @@ extern "C" cudaError_t fusegen_default_proj_sm90a_64x128x64_s4_functions(void *f
 {
     const void *const kernels[FUSEGEN_LAUNCH_FNS] = {
         reinterpret_cast<const void *>(fusegen_default_proj_sm90a_64x128x64_s4_gemm1),
+        nullptr,
         nullptr,
         nullptr,
     };
@@ -850,6 +858,7 @@ extern "C" cudaError_t fusegen_default_proj_sm90a_64x128x64_s4_splitk_functions(
         reinterpret_cast<const void *>(fusegen_default_proj_sm90a_64x128x64_s4_splitk_gemm1),
         reinterpret_cast<const void *>(fusegen_default_proj_sm90a_64x128x64_s4_splitk_reduce1),
         nullptr,
+        nullptr,
     };
     return fusegen_sm80::driver_functions(kernels, fns);
 }
@@ -858,6 +867,7 @@ extern "C" cudaError_t fusegen_default_proj_sm80_128x256x64_s3_functions(void *f
 {
     const void *const kernels[FUSEGEN_LAUNCH_FNS] = {
         reinterpret_cast<const void *>(fusegen_default_proj_sm80_128x256x64_s3_gemm1),
+        nullptr,
         nullptr,
         nullptr,
     };
@@ -870,6 +880,7 @@ extern "C" cudaError_t fusegen_default_proj_sm80_64x128x64_s4_functions(void *fn
         reinterpret_cast<const void *>(fusegen_default_proj_sm80_64x128x64_s4_gemm1),
         nullptr,
         nullptr,
+        nullptr,
     };
     return fusegen_sm80::driver_functions(kernels, fns);
 }
@@ -879,6 +890,7 @@ extern "C" cudaError_t fusegen_default_proj_sm80_64x128x64_s4_splitk_functions(v
     const void *const kernels[FUSEGEN_LAUNCH_FNS] = {
         reinterpret_cast<const void *>(fusegen_default_proj_sm80_64x128x64_s4_splitk_gemm1),
         reinterpret_cast<const void *>(fusegen_default_proj_sm80_64x128x64_s4_splitk_reduce1),
+        nullptr,
         nullptr,
     };
     return fusegen_sm80::driver_functions(kernels, fns);

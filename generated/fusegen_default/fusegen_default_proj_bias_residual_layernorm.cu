@@ -1875,12 +1875,13 @@ static_assert(fusegen_default_proj_bias_residual_layernorm_sm80_64x128x64_s4_spl
 #ifndef __CUDACC_RTC__
 // Each variant's driver functions in the current context, for the runtime's launcher
 // (fusegen_kernel.functions, runtime/launch.c): GEMM1, its normalize or split-K reduce kernel, a
-// chain's GEMM2. Found here, by this library's own CUDA runtime, which registered the kernels.
+// chain's GEMM2 and its split-K reduce kernel. Found here, by this library's own CUDA runtime, which registered the kernels.
 
 extern "C" cudaError_t fusegen_default_proj_bias_residual_layernorm_sm90a_128x128x64_s5_row_functions(void *fns[FUSEGEN_LAUNCH_FNS])
 {
     const void *const kernels[FUSEGEN_LAUNCH_FNS] = {
         reinterpret_cast<const void *>(fusegen_default_proj_bias_residual_layernorm_sm90a_128x128x64_s5_row_gemm1),
+        nullptr,
         nullptr,
         nullptr,
     };
@@ -1893,6 +1894,7 @@ extern "C" cudaError_t fusegen_default_proj_bias_residual_layernorm_sm90a_128x12
         reinterpret_cast<const void *>(fusegen_default_proj_bias_residual_layernorm_sm90a_128x128x64_s5_cluster_gemm1),
         nullptr,
         nullptr,
+        nullptr,
     };
     return fusegen_sm80::driver_functions(kernels, fns);
 }
@@ -1902,6 +1904,7 @@ extern "C" cudaError_t fusegen_default_proj_bias_residual_layernorm_sm90a_128x12
     const void *const kernels[FUSEGEN_LAUNCH_FNS] = {
         reinterpret_cast<const void *>(fusegen_default_proj_bias_residual_layernorm_sm90a_128x128x64_s5_split_gemm1),
         reinterpret_cast<const void *>(fusegen_default_proj_bias_residual_layernorm_sm90a_128x128x64_s5_split_normalize1),
+        nullptr,
         nullptr,
     };
     return fusegen_sm80::driver_functions(kernels, fns);
@@ -1913,6 +1916,7 @@ extern "C" cudaError_t fusegen_default_proj_bias_residual_layernorm_sm90a_128x12
         reinterpret_cast<const void *>(fusegen_default_proj_bias_residual_layernorm_sm90a_128x128x64_s5_splitk_gemm1),
         reinterpret_cast<const void *>(fusegen_default_proj_bias_residual_layernorm_sm90a_128x128x64_s5_splitk_reduce1),
         nullptr,
+        nullptr,
     };
     return fusegen_sm80::driver_functions(kernels, fns);
 }
@@ -1921,6 +1925,7 @@ extern "C" cudaError_t fusegen_default_proj_bias_residual_layernorm_sm90a_128x12
 {
     const void *const kernels[FUSEGEN_LAUNCH_FNS] = {
         reinterpret_cast<const void *>(fusegen_default_proj_bias_residual_layernorm_sm90a_128x128x64_s5_pingpong_row_gemm1),
+        nullptr,
         nullptr,
         nullptr,
     };
@@ -1933,6 +1938,7 @@ extern "C" cudaError_t fusegen_default_proj_bias_residual_layernorm_sm90a_128x12
         reinterpret_cast<const void *>(fusegen_default_proj_bias_residual_layernorm_sm90a_128x128x64_s5_pingpong_split_gemm1),
         reinterpret_cast<const void *>(fusegen_default_proj_bias_residual_layernorm_sm90a_128x128x64_s5_pingpong_split_normalize1),
         nullptr,
+        nullptr,
     };
     return fusegen_sm80::driver_functions(kernels, fns);
 }
@@ -1941,6 +1947,7 @@ extern "C" cudaError_t fusegen_default_proj_bias_residual_layernorm_sm90a_128x25
 {
     const void *const kernels[FUSEGEN_LAUNCH_FNS] = {
         reinterpret_cast<const void *>(fusegen_default_proj_bias_residual_layernorm_sm90a_128x256x64_s3_row_gemm1),
+        nullptr,
         nullptr,
         nullptr,
     };
@@ -1953,6 +1960,7 @@ extern "C" cudaError_t fusegen_default_proj_bias_residual_layernorm_sm90a_128x25
         reinterpret_cast<const void *>(fusegen_default_proj_bias_residual_layernorm_sm90a_128x256x64_s3_cluster_gemm1),
         nullptr,
         nullptr,
+        nullptr,
     };
     return fusegen_sm80::driver_functions(kernels, fns);
 }
@@ -1962,6 +1970,7 @@ extern "C" cudaError_t fusegen_default_proj_bias_residual_layernorm_sm90a_128x25
     const void *const kernels[FUSEGEN_LAUNCH_FNS] = {
         reinterpret_cast<const void *>(fusegen_default_proj_bias_residual_layernorm_sm90a_128x256x64_s3_split_gemm1),
         reinterpret_cast<const void *>(fusegen_default_proj_bias_residual_layernorm_sm90a_128x256x64_s3_split_normalize1),
+        nullptr,
         nullptr,
     };
     return fusegen_sm80::driver_functions(kernels, fns);
@@ -1973,6 +1982,7 @@ extern "C" cudaError_t fusegen_default_proj_bias_residual_layernorm_sm90a_128x25
         reinterpret_cast<const void *>(fusegen_default_proj_bias_residual_layernorm_sm90a_128x256x64_s3_splitk_gemm1),
         reinterpret_cast<const void *>(fusegen_default_proj_bias_residual_layernorm_sm90a_128x256x64_s3_splitk_reduce1),
         nullptr,
+        nullptr,
     };
     return fusegen_sm80::driver_functions(kernels, fns);
 }
@@ -1981,6 +1991,7 @@ extern "C" cudaError_t fusegen_default_proj_bias_residual_layernorm_sm90a_128x16
 {
     const void *const kernels[FUSEGEN_LAUNCH_FNS] = {
         reinterpret_cast<const void *>(fusegen_default_proj_bias_residual_layernorm_sm90a_128x160x64_s5_row_gemm1),
+        nullptr,
         nullptr,
         nullptr,
     };
@@ -1993,6 +2004,7 @@ extern "C" cudaError_t fusegen_default_proj_bias_residual_layernorm_sm90a_128x16
         reinterpret_cast<const void *>(fusegen_default_proj_bias_residual_layernorm_sm90a_128x160x64_s5_cluster_gemm1),
         nullptr,
         nullptr,
+        nullptr,
     };
     return fusegen_sm80::driver_functions(kernels, fns);
 }
@@ -2002,6 +2014,7 @@ extern "C" cudaError_t fusegen_default_proj_bias_residual_layernorm_sm90a_128x16
     const void *const kernels[FUSEGEN_LAUNCH_FNS] = {
         reinterpret_cast<const void *>(fusegen_default_proj_bias_residual_layernorm_sm90a_128x160x64_s5_split_gemm1),
         reinterpret_cast<const void *>(fusegen_default_proj_bias_residual_layernorm_sm90a_128x160x64_s5_split_normalize1),
+        nullptr,
         nullptr,
     };
     return fusegen_sm80::driver_functions(kernels, fns);
@@ -2013,6 +2026,7 @@ extern "C" cudaError_t fusegen_default_proj_bias_residual_layernorm_sm90a_128x16
         reinterpret_cast<const void *>(fusegen_default_proj_bias_residual_layernorm_sm90a_128x160x64_s5_splitk_gemm1),
         reinterpret_cast<const void *>(fusegen_default_proj_bias_residual_layernorm_sm90a_128x160x64_s5_splitk_reduce1),
         nullptr,
+        nullptr,
     };
     return fusegen_sm80::driver_functions(kernels, fns);
 }
@@ -2021,6 +2035,7 @@ extern "C" cudaError_t fusegen_default_proj_bias_residual_layernorm_sm90a_64x320
 {
     const void *const kernels[FUSEGEN_LAUNCH_FNS] = {
         reinterpret_cast<const void *>(fusegen_default_proj_bias_residual_layernorm_sm90a_64x320x64_s3_row_gemm1),
+        nullptr,
         nullptr,
         nullptr,
     };
@@ -2033,6 +2048,7 @@ extern "C" cudaError_t fusegen_default_proj_bias_residual_layernorm_sm90a_64x256
         reinterpret_cast<const void *>(fusegen_default_proj_bias_residual_layernorm_sm90a_64x256x64_s4_row_gemm1),
         nullptr,
         nullptr,
+        nullptr,
     };
     return fusegen_sm80::driver_functions(kernels, fns);
 }
@@ -2042,6 +2058,7 @@ extern "C" cudaError_t fusegen_default_proj_bias_residual_layernorm_sm90a_64x256
     const void *const kernels[FUSEGEN_LAUNCH_FNS] = {
         reinterpret_cast<const void *>(fusegen_default_proj_bias_residual_layernorm_sm90a_64x256x64_s4_split_gemm1),
         reinterpret_cast<const void *>(fusegen_default_proj_bias_residual_layernorm_sm90a_64x256x64_s4_split_normalize1),
+        nullptr,
         nullptr,
     };
     return fusegen_sm80::driver_functions(kernels, fns);
@@ -2053,6 +2070,7 @@ extern "C" cudaError_t fusegen_default_proj_bias_residual_layernorm_sm90a_64x256
         reinterpret_cast<const void *>(fusegen_default_proj_bias_residual_layernorm_sm90a_64x256x64_s4_splitk_gemm1),
         reinterpret_cast<const void *>(fusegen_default_proj_bias_residual_layernorm_sm90a_64x256x64_s4_splitk_reduce1),
         nullptr,
+        nullptr,
     };
     return fusegen_sm80::driver_functions(kernels, fns);
 }
@@ -2061,6 +2079,7 @@ extern "C" cudaError_t fusegen_default_proj_bias_residual_layernorm_sm90a_64x128
 {
     const void *const kernels[FUSEGEN_LAUNCH_FNS] = {
         reinterpret_cast<const void *>(fusegen_default_proj_bias_residual_layernorm_sm90a_64x128x64_s4_row_gemm1),
+        nullptr,
         nullptr,
         nullptr,
     };
@@ -2073,6 +2092,7 @@ extern "C" cudaError_t fusegen_default_proj_bias_residual_layernorm_sm90a_64x128
         reinterpret_cast<const void *>(fusegen_default_proj_bias_residual_layernorm_sm90a_64x128x64_s4_split_gemm1),
         reinterpret_cast<const void *>(fusegen_default_proj_bias_residual_layernorm_sm90a_64x128x64_s4_split_normalize1),
         nullptr,
+        nullptr,
     };
     return fusegen_sm80::driver_functions(kernels, fns);
 }
@@ -2083,6 +2103,7 @@ extern "C" cudaError_t fusegen_default_proj_bias_residual_layernorm_sm90a_64x128
         reinterpret_cast<const void *>(fusegen_default_proj_bias_residual_layernorm_sm90a_64x128x64_s4_splitk_gemm1),
         reinterpret_cast<const void *>(fusegen_default_proj_bias_residual_layernorm_sm90a_64x128x64_s4_splitk_reduce1),
         nullptr,
+        nullptr,
     };
     return fusegen_sm80::driver_functions(kernels, fns);
 }
@@ -2091,6 +2112,7 @@ extern "C" cudaError_t fusegen_default_proj_bias_residual_layernorm_sm80_128x256
 {
     const void *const kernels[FUSEGEN_LAUNCH_FNS] = {
         reinterpret_cast<const void *>(fusegen_default_proj_bias_residual_layernorm_sm80_128x256x64_s3_row_gemm1),
+        nullptr,
         nullptr,
         nullptr,
     };
@@ -2103,6 +2125,7 @@ extern "C" cudaError_t fusegen_default_proj_bias_residual_layernorm_sm80_128x256
         reinterpret_cast<const void *>(fusegen_default_proj_bias_residual_layernorm_sm80_128x256x64_s3_split_gemm1),
         reinterpret_cast<const void *>(fusegen_default_proj_bias_residual_layernorm_sm80_128x256x64_s3_split_normalize1),
         nullptr,
+        nullptr,
     };
     return fusegen_sm80::driver_functions(kernels, fns);
 }
@@ -2111,6 +2134,7 @@ extern "C" cudaError_t fusegen_default_proj_bias_residual_layernorm_sm80_64x256x
 {
     const void *const kernels[FUSEGEN_LAUNCH_FNS] = {
         reinterpret_cast<const void *>(fusegen_default_proj_bias_residual_layernorm_sm80_64x256x32_s4_row_gemm1),
+        nullptr,
         nullptr,
         nullptr,
     };
@@ -2123,6 +2147,7 @@ extern "C" cudaError_t fusegen_default_proj_bias_residual_layernorm_sm80_64x256x
         reinterpret_cast<const void *>(fusegen_default_proj_bias_residual_layernorm_sm80_64x256x32_s4_split_gemm1),
         reinterpret_cast<const void *>(fusegen_default_proj_bias_residual_layernorm_sm80_64x256x32_s4_split_normalize1),
         nullptr,
+        nullptr,
     };
     return fusegen_sm80::driver_functions(kernels, fns);
 }
@@ -2133,6 +2158,7 @@ extern "C" cudaError_t fusegen_default_proj_bias_residual_layernorm_sm80_64x256x
         reinterpret_cast<const void *>(fusegen_default_proj_bias_residual_layernorm_sm80_64x256x32_s4_splitk_gemm1),
         reinterpret_cast<const void *>(fusegen_default_proj_bias_residual_layernorm_sm80_64x256x32_s4_splitk_reduce1),
         nullptr,
+        nullptr,
     };
     return fusegen_sm80::driver_functions(kernels, fns);
 }
@@ -2141,6 +2167,7 @@ extern "C" cudaError_t fusegen_default_proj_bias_residual_layernorm_sm80_64x128x
 {
     const void *const kernels[FUSEGEN_LAUNCH_FNS] = {
         reinterpret_cast<const void *>(fusegen_default_proj_bias_residual_layernorm_sm80_64x128x64_s4_row_gemm1),
+        nullptr,
         nullptr,
         nullptr,
     };
@@ -2153,6 +2180,7 @@ extern "C" cudaError_t fusegen_default_proj_bias_residual_layernorm_sm80_64x128x
         reinterpret_cast<const void *>(fusegen_default_proj_bias_residual_layernorm_sm80_64x128x64_s4_split_gemm1),
         reinterpret_cast<const void *>(fusegen_default_proj_bias_residual_layernorm_sm80_64x128x64_s4_split_normalize1),
         nullptr,
+        nullptr,
     };
     return fusegen_sm80::driver_functions(kernels, fns);
 }
@@ -2162,6 +2190,7 @@ extern "C" cudaError_t fusegen_default_proj_bias_residual_layernorm_sm80_64x128x
     const void *const kernels[FUSEGEN_LAUNCH_FNS] = {
         reinterpret_cast<const void *>(fusegen_default_proj_bias_residual_layernorm_sm80_64x128x64_s4_splitk_gemm1),
         reinterpret_cast<const void *>(fusegen_default_proj_bias_residual_layernorm_sm80_64x128x64_s4_splitk_reduce1),
+        nullptr,
         nullptr,
     };
     return fusegen_sm80::driver_functions(kernels, fns);

@@ -353,6 +353,8 @@ static void emit__kernel_file_scope(emit_ctx *c, fg_tmpl_scope *s, const fg_kern
                                        : pk->split_k ? fg_arena_printf(c->arena, "%s(%s_reduce1)", cast, symbol)
                                                      : "nullptr");
         fg_tmpl_set(v, "fn_gemm2", pk->chain ? fg_arena_printf(c->arena, "%s(%s_gemm2)", cast, symbol) : "nullptr");
+        fg_tmpl_set(v, "fn_epilogue2",
+                    pk->chain && pk->split_k ? fg_arena_printf(c->arena, "%s(%s_reduce2)", cast, symbol) : "nullptr");
     }
     fg_buf checks;
     fg_buf_init(&checks);

@@ -29,7 +29,7 @@ void fg_launch_record(const fg_plan_kernel *pk, int index, fusegen_launch_gemm *
     out->tile_m = (int)g->bm;
     out->tile_n = (int)g->bn;
     out->split = norm && !pk->split_k && g->strategy == FG_STRATEGY_SPLIT;
-    out->split_k = pk->split_k && index == 1;
+    out->split_k = pk->split_k;   /* a split-K chain slices both GEMMs */
     out->tile_k = (int)g->bk;
     out->split_k_row_smem = out->split_k && norm;
     out->cluster = norm && g->strategy == FG_STRATEGY_CLUSTER;

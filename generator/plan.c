@@ -319,6 +319,7 @@ static int plan__add(fg_arena *a, fg_plan *plan, size_t cap, fg_family family, c
     pk->split_k = split_k;
     if (split_k && pk->g1.norm != FG_NORM_NONE) pk->max_n = PLAN_SPLIT_K_MAX_NORM_N;
     if (split_k && family == FG_FAMILY_SM90) plan__sm90_partial(&pk->g1, t1);
+    if (split_k && pk->chain) plan__sm90_partial(&pk->g2, t2);   /* (split-K chains are Hopper only) */
     pk->rank = plan__rank(t1, &pk->g1);
 
     const char *suffix = split_k                           ? "_splitk"
@@ -516,16 +517,20 @@ int fg_plan_build(fg_arena *arena, const fg_spec *spec, fg_plan *out, fg_diag *d
                         if (k->has_then && k->then.n_tiles) t2_used[u] = true;
                         portable_used |= family == FG_FAMILY_SM80;
                     }
-                    /* the split-K form of a narrow tile (single GEMMs): its reduce kernel sees
-                     * whole rows, so any epilogue runs there; the norm's strategy is moot */
-                    const bool sm90_split_k = sm90 && plan__sm90_split_k_tile(t1);
-                    if (!k->has_then && (!norm || norm->strategy == FG_STRATEGY_AUTO) &&
+                    /* the split-K form of a narrow tile: its reduce kernel sees whole rows, so any
+                     * epilogue runs there; the norm's strategy is moot. A chain's (Hopper only,
+                     * where both tiles have one): both GEMMs split K, each with its reduce kernel */
+                    const bool sm90_split_k =
+                        sm90 && plan__sm90_split_k_tile(t1) && (!k->has_then || plan__sm90_split_k_tile(t2));
+                    if ((!norm || norm->strategy == FG_STRATEGY_AUTO) &&
                         (family == FG_FAMILY_SM90 ? sm90_split_k
-                                                  : t1->m == PLAN_SPLIT_K_TILE_M && (portable_archs || !sm90_split_k))) {
+                                                  : !k->has_then && t1->m == PLAN_SPLIT_K_TILE_M &&
+                                                        (portable_archs || !sm90_split_k))) {
                         if (plan__add(arena, out, cap, family, k, t1, t2, FG_STRATEGY_AUTO, true, sig1, sig2, d))
                             return -1;
                         plan__spills(k, &out->kernels[out->n_kernels - 1], t1, d);
                         t1_used[t] = true;
+                        if (k->has_then && k->then.n_tiles) t2_used[u] = true;
                         portable_used |= family == FG_FAMILY_SM80;
                     }
                 }

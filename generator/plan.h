@@ -63,9 +63,9 @@ typedef struct fg_plan_kernel {
     bool chain;
     fg_plan_gemm g2;          /* valid when chain */
     int align_elems;          /* K, N (and N2) and leading dims must be multiples of this */
-    bool split_k;             /* the portable family's split-K form: a partial kernel sums slices of
-                               * K into the workspace (f32), a reduce kernel applies the whole
-                               * epilogue row by row (name suffix _splitk) */
+    bool split_k;             /* the split-K form (name suffix _splitk): a partial kernel sums slices
+                               * of K into the workspace (f32), a reduce kernel applies the whole
+                               * epilogue row by row; a chain's (Hopper only): both GEMMs so */
     long max_n;               /* row and cluster strategies, split K with a norm: N <= max_n; 0 = any N */
     int rank;                 /* the dispatch's last preference among kernels its model ranks equal:
                                * larger first (tile area, staging, depth; plan__rank) */

@@ -159,6 +159,12 @@ static int check__ws_fits(const fusegen_kernel *k, const fusegen_problem *p, siz
         if (!check__mul_sz(m, n, &bytes) || !check__mul_sz(bytes, 4u * FUSEGEN_SPLIT_K_MAX_SLICES, &bytes) ||
             !check__ws_add(&at, bytes))
             return 0;
+        if (k->chain &&   /* GEMM1's result, and GEMM2's partial sums (a bound on the larger) */
+            (!check__mul_sz(m, n, &bytes) || !check__mul_sz(bytes, fusegen__dtype_bytes(k->out), &bytes) ||
+             !check__ws_add(&at, bytes) || !check__mul_sz(m, (size_t)p->n2, &bytes) ||
+             !check__mul_sz(bytes, 4u * FUSEGEN_SPLIT_K_MAX_SLICES, &bytes) || !check__ws_add(&at, bytes) ||
+             !check__ws_add(&at, 2u * FUSEGEN_REG_WORKSPACE_ALIGN)))
+            return 0;
         *total = at;
         return 1;
     }

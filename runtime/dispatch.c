@@ -70,6 +70,13 @@ int fg_dispatch_k_slices(const fusegen_kernel *k, const fusegen_problem *p, int 
     return fusegen_k_slices(p->m, p->n, p->k, k->tile_m, k->tile_n, k->tile_k, sms);
 }
 
+int fg_dispatch_k_slices2(const fusegen_kernel *k, const fusegen_problem *p, int sms)
+{
+    if (sms <= 0)
+        return FUSEGEN_SPLIT_K_MAX_SLICES;
+    return fusegen_k_slices(p->m, p->n2, p->n, k->tile2_m, k->tile2_n, k->tile2_k, sms);
+}
+
 static int64_t fg_dispatch__tiles(int64_t m, int64_t n, int tile_m, int tile_n)
 {
     int64_t tm = tile_m > 0 ? tile_m : 1, tn = tile_n > 0 ? tile_n : 1;

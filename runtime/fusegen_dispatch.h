@@ -65,6 +65,8 @@ const fg_dispatch_model *fg_dispatch_model_of(const fusegen_kernel *k);
 /* Slices of K a split-K kernel runs p with on a device of sms SMs (what its launcher computes);
  * FUSEGEN_SPLIT_K_MAX_SLICES, an upper bound, when sms is 0 (unknown). */
 int fg_dispatch_k_slices(const fusegen_kernel *k, const fusegen_problem *p, int sms);
+/* ... and a split-K chain's GEMM2's (M x N2, K = N). */
+int fg_dispatch_k_slices2(const fusegen_kernel *k, const fusegen_problem *p, int sms);
 
 /* Whether a goes before b for problem p on a device of sms SMs (0: unknown, a size-only order).
  * Both are eligible for p. Kernels that the model ranks equal keep table order. */

@@ -14,8 +14,11 @@ extern "C" {
 #endif
 
 /* Functions of a kernel: GEMM1, its normalize kernel (split strategy) or reduce kernel (split
- * K), a chain's GEMM2. */
-enum { FUSEGEN_LAUNCH_GEMM1 = 0, FUSEGEN_LAUNCH_EPILOGUE1 = 1, FUSEGEN_LAUNCH_GEMM2 = 2, FUSEGEN_LAUNCH_FNS = 3 };
+ * K), a chain's GEMM2, and its reduce kernel (a split-K chain). */
+enum {
+    FUSEGEN_LAUNCH_GEMM1 = 0, FUSEGEN_LAUNCH_EPILOGUE1 = 1, FUSEGEN_LAUNCH_GEMM2 = 2, FUSEGEN_LAUNCH_EPILOGUE2 = 3,
+    FUSEGEN_LAUNCH_FNS = 4
+};
 
 /* The launch of one GEMM. Zero for a kernel's absent GEMM2. */
 typedef struct fusegen_launch_gemm {

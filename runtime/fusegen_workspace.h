@@ -6,7 +6,9 @@
  *   stats    f32x2 [M, ceil(N/tile_n)]  split strategy: per-row partial (mean, M2) of each N tile
  *   hidden   out dtype [M, N]           chains: GEMM1's result, GEMM2's A operand
  *   partials f32 [S, M, N]              split-K variants: the K slices' sums (S from
- *                                        fusegen_k_slices), reduced by the epilogue kernel */
+ *                                        fusegen_k_slices), reduced by the epilogue kernel
+ *                                        (a split-K chain: hidden, then partials for each GEMM
+ *                                        in turn, fusegen_ws_layout_for_chain_split_k) */
 #ifndef FUSEGEN_WORKSPACE_H
 #define FUSEGEN_WORKSPACE_H
 #include <stddef.h>
@@ -99,6 +101,24 @@ static inline int fusegen_split_k_reduce_blocks_y(int64_t n, int row_in_smem, in
     int64_t per_block = (int64_t)threads * 4;
     int64_t y = (n + per_block - 1) / per_block;
     return y < 1 ? 1 : (int)y;
+}
+
+/* A split-K chain: GEMM1's result (the out dtype), then the partial sums of GEMM1 and, once its
+ * reduce kernel has read them, of GEMM2 (one region, the larger of the two). Caller guarantees
+ * the sizes are positive and fit in size_t. */
+typedef struct fusegen_ws_chain_split_k {
+    size_t hidden, partials, total;   /* byte offsets; bytes needed */
+} fusegen_ws_chain_split_k;
+
+static inline fusegen_ws_chain_split_k fusegen_ws_layout_for_chain_split_k(int slices1, int slices2, int64_t m, int64_t n,
+                                                                           int64_t n2, size_t out_elem_bytes)
+{
+    fusegen_ws_chain_split_k c;
+    size_t p1 = (size_t)slices1 * (size_t)m * (size_t)n * 4u, p2 = (size_t)slices2 * (size_t)m * (size_t)n2 * 4u;
+    c.hidden = 0;
+    c.partials = fusegen_ws_align((size_t)m * (size_t)n * out_elem_bytes);
+    c.total = c.partials + fusegen_ws_align(p1 > p2 ? p1 : p2);
+    return c;
 }
 
 /* Caller guarantees slices, m, n > 0 and that slices x m x n x 4 fits in size_t. */

@@ -47,7 +47,7 @@ extern const size_t fusegen_embedded_templates_count;
 
 enum {
     JIT__MAX_CONTEXTS = 16,   /* CUDA contexts one object's code may be loaded into */
-    JIT__FNS = FUSEGEN_LAUNCH_FNS,   /* functions per variant: gemm1, normalize1 (or reduce1), gemm2 */
+    JIT__FNS = FUSEGEN_LAUNCH_FNS,   /* functions per variant: gemm1, normalize1 (or reduce1), gemm2, reduce2 */
     JIT__PATH = 4200,
     JIT__WHY = 2 * JIT__PATH + 256   /* a reason may name two paths (a rename) */
 };
@@ -56,7 +56,8 @@ typedef struct jit__variant {
     struct fusegen_jit *owner;
     size_t index;                  /* in kernels[]; its functions are fn[JIT__FNS * index ...] */
     fusegen_launch_cache cache;    /* the launcher's */
-    const char *sym[JIT__FNS];     /* gemm1, normalize1 (split) or reduce1 (split K), gemm2 (chains) */
+    const char *sym[JIT__FNS];     /* gemm1, normalize1 (split) or reduce1 (split K), gemm2 (chains),
+                                      reduce2 (split-K chains) */
 } jit__variant;
 
 typedef struct jit__module {
@@ -404,7 +405,9 @@ static long jit__build_table(fusegen_jit *j)
                     : r.launch1.split_k ? fg_arena_printf(&j->arena, "%s_%s_reduce1", lib, pk->name)
                                         : NULL;
         if (pk->chain) v->sym[2] = fg_arena_printf(&j->arena, "%s_%s_gemm2", lib, pk->name);
-        if (!v->sym[0] || ((r.launch1.split || r.launch1.split_k) && !v->sym[1]) || (pk->chain && !v->sym[2]))
+        if (pk->chain && r.launch2.split_k) v->sym[3] = fg_arena_printf(&j->arena, "%s_%s_reduce2", lib, pk->name);
+        if (!v->sym[0] || ((r.launch1.split || r.launch1.split_k) && !v->sym[1]) || (pk->chain && !v->sym[2]) ||
+            (pk->chain && r.launch2.split_k && !v->sym[3]))
             return -1;
         k->name = r.name;
         k->spec_kernel = r.spec_kernel;

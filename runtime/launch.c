@@ -221,12 +221,12 @@ static int launch__compiled_functions(const fusegen_kernel *k, CUfunction fns[FU
             for (int f = 0; f < FUSEGEN_LAUNCH_FNS; ++f) fns[f] = (CUfunction)cache->contexts[i].fn[f];
             return 0;
         }
-    void *raw[FUSEGEN_LAUNCH_FNS] = {NULL, NULL, NULL};
+    void *raw[FUSEGEN_LAUNCH_FNS] = {NULL, NULL, NULL, NULL};
     cudaError_t e = k->functions(raw);
     if (e != cudaSuccess) return launch__fail(e, why, len, "finding the kernel's functions (cudaGetFuncBySymbol)");
     const fusegen_launch_gemm *rec1 = &k->launch1;
     if (!raw[FUSEGEN_LAUNCH_GEMM1] || ((rec1->split || rec1->split_k) && !raw[FUSEGEN_LAUNCH_EPILOGUE1]) ||
-        (k->chain && !raw[FUSEGEN_LAUNCH_GEMM2])) {
+        (k->chain && !raw[FUSEGEN_LAUNCH_GEMM2]) || (k->chain && k->launch2.split_k && !raw[FUSEGEN_LAUNCH_EPILOGUE2])) {
         snprintf(why, len, "a function its launch records need is missing (corrupt dispatch table)");
         return 1;
     }
@@ -411,21 +411,23 @@ static int launch__gemm_and_norm(const launch__kernel *lk, int fn, const fusegen
     return launch__start(lk->fns, FUSEGEN_LAUNCH_EPILOGUE1, &c, params, lk->why, lk->len);
 }
 
-/* A split-K variant: the partial kernel sums slices of K into the workspace (f32), then the
- * reduce kernel applies the whole epilogue, a row (or a part of one) a block; on sm_90 and later
- * as a programmatic dependent (it waits for the sums itself). */
-static int launch__split_k(const launch__kernel *lk, const fusegen_launch_gemm *rec, fusegen_params *g,
-                           void *workspace)
+/* A split-K GEMM (function gemm_fn, its reduce kernel reduce_fn): the partial kernel sums slices
+ * of K into partials (f32), then the reduce kernel applies the whole epilogue, a row (or a part
+ * of one) a block; on sm_90 and later as a programmatic dependent (it waits for the sums itself). */
+static int launch__split_k(const launch__kernel *lk, int gemm_fn, int reduce_fn, const fusegen_launch_gemm *rec,
+                           fusegen_params *g, float *partials)
 {
     g->k_slices = fusegen_k_slices(g->m, g->n, g->k, rec->tile_m, rec->tile_n, rec->tile_k, lk->sms);
-    g->partials = (float *)((char *)workspace + fusegen_ws_layout_for_split_k(g->k_slices, g->m, g->n).partials);
-    if (launch__gemm(lk, FUSEGEN_LAUNCH_GEMM1, rec, g, (unsigned)g->k_slices, "the split-K partial kernel")) return 1;
+    g->partials = partials;
+    if (launch__gemm(lk, gemm_fn, rec, g, (unsigned)g->k_slices,
+                     gemm_fn == FUSEGEN_LAUNCH_GEMM1 ? "the split-K partial kernel" : "GEMM2's split-K partial kernel"))
+        return 1;
     const int row_bytes = rec->split_k_row_smem ? g->n * 4 : 0;
     const int threads = fusegen_split_k_reduce_threads(g->n, rec->split_k_row_smem, FUSEGEN_REG_SPLIT_K_REDUCE_THREADS,
                                                        FUSEGEN_REG_SPLIT_K_REDUCE_ROW_THREADS);
     launch__call c;
     memset(&c, 0, sizeof c);
-    c.what = "the split-K reduce kernel";
+    c.what = reduce_fn == FUSEGEN_LAUNCH_EPILOGUE1 ? "the split-K reduce kernel" : "GEMM2's split-K reduce kernel";
     c.grid[0] = (unsigned)g->m;
     c.grid[1] = (unsigned)fusegen_split_k_reduce_blocks_y(g->n, rec->split_k_row_smem, threads);
     c.grid[2] = 1;
@@ -433,7 +435,7 @@ static int launch__split_k(const launch__kernel *lk, const fusegen_launch_gemm *
     c.smem_bytes = (unsigned)row_bytes;
     c.dependent = lk->sm >= 90;
     c.stream = lk->stream;
-    const int fn = FUSEGEN_LAUNCH_EPILOGUE1;
+    const int fn = reduce_fn;
     if (row_bytes > 48 * 1024) {   /* past the default, per launch: the size follows N */
         CUresult r = launch__api()->func_set_attribute(lk->fns[fn], CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
                                                    row_bytes);
@@ -504,8 +506,27 @@ int fusegen__launch(const fusegen_kernel *k, const CUfunction *fns, const fusege
     if (e != cudaSuccess) return launch__fail(e, why, len, "reading the device's multiprocessor count");
     fusegen_params g1;
     launch__gemm1_params(p, args, &g1);
-    if (rec1->split_k) return launch__split_k(&lk, rec1, &g1, workspace);
+    if (rec1->split_k && !k->chain)
+        return launch__split_k(&lk, FUSEGEN_LAUNCH_GEMM1, FUSEGEN_LAUNCH_EPILOGUE1, rec1, &g1,
+                               (float *)((char *)workspace +
+                                         fusegen_ws_layout_for_split_k(1, g1.m, g1.n).partials));
     if (!k->chain) return launch__gemm_and_norm(&lk, FUSEGEN_LAUNCH_GEMM1, rec1, &g1, workspace, "GEMM1");
+    if (rec1->split_k) {
+        /* a split-K chain: each GEMM a partial kernel and its reduce kernel, GEMM1's into hidden;
+         * GEMM2's partial sums reuse GEMM1's region (its partial kernel waits for GEMM1's reduce) */
+        const int s1 = fusegen_k_slices(p->m, p->n, p->k, rec1->tile_m, rec1->tile_n, rec1->tile_k, lk.sms);
+        const int s2 = fusegen_k_slices(p->m, p->n2, p->n, k->launch2.tile_m, k->launch2.tile_n, k->launch2.tile_k, lk.sms);
+        const fusegen_ws_chain_split_k c =
+            fusegen_ws_layout_for_chain_split_k(s1, s2, p->m, p->n, p->n2, (size_t)rec1->out_bytes);
+        void *hidden = (char *)workspace + c.hidden;
+        float *partials = (float *)((char *)workspace + c.partials);
+        fusegen_params g2;
+        g1.out = hidden;
+        g1.ldo = p->n;
+        if (launch__split_k(&lk, FUSEGEN_LAUNCH_GEMM1, FUSEGEN_LAUNCH_EPILOGUE1, rec1, &g1, partials)) return 1;
+        launch__gemm2_params(p, args, hidden, &g2);
+        return launch__split_k(&lk, FUSEGEN_LAUNCH_GEMM2, FUSEGEN_LAUNCH_EPILOGUE2, &k->launch2, &g2, partials);
+    }
 
     /* a chain: GEMM1 (with its norm) into the workspace's hidden part, in the out dtype; GEMM2
      * reads it as its A operand. Two or three launches on one stream, nothing else. */

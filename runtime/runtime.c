@@ -373,6 +373,12 @@ fusegen_status fusegen_find(const fusegen_library *lib, const char *name, const 
 static size_t fg__ws_bytes(const fusegen_kernel *k, const fusegen_problem *p)
 {
     int split = fusegen__is_split(k);
+    if (k->split_k && k->chain) {
+        const int sms = fusegen__sms_or_0();
+        return fusegen_ws_layout_for_chain_split_k(fg_dispatch_k_slices(k, p, sms), fg_dispatch_k_slices2(k, p, sms), p->m,
+                                                   p->n, p->n2, fusegen__dtype_bytes(k->out))
+            .total;
+    }
     if (k->split_k)
         return fusegen_ws_layout_for_split_k(fg_dispatch_k_slices(k, p, fusegen__sms_or_0()), p->m, p->n).total;
     if (!split && !k->chain)

@@ -316,6 +316,116 @@ extern "C" __global__ void __launch_bounds__(384, 1) fusegen_default_block_tail_
     fusegen_default_block_tail_sm90a_128x128x64_s3_split_g2_128x256x64_s3::Gemm2::run(p, map_a, map_b, maps);
 }
 
+// ---- block_tail_sm90a_128x128x64_s3_splitk_g2_128x256x64_s3 ----
+// constraints: K % 8 == 0, N % 8 == 0, N2 % 8 == 0, N <= 16384, 16-byte aligned pointers
+namespace fusegen_default_block_tail_sm90a_128x128x64_s3_splitk_g2_128x256x64_s3 {
+
+// GEMM1 epilogue: bias+residual+layernorm
+struct Epilogue1 {
+    static constexpr float kEps = 1e-05f;
+    static constexpr bool kAffine = true;
+    // Split: the store op holding the norm's input, which the normalize kernel reads (-1: none).
+    static constexpr int kPrenormStoreSlot = -1;
+    // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
+    static constexpr int kClusterRanks = 0;
+    // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
+    // (m, n) and (m, n+1); n is even.
+    __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p,
+                                                const fusegen_sm80::TileInputs &in)
+    {
+        (void)m, (void)n, (void)p, (void)in;
+        v = fusegen_sm80::op_bias<fusegen_sm80::DT_BF16>(v, p, in, n);
+        v = fusegen_sm80::op_residual<fusegen_sm80::DT_BF16>(v, p, in, m, n, 1.0f);
+        return v;
+    }
+    // Ops after the norm, on the same pair.
+    __device__ static __forceinline__ float2 post(float2 v, int m, int n, const fusegen_sm80::Params &p,
+                                                 const fusegen_sm80::TileInputs &in)
+    {
+        (void)m, (void)n, (void)p, (void)in;
+        return v;
+    }
+};
+// GEMM1's epilogue staging in shared memory, as planned: whether the tile buffer exists,
+// whether it holds the residual, whether the bias is staged, the store op written through the
+// buffer (-1: none), and whether out (split: the pre-norm values) goes through it.
+struct Staging1 {
+    static constexpr bool kTile = false, kResidual = false, kBias = false;
+    static constexpr int kStoreSlot = -1;
+    static constexpr bool kOut = false;
+};
+using Gemm1 = fusegen_sm90::GemmSm90<fusegen_sm80::DT_BF16, fusegen_sm80::DT_F32, 128, 128, 3, false,
+                                       fusegen_sm80::NORM_NONE, fusegen_sm80::STRATEGY_NONE, fusegen_sm80::NoOps, Staging1, false, /* split K */ true>;
+static_assert(Gemm1::kSmemBytes == 99904, "the plan and the family agree on shared memory");
+// Split K: the partial kernel's sums reduced row by row, with the epilogue above.
+using Reduce1 = fusegen_sm80::SplitKReduce<fusegen_sm80::DT_BF16, fusegen_sm80::NORM_LAYERNORM, Epilogue1>;
+
+// GEMM2 epilogue: bias+relu
+struct Epilogue2 {
+    static constexpr float kEps = 0.0f;
+    static constexpr bool kAffine = false;
+    // Split: the store op holding the norm's input, which the normalize kernel reads (-1: none).
+    static constexpr int kPrenormStoreSlot = -1;
+    // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
+    static constexpr int kClusterRanks = 0;
+    // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
+    // (m, n) and (m, n+1); n is even.
+    __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p,
+                                                const fusegen_sm80::TileInputs &in)
+    {
+        (void)m, (void)n, (void)p, (void)in;
+        v = fusegen_sm80::op_bias<fusegen_sm80::DT_BF16>(v, p, in, n);
+        v = fusegen_sm80::op_relu(v);
+        return v;
+    }
+    // Ops after the norm, on the same pair.
+    __device__ static __forceinline__ float2 post(float2 v, int m, int n, const fusegen_sm80::Params &p,
+                                                 const fusegen_sm80::TileInputs &in)
+    {
+        (void)m, (void)n, (void)p, (void)in;
+        return v;
+    }
+};
+// GEMM2's epilogue staging in shared memory, as planned: whether the tile buffer exists,
+// whether it holds the residual, whether the bias is staged, the store op written through the
+// buffer (-1: none), and whether out (split: the pre-norm values) goes through it.
+struct Staging2 {
+    static constexpr bool kTile = false, kResidual = false, kBias = false;
+    static constexpr int kStoreSlot = -1;
+    static constexpr bool kOut = false;
+};
+using Gemm2 = fusegen_sm90::GemmSm90<fusegen_sm80::DT_BF16, fusegen_sm80::DT_F32, 128, 256, 3, false,
+                                       fusegen_sm80::NORM_NONE, fusegen_sm80::STRATEGY_NONE, fusegen_sm80::NoOps, Staging2, false, /* split K */ true>;
+static_assert(Gemm2::kSmemBytes == 149056, "the plan and the family agree on shared memory");
+// Split K: the partial kernel's sums reduced row by row, with the epilogue above.
+using Reduce2 = fusegen_sm80::SplitKReduce<fusegen_sm80::DT_BF16, fusegen_sm80::NORM_NONE, Epilogue2>;
+
+}  // namespace fusegen_default_block_tail_sm90a_128x128x64_s3_splitk_g2_128x256x64_s3
+
+extern "C" __global__ void __launch_bounds__(384, 1) fusegen_default_block_tail_sm90a_128x128x64_s3_splitk_g2_128x256x64_s3_gemm1(fusegen_sm80::Params p, const __grid_constant__ fusegen_sm90::TensorMap map_a,
+    const __grid_constant__ fusegen_sm90::TensorMap map_b,
+    const __grid_constant__ fusegen_sm90::EpilogueMaps maps)
+{
+    fusegen_default_block_tail_sm90a_128x128x64_s3_splitk_g2_128x256x64_s3::Gemm1::run(p, map_a, map_b, maps);
+}
+
+extern "C" __global__ void __launch_bounds__(fusegen_default_block_tail_sm90a_128x128x64_s3_splitk_g2_128x256x64_s3::Reduce1::kMaxThreads, 1) fusegen_default_block_tail_sm90a_128x128x64_s3_splitk_g2_128x256x64_s3_reduce1(fusegen_sm80::Params p)
+{
+    fusegen_default_block_tail_sm90a_128x128x64_s3_splitk_g2_128x256x64_s3::Reduce1::run(p);
+}
+
+extern "C" __global__ void __launch_bounds__(384, 1) fusegen_default_block_tail_sm90a_128x128x64_s3_splitk_g2_128x256x64_s3_gemm2(fusegen_sm80::Params p, const __grid_constant__ fusegen_sm90::TensorMap map_a,
+    const __grid_constant__ fusegen_sm90::TensorMap map_b,
+    const __grid_constant__ fusegen_sm90::EpilogueMaps maps)
+{
+    fusegen_default_block_tail_sm90a_128x128x64_s3_splitk_g2_128x256x64_s3::Gemm2::run(p, map_a, map_b, maps);
+}
+
+extern "C" __global__ void __launch_bounds__(fusegen_default_block_tail_sm90a_128x128x64_s3_splitk_g2_128x256x64_s3::Reduce2::kMaxThreads, 1) fusegen_default_block_tail_sm90a_128x128x64_s3_splitk_g2_128x256x64_s3_reduce2(fusegen_sm80::Params p)
+{
+    fusegen_default_block_tail_sm90a_128x128x64_s3_splitk_g2_128x256x64_s3::Reduce2::run(p);
+}
+
 // ---- block_tail_sm90a_128x128x64_s3_row_g2_128x128x64_s5_pingpong ----
 // constraints: K % 8 == 0, N % 8 == 0, N2 % 8 == 0, N <= 128, 16-byte aligned pointers
 namespace fusegen_default_block_tail_sm90a_128x128x64_s3_row_g2_128x128x64_s5_pingpong {
@@ -836,6 +946,116 @@ extern "C" __global__ void __launch_bounds__(384, 1) fusegen_default_block_tail_
     fusegen_default_block_tail_sm90a_64x256x64_s4_split_g2_128x256x64_s3::Gemm2::run(p, map_a, map_b, maps);
 }
 
+// ---- block_tail_sm90a_64x256x64_s4_splitk_g2_128x256x64_s3 ----
+// constraints: K % 8 == 0, N % 8 == 0, N2 % 8 == 0, N <= 16384, 16-byte aligned pointers
+namespace fusegen_default_block_tail_sm90a_64x256x64_s4_splitk_g2_128x256x64_s3 {
+
+// GEMM1 epilogue: bias+residual+layernorm
+struct Epilogue1 {
+    static constexpr float kEps = 1e-05f;
+    static constexpr bool kAffine = true;
+    // Split: the store op holding the norm's input, which the normalize kernel reads (-1: none).
+    static constexpr int kPrenormStoreSlot = -1;
+    // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
+    static constexpr int kClusterRanks = 0;
+    // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
+    // (m, n) and (m, n+1); n is even.
+    __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p,
+                                                const fusegen_sm80::TileInputs &in)
+    {
+        (void)m, (void)n, (void)p, (void)in;
+        v = fusegen_sm80::op_bias<fusegen_sm80::DT_BF16>(v, p, in, n);
+        v = fusegen_sm80::op_residual<fusegen_sm80::DT_BF16>(v, p, in, m, n, 1.0f);
+        return v;
+    }
+    // Ops after the norm, on the same pair.
+    __device__ static __forceinline__ float2 post(float2 v, int m, int n, const fusegen_sm80::Params &p,
+                                                 const fusegen_sm80::TileInputs &in)
+    {
+        (void)m, (void)n, (void)p, (void)in;
+        return v;
+    }
+};
+// GEMM1's epilogue staging in shared memory, as planned: whether the tile buffer exists,
+// whether it holds the residual, whether the bias is staged, the store op written through the
+// buffer (-1: none), and whether out (split: the pre-norm values) goes through it.
+struct Staging1 {
+    static constexpr bool kTile = false, kResidual = false, kBias = false;
+    static constexpr int kStoreSlot = -1;
+    static constexpr bool kOut = false;
+};
+using Gemm1 = fusegen_sm90::GemmSm90<fusegen_sm80::DT_BF16, fusegen_sm80::DT_F32, 64, 256, 4, true,
+                                       fusegen_sm80::NORM_NONE, fusegen_sm80::STRATEGY_NONE, fusegen_sm80::NoOps, Staging1, false, /* split K */ true>;
+static_assert(Gemm1::kSmemBytes == 165488, "the plan and the family agree on shared memory");
+// Split K: the partial kernel's sums reduced row by row, with the epilogue above.
+using Reduce1 = fusegen_sm80::SplitKReduce<fusegen_sm80::DT_BF16, fusegen_sm80::NORM_LAYERNORM, Epilogue1>;
+
+// GEMM2 epilogue: bias+relu
+struct Epilogue2 {
+    static constexpr float kEps = 0.0f;
+    static constexpr bool kAffine = false;
+    // Split: the store op holding the norm's input, which the normalize kernel reads (-1: none).
+    static constexpr int kPrenormStoreSlot = -1;
+    // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
+    static constexpr int kClusterRanks = 0;
+    // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
+    // (m, n) and (m, n+1); n is even.
+    __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p,
+                                                const fusegen_sm80::TileInputs &in)
+    {
+        (void)m, (void)n, (void)p, (void)in;
+        v = fusegen_sm80::op_bias<fusegen_sm80::DT_BF16>(v, p, in, n);
+        v = fusegen_sm80::op_relu(v);
+        return v;
+    }
+    // Ops after the norm, on the same pair.
+    __device__ static __forceinline__ float2 post(float2 v, int m, int n, const fusegen_sm80::Params &p,
+                                                 const fusegen_sm80::TileInputs &in)
+    {
+        (void)m, (void)n, (void)p, (void)in;
+        return v;
+    }
+};
+// GEMM2's epilogue staging in shared memory, as planned: whether the tile buffer exists,
+// whether it holds the residual, whether the bias is staged, the store op written through the
+// buffer (-1: none), and whether out (split: the pre-norm values) goes through it.
+struct Staging2 {
+    static constexpr bool kTile = false, kResidual = false, kBias = false;
+    static constexpr int kStoreSlot = -1;
+    static constexpr bool kOut = false;
+};
+using Gemm2 = fusegen_sm90::GemmSm90<fusegen_sm80::DT_BF16, fusegen_sm80::DT_F32, 128, 256, 3, false,
+                                       fusegen_sm80::NORM_NONE, fusegen_sm80::STRATEGY_NONE, fusegen_sm80::NoOps, Staging2, false, /* split K */ true>;
+static_assert(Gemm2::kSmemBytes == 149056, "the plan and the family agree on shared memory");
+// Split K: the partial kernel's sums reduced row by row, with the epilogue above.
+using Reduce2 = fusegen_sm80::SplitKReduce<fusegen_sm80::DT_BF16, fusegen_sm80::NORM_NONE, Epilogue2>;
+
+}  // namespace fusegen_default_block_tail_sm90a_64x256x64_s4_splitk_g2_128x256x64_s3
+
+extern "C" __global__ void __launch_bounds__(384, 1) fusegen_default_block_tail_sm90a_64x256x64_s4_splitk_g2_128x256x64_s3_gemm1(fusegen_sm80::Params p, const __grid_constant__ fusegen_sm90::TensorMap map_a,
+    const __grid_constant__ fusegen_sm90::TensorMap map_b,
+    const __grid_constant__ fusegen_sm90::EpilogueMaps maps)
+{
+    fusegen_default_block_tail_sm90a_64x256x64_s4_splitk_g2_128x256x64_s3::Gemm1::run(p, map_a, map_b, maps);
+}
+
+extern "C" __global__ void __launch_bounds__(fusegen_default_block_tail_sm90a_64x256x64_s4_splitk_g2_128x256x64_s3::Reduce1::kMaxThreads, 1) fusegen_default_block_tail_sm90a_64x256x64_s4_splitk_g2_128x256x64_s3_reduce1(fusegen_sm80::Params p)
+{
+    fusegen_default_block_tail_sm90a_64x256x64_s4_splitk_g2_128x256x64_s3::Reduce1::run(p);
+}
+
+extern "C" __global__ void __launch_bounds__(384, 1) fusegen_default_block_tail_sm90a_64x256x64_s4_splitk_g2_128x256x64_s3_gemm2(fusegen_sm80::Params p, const __grid_constant__ fusegen_sm90::TensorMap map_a,
+    const __grid_constant__ fusegen_sm90::TensorMap map_b,
+    const __grid_constant__ fusegen_sm90::EpilogueMaps maps)
+{
+    fusegen_default_block_tail_sm90a_64x256x64_s4_splitk_g2_128x256x64_s3::Gemm2::run(p, map_a, map_b, maps);
+}
+
+extern "C" __global__ void __launch_bounds__(fusegen_default_block_tail_sm90a_64x256x64_s4_splitk_g2_128x256x64_s3::Reduce2::kMaxThreads, 1) fusegen_default_block_tail_sm90a_64x256x64_s4_splitk_g2_128x256x64_s3_reduce2(fusegen_sm80::Params p)
+{
+    fusegen_default_block_tail_sm90a_64x256x64_s4_splitk_g2_128x256x64_s3::Reduce2::run(p);
+}
+
 // ---- block_tail_sm90a_64x256x64_s4_row_g2_128x128x64_s5_pingpong ----
 // constraints: K % 8 == 0, N % 8 == 0, N2 % 8 == 0, N <= 256, 16-byte aligned pointers
 namespace fusegen_default_block_tail_sm90a_64x256x64_s4_row_g2_128x128x64_s5_pingpong {
@@ -1354,6 +1574,116 @@ extern "C" __global__ void __launch_bounds__(384, 1) fusegen_default_block_tail_
     const __grid_constant__ fusegen_sm90::EpilogueMaps maps)
 {
     fusegen_default_block_tail_sm90a_128x256x64_s3_split_g2_128x256x64_s3::Gemm2::run(p, map_a, map_b, maps);
+}
+
+// ---- block_tail_sm90a_128x256x64_s3_splitk_g2_128x256x64_s3 ----
+// constraints: K % 8 == 0, N % 8 == 0, N2 % 8 == 0, N <= 16384, 16-byte aligned pointers
+namespace fusegen_default_block_tail_sm90a_128x256x64_s3_splitk_g2_128x256x64_s3 {
+
+// GEMM1 epilogue: bias+residual+layernorm
+struct Epilogue1 {
+    static constexpr float kEps = 1e-05f;
+    static constexpr bool kAffine = true;
+    // Split: the store op holding the norm's input, which the normalize kernel reads (-1: none).
+    static constexpr int kPrenormStoreSlot = -1;
+    // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
+    static constexpr int kClusterRanks = 0;
+    // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
+    // (m, n) and (m, n+1); n is even.
+    __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p,
+                                                const fusegen_sm80::TileInputs &in)
+    {
+        (void)m, (void)n, (void)p, (void)in;
+        v = fusegen_sm80::op_bias<fusegen_sm80::DT_BF16>(v, p, in, n);
+        v = fusegen_sm80::op_residual<fusegen_sm80::DT_BF16>(v, p, in, m, n, 1.0f);
+        return v;
+    }
+    // Ops after the norm, on the same pair.
+    __device__ static __forceinline__ float2 post(float2 v, int m, int n, const fusegen_sm80::Params &p,
+                                                 const fusegen_sm80::TileInputs &in)
+    {
+        (void)m, (void)n, (void)p, (void)in;
+        return v;
+    }
+};
+// GEMM1's epilogue staging in shared memory, as planned: whether the tile buffer exists,
+// whether it holds the residual, whether the bias is staged, the store op written through the
+// buffer (-1: none), and whether out (split: the pre-norm values) goes through it.
+struct Staging1 {
+    static constexpr bool kTile = false, kResidual = false, kBias = false;
+    static constexpr int kStoreSlot = -1;
+    static constexpr bool kOut = false;
+};
+using Gemm1 = fusegen_sm90::GemmSm90<fusegen_sm80::DT_BF16, fusegen_sm80::DT_F32, 128, 256, 3, false,
+                                       fusegen_sm80::NORM_NONE, fusegen_sm80::STRATEGY_NONE, fusegen_sm80::NoOps, Staging1, false, /* split K */ true>;
+static_assert(Gemm1::kSmemBytes == 149056, "the plan and the family agree on shared memory");
+// Split K: the partial kernel's sums reduced row by row, with the epilogue above.
+using Reduce1 = fusegen_sm80::SplitKReduce<fusegen_sm80::DT_BF16, fusegen_sm80::NORM_LAYERNORM, Epilogue1>;
+
+// GEMM2 epilogue: bias+relu
+struct Epilogue2 {
+    static constexpr float kEps = 0.0f;
+    static constexpr bool kAffine = false;
+    // Split: the store op holding the norm's input, which the normalize kernel reads (-1: none).
+    static constexpr int kPrenormStoreSlot = -1;
+    // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
+    static constexpr int kClusterRanks = 0;
+    // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
+    // (m, n) and (m, n+1); n is even.
+    __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p,
+                                                const fusegen_sm80::TileInputs &in)
+    {
+        (void)m, (void)n, (void)p, (void)in;
+        v = fusegen_sm80::op_bias<fusegen_sm80::DT_BF16>(v, p, in, n);
+        v = fusegen_sm80::op_relu(v);
+        return v;
+    }
+    // Ops after the norm, on the same pair.
+    __device__ static __forceinline__ float2 post(float2 v, int m, int n, const fusegen_sm80::Params &p,
+                                                 const fusegen_sm80::TileInputs &in)
+    {
+        (void)m, (void)n, (void)p, (void)in;
+        return v;
+    }
+};
+// GEMM2's epilogue staging in shared memory, as planned: whether the tile buffer exists,
+// whether it holds the residual, whether the bias is staged, the store op written through the
+// buffer (-1: none), and whether out (split: the pre-norm values) goes through it.
+struct Staging2 {
+    static constexpr bool kTile = false, kResidual = false, kBias = false;
+    static constexpr int kStoreSlot = -1;
+    static constexpr bool kOut = false;
+};
+using Gemm2 = fusegen_sm90::GemmSm90<fusegen_sm80::DT_BF16, fusegen_sm80::DT_F32, 128, 256, 3, false,
+                                       fusegen_sm80::NORM_NONE, fusegen_sm80::STRATEGY_NONE, fusegen_sm80::NoOps, Staging2, false, /* split K */ true>;
+static_assert(Gemm2::kSmemBytes == 149056, "the plan and the family agree on shared memory");
+// Split K: the partial kernel's sums reduced row by row, with the epilogue above.
+using Reduce2 = fusegen_sm80::SplitKReduce<fusegen_sm80::DT_BF16, fusegen_sm80::NORM_NONE, Epilogue2>;
+
+}  // namespace fusegen_default_block_tail_sm90a_128x256x64_s3_splitk_g2_128x256x64_s3
+
+extern "C" __global__ void __launch_bounds__(384, 1) fusegen_default_block_tail_sm90a_128x256x64_s3_splitk_g2_128x256x64_s3_gemm1(fusegen_sm80::Params p, const __grid_constant__ fusegen_sm90::TensorMap map_a,
+    const __grid_constant__ fusegen_sm90::TensorMap map_b,
+    const __grid_constant__ fusegen_sm90::EpilogueMaps maps)
+{
+    fusegen_default_block_tail_sm90a_128x256x64_s3_splitk_g2_128x256x64_s3::Gemm1::run(p, map_a, map_b, maps);
+}
+
+extern "C" __global__ void __launch_bounds__(fusegen_default_block_tail_sm90a_128x256x64_s3_splitk_g2_128x256x64_s3::Reduce1::kMaxThreads, 1) fusegen_default_block_tail_sm90a_128x256x64_s3_splitk_g2_128x256x64_s3_reduce1(fusegen_sm80::Params p)
+{
+    fusegen_default_block_tail_sm90a_128x256x64_s3_splitk_g2_128x256x64_s3::Reduce1::run(p);
+}
+
+extern "C" __global__ void __launch_bounds__(384, 1) fusegen_default_block_tail_sm90a_128x256x64_s3_splitk_g2_128x256x64_s3_gemm2(fusegen_sm80::Params p, const __grid_constant__ fusegen_sm90::TensorMap map_a,
+    const __grid_constant__ fusegen_sm90::TensorMap map_b,
+    const __grid_constant__ fusegen_sm90::EpilogueMaps maps)
+{
+    fusegen_default_block_tail_sm90a_128x256x64_s3_splitk_g2_128x256x64_s3::Gemm2::run(p, map_a, map_b, maps);
+}
+
+extern "C" __global__ void __launch_bounds__(fusegen_default_block_tail_sm90a_128x256x64_s3_splitk_g2_128x256x64_s3::Reduce2::kMaxThreads, 1) fusegen_default_block_tail_sm90a_128x256x64_s3_splitk_g2_128x256x64_s3_reduce2(fusegen_sm80::Params p)
+{
+    fusegen_default_block_tail_sm90a_128x256x64_s3_splitk_g2_128x256x64_s3::Reduce2::run(p);
 }
 
 // ---- block_tail_sm90a_128x256x64_s3_row_g2_128x128x64_s5_pingpong ----
@@ -2363,6 +2693,26 @@ static_assert(fusegen_default_block_tail_sm90a_128x128x64_s3_split_g2_128x256x64
 static_assert(fusegen_default_block_tail_sm90a_128x128x64_s3_split_g2_128x256x64_s3::Gemm2::kTmaBoxA == 128 && fusegen_default_block_tail_sm90a_128x128x64_s3_split_g2_128x256x64_s3::Gemm2::kTmaBoxB == 256 && fusegen_default_block_tail_sm90a_128x128x64_s3_split_g2_128x256x64_s3::Gemm2::kBKn == false, "fusegen: the TMA boxes of fusegen_default_block_tail_sm90a_128x128x64_s3_split_g2_128x256x64_s3 GEMM2 differ from its launch record");
 static_assert(fusegen_default_block_tail_sm90a_128x128x64_s3_split_g2_128x256x64_s3::Gemm2::kPersistent == true, "fusegen: the grid of fusegen_default_block_tail_sm90a_128x128x64_s3_split_g2_128x256x64_s3 GEMM2 differs from its launch record");
 static_assert(fusegen_default_block_tail_sm90a_128x128x64_s3_split_g2_128x256x64_s3::Gemm2::kMapResidual == false && fusegen_default_block_tail_sm90a_128x128x64_s3_split_g2_128x256x64_s3::Gemm2::kMapStoreSlot == -1 && fusegen_default_block_tail_sm90a_128x128x64_s3_split_g2_128x256x64_s3::Gemm2::kMapOut == 1 && fusegen_default_block_tail_sm90a_128x128x64_s3_split_g2_128x256x64_s3::Gemm2::kDtOut == fusegen_sm80::DT_BF16 && fusegen_default_block_tail_sm90a_128x128x64_s3_split_g2_128x256x64_s3::Gemm2::kTmaBoxEpi == 128 && fusegen_default_block_tail_sm90a_128x128x64_s3_split_g2_128x256x64_s3::Gemm2::kTmaBoxEpiBytes == 128, "fusegen: the epilogue maps of fusegen_default_block_tail_sm90a_128x128x64_s3_split_g2_128x256x64_s3 GEMM2 differ from its launch record");
+static_assert(fusegen_default_block_tail_sm90a_128x128x64_s3_splitk_g2_128x256x64_s3::Gemm1::kTileM == 128 && fusegen_default_block_tail_sm90a_128x128x64_s3_splitk_g2_128x256x64_s3::Gemm1::kTileN == 128, "fusegen: the tile of fusegen_default_block_tail_sm90a_128x128x64_s3_splitk_g2_128x256x64_s3 GEMM1 differs from its launch record");
+static_assert(fusegen_default_block_tail_sm90a_128x128x64_s3_splitk_g2_128x256x64_s3::Gemm1::kThreads == 384, "fusegen: the block size of fusegen_default_block_tail_sm90a_128x128x64_s3_splitk_g2_128x256x64_s3 GEMM1 differs from its launch record");
+static_assert(fusegen_default_block_tail_sm90a_128x128x64_s3_splitk_g2_128x256x64_s3::Gemm1::kSmemBytes == 99904, "fusegen: the shared memory of fusegen_default_block_tail_sm90a_128x128x64_s3_splitk_g2_128x256x64_s3 GEMM1 differs from its launch record");
+static_assert(fusegen_default_block_tail_sm90a_128x128x64_s3_splitk_g2_128x256x64_s3::Gemm1::kStrategy == fusegen_sm80::STRATEGY_NONE, "fusegen: the strategy of fusegen_default_block_tail_sm90a_128x128x64_s3_splitk_g2_128x256x64_s3 GEMM1 differs from its launch record");
+static_assert(fusegen_default_block_tail_sm90a_128x128x64_s3_splitk_g2_128x256x64_s3::Gemm1::kOutBytes == 4 && fusegen_default_block_tail_sm90a_128x128x64_s3_splitk_g2_128x256x64_s3::Gemm1::kDtAB == fusegen_sm80::DT_BF16, "fusegen: the dtypes of fusegen_default_block_tail_sm90a_128x128x64_s3_splitk_g2_128x256x64_s3 GEMM1 differ from its launch record");
+static_assert(fusegen_default_block_tail_sm90a_128x128x64_s3_splitk_g2_128x256x64_s3::Gemm1::kSplitK == true && fusegen_default_block_tail_sm90a_128x128x64_s3_splitk_g2_128x256x64_s3::Gemm1::kTileK == 64, "fusegen: the K slicing of fusegen_default_block_tail_sm90a_128x128x64_s3_splitk_g2_128x256x64_s3 GEMM1 differs from its launch record");
+static_assert(fusegen_default_block_tail_sm90a_128x128x64_s3_splitk_g2_128x256x64_s3::Gemm1::kHopper == true, "fusegen: the family of fusegen_default_block_tail_sm90a_128x128x64_s3_splitk_g2_128x256x64_s3 GEMM1 differs from its launch record");
+static_assert(fusegen_default_block_tail_sm90a_128x128x64_s3_splitk_g2_128x256x64_s3::Gemm1::kTmaBoxA == 128 && fusegen_default_block_tail_sm90a_128x128x64_s3_splitk_g2_128x256x64_s3::Gemm1::kTmaBoxB == 128 && fusegen_default_block_tail_sm90a_128x128x64_s3_splitk_g2_128x256x64_s3::Gemm1::kBKn == false, "fusegen: the TMA boxes of fusegen_default_block_tail_sm90a_128x128x64_s3_splitk_g2_128x256x64_s3 GEMM1 differ from its launch record");
+static_assert(fusegen_default_block_tail_sm90a_128x128x64_s3_splitk_g2_128x256x64_s3::Gemm1::kPersistent == true, "fusegen: the grid of fusegen_default_block_tail_sm90a_128x128x64_s3_splitk_g2_128x256x64_s3 GEMM1 differs from its launch record");
+static_assert(fusegen_default_block_tail_sm90a_128x128x64_s3_splitk_g2_128x256x64_s3::Gemm1::kMapResidual == false && fusegen_default_block_tail_sm90a_128x128x64_s3_splitk_g2_128x256x64_s3::Gemm1::kMapStoreSlot == -1 && fusegen_default_block_tail_sm90a_128x128x64_s3_splitk_g2_128x256x64_s3::Gemm1::kMapOut == 0 && fusegen_default_block_tail_sm90a_128x128x64_s3_splitk_g2_128x256x64_s3::Gemm1::kDtOut == fusegen_sm80::DT_F32 && fusegen_default_block_tail_sm90a_128x128x64_s3_splitk_g2_128x256x64_s3::Gemm1::kTmaBoxEpi == 128 && fusegen_default_block_tail_sm90a_128x128x64_s3_splitk_g2_128x256x64_s3::Gemm1::kTmaBoxEpiBytes == 128, "fusegen: the epilogue maps of fusegen_default_block_tail_sm90a_128x128x64_s3_splitk_g2_128x256x64_s3 GEMM1 differ from its launch record");
+static_assert(fusegen_default_block_tail_sm90a_128x128x64_s3_splitk_g2_128x256x64_s3::Gemm2::kTileM == 128 && fusegen_default_block_tail_sm90a_128x128x64_s3_splitk_g2_128x256x64_s3::Gemm2::kTileN == 256, "fusegen: the tile of fusegen_default_block_tail_sm90a_128x128x64_s3_splitk_g2_128x256x64_s3 GEMM2 differs from its launch record");
+static_assert(fusegen_default_block_tail_sm90a_128x128x64_s3_splitk_g2_128x256x64_s3::Gemm2::kThreads == 384, "fusegen: the block size of fusegen_default_block_tail_sm90a_128x128x64_s3_splitk_g2_128x256x64_s3 GEMM2 differs from its launch record");
+static_assert(fusegen_default_block_tail_sm90a_128x128x64_s3_splitk_g2_128x256x64_s3::Gemm2::kSmemBytes == 149056, "fusegen: the shared memory of fusegen_default_block_tail_sm90a_128x128x64_s3_splitk_g2_128x256x64_s3 GEMM2 differs from its launch record");
+static_assert(fusegen_default_block_tail_sm90a_128x128x64_s3_splitk_g2_128x256x64_s3::Gemm2::kStrategy == fusegen_sm80::STRATEGY_NONE, "fusegen: the strategy of fusegen_default_block_tail_sm90a_128x128x64_s3_splitk_g2_128x256x64_s3 GEMM2 differs from its launch record");
+static_assert(fusegen_default_block_tail_sm90a_128x128x64_s3_splitk_g2_128x256x64_s3::Gemm2::kOutBytes == 4 && fusegen_default_block_tail_sm90a_128x128x64_s3_splitk_g2_128x256x64_s3::Gemm2::kDtAB == fusegen_sm80::DT_BF16, "fusegen: the dtypes of fusegen_default_block_tail_sm90a_128x128x64_s3_splitk_g2_128x256x64_s3 GEMM2 differ from its launch record");
+static_assert(fusegen_default_block_tail_sm90a_128x128x64_s3_splitk_g2_128x256x64_s3::Gemm2::kSplitK == true && fusegen_default_block_tail_sm90a_128x128x64_s3_splitk_g2_128x256x64_s3::Gemm2::kTileK == 64, "fusegen: the K slicing of fusegen_default_block_tail_sm90a_128x128x64_s3_splitk_g2_128x256x64_s3 GEMM2 differs from its launch record");
+static_assert(fusegen_default_block_tail_sm90a_128x128x64_s3_splitk_g2_128x256x64_s3::Gemm2::kHopper == true, "fusegen: the family of fusegen_default_block_tail_sm90a_128x128x64_s3_splitk_g2_128x256x64_s3 GEMM2 differs from its launch record");
+static_assert(fusegen_default_block_tail_sm90a_128x128x64_s3_splitk_g2_128x256x64_s3::Gemm2::kTmaBoxA == 128 && fusegen_default_block_tail_sm90a_128x128x64_s3_splitk_g2_128x256x64_s3::Gemm2::kTmaBoxB == 256 && fusegen_default_block_tail_sm90a_128x128x64_s3_splitk_g2_128x256x64_s3::Gemm2::kBKn == false, "fusegen: the TMA boxes of fusegen_default_block_tail_sm90a_128x128x64_s3_splitk_g2_128x256x64_s3 GEMM2 differ from its launch record");
+static_assert(fusegen_default_block_tail_sm90a_128x128x64_s3_splitk_g2_128x256x64_s3::Gemm2::kPersistent == true, "fusegen: the grid of fusegen_default_block_tail_sm90a_128x128x64_s3_splitk_g2_128x256x64_s3 GEMM2 differs from its launch record");
+static_assert(fusegen_default_block_tail_sm90a_128x128x64_s3_splitk_g2_128x256x64_s3::Gemm2::kMapResidual == false && fusegen_default_block_tail_sm90a_128x128x64_s3_splitk_g2_128x256x64_s3::Gemm2::kMapStoreSlot == -1 && fusegen_default_block_tail_sm90a_128x128x64_s3_splitk_g2_128x256x64_s3::Gemm2::kMapOut == 0 && fusegen_default_block_tail_sm90a_128x128x64_s3_splitk_g2_128x256x64_s3::Gemm2::kDtOut == fusegen_sm80::DT_F32 && fusegen_default_block_tail_sm90a_128x128x64_s3_splitk_g2_128x256x64_s3::Gemm2::kTmaBoxEpi == 128 && fusegen_default_block_tail_sm90a_128x128x64_s3_splitk_g2_128x256x64_s3::Gemm2::kTmaBoxEpiBytes == 128, "fusegen: the epilogue maps of fusegen_default_block_tail_sm90a_128x128x64_s3_splitk_g2_128x256x64_s3 GEMM2 differ from its launch record");
 static_assert(fusegen_default_block_tail_sm90a_128x128x64_s3_row_g2_128x128x64_s5_pingpong::Gemm1::kTileM == 128 && fusegen_default_block_tail_sm90a_128x128x64_s3_row_g2_128x128x64_s5_pingpong::Gemm1::kTileN == 128, "fusegen: the tile of fusegen_default_block_tail_sm90a_128x128x64_s3_row_g2_128x128x64_s5_pingpong GEMM1 differs from its launch record");
 static_assert(fusegen_default_block_tail_sm90a_128x128x64_s3_row_g2_128x128x64_s5_pingpong::Gemm1::kThreads == 384, "fusegen: the block size of fusegen_default_block_tail_sm90a_128x128x64_s3_row_g2_128x128x64_s5_pingpong GEMM1 differs from its launch record");
 static_assert(fusegen_default_block_tail_sm90a_128x128x64_s3_row_g2_128x128x64_s5_pingpong::Gemm1::kSmemBytes == 132928, "fusegen: the shared memory of fusegen_default_block_tail_sm90a_128x128x64_s3_row_g2_128x128x64_s5_pingpong GEMM1 differs from its launch record");
@@ -2463,6 +2813,26 @@ static_assert(fusegen_default_block_tail_sm90a_64x256x64_s4_split_g2_128x256x64_
 static_assert(fusegen_default_block_tail_sm90a_64x256x64_s4_split_g2_128x256x64_s3::Gemm2::kTmaBoxA == 128 && fusegen_default_block_tail_sm90a_64x256x64_s4_split_g2_128x256x64_s3::Gemm2::kTmaBoxB == 256 && fusegen_default_block_tail_sm90a_64x256x64_s4_split_g2_128x256x64_s3::Gemm2::kBKn == false, "fusegen: the TMA boxes of fusegen_default_block_tail_sm90a_64x256x64_s4_split_g2_128x256x64_s3 GEMM2 differ from its launch record");
 static_assert(fusegen_default_block_tail_sm90a_64x256x64_s4_split_g2_128x256x64_s3::Gemm2::kPersistent == true, "fusegen: the grid of fusegen_default_block_tail_sm90a_64x256x64_s4_split_g2_128x256x64_s3 GEMM2 differs from its launch record");
 static_assert(fusegen_default_block_tail_sm90a_64x256x64_s4_split_g2_128x256x64_s3::Gemm2::kMapResidual == false && fusegen_default_block_tail_sm90a_64x256x64_s4_split_g2_128x256x64_s3::Gemm2::kMapStoreSlot == -1 && fusegen_default_block_tail_sm90a_64x256x64_s4_split_g2_128x256x64_s3::Gemm2::kMapOut == 1 && fusegen_default_block_tail_sm90a_64x256x64_s4_split_g2_128x256x64_s3::Gemm2::kDtOut == fusegen_sm80::DT_BF16 && fusegen_default_block_tail_sm90a_64x256x64_s4_split_g2_128x256x64_s3::Gemm2::kTmaBoxEpi == 128 && fusegen_default_block_tail_sm90a_64x256x64_s4_split_g2_128x256x64_s3::Gemm2::kTmaBoxEpiBytes == 128, "fusegen: the epilogue maps of fusegen_default_block_tail_sm90a_64x256x64_s4_split_g2_128x256x64_s3 GEMM2 differ from its launch record");
+static_assert(fusegen_default_block_tail_sm90a_64x256x64_s4_splitk_g2_128x256x64_s3::Gemm1::kTileM == 64 && fusegen_default_block_tail_sm90a_64x256x64_s4_splitk_g2_128x256x64_s3::Gemm1::kTileN == 256, "fusegen: the tile of fusegen_default_block_tail_sm90a_64x256x64_s4_splitk_g2_128x256x64_s3 GEMM1 differs from its launch record");
+static_assert(fusegen_default_block_tail_sm90a_64x256x64_s4_splitk_g2_128x256x64_s3::Gemm1::kThreads == 384, "fusegen: the block size of fusegen_default_block_tail_sm90a_64x256x64_s4_splitk_g2_128x256x64_s3 GEMM1 differs from its launch record");
+static_assert(fusegen_default_block_tail_sm90a_64x256x64_s4_splitk_g2_128x256x64_s3::Gemm1::kSmemBytes == 165488, "fusegen: the shared memory of fusegen_default_block_tail_sm90a_64x256x64_s4_splitk_g2_128x256x64_s3 GEMM1 differs from its launch record");
+static_assert(fusegen_default_block_tail_sm90a_64x256x64_s4_splitk_g2_128x256x64_s3::Gemm1::kStrategy == fusegen_sm80::STRATEGY_NONE, "fusegen: the strategy of fusegen_default_block_tail_sm90a_64x256x64_s4_splitk_g2_128x256x64_s3 GEMM1 differs from its launch record");
+static_assert(fusegen_default_block_tail_sm90a_64x256x64_s4_splitk_g2_128x256x64_s3::Gemm1::kOutBytes == 4 && fusegen_default_block_tail_sm90a_64x256x64_s4_splitk_g2_128x256x64_s3::Gemm1::kDtAB == fusegen_sm80::DT_BF16, "fusegen: the dtypes of fusegen_default_block_tail_sm90a_64x256x64_s4_splitk_g2_128x256x64_s3 GEMM1 differ from its launch record");
+static_assert(fusegen_default_block_tail_sm90a_64x256x64_s4_splitk_g2_128x256x64_s3::Gemm1::kSplitK == true && fusegen_default_block_tail_sm90a_64x256x64_s4_splitk_g2_128x256x64_s3::Gemm1::kTileK == 64, "fusegen: the K slicing of fusegen_default_block_tail_sm90a_64x256x64_s4_splitk_g2_128x256x64_s3 GEMM1 differs from its launch record");
+static_assert(fusegen_default_block_tail_sm90a_64x256x64_s4_splitk_g2_128x256x64_s3::Gemm1::kHopper == true, "fusegen: the family of fusegen_default_block_tail_sm90a_64x256x64_s4_splitk_g2_128x256x64_s3 GEMM1 differs from its launch record");
+static_assert(fusegen_default_block_tail_sm90a_64x256x64_s4_splitk_g2_128x256x64_s3::Gemm1::kTmaBoxA == 64 && fusegen_default_block_tail_sm90a_64x256x64_s4_splitk_g2_128x256x64_s3::Gemm1::kTmaBoxB == 256 && fusegen_default_block_tail_sm90a_64x256x64_s4_splitk_g2_128x256x64_s3::Gemm1::kBKn == false, "fusegen: the TMA boxes of fusegen_default_block_tail_sm90a_64x256x64_s4_splitk_g2_128x256x64_s3 GEMM1 differ from its launch record");
+static_assert(fusegen_default_block_tail_sm90a_64x256x64_s4_splitk_g2_128x256x64_s3::Gemm1::kPersistent == true, "fusegen: the grid of fusegen_default_block_tail_sm90a_64x256x64_s4_splitk_g2_128x256x64_s3 GEMM1 differs from its launch record");
+static_assert(fusegen_default_block_tail_sm90a_64x256x64_s4_splitk_g2_128x256x64_s3::Gemm1::kMapResidual == false && fusegen_default_block_tail_sm90a_64x256x64_s4_splitk_g2_128x256x64_s3::Gemm1::kMapStoreSlot == -1 && fusegen_default_block_tail_sm90a_64x256x64_s4_splitk_g2_128x256x64_s3::Gemm1::kMapOut == 0 && fusegen_default_block_tail_sm90a_64x256x64_s4_splitk_g2_128x256x64_s3::Gemm1::kDtOut == fusegen_sm80::DT_F32 && fusegen_default_block_tail_sm90a_64x256x64_s4_splitk_g2_128x256x64_s3::Gemm1::kTmaBoxEpi == 64 && fusegen_default_block_tail_sm90a_64x256x64_s4_splitk_g2_128x256x64_s3::Gemm1::kTmaBoxEpiBytes == 128, "fusegen: the epilogue maps of fusegen_default_block_tail_sm90a_64x256x64_s4_splitk_g2_128x256x64_s3 GEMM1 differ from its launch record");
+static_assert(fusegen_default_block_tail_sm90a_64x256x64_s4_splitk_g2_128x256x64_s3::Gemm2::kTileM == 128 && fusegen_default_block_tail_sm90a_64x256x64_s4_splitk_g2_128x256x64_s3::Gemm2::kTileN == 256, "fusegen: the tile of fusegen_default_block_tail_sm90a_64x256x64_s4_splitk_g2_128x256x64_s3 GEMM2 differs from its launch record");
+static_assert(fusegen_default_block_tail_sm90a_64x256x64_s4_splitk_g2_128x256x64_s3::Gemm2::kThreads == 384, "fusegen: the block size of fusegen_default_block_tail_sm90a_64x256x64_s4_splitk_g2_128x256x64_s3 GEMM2 differs from its launch record");
+static_assert(fusegen_default_block_tail_sm90a_64x256x64_s4_splitk_g2_128x256x64_s3::Gemm2::kSmemBytes == 149056, "fusegen: the shared memory of fusegen_default_block_tail_sm90a_64x256x64_s4_splitk_g2_128x256x64_s3 GEMM2 differs from its launch record");
+static_assert(fusegen_default_block_tail_sm90a_64x256x64_s4_splitk_g2_128x256x64_s3::Gemm2::kStrategy == fusegen_sm80::STRATEGY_NONE, "fusegen: the strategy of fusegen_default_block_tail_sm90a_64x256x64_s4_splitk_g2_128x256x64_s3 GEMM2 differs from its launch record");
+static_assert(fusegen_default_block_tail_sm90a_64x256x64_s4_splitk_g2_128x256x64_s3::Gemm2::kOutBytes == 4 && fusegen_default_block_tail_sm90a_64x256x64_s4_splitk_g2_128x256x64_s3::Gemm2::kDtAB == fusegen_sm80::DT_BF16, "fusegen: the dtypes of fusegen_default_block_tail_sm90a_64x256x64_s4_splitk_g2_128x256x64_s3 GEMM2 differ from its launch record");
+static_assert(fusegen_default_block_tail_sm90a_64x256x64_s4_splitk_g2_128x256x64_s3::Gemm2::kSplitK == true && fusegen_default_block_tail_sm90a_64x256x64_s4_splitk_g2_128x256x64_s3::Gemm2::kTileK == 64, "fusegen: the K slicing of fusegen_default_block_tail_sm90a_64x256x64_s4_splitk_g2_128x256x64_s3 GEMM2 differs from its launch record");
+static_assert(fusegen_default_block_tail_sm90a_64x256x64_s4_splitk_g2_128x256x64_s3::Gemm2::kHopper == true, "fusegen: the family of fusegen_default_block_tail_sm90a_64x256x64_s4_splitk_g2_128x256x64_s3 GEMM2 differs from its launch record");
+static_assert(fusegen_default_block_tail_sm90a_64x256x64_s4_splitk_g2_128x256x64_s3::Gemm2::kTmaBoxA == 128 && fusegen_default_block_tail_sm90a_64x256x64_s4_splitk_g2_128x256x64_s3::Gemm2::kTmaBoxB == 256 && fusegen_default_block_tail_sm90a_64x256x64_s4_splitk_g2_128x256x64_s3::Gemm2::kBKn == false, "fusegen: the TMA boxes of fusegen_default_block_tail_sm90a_64x256x64_s4_splitk_g2_128x256x64_s3 GEMM2 differ from its launch record");
+static_assert(fusegen_default_block_tail_sm90a_64x256x64_s4_splitk_g2_128x256x64_s3::Gemm2::kPersistent == true, "fusegen: the grid of fusegen_default_block_tail_sm90a_64x256x64_s4_splitk_g2_128x256x64_s3 GEMM2 differs from its launch record");
+static_assert(fusegen_default_block_tail_sm90a_64x256x64_s4_splitk_g2_128x256x64_s3::Gemm2::kMapResidual == false && fusegen_default_block_tail_sm90a_64x256x64_s4_splitk_g2_128x256x64_s3::Gemm2::kMapStoreSlot == -1 && fusegen_default_block_tail_sm90a_64x256x64_s4_splitk_g2_128x256x64_s3::Gemm2::kMapOut == 0 && fusegen_default_block_tail_sm90a_64x256x64_s4_splitk_g2_128x256x64_s3::Gemm2::kDtOut == fusegen_sm80::DT_F32 && fusegen_default_block_tail_sm90a_64x256x64_s4_splitk_g2_128x256x64_s3::Gemm2::kTmaBoxEpi == 128 && fusegen_default_block_tail_sm90a_64x256x64_s4_splitk_g2_128x256x64_s3::Gemm2::kTmaBoxEpiBytes == 128, "fusegen: the epilogue maps of fusegen_default_block_tail_sm90a_64x256x64_s4_splitk_g2_128x256x64_s3 GEMM2 differ from its launch record");
 static_assert(fusegen_default_block_tail_sm90a_64x256x64_s4_row_g2_128x128x64_s5_pingpong::Gemm1::kTileM == 64 && fusegen_default_block_tail_sm90a_64x256x64_s4_row_g2_128x128x64_s5_pingpong::Gemm1::kTileN == 256, "fusegen: the tile of fusegen_default_block_tail_sm90a_64x256x64_s4_row_g2_128x128x64_s5_pingpong GEMM1 differs from its launch record");
 static_assert(fusegen_default_block_tail_sm90a_64x256x64_s4_row_g2_128x128x64_s5_pingpong::Gemm1::kThreads == 384, "fusegen: the block size of fusegen_default_block_tail_sm90a_64x256x64_s4_row_g2_128x128x64_s5_pingpong GEMM1 differs from its launch record");
 static_assert(fusegen_default_block_tail_sm90a_64x256x64_s4_row_g2_128x128x64_s5_pingpong::Gemm1::kSmemBytes == 232048, "fusegen: the shared memory of fusegen_default_block_tail_sm90a_64x256x64_s4_row_g2_128x128x64_s5_pingpong GEMM1 differs from its launch record");
@@ -2563,6 +2933,26 @@ static_assert(fusegen_default_block_tail_sm90a_128x256x64_s3_split_g2_128x256x64
 static_assert(fusegen_default_block_tail_sm90a_128x256x64_s3_split_g2_128x256x64_s3::Gemm2::kTmaBoxA == 128 && fusegen_default_block_tail_sm90a_128x256x64_s3_split_g2_128x256x64_s3::Gemm2::kTmaBoxB == 256 && fusegen_default_block_tail_sm90a_128x256x64_s3_split_g2_128x256x64_s3::Gemm2::kBKn == false, "fusegen: the TMA boxes of fusegen_default_block_tail_sm90a_128x256x64_s3_split_g2_128x256x64_s3 GEMM2 differ from its launch record");
 static_assert(fusegen_default_block_tail_sm90a_128x256x64_s3_split_g2_128x256x64_s3::Gemm2::kPersistent == true, "fusegen: the grid of fusegen_default_block_tail_sm90a_128x256x64_s3_split_g2_128x256x64_s3 GEMM2 differs from its launch record");
 static_assert(fusegen_default_block_tail_sm90a_128x256x64_s3_split_g2_128x256x64_s3::Gemm2::kMapResidual == false && fusegen_default_block_tail_sm90a_128x256x64_s3_split_g2_128x256x64_s3::Gemm2::kMapStoreSlot == -1 && fusegen_default_block_tail_sm90a_128x256x64_s3_split_g2_128x256x64_s3::Gemm2::kMapOut == 1 && fusegen_default_block_tail_sm90a_128x256x64_s3_split_g2_128x256x64_s3::Gemm2::kDtOut == fusegen_sm80::DT_BF16 && fusegen_default_block_tail_sm90a_128x256x64_s3_split_g2_128x256x64_s3::Gemm2::kTmaBoxEpi == 128 && fusegen_default_block_tail_sm90a_128x256x64_s3_split_g2_128x256x64_s3::Gemm2::kTmaBoxEpiBytes == 128, "fusegen: the epilogue maps of fusegen_default_block_tail_sm90a_128x256x64_s3_split_g2_128x256x64_s3 GEMM2 differ from its launch record");
+static_assert(fusegen_default_block_tail_sm90a_128x256x64_s3_splitk_g2_128x256x64_s3::Gemm1::kTileM == 128 && fusegen_default_block_tail_sm90a_128x256x64_s3_splitk_g2_128x256x64_s3::Gemm1::kTileN == 256, "fusegen: the tile of fusegen_default_block_tail_sm90a_128x256x64_s3_splitk_g2_128x256x64_s3 GEMM1 differs from its launch record");
+static_assert(fusegen_default_block_tail_sm90a_128x256x64_s3_splitk_g2_128x256x64_s3::Gemm1::kThreads == 384, "fusegen: the block size of fusegen_default_block_tail_sm90a_128x256x64_s3_splitk_g2_128x256x64_s3 GEMM1 differs from its launch record");
+static_assert(fusegen_default_block_tail_sm90a_128x256x64_s3_splitk_g2_128x256x64_s3::Gemm1::kSmemBytes == 149056, "fusegen: the shared memory of fusegen_default_block_tail_sm90a_128x256x64_s3_splitk_g2_128x256x64_s3 GEMM1 differs from its launch record");
+static_assert(fusegen_default_block_tail_sm90a_128x256x64_s3_splitk_g2_128x256x64_s3::Gemm1::kStrategy == fusegen_sm80::STRATEGY_NONE, "fusegen: the strategy of fusegen_default_block_tail_sm90a_128x256x64_s3_splitk_g2_128x256x64_s3 GEMM1 differs from its launch record");
+static_assert(fusegen_default_block_tail_sm90a_128x256x64_s3_splitk_g2_128x256x64_s3::Gemm1::kOutBytes == 4 && fusegen_default_block_tail_sm90a_128x256x64_s3_splitk_g2_128x256x64_s3::Gemm1::kDtAB == fusegen_sm80::DT_BF16, "fusegen: the dtypes of fusegen_default_block_tail_sm90a_128x256x64_s3_splitk_g2_128x256x64_s3 GEMM1 differ from its launch record");
+static_assert(fusegen_default_block_tail_sm90a_128x256x64_s3_splitk_g2_128x256x64_s3::Gemm1::kSplitK == true && fusegen_default_block_tail_sm90a_128x256x64_s3_splitk_g2_128x256x64_s3::Gemm1::kTileK == 64, "fusegen: the K slicing of fusegen_default_block_tail_sm90a_128x256x64_s3_splitk_g2_128x256x64_s3 GEMM1 differs from its launch record");
+static_assert(fusegen_default_block_tail_sm90a_128x256x64_s3_splitk_g2_128x256x64_s3::Gemm1::kHopper == true, "fusegen: the family of fusegen_default_block_tail_sm90a_128x256x64_s3_splitk_g2_128x256x64_s3 GEMM1 differs from its launch record");
+static_assert(fusegen_default_block_tail_sm90a_128x256x64_s3_splitk_g2_128x256x64_s3::Gemm1::kTmaBoxA == 128 && fusegen_default_block_tail_sm90a_128x256x64_s3_splitk_g2_128x256x64_s3::Gemm1::kTmaBoxB == 256 && fusegen_default_block_tail_sm90a_128x256x64_s3_splitk_g2_128x256x64_s3::Gemm1::kBKn == false, "fusegen: the TMA boxes of fusegen_default_block_tail_sm90a_128x256x64_s3_splitk_g2_128x256x64_s3 GEMM1 differ from its launch record");
+static_assert(fusegen_default_block_tail_sm90a_128x256x64_s3_splitk_g2_128x256x64_s3::Gemm1::kPersistent == true, "fusegen: the grid of fusegen_default_block_tail_sm90a_128x256x64_s3_splitk_g2_128x256x64_s3 GEMM1 differs from its launch record");
+static_assert(fusegen_default_block_tail_sm90a_128x256x64_s3_splitk_g2_128x256x64_s3::Gemm1::kMapResidual == false && fusegen_default_block_tail_sm90a_128x256x64_s3_splitk_g2_128x256x64_s3::Gemm1::kMapStoreSlot == -1 && fusegen_default_block_tail_sm90a_128x256x64_s3_splitk_g2_128x256x64_s3::Gemm1::kMapOut == 0 && fusegen_default_block_tail_sm90a_128x256x64_s3_splitk_g2_128x256x64_s3::Gemm1::kDtOut == fusegen_sm80::DT_F32 && fusegen_default_block_tail_sm90a_128x256x64_s3_splitk_g2_128x256x64_s3::Gemm1::kTmaBoxEpi == 128 && fusegen_default_block_tail_sm90a_128x256x64_s3_splitk_g2_128x256x64_s3::Gemm1::kTmaBoxEpiBytes == 128, "fusegen: the epilogue maps of fusegen_default_block_tail_sm90a_128x256x64_s3_splitk_g2_128x256x64_s3 GEMM1 differ from its launch record");
+static_assert(fusegen_default_block_tail_sm90a_128x256x64_s3_splitk_g2_128x256x64_s3::Gemm2::kTileM == 128 && fusegen_default_block_tail_sm90a_128x256x64_s3_splitk_g2_128x256x64_s3::Gemm2::kTileN == 256, "fusegen: the tile of fusegen_default_block_tail_sm90a_128x256x64_s3_splitk_g2_128x256x64_s3 GEMM2 differs from its launch record");
+static_assert(fusegen_default_block_tail_sm90a_128x256x64_s3_splitk_g2_128x256x64_s3::Gemm2::kThreads == 384, "fusegen: the block size of fusegen_default_block_tail_sm90a_128x256x64_s3_splitk_g2_128x256x64_s3 GEMM2 differs from its launch record");
+static_assert(fusegen_default_block_tail_sm90a_128x256x64_s3_splitk_g2_128x256x64_s3::Gemm2::kSmemBytes == 149056, "fusegen: the shared memory of fusegen_default_block_tail_sm90a_128x256x64_s3_splitk_g2_128x256x64_s3 GEMM2 differs from its launch record");
+static_assert(fusegen_default_block_tail_sm90a_128x256x64_s3_splitk_g2_128x256x64_s3::Gemm2::kStrategy == fusegen_sm80::STRATEGY_NONE, "fusegen: the strategy of fusegen_default_block_tail_sm90a_128x256x64_s3_splitk_g2_128x256x64_s3 GEMM2 differs from its launch record");
+static_assert(fusegen_default_block_tail_sm90a_128x256x64_s3_splitk_g2_128x256x64_s3::Gemm2::kOutBytes == 4 && fusegen_default_block_tail_sm90a_128x256x64_s3_splitk_g2_128x256x64_s3::Gemm2::kDtAB == fusegen_sm80::DT_BF16, "fusegen: the dtypes of fusegen_default_block_tail_sm90a_128x256x64_s3_splitk_g2_128x256x64_s3 GEMM2 differ from its launch record");
+static_assert(fusegen_default_block_tail_sm90a_128x256x64_s3_splitk_g2_128x256x64_s3::Gemm2::kSplitK == true && fusegen_default_block_tail_sm90a_128x256x64_s3_splitk_g2_128x256x64_s3::Gemm2::kTileK == 64, "fusegen: the K slicing of fusegen_default_block_tail_sm90a_128x256x64_s3_splitk_g2_128x256x64_s3 GEMM2 differs from its launch record");
+static_assert(fusegen_default_block_tail_sm90a_128x256x64_s3_splitk_g2_128x256x64_s3::Gemm2::kHopper == true, "fusegen: the family of fusegen_default_block_tail_sm90a_128x256x64_s3_splitk_g2_128x256x64_s3 GEMM2 differs from its launch record");
+static_assert(fusegen_default_block_tail_sm90a_128x256x64_s3_splitk_g2_128x256x64_s3::Gemm2::kTmaBoxA == 128 && fusegen_default_block_tail_sm90a_128x256x64_s3_splitk_g2_128x256x64_s3::Gemm2::kTmaBoxB == 256 && fusegen_default_block_tail_sm90a_128x256x64_s3_splitk_g2_128x256x64_s3::Gemm2::kBKn == false, "fusegen: the TMA boxes of fusegen_default_block_tail_sm90a_128x256x64_s3_splitk_g2_128x256x64_s3 GEMM2 differ from its launch record");
+static_assert(fusegen_default_block_tail_sm90a_128x256x64_s3_splitk_g2_128x256x64_s3::Gemm2::kPersistent == true, "fusegen: the grid of fusegen_default_block_tail_sm90a_128x256x64_s3_splitk_g2_128x256x64_s3 GEMM2 differs from its launch record");
+static_assert(fusegen_default_block_tail_sm90a_128x256x64_s3_splitk_g2_128x256x64_s3::Gemm2::kMapResidual == false && fusegen_default_block_tail_sm90a_128x256x64_s3_splitk_g2_128x256x64_s3::Gemm2::kMapStoreSlot == -1 && fusegen_default_block_tail_sm90a_128x256x64_s3_splitk_g2_128x256x64_s3::Gemm2::kMapOut == 0 && fusegen_default_block_tail_sm90a_128x256x64_s3_splitk_g2_128x256x64_s3::Gemm2::kDtOut == fusegen_sm80::DT_F32 && fusegen_default_block_tail_sm90a_128x256x64_s3_splitk_g2_128x256x64_s3::Gemm2::kTmaBoxEpi == 128 && fusegen_default_block_tail_sm90a_128x256x64_s3_splitk_g2_128x256x64_s3::Gemm2::kTmaBoxEpiBytes == 128, "fusegen: the epilogue maps of fusegen_default_block_tail_sm90a_128x256x64_s3_splitk_g2_128x256x64_s3 GEMM2 differ from its launch record");
 static_assert(fusegen_default_block_tail_sm90a_128x256x64_s3_row_g2_128x128x64_s5_pingpong::Gemm1::kTileM == 128 && fusegen_default_block_tail_sm90a_128x256x64_s3_row_g2_128x128x64_s5_pingpong::Gemm1::kTileN == 256, "fusegen: the tile of fusegen_default_block_tail_sm90a_128x256x64_s3_row_g2_128x128x64_s5_pingpong GEMM1 differs from its launch record");
 static_assert(fusegen_default_block_tail_sm90a_128x256x64_s3_row_g2_128x128x64_s5_pingpong::Gemm1::kThreads == 384, "fusegen: the block size of fusegen_default_block_tail_sm90a_128x256x64_s3_row_g2_128x128x64_s5_pingpong GEMM1 differs from its launch record");
 static_assert(fusegen_default_block_tail_sm90a_128x256x64_s3_row_g2_128x128x64_s5_pingpong::Gemm1::kSmemBytes == 215104, "fusegen: the shared memory of fusegen_default_block_tail_sm90a_128x256x64_s3_row_g2_128x128x64_s5_pingpong GEMM1 differs from its launch record");
@@ -2735,7 +3125,7 @@ static_assert(fusegen_default_block_tail_sm80_128x128x64_s3_split_g2_128x256x64_
 #ifndef __CUDACC_RTC__
 // Each variant's driver functions in the current context, for the runtime's launcher
 // (fusegen_kernel.functions, runtime/launch.c): GEMM1, its normalize or split-K reduce kernel, a
-// chain's GEMM2. Found here, by this library's own CUDA runtime, which registered the kernels.
+// chain's GEMM2 and its split-K reduce kernel. Found here, by this library's own CUDA runtime, which registered the kernels.
 
 extern "C" cudaError_t fusegen_default_block_tail_sm90a_128x128x64_s3_row_g2_128x256x64_s3_functions(void *fns[FUSEGEN_LAUNCH_FNS])
 {
@@ -2743,6 +3133,7 @@ extern "C" cudaError_t fusegen_default_block_tail_sm90a_128x128x64_s3_row_g2_128
         reinterpret_cast<const void *>(fusegen_default_block_tail_sm90a_128x128x64_s3_row_g2_128x256x64_s3_gemm1),
         nullptr,
         reinterpret_cast<const void *>(fusegen_default_block_tail_sm90a_128x128x64_s3_row_g2_128x256x64_s3_gemm2),
+        nullptr,
     };
     return fusegen_sm80::driver_functions(kernels, fns);
 }
@@ -2753,6 +3144,7 @@ extern "C" cudaError_t fusegen_default_block_tail_sm90a_128x128x64_s3_cluster_g2
         reinterpret_cast<const void *>(fusegen_default_block_tail_sm90a_128x128x64_s3_cluster_g2_128x256x64_s3_gemm1),
         nullptr,
         reinterpret_cast<const void *>(fusegen_default_block_tail_sm90a_128x128x64_s3_cluster_g2_128x256x64_s3_gemm2),
+        nullptr,
     };
     return fusegen_sm80::driver_functions(kernels, fns);
 }
@@ -2763,6 +3155,18 @@ extern "C" cudaError_t fusegen_default_block_tail_sm90a_128x128x64_s3_split_g2_1
         reinterpret_cast<const void *>(fusegen_default_block_tail_sm90a_128x128x64_s3_split_g2_128x256x64_s3_gemm1),
         reinterpret_cast<const void *>(fusegen_default_block_tail_sm90a_128x128x64_s3_split_g2_128x256x64_s3_normalize1),
         reinterpret_cast<const void *>(fusegen_default_block_tail_sm90a_128x128x64_s3_split_g2_128x256x64_s3_gemm2),
+        nullptr,
+    };
+    return fusegen_sm80::driver_functions(kernels, fns);
+}
+
+extern "C" cudaError_t fusegen_default_block_tail_sm90a_128x128x64_s3_splitk_g2_128x256x64_s3_functions(void *fns[FUSEGEN_LAUNCH_FNS])
+{
+    const void *const kernels[FUSEGEN_LAUNCH_FNS] = {
+        reinterpret_cast<const void *>(fusegen_default_block_tail_sm90a_128x128x64_s3_splitk_g2_128x256x64_s3_gemm1),
+        reinterpret_cast<const void *>(fusegen_default_block_tail_sm90a_128x128x64_s3_splitk_g2_128x256x64_s3_reduce1),
+        reinterpret_cast<const void *>(fusegen_default_block_tail_sm90a_128x128x64_s3_splitk_g2_128x256x64_s3_gemm2),
+        reinterpret_cast<const void *>(fusegen_default_block_tail_sm90a_128x128x64_s3_splitk_g2_128x256x64_s3_reduce2),
     };
     return fusegen_sm80::driver_functions(kernels, fns);
 }
@@ -2773,6 +3177,7 @@ extern "C" cudaError_t fusegen_default_block_tail_sm90a_128x128x64_s3_row_g2_128
         reinterpret_cast<const void *>(fusegen_default_block_tail_sm90a_128x128x64_s3_row_g2_128x128x64_s5_pingpong_gemm1),
         nullptr,
         reinterpret_cast<const void *>(fusegen_default_block_tail_sm90a_128x128x64_s3_row_g2_128x128x64_s5_pingpong_gemm2),
+        nullptr,
     };
     return fusegen_sm80::driver_functions(kernels, fns);
 }
@@ -2783,6 +3188,7 @@ extern "C" cudaError_t fusegen_default_block_tail_sm90a_128x128x64_s3_cluster_g2
         reinterpret_cast<const void *>(fusegen_default_block_tail_sm90a_128x128x64_s3_cluster_g2_128x128x64_s5_pingpong_gemm1),
         nullptr,
         reinterpret_cast<const void *>(fusegen_default_block_tail_sm90a_128x128x64_s3_cluster_g2_128x128x64_s5_pingpong_gemm2),
+        nullptr,
     };
     return fusegen_sm80::driver_functions(kernels, fns);
 }
@@ -2793,6 +3199,7 @@ extern "C" cudaError_t fusegen_default_block_tail_sm90a_128x128x64_s3_split_g2_1
         reinterpret_cast<const void *>(fusegen_default_block_tail_sm90a_128x128x64_s3_split_g2_128x128x64_s5_pingpong_gemm1),
         reinterpret_cast<const void *>(fusegen_default_block_tail_sm90a_128x128x64_s3_split_g2_128x128x64_s5_pingpong_normalize1),
         reinterpret_cast<const void *>(fusegen_default_block_tail_sm90a_128x128x64_s3_split_g2_128x128x64_s5_pingpong_gemm2),
+        nullptr,
     };
     return fusegen_sm80::driver_functions(kernels, fns);
 }
@@ -2803,6 +3210,7 @@ extern "C" cudaError_t fusegen_default_block_tail_sm90a_64x256x64_s4_row_g2_128x
         reinterpret_cast<const void *>(fusegen_default_block_tail_sm90a_64x256x64_s4_row_g2_128x256x64_s3_gemm1),
         nullptr,
         reinterpret_cast<const void *>(fusegen_default_block_tail_sm90a_64x256x64_s4_row_g2_128x256x64_s3_gemm2),
+        nullptr,
     };
     return fusegen_sm80::driver_functions(kernels, fns);
 }
@@ -2813,6 +3221,18 @@ extern "C" cudaError_t fusegen_default_block_tail_sm90a_64x256x64_s4_split_g2_12
         reinterpret_cast<const void *>(fusegen_default_block_tail_sm90a_64x256x64_s4_split_g2_128x256x64_s3_gemm1),
         reinterpret_cast<const void *>(fusegen_default_block_tail_sm90a_64x256x64_s4_split_g2_128x256x64_s3_normalize1),
         reinterpret_cast<const void *>(fusegen_default_block_tail_sm90a_64x256x64_s4_split_g2_128x256x64_s3_gemm2),
+        nullptr,
+    };
+    return fusegen_sm80::driver_functions(kernels, fns);
+}
+
+extern "C" cudaError_t fusegen_default_block_tail_sm90a_64x256x64_s4_splitk_g2_128x256x64_s3_functions(void *fns[FUSEGEN_LAUNCH_FNS])
+{
+    const void *const kernels[FUSEGEN_LAUNCH_FNS] = {
+        reinterpret_cast<const void *>(fusegen_default_block_tail_sm90a_64x256x64_s4_splitk_g2_128x256x64_s3_gemm1),
+        reinterpret_cast<const void *>(fusegen_default_block_tail_sm90a_64x256x64_s4_splitk_g2_128x256x64_s3_reduce1),
+        reinterpret_cast<const void *>(fusegen_default_block_tail_sm90a_64x256x64_s4_splitk_g2_128x256x64_s3_gemm2),
+        reinterpret_cast<const void *>(fusegen_default_block_tail_sm90a_64x256x64_s4_splitk_g2_128x256x64_s3_reduce2),
     };
     return fusegen_sm80::driver_functions(kernels, fns);
 }
@@ -2823,6 +3243,7 @@ extern "C" cudaError_t fusegen_default_block_tail_sm90a_64x256x64_s4_row_g2_128x
         reinterpret_cast<const void *>(fusegen_default_block_tail_sm90a_64x256x64_s4_row_g2_128x128x64_s5_pingpong_gemm1),
         nullptr,
         reinterpret_cast<const void *>(fusegen_default_block_tail_sm90a_64x256x64_s4_row_g2_128x128x64_s5_pingpong_gemm2),
+        nullptr,
     };
     return fusegen_sm80::driver_functions(kernels, fns);
 }
@@ -2833,6 +3254,7 @@ extern "C" cudaError_t fusegen_default_block_tail_sm90a_64x256x64_s4_split_g2_12
         reinterpret_cast<const void *>(fusegen_default_block_tail_sm90a_64x256x64_s4_split_g2_128x128x64_s5_pingpong_gemm1),
         reinterpret_cast<const void *>(fusegen_default_block_tail_sm90a_64x256x64_s4_split_g2_128x128x64_s5_pingpong_normalize1),
         reinterpret_cast<const void *>(fusegen_default_block_tail_sm90a_64x256x64_s4_split_g2_128x128x64_s5_pingpong_gemm2),
+        nullptr,
     };
     return fusegen_sm80::driver_functions(kernels, fns);
 }
@@ -2843,6 +3265,7 @@ extern "C" cudaError_t fusegen_default_block_tail_sm90a_128x256x64_s3_row_g2_128
         reinterpret_cast<const void *>(fusegen_default_block_tail_sm90a_128x256x64_s3_row_g2_128x256x64_s3_gemm1),
         nullptr,
         reinterpret_cast<const void *>(fusegen_default_block_tail_sm90a_128x256x64_s3_row_g2_128x256x64_s3_gemm2),
+        nullptr,
     };
     return fusegen_sm80::driver_functions(kernels, fns);
 }
@@ -2853,6 +3276,7 @@ extern "C" cudaError_t fusegen_default_block_tail_sm90a_128x256x64_s3_cluster_g2
         reinterpret_cast<const void *>(fusegen_default_block_tail_sm90a_128x256x64_s3_cluster_g2_128x256x64_s3_gemm1),
         nullptr,
         reinterpret_cast<const void *>(fusegen_default_block_tail_sm90a_128x256x64_s3_cluster_g2_128x256x64_s3_gemm2),
+        nullptr,
     };
     return fusegen_sm80::driver_functions(kernels, fns);
 }
@@ -2863,6 +3287,18 @@ extern "C" cudaError_t fusegen_default_block_tail_sm90a_128x256x64_s3_split_g2_1
         reinterpret_cast<const void *>(fusegen_default_block_tail_sm90a_128x256x64_s3_split_g2_128x256x64_s3_gemm1),
         reinterpret_cast<const void *>(fusegen_default_block_tail_sm90a_128x256x64_s3_split_g2_128x256x64_s3_normalize1),
         reinterpret_cast<const void *>(fusegen_default_block_tail_sm90a_128x256x64_s3_split_g2_128x256x64_s3_gemm2),
+        nullptr,
+    };
+    return fusegen_sm80::driver_functions(kernels, fns);
+}
+
+extern "C" cudaError_t fusegen_default_block_tail_sm90a_128x256x64_s3_splitk_g2_128x256x64_s3_functions(void *fns[FUSEGEN_LAUNCH_FNS])
+{
+    const void *const kernels[FUSEGEN_LAUNCH_FNS] = {
+        reinterpret_cast<const void *>(fusegen_default_block_tail_sm90a_128x256x64_s3_splitk_g2_128x256x64_s3_gemm1),
+        reinterpret_cast<const void *>(fusegen_default_block_tail_sm90a_128x256x64_s3_splitk_g2_128x256x64_s3_reduce1),
+        reinterpret_cast<const void *>(fusegen_default_block_tail_sm90a_128x256x64_s3_splitk_g2_128x256x64_s3_gemm2),
+        reinterpret_cast<const void *>(fusegen_default_block_tail_sm90a_128x256x64_s3_splitk_g2_128x256x64_s3_reduce2),
     };
     return fusegen_sm80::driver_functions(kernels, fns);
 }
@@ -2873,6 +3309,7 @@ extern "C" cudaError_t fusegen_default_block_tail_sm90a_128x256x64_s3_row_g2_128
         reinterpret_cast<const void *>(fusegen_default_block_tail_sm90a_128x256x64_s3_row_g2_128x128x64_s5_pingpong_gemm1),
         nullptr,
         reinterpret_cast<const void *>(fusegen_default_block_tail_sm90a_128x256x64_s3_row_g2_128x128x64_s5_pingpong_gemm2),
+        nullptr,
     };
     return fusegen_sm80::driver_functions(kernels, fns);
 }
@@ -2883,6 +3320,7 @@ extern "C" cudaError_t fusegen_default_block_tail_sm90a_128x256x64_s3_cluster_g2
         reinterpret_cast<const void *>(fusegen_default_block_tail_sm90a_128x256x64_s3_cluster_g2_128x128x64_s5_pingpong_gemm1),
         nullptr,
         reinterpret_cast<const void *>(fusegen_default_block_tail_sm90a_128x256x64_s3_cluster_g2_128x128x64_s5_pingpong_gemm2),
+        nullptr,
     };
     return fusegen_sm80::driver_functions(kernels, fns);
 }
@@ -2893,6 +3331,7 @@ extern "C" cudaError_t fusegen_default_block_tail_sm90a_128x256x64_s3_split_g2_1
         reinterpret_cast<const void *>(fusegen_default_block_tail_sm90a_128x256x64_s3_split_g2_128x128x64_s5_pingpong_gemm1),
         reinterpret_cast<const void *>(fusegen_default_block_tail_sm90a_128x256x64_s3_split_g2_128x128x64_s5_pingpong_normalize1),
         reinterpret_cast<const void *>(fusegen_default_block_tail_sm90a_128x256x64_s3_split_g2_128x128x64_s5_pingpong_gemm2),
+        nullptr,
     };
     return fusegen_sm80::driver_functions(kernels, fns);
 }
@@ -2903,6 +3342,7 @@ extern "C" cudaError_t fusegen_default_block_tail_sm90a_128x128x64_s5_pingpong_r
         reinterpret_cast<const void *>(fusegen_default_block_tail_sm90a_128x128x64_s5_pingpong_row_g2_128x256x64_s3_gemm1),
         nullptr,
         reinterpret_cast<const void *>(fusegen_default_block_tail_sm90a_128x128x64_s5_pingpong_row_g2_128x256x64_s3_gemm2),
+        nullptr,
     };
     return fusegen_sm80::driver_functions(kernels, fns);
 }
@@ -2913,6 +3353,7 @@ extern "C" cudaError_t fusegen_default_block_tail_sm90a_128x128x64_s5_pingpong_s
         reinterpret_cast<const void *>(fusegen_default_block_tail_sm90a_128x128x64_s5_pingpong_split_g2_128x256x64_s3_gemm1),
         reinterpret_cast<const void *>(fusegen_default_block_tail_sm90a_128x128x64_s5_pingpong_split_g2_128x256x64_s3_normalize1),
         reinterpret_cast<const void *>(fusegen_default_block_tail_sm90a_128x128x64_s5_pingpong_split_g2_128x256x64_s3_gemm2),
+        nullptr,
     };
     return fusegen_sm80::driver_functions(kernels, fns);
 }
@@ -2923,6 +3364,7 @@ extern "C" cudaError_t fusegen_default_block_tail_sm90a_128x128x64_s5_pingpong_r
         reinterpret_cast<const void *>(fusegen_default_block_tail_sm90a_128x128x64_s5_pingpong_row_g2_128x128x64_s5_pingpong_gemm1),
         nullptr,
         reinterpret_cast<const void *>(fusegen_default_block_tail_sm90a_128x128x64_s5_pingpong_row_g2_128x128x64_s5_pingpong_gemm2),
+        nullptr,
     };
     return fusegen_sm80::driver_functions(kernels, fns);
 }
@@ -2933,6 +3375,7 @@ extern "C" cudaError_t fusegen_default_block_tail_sm90a_128x128x64_s5_pingpong_s
         reinterpret_cast<const void *>(fusegen_default_block_tail_sm90a_128x128x64_s5_pingpong_split_g2_128x128x64_s5_pingpong_gemm1),
         reinterpret_cast<const void *>(fusegen_default_block_tail_sm90a_128x128x64_s5_pingpong_split_g2_128x128x64_s5_pingpong_normalize1),
         reinterpret_cast<const void *>(fusegen_default_block_tail_sm90a_128x128x64_s5_pingpong_split_g2_128x128x64_s5_pingpong_gemm2),
+        nullptr,
     };
     return fusegen_sm80::driver_functions(kernels, fns);
 }
@@ -2943,6 +3386,7 @@ extern "C" cudaError_t fusegen_default_block_tail_sm80_128x128x64_s3_row_g2_128x
         reinterpret_cast<const void *>(fusegen_default_block_tail_sm80_128x128x64_s3_row_g2_128x256x64_s3_gemm1),
         nullptr,
         reinterpret_cast<const void *>(fusegen_default_block_tail_sm80_128x128x64_s3_row_g2_128x256x64_s3_gemm2),
+        nullptr,
     };
     return fusegen_sm80::driver_functions(kernels, fns);
 }
@@ -2953,6 +3397,7 @@ extern "C" cudaError_t fusegen_default_block_tail_sm80_128x128x64_s3_split_g2_12
         reinterpret_cast<const void *>(fusegen_default_block_tail_sm80_128x128x64_s3_split_g2_128x256x64_s3_gemm1),
         reinterpret_cast<const void *>(fusegen_default_block_tail_sm80_128x128x64_s3_split_g2_128x256x64_s3_normalize1),
         reinterpret_cast<const void *>(fusegen_default_block_tail_sm80_128x128x64_s3_split_g2_128x256x64_s3_gemm2),
+        nullptr,
     };
     return fusegen_sm80::driver_functions(kernels, fns);
 }

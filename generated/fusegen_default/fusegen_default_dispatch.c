@@ -490,6 +490,19 @@ static const fusegen_op fusegen_default_block_tail_sm90a_128x128x64_s3_split_g2_
     { FUSEGEN_OP_RELU, 0, 0, 0 },
 };
 
+/* block_tail_sm90a_128x128x64_s3_splitk_g2_128x256x64_s3: K % 8 == 0, N % 8 == 0, N2 % 8 == 0, N <= 16384, 16-byte aligned pointers */
+cudaError_t fusegen_default_block_tail_sm90a_128x128x64_s3_splitk_g2_128x256x64_s3_functions(void *fns[FUSEGEN_LAUNCH_FNS]);
+static fusegen_launch_cache fusegen_default_block_tail_sm90a_128x128x64_s3_splitk_g2_128x256x64_s3_cache;
+static const fusegen_op fusegen_default_block_tail_sm90a_128x128x64_s3_splitk_g2_128x256x64_s3_ops[] = {
+    { FUSEGEN_OP_BIAS, 0, 0, 0 },
+    { FUSEGEN_OP_RESIDUAL, 1, 0, 0 },
+    { FUSEGEN_OP_LAYERNORM, 1.0000000000000001e-05, 1, 0 },
+};
+static const fusegen_op fusegen_default_block_tail_sm90a_128x128x64_s3_splitk_g2_128x256x64_s3_ops2[] = {
+    { FUSEGEN_OP_BIAS, 0, 0, 0 },
+    { FUSEGEN_OP_RELU, 0, 0, 0 },
+};
+
 /* block_tail_sm90a_128x128x64_s3_row_g2_128x128x64_s5_pingpong: K % 8 == 0, N % 8 == 0, N2 % 8 == 0, N <= 128, 16-byte aligned pointers */
 cudaError_t fusegen_default_block_tail_sm90a_128x128x64_s3_row_g2_128x128x64_s5_pingpong_functions(void *fns[FUSEGEN_LAUNCH_FNS]);
 static fusegen_launch_cache fusegen_default_block_tail_sm90a_128x128x64_s3_row_g2_128x128x64_s5_pingpong_cache;
@@ -555,6 +568,19 @@ static const fusegen_op fusegen_default_block_tail_sm90a_64x256x64_s4_split_g2_1
     { FUSEGEN_OP_RELU, 0, 0, 0 },
 };
 
+/* block_tail_sm90a_64x256x64_s4_splitk_g2_128x256x64_s3: K % 8 == 0, N % 8 == 0, N2 % 8 == 0, N <= 16384, 16-byte aligned pointers */
+cudaError_t fusegen_default_block_tail_sm90a_64x256x64_s4_splitk_g2_128x256x64_s3_functions(void *fns[FUSEGEN_LAUNCH_FNS]);
+static fusegen_launch_cache fusegen_default_block_tail_sm90a_64x256x64_s4_splitk_g2_128x256x64_s3_cache;
+static const fusegen_op fusegen_default_block_tail_sm90a_64x256x64_s4_splitk_g2_128x256x64_s3_ops[] = {
+    { FUSEGEN_OP_BIAS, 0, 0, 0 },
+    { FUSEGEN_OP_RESIDUAL, 1, 0, 0 },
+    { FUSEGEN_OP_LAYERNORM, 1.0000000000000001e-05, 1, 0 },
+};
+static const fusegen_op fusegen_default_block_tail_sm90a_64x256x64_s4_splitk_g2_128x256x64_s3_ops2[] = {
+    { FUSEGEN_OP_BIAS, 0, 0, 0 },
+    { FUSEGEN_OP_RELU, 0, 0, 0 },
+};
+
 /* block_tail_sm90a_64x256x64_s4_row_g2_128x128x64_s5_pingpong: K % 8 == 0, N % 8 == 0, N2 % 8 == 0, N <= 256, 16-byte aligned pointers */
 cudaError_t fusegen_default_block_tail_sm90a_64x256x64_s4_row_g2_128x128x64_s5_pingpong_functions(void *fns[FUSEGEN_LAUNCH_FNS]);
 static fusegen_launch_cache fusegen_default_block_tail_sm90a_64x256x64_s4_row_g2_128x128x64_s5_pingpong_cache;
@@ -616,6 +642,19 @@ static const fusegen_op fusegen_default_block_tail_sm90a_128x256x64_s3_split_g2_
     { FUSEGEN_OP_LAYERNORM, 1.0000000000000001e-05, 1, 0 },
 };
 static const fusegen_op fusegen_default_block_tail_sm90a_128x256x64_s3_split_g2_128x256x64_s3_ops2[] = {
+    { FUSEGEN_OP_BIAS, 0, 0, 0 },
+    { FUSEGEN_OP_RELU, 0, 0, 0 },
+};
+
+/* block_tail_sm90a_128x256x64_s3_splitk_g2_128x256x64_s3: K % 8 == 0, N % 8 == 0, N2 % 8 == 0, N <= 16384, 16-byte aligned pointers */
+cudaError_t fusegen_default_block_tail_sm90a_128x256x64_s3_splitk_g2_128x256x64_s3_functions(void *fns[FUSEGEN_LAUNCH_FNS]);
+static fusegen_launch_cache fusegen_default_block_tail_sm90a_128x256x64_s3_splitk_g2_128x256x64_s3_cache;
+static const fusegen_op fusegen_default_block_tail_sm90a_128x256x64_s3_splitk_g2_128x256x64_s3_ops[] = {
+    { FUSEGEN_OP_BIAS, 0, 0, 0 },
+    { FUSEGEN_OP_RESIDUAL, 1, 0, 0 },
+    { FUSEGEN_OP_LAYERNORM, 1.0000000000000001e-05, 1, 0 },
+};
+static const fusegen_op fusegen_default_block_tail_sm90a_128x256x64_s3_splitk_g2_128x256x64_s3_ops2[] = {
     { FUSEGEN_OP_BIAS, 0, 0, 0 },
     { FUSEGEN_OP_RELU, 0, 0, 0 },
 };
@@ -2427,6 +2466,41 @@ static const fusegen_kernel fusegen_default_kernels[] = {
         .functions = fusegen_default_block_tail_sm90a_128x128x64_s3_split_g2_128x256x64_s3_functions,
     },
     {
+        .name = "block_tail_sm90a_128x128x64_s3_splitk_g2_128x256x64_s3",
+        .spec_kernel = "block_tail",
+        .sm = 90,
+        .arch_specific = 1,
+        .family = FUSEGEN_FAMILY_HOPPER,
+        .a = FUSEGEN_DTYPE_BF16, .b = FUSEGEN_DTYPE_BF16, .out = FUSEGEN_DTYPE_BF16,
+        .b_layout = FUSEGEN_LAYOUT_NK,
+        .epilogue = "bias+residual+layernorm",
+        .ops = fusegen_default_block_tail_sm90a_128x128x64_s3_splitk_g2_128x256x64_s3_ops, .n_ops = 3,
+        .chain = 1,
+        .b2_layout = FUSEGEN_LAYOUT_NK,
+        .epilogue2 = "bias+relu",
+        .ops2 = fusegen_default_block_tail_sm90a_128x128x64_s3_splitk_g2_128x256x64_s3_ops2, .n_ops2 = 2,
+        .tile_m = 128, .tile_n = 128, .tile_k = 64, .stages = 3, .threads = 384,
+        .tile2_m = 128, .tile2_n = 256, .tile2_k = 64, .stages2 = 3, .threads2 = 384,
+        .schedule = FUSEGEN_SCHEDULE_COOPERATIVE, .schedule2 = FUSEGEN_SCHEDULE_COOPERATIVE,
+        .norm = FUSEGEN_NORM_LAYERNORM,
+        .strategy = FUSEGEN_STRATEGY_NONE,
+        .split_k = 1,
+        .max_n = 16384,
+        .align_elems = 8,
+        .n_stores = 0, .n_stores2 = 0,
+        .uses_bias = 1, .uses_residual = 1, .uses_gamma = 1, .uses_beta = 1,
+        .uses_bias2 = 1, .uses_residual2 = 0,
+        .rank = 16387,
+        .launch1 = { .hopper = 1, .tile_m = 128, .tile_n = 128, .tile_k = 64, .threads = 384, .smem_bytes = 99904,
+            .split_k = 1, .split_k_row_smem = 1, .persistent = 1, .tma_box_a = 128, .tma_box_b = 128, .dt_ab = FUSEGEN_DTYPE_BF16,
+            .dt_out = FUSEGEN_DTYPE_BF16, .out_bytes = 2, .map_store_slot = -1, .epi_box_bytes = 128, },
+        .launch2 = { .hopper = 1, .tile_m = 128, .tile_n = 256, .tile_k = 64, .threads = 384, .smem_bytes = 149056,
+            .split_k = 1, .persistent = 1, .tma_box_a = 128, .tma_box_b = 256, .dt_ab = FUSEGEN_DTYPE_BF16, .dt_out = FUSEGEN_DTYPE_BF16,
+            .out_bytes = 2, .map_store_slot = -1, .epi_box_bytes = 128, },
+        .cache = &fusegen_default_block_tail_sm90a_128x128x64_s3_splitk_g2_128x256x64_s3_cache,
+        .functions = fusegen_default_block_tail_sm90a_128x128x64_s3_splitk_g2_128x256x64_s3_functions,
+    },
+    {
         .name = "block_tail_sm90a_128x128x64_s3_row_g2_128x128x64_s5_pingpong",
         .spec_kernel = "block_tail",
         .sm = 90,
@@ -2602,6 +2676,41 @@ static const fusegen_kernel fusegen_default_kernels[] = {
         .functions = fusegen_default_block_tail_sm90a_64x256x64_s4_split_g2_128x256x64_s3_functions,
     },
     {
+        .name = "block_tail_sm90a_64x256x64_s4_splitk_g2_128x256x64_s3",
+        .spec_kernel = "block_tail",
+        .sm = 90,
+        .arch_specific = 1,
+        .family = FUSEGEN_FAMILY_HOPPER,
+        .a = FUSEGEN_DTYPE_BF16, .b = FUSEGEN_DTYPE_BF16, .out = FUSEGEN_DTYPE_BF16,
+        .b_layout = FUSEGEN_LAYOUT_NK,
+        .epilogue = "bias+residual+layernorm",
+        .ops = fusegen_default_block_tail_sm90a_64x256x64_s4_splitk_g2_128x256x64_s3_ops, .n_ops = 3,
+        .chain = 1,
+        .b2_layout = FUSEGEN_LAYOUT_NK,
+        .epilogue2 = "bias+relu",
+        .ops2 = fusegen_default_block_tail_sm90a_64x256x64_s4_splitk_g2_128x256x64_s3_ops2, .n_ops2 = 2,
+        .tile_m = 64, .tile_n = 256, .tile_k = 64, .stages = 4, .threads = 384,
+        .tile2_m = 128, .tile2_n = 256, .tile2_k = 64, .stages2 = 3, .threads2 = 384,
+        .schedule = FUSEGEN_SCHEDULE_PINGPONG, .schedule2 = FUSEGEN_SCHEDULE_COOPERATIVE,
+        .norm = FUSEGEN_NORM_LAYERNORM,
+        .strategy = FUSEGEN_STRATEGY_NONE,
+        .split_k = 1,
+        .max_n = 16384,
+        .align_elems = 8,
+        .n_stores = 0, .n_stores2 = 0,
+        .uses_bias = 1, .uses_residual = 1, .uses_gamma = 1, .uses_beta = 1,
+        .uses_bias2 = 1, .uses_residual2 = 0,
+        .rank = 16388,
+        .launch1 = { .hopper = 1, .tile_m = 64, .tile_n = 256, .tile_k = 64, .threads = 384, .smem_bytes = 165488,
+            .split_k = 1, .split_k_row_smem = 1, .persistent = 1, .tma_box_a = 64, .tma_box_b = 256, .dt_ab = FUSEGEN_DTYPE_BF16,
+            .dt_out = FUSEGEN_DTYPE_BF16, .out_bytes = 2, .map_store_slot = -1, .epi_box_bytes = 128, },
+        .launch2 = { .hopper = 1, .tile_m = 128, .tile_n = 256, .tile_k = 64, .threads = 384, .smem_bytes = 149056,
+            .split_k = 1, .persistent = 1, .tma_box_a = 128, .tma_box_b = 256, .dt_ab = FUSEGEN_DTYPE_BF16, .dt_out = FUSEGEN_DTYPE_BF16,
+            .out_bytes = 2, .map_store_slot = -1, .epi_box_bytes = 128, },
+        .cache = &fusegen_default_block_tail_sm90a_64x256x64_s4_splitk_g2_128x256x64_s3_cache,
+        .functions = fusegen_default_block_tail_sm90a_64x256x64_s4_splitk_g2_128x256x64_s3_functions,
+    },
+    {
         .name = "block_tail_sm90a_64x256x64_s4_row_g2_128x128x64_s5_pingpong",
         .spec_kernel = "block_tail",
         .sm = 90,
@@ -2775,6 +2884,41 @@ static const fusegen_kernel fusegen_default_kernels[] = {
             .map_store_slot = -1, .map_out = 1, .epi_box_bytes = 128, },
         .cache = &fusegen_default_block_tail_sm90a_128x256x64_s3_split_g2_128x256x64_s3_cache,
         .functions = fusegen_default_block_tail_sm90a_128x256x64_s3_split_g2_128x256x64_s3_functions,
+    },
+    {
+        .name = "block_tail_sm90a_128x256x64_s3_splitk_g2_128x256x64_s3",
+        .spec_kernel = "block_tail",
+        .sm = 90,
+        .arch_specific = 1,
+        .family = FUSEGEN_FAMILY_HOPPER,
+        .a = FUSEGEN_DTYPE_BF16, .b = FUSEGEN_DTYPE_BF16, .out = FUSEGEN_DTYPE_BF16,
+        .b_layout = FUSEGEN_LAYOUT_NK,
+        .epilogue = "bias+residual+layernorm",
+        .ops = fusegen_default_block_tail_sm90a_128x256x64_s3_splitk_g2_128x256x64_s3_ops, .n_ops = 3,
+        .chain = 1,
+        .b2_layout = FUSEGEN_LAYOUT_NK,
+        .epilogue2 = "bias+relu",
+        .ops2 = fusegen_default_block_tail_sm90a_128x256x64_s3_splitk_g2_128x256x64_s3_ops2, .n_ops2 = 2,
+        .tile_m = 128, .tile_n = 256, .tile_k = 64, .stages = 3, .threads = 384,
+        .tile2_m = 128, .tile2_n = 256, .tile2_k = 64, .stages2 = 3, .threads2 = 384,
+        .schedule = FUSEGEN_SCHEDULE_COOPERATIVE, .schedule2 = FUSEGEN_SCHEDULE_COOPERATIVE,
+        .norm = FUSEGEN_NORM_LAYERNORM,
+        .strategy = FUSEGEN_STRATEGY_NONE,
+        .split_k = 1,
+        .max_n = 16384,
+        .align_elems = 8,
+        .n_stores = 0, .n_stores2 = 0,
+        .uses_bias = 1, .uses_residual = 1, .uses_gamma = 1, .uses_beta = 1,
+        .uses_bias2 = 1, .uses_residual2 = 0,
+        .rank = 32771,
+        .launch1 = { .hopper = 1, .tile_m = 128, .tile_n = 256, .tile_k = 64, .threads = 384, .smem_bytes = 149056,
+            .split_k = 1, .split_k_row_smem = 1, .persistent = 1, .tma_box_a = 128, .tma_box_b = 256, .dt_ab = FUSEGEN_DTYPE_BF16,
+            .dt_out = FUSEGEN_DTYPE_BF16, .out_bytes = 2, .map_store_slot = -1, .epi_box_bytes = 128, },
+        .launch2 = { .hopper = 1, .tile_m = 128, .tile_n = 256, .tile_k = 64, .threads = 384, .smem_bytes = 149056,
+            .split_k = 1, .persistent = 1, .tma_box_a = 128, .tma_box_b = 256, .dt_ab = FUSEGEN_DTYPE_BF16, .dt_out = FUSEGEN_DTYPE_BF16,
+            .out_bytes = 2, .map_store_slot = -1, .epi_box_bytes = 128, },
+        .cache = &fusegen_default_block_tail_sm90a_128x256x64_s3_splitk_g2_128x256x64_s3_cache,
+        .functions = fusegen_default_block_tail_sm90a_128x256x64_s3_splitk_g2_128x256x64_s3_functions,
     },
     {
         .name = "block_tail_sm90a_128x256x64_s3_row_g2_128x128x64_s5_pingpong",

@@ -798,12 +798,13 @@ static_assert(fusegen_default_proj_sm80_64x128x64_s4_splitk::Gemm1::kHopper == f
 #ifndef __CUDACC_RTC__
 // Each variant's driver functions in the current context, for the runtime's launcher
 // (fusegen_kernel.functions, runtime/launch.c): GEMM1, its normalize or split-K reduce kernel, a
-// chain's GEMM2. Found here, by this library's own CUDA runtime, which registered the kernels.
+// chain's GEMM2 and its split-K reduce kernel. Found here, by this library's own CUDA runtime, which registered the kernels.
 
 extern "C" cudaError_t fusegen_default_proj_sm90a_128x256x64_s3_functions(void *fns[FUSEGEN_LAUNCH_FNS])
 {
     const void *const kernels[FUSEGEN_LAUNCH_FNS] = {
         reinterpret_cast<const void *>(fusegen_default_proj_sm90a_128x256x64_s3_gemm1),
+        nullptr,
         nullptr,
         nullptr,
     };
@@ -816,6 +817,7 @@ extern "C" cudaError_t fusegen_default_proj_sm90a_128x256x64_s3_splitk_functions
         reinterpret_cast<const void *>(fusegen_default_proj_sm90a_128x256x64_s3_splitk_gemm1),
         reinterpret_cast<const void *>(fusegen_default_proj_sm90a_128x256x64_s3_splitk_reduce1),
         nullptr,
+        nullptr,
     };
     return fusegen_sm80::driver_functions(kernels, fns);
 }
@@ -824,6 +826,7 @@ extern "C" cudaError_t fusegen_default_proj_sm90a_64x256x64_s4_functions(void *f
 {
     const void *const kernels[FUSEGEN_LAUNCH_FNS] = {
         reinterpret_cast<const void *>(fusegen_default_proj_sm90a_64x256x64_s4_gemm1),
+        nullptr,
         nullptr,
         nullptr,
     };
@@ -836,6 +839,7 @@ extern "C" cudaError_t fusegen_default_proj_sm90a_64x256x64_s4_splitk_functions(
         reinterpret_cast<const void *>(fusegen_default_proj_sm90a_64x256x64_s4_splitk_gemm1),
         reinterpret_cast<const void *>(fusegen_default_proj_sm90a_64x256x64_s4_splitk_reduce1),
         nullptr,
+        nullptr,
     };
     return fusegen_sm80::driver_functions(kernels, fns);
 }
@@ -844,6 +848,7 @@ extern "C" cudaError_t fusegen_default_proj_sm90a_128x128x64_s4_pingpong_functio
 {
     const void *const kernels[FUSEGEN_LAUNCH_FNS] = {
         reinterpret_cast<const void *>(fusegen_default_proj_sm90a_128x128x64_s4_pingpong_gemm1),
+        nullptr,
         nullptr,
         nullptr,
     };
@@ -856,6 +861,7 @@ extern "C" cudaError_t fusegen_default_proj_sm90a_128x160x64_s5_functions(void *
         reinterpret_cast<const void *>(fusegen_default_proj_sm90a_128x160x64_s5_gemm1),
         nullptr,
         nullptr,
+        nullptr,
     };
     return fusegen_sm80::driver_functions(kernels, fns);
 }
@@ -866,6 +872,7 @@ extern "C" cudaError_t fusegen_default_proj_sm90a_128x160x64_s5_splitk_functions
         reinterpret_cast<const void *>(fusegen_default_proj_sm90a_128x160x64_s5_splitk_gemm1),
         reinterpret_cast<const void *>(fusegen_default_proj_sm90a_128x160x64_s5_splitk_reduce1),
         nullptr,
+        nullptr,
     };
     return fusegen_sm80::driver_functions(kernels, fns);
 }
@@ -874,6 +881,7 @@ extern "C" cudaError_t fusegen_default_proj_sm90a_64x128x64_s4_functions(void *f
 {
     const void *const kernels[FUSEGEN_LAUNCH_FNS] = {
         reinterpret_cast<const void *>(fusegen_default_proj_sm90a_64x128x64_s4_gemm1),
+        nullptr,
         nullptr,
         nullptr,
     };
@@ -886,6 +894,7 @@ extern "C" cudaError_t fusegen_default_proj_sm90a_64x128x64_s4_splitk_functions(
         reinterpret_cast<const void *>(fusegen_default_proj_sm90a_64x128x64_s4_splitk_gemm1),
         reinterpret_cast<const void *>(fusegen_default_proj_sm90a_64x128x64_s4_splitk_reduce1),
         nullptr,
+        nullptr,
     };
     return fusegen_sm80::driver_functions(kernels, fns);
 }
@@ -894,6 +903,7 @@ extern "C" cudaError_t fusegen_default_proj_sm80_128x256x64_s3_functions(void *f
 {
     const void *const kernels[FUSEGEN_LAUNCH_FNS] = {
         reinterpret_cast<const void *>(fusegen_default_proj_sm80_128x256x64_s3_gemm1),
+        nullptr,
         nullptr,
         nullptr,
     };
@@ -906,6 +916,7 @@ extern "C" cudaError_t fusegen_default_proj_sm80_64x128x64_s4_functions(void *fn
         reinterpret_cast<const void *>(fusegen_default_proj_sm80_64x128x64_s4_gemm1),
         nullptr,
         nullptr,
+        nullptr,
     };
     return fusegen_sm80::driver_functions(kernels, fns);
 }
@@ -915,6 +926,7 @@ extern "C" cudaError_t fusegen_default_proj_sm80_64x128x64_s4_splitk_functions(v
     const void *const kernels[FUSEGEN_LAUNCH_FNS] = {
         reinterpret_cast<const void *>(fusegen_default_proj_sm80_64x128x64_s4_splitk_gemm1),
         reinterpret_cast<const void *>(fusegen_default_proj_sm80_64x128x64_s4_splitk_reduce1),
+        nullptr,
         nullptr,
     };
     return fusegen_sm80::driver_functions(kernels, fns);

@@ -1962,12 +1962,13 @@ static_assert(fusegen_default_proj_bias_residual_layernorm_sm80_64x128x64_s4_spl
 #ifndef __CUDACC_RTC__
 // Each variant's driver functions in the current context, for the runtime's launcher
 // (fusegen_kernel.functions, runtime/launch.c): GEMM1, its normalize or split-K reduce kernel, a
-// chain's GEMM2. Found here, by this library's own CUDA runtime, which registered the kernels.
+// chain's GEMM2 and its split-K reduce kernel. Found here, by this library's own CUDA runtime, which registered the kernels.
 
 extern "C" cudaError_t fusegen_default_proj_bias_residual_layernorm_sm90a_128x128x64_s5_row_functions(void *fns[FUSEGEN_LAUNCH_FNS])
 {
     const void *const kernels[FUSEGEN_LAUNCH_FNS] = {
         reinterpret_cast<const void *>(fusegen_default_proj_bias_residual_layernorm_sm90a_128x128x64_s5_row_gemm1),
+        nullptr,
         nullptr,
         nullptr,
     };
@@ -1980,6 +1981,7 @@ extern "C" cudaError_t fusegen_default_proj_bias_residual_layernorm_sm90a_128x12
         reinterpret_cast<const void *>(fusegen_default_proj_bias_residual_layernorm_sm90a_128x128x64_s5_cluster_gemm1),
         nullptr,
         nullptr,
+        nullptr,
     };
     return fusegen_sm80::driver_functions(kernels, fns);
 }
@@ -1989,6 +1991,7 @@ extern "C" cudaError_t fusegen_default_proj_bias_residual_layernorm_sm90a_128x12
     const void *const kernels[FUSEGEN_LAUNCH_FNS] = {
         reinterpret_cast<const void *>(fusegen_default_proj_bias_residual_layernorm_sm90a_128x128x64_s5_split_gemm1),
         reinterpret_cast<const void *>(fusegen_default_proj_bias_residual_layernorm_sm90a_128x128x64_s5_split_normalize1),
+        nullptr,
         nullptr,
     };
     return fusegen_sm80::driver_functions(kernels, fns);
@@ -2000,6 +2003,7 @@ extern "C" cudaError_t fusegen_default_proj_bias_residual_layernorm_sm90a_128x12
         reinterpret_cast<const void *>(fusegen_default_proj_bias_residual_layernorm_sm90a_128x128x64_s5_splitk_gemm1),
         reinterpret_cast<const void *>(fusegen_default_proj_bias_residual_layernorm_sm90a_128x128x64_s5_splitk_reduce1),
         nullptr,
+        nullptr,
     };
     return fusegen_sm80::driver_functions(kernels, fns);
 }
@@ -2008,6 +2012,7 @@ extern "C" cudaError_t fusegen_default_proj_bias_residual_layernorm_sm90a_128x12
 {
     const void *const kernels[FUSEGEN_LAUNCH_FNS] = {
         reinterpret_cast<const void *>(fusegen_default_proj_bias_residual_layernorm_sm90a_128x128x64_s5_pingpong_row_gemm1),
+        nullptr,
         nullptr,
         nullptr,
     };
@@ -2020,6 +2025,7 @@ extern "C" cudaError_t fusegen_default_proj_bias_residual_layernorm_sm90a_128x12
         reinterpret_cast<const void *>(fusegen_default_proj_bias_residual_layernorm_sm90a_128x128x64_s5_pingpong_split_gemm1),
         reinterpret_cast<const void *>(fusegen_default_proj_bias_residual_layernorm_sm90a_128x128x64_s5_pingpong_split_normalize1),
         nullptr,
+        nullptr,
     };
     return fusegen_sm80::driver_functions(kernels, fns);
 }
@@ -2028,6 +2034,7 @@ extern "C" cudaError_t fusegen_default_proj_bias_residual_layernorm_sm90a_128x25
 {
     const void *const kernels[FUSEGEN_LAUNCH_FNS] = {
         reinterpret_cast<const void *>(fusegen_default_proj_bias_residual_layernorm_sm90a_128x256x64_s3_row_gemm1),
+        nullptr,
         nullptr,
         nullptr,
     };
@@ -2040,6 +2047,7 @@ extern "C" cudaError_t fusegen_default_proj_bias_residual_layernorm_sm90a_128x25
         reinterpret_cast<const void *>(fusegen_default_proj_bias_residual_layernorm_sm90a_128x256x64_s3_cluster_gemm1),
         nullptr,
         nullptr,
+        nullptr,
     };
     return fusegen_sm80::driver_functions(kernels, fns);
 }
@@ -2049,6 +2057,7 @@ extern "C" cudaError_t fusegen_default_proj_bias_residual_layernorm_sm90a_128x25
     const void *const kernels[FUSEGEN_LAUNCH_FNS] = {
         reinterpret_cast<const void *>(fusegen_default_proj_bias_residual_layernorm_sm90a_128x256x64_s3_split_gemm1),
         reinterpret_cast<const void *>(fusegen_default_proj_bias_residual_layernorm_sm90a_128x256x64_s3_split_normalize1),
+        nullptr,
         nullptr,
     };
     return fusegen_sm80::driver_functions(kernels, fns);
@@ -2060,6 +2069,7 @@ extern "C" cudaError_t fusegen_default_proj_bias_residual_layernorm_sm90a_128x25
         reinterpret_cast<const void *>(fusegen_default_proj_bias_residual_layernorm_sm90a_128x256x64_s3_splitk_gemm1),
         reinterpret_cast<const void *>(fusegen_default_proj_bias_residual_layernorm_sm90a_128x256x64_s3_splitk_reduce1),
         nullptr,
+        nullptr,
     };
     return fusegen_sm80::driver_functions(kernels, fns);
 }
@@ -2068,6 +2078,7 @@ extern "C" cudaError_t fusegen_default_proj_bias_residual_layernorm_sm90a_128x16
 {
     const void *const kernels[FUSEGEN_LAUNCH_FNS] = {
         reinterpret_cast<const void *>(fusegen_default_proj_bias_residual_layernorm_sm90a_128x160x64_s5_row_gemm1),
+        nullptr,
         nullptr,
         nullptr,
     };
@@ -2080,6 +2091,7 @@ extern "C" cudaError_t fusegen_default_proj_bias_residual_layernorm_sm90a_128x16
         reinterpret_cast<const void *>(fusegen_default_proj_bias_residual_layernorm_sm90a_128x160x64_s5_cluster_gemm1),
         nullptr,
         nullptr,
+        nullptr,
     };
     return fusegen_sm80::driver_functions(kernels, fns);
 }
@@ -2089,6 +2101,7 @@ extern "C" cudaError_t fusegen_default_proj_bias_residual_layernorm_sm90a_128x16
     const void *const kernels[FUSEGEN_LAUNCH_FNS] = {
         reinterpret_cast<const void *>(fusegen_default_proj_bias_residual_layernorm_sm90a_128x160x64_s5_split_gemm1),
         reinterpret_cast<const void *>(fusegen_default_proj_bias_residual_layernorm_sm90a_128x160x64_s5_split_normalize1),
+        nullptr,
         nullptr,
     };
     return fusegen_sm80::driver_functions(kernels, fns);
@@ -2100,6 +2113,7 @@ extern "C" cudaError_t fusegen_default_proj_bias_residual_layernorm_sm90a_128x16
         reinterpret_cast<const void *>(fusegen_default_proj_bias_residual_layernorm_sm90a_128x160x64_s5_splitk_gemm1),
         reinterpret_cast<const void *>(fusegen_default_proj_bias_residual_layernorm_sm90a_128x160x64_s5_splitk_reduce1),
         nullptr,
+        nullptr,
     };
     return fusegen_sm80::driver_functions(kernels, fns);
 }
@@ -2108,6 +2122,7 @@ extern "C" cudaError_t fusegen_default_proj_bias_residual_layernorm_sm90a_64x320
 {
     const void *const kernels[FUSEGEN_LAUNCH_FNS] = {
         reinterpret_cast<const void *>(fusegen_default_proj_bias_residual_layernorm_sm90a_64x320x64_s3_row_gemm1),
+        nullptr,
         nullptr,
         nullptr,
     };
@@ -2120,6 +2135,7 @@ extern "C" cudaError_t fusegen_default_proj_bias_residual_layernorm_sm90a_64x256
         reinterpret_cast<const void *>(fusegen_default_proj_bias_residual_layernorm_sm90a_64x256x64_s4_row_gemm1),
         nullptr,
         nullptr,
+        nullptr,
     };
     return fusegen_sm80::driver_functions(kernels, fns);
 }
@@ -2129,6 +2145,7 @@ extern "C" cudaError_t fusegen_default_proj_bias_residual_layernorm_sm90a_64x256
     const void *const kernels[FUSEGEN_LAUNCH_FNS] = {
         reinterpret_cast<const void *>(fusegen_default_proj_bias_residual_layernorm_sm90a_64x256x64_s4_split_gemm1),
         reinterpret_cast<const void *>(fusegen_default_proj_bias_residual_layernorm_sm90a_64x256x64_s4_split_normalize1),
+        nullptr,
         nullptr,
     };
     return fusegen_sm80::driver_functions(kernels, fns);
@@ -2140,6 +2157,7 @@ extern "C" cudaError_t fusegen_default_proj_bias_residual_layernorm_sm90a_64x256
         reinterpret_cast<const void *>(fusegen_default_proj_bias_residual_layernorm_sm90a_64x256x64_s4_splitk_gemm1),
         reinterpret_cast<const void *>(fusegen_default_proj_bias_residual_layernorm_sm90a_64x256x64_s4_splitk_reduce1),
         nullptr,
+        nullptr,
     };
     return fusegen_sm80::driver_functions(kernels, fns);
 }
@@ -2148,6 +2166,7 @@ extern "C" cudaError_t fusegen_default_proj_bias_residual_layernorm_sm90a_64x128
 {
     const void *const kernels[FUSEGEN_LAUNCH_FNS] = {
         reinterpret_cast<const void *>(fusegen_default_proj_bias_residual_layernorm_sm90a_64x128x64_s4_row_gemm1),
+        nullptr,
         nullptr,
         nullptr,
     };
@@ -2160,6 +2179,7 @@ extern "C" cudaError_t fusegen_default_proj_bias_residual_layernorm_sm90a_64x128
         reinterpret_cast<const void *>(fusegen_default_proj_bias_residual_layernorm_sm90a_64x128x64_s4_split_gemm1),
         reinterpret_cast<const void *>(fusegen_default_proj_bias_residual_layernorm_sm90a_64x128x64_s4_split_normalize1),
         nullptr,
+        nullptr,
     };
     return fusegen_sm80::driver_functions(kernels, fns);
 }
@@ -2170,6 +2190,7 @@ extern "C" cudaError_t fusegen_default_proj_bias_residual_layernorm_sm90a_64x128
         reinterpret_cast<const void *>(fusegen_default_proj_bias_residual_layernorm_sm90a_64x128x64_s4_splitk_gemm1),
         reinterpret_cast<const void *>(fusegen_default_proj_bias_residual_layernorm_sm90a_64x128x64_s4_splitk_reduce1),
         nullptr,
+        nullptr,
     };
     return fusegen_sm80::driver_functions(kernels, fns);
 }
@@ -2178,6 +2199,7 @@ extern "C" cudaError_t fusegen_default_proj_bias_residual_layernorm_sm80_128x256
 {
     const void *const kernels[FUSEGEN_LAUNCH_FNS] = {
         reinterpret_cast<const void *>(fusegen_default_proj_bias_residual_layernorm_sm80_128x256x64_s3_row_gemm1),
+        nullptr,
         nullptr,
         nullptr,
     };
@@ -2190,6 +2212,7 @@ extern "C" cudaError_t fusegen_default_proj_bias_residual_layernorm_sm80_128x256
         reinterpret_cast<const void *>(fusegen_default_proj_bias_residual_layernorm_sm80_128x256x64_s3_split_gemm1),
         reinterpret_cast<const void *>(fusegen_default_proj_bias_residual_layernorm_sm80_128x256x64_s3_split_normalize1),
         nullptr,
+        nullptr,
     };
     return fusegen_sm80::driver_functions(kernels, fns);
 }
@@ -2198,6 +2221,7 @@ extern "C" cudaError_t fusegen_default_proj_bias_residual_layernorm_sm80_64x256x
 {
     const void *const kernels[FUSEGEN_LAUNCH_FNS] = {
         reinterpret_cast<const void *>(fusegen_default_proj_bias_residual_layernorm_sm80_64x256x32_s4_row_gemm1),
+        nullptr,
         nullptr,
         nullptr,
     };
@@ -2210,6 +2234,7 @@ extern "C" cudaError_t fusegen_default_proj_bias_residual_layernorm_sm80_64x256x
         reinterpret_cast<const void *>(fusegen_default_proj_bias_residual_layernorm_sm80_64x256x32_s4_split_gemm1),
         reinterpret_cast<const void *>(fusegen_default_proj_bias_residual_layernorm_sm80_64x256x32_s4_split_normalize1),
         nullptr,
+        nullptr,
     };
     return fusegen_sm80::driver_functions(kernels, fns);
 }
@@ -2220,6 +2245,7 @@ extern "C" cudaError_t fusegen_default_proj_bias_residual_layernorm_sm80_64x256x
         reinterpret_cast<const void *>(fusegen_default_proj_bias_residual_layernorm_sm80_64x256x32_s4_splitk_gemm1),
         reinterpret_cast<const void *>(fusegen_default_proj_bias_residual_layernorm_sm80_64x256x32_s4_splitk_reduce1),
         nullptr,
+        nullptr,
     };
     return fusegen_sm80::driver_functions(kernels, fns);
 }
@@ -2228,6 +2254,7 @@ extern "C" cudaError_t fusegen_default_proj_bias_residual_layernorm_sm80_64x128x
 {
     const void *const kernels[FUSEGEN_LAUNCH_FNS] = {
         reinterpret_cast<const void *>(fusegen_default_proj_bias_residual_layernorm_sm80_64x128x64_s4_row_gemm1),
+        nullptr,
         nullptr,
         nullptr,
     };
@@ -2240,6 +2267,7 @@ extern "C" cudaError_t fusegen_default_proj_bias_residual_layernorm_sm80_64x128x
         reinterpret_cast<const void *>(fusegen_default_proj_bias_residual_layernorm_sm80_64x128x64_s4_split_gemm1),
         reinterpret_cast<const void *>(fusegen_default_proj_bias_residual_layernorm_sm80_64x128x64_s4_split_normalize1),
         nullptr,
+        nullptr,
     };
     return fusegen_sm80::driver_functions(kernels, fns);
 }
@@ -2249,6 +2277,7 @@ extern "C" cudaError_t fusegen_default_proj_bias_residual_layernorm_sm80_64x128x
     const void *const kernels[FUSEGEN_LAUNCH_FNS] = {
         reinterpret_cast<const void *>(fusegen_default_proj_bias_residual_layernorm_sm80_64x128x64_s4_splitk_gemm1),
         reinterpret_cast<const void *>(fusegen_default_proj_bias_residual_layernorm_sm80_64x128x64_s4_splitk_reduce1),
+        nullptr,
         nullptr,
     };
     return fusegen_sm80::driver_functions(kernels, fns);

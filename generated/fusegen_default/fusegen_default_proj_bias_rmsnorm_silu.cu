@@ -427,12 +427,13 @@ static_assert(fusegen_default_proj_bias_rmsnorm_silu_sm80_64x256x32_s3_splitk::G
 #ifndef __CUDACC_RTC__
 // Each variant's driver functions in the current context, for the runtime's launcher
 // (fusegen_kernel.functions, runtime/launch.c): GEMM1, its normalize or split-K reduce kernel, a
-// chain's GEMM2. Found here, by this library's own CUDA runtime, which registered the kernels.
+// chain's GEMM2 and its split-K reduce kernel. Found here, by this library's own CUDA runtime, which registered the kernels.
 
 extern "C" cudaError_t fusegen_default_proj_bias_rmsnorm_silu_sm90a_64x256x64_s4_row_functions(void *fns[FUSEGEN_LAUNCH_FNS])
 {
     const void *const kernels[FUSEGEN_LAUNCH_FNS] = {
         reinterpret_cast<const void *>(fusegen_default_proj_bias_rmsnorm_silu_sm90a_64x256x64_s4_row_gemm1),
+        nullptr,
         nullptr,
         nullptr,
     };
@@ -445,6 +446,7 @@ extern "C" cudaError_t fusegen_default_proj_bias_rmsnorm_silu_sm90a_64x256x64_s4
         reinterpret_cast<const void *>(fusegen_default_proj_bias_rmsnorm_silu_sm90a_64x256x64_s4_split_gemm1),
         reinterpret_cast<const void *>(fusegen_default_proj_bias_rmsnorm_silu_sm90a_64x256x64_s4_split_normalize1),
         nullptr,
+        nullptr,
     };
     return fusegen_sm80::driver_functions(kernels, fns);
 }
@@ -455,6 +457,7 @@ extern "C" cudaError_t fusegen_default_proj_bias_rmsnorm_silu_sm90a_64x256x64_s4
         reinterpret_cast<const void *>(fusegen_default_proj_bias_rmsnorm_silu_sm90a_64x256x64_s4_splitk_gemm1),
         reinterpret_cast<const void *>(fusegen_default_proj_bias_rmsnorm_silu_sm90a_64x256x64_s4_splitk_reduce1),
         nullptr,
+        nullptr,
     };
     return fusegen_sm80::driver_functions(kernels, fns);
 }
@@ -463,6 +466,7 @@ extern "C" cudaError_t fusegen_default_proj_bias_rmsnorm_silu_sm80_64x256x32_s3_
 {
     const void *const kernels[FUSEGEN_LAUNCH_FNS] = {
         reinterpret_cast<const void *>(fusegen_default_proj_bias_rmsnorm_silu_sm80_64x256x32_s3_row_gemm1),
+        nullptr,
         nullptr,
         nullptr,
     };
@@ -475,6 +479,7 @@ extern "C" cudaError_t fusegen_default_proj_bias_rmsnorm_silu_sm80_64x256x32_s3_
         reinterpret_cast<const void *>(fusegen_default_proj_bias_rmsnorm_silu_sm80_64x256x32_s3_split_gemm1),
         reinterpret_cast<const void *>(fusegen_default_proj_bias_rmsnorm_silu_sm80_64x256x32_s3_split_normalize1),
         nullptr,
+        nullptr,
     };
     return fusegen_sm80::driver_functions(kernels, fns);
 }
@@ -484,6 +489,7 @@ extern "C" cudaError_t fusegen_default_proj_bias_rmsnorm_silu_sm80_64x256x32_s3_
     const void *const kernels[FUSEGEN_LAUNCH_FNS] = {
         reinterpret_cast<const void *>(fusegen_default_proj_bias_rmsnorm_silu_sm80_64x256x32_s3_splitk_gemm1),
         reinterpret_cast<const void *>(fusegen_default_proj_bias_rmsnorm_silu_sm80_64x256x32_s3_splitk_reduce1),
+        nullptr,
         nullptr,
     };
     return fusegen_sm80::driver_functions(kernels, fns);

@@ -166,12 +166,13 @@ static_assert(fusegen_default_proj_residual_gelu_tanh_f32_sm80_64x128x64_s3_spli
 #ifndef __CUDACC_RTC__
 // Each variant's driver functions in the current context, for the runtime's launcher
 // (fusegen_kernel.functions, runtime/launch.c): GEMM1, its normalize or split-K reduce kernel, a
-// chain's GEMM2. Found here, by this library's own CUDA runtime, which registered the kernels.
+// chain's GEMM2 and its split-K reduce kernel. Found here, by this library's own CUDA runtime, which registered the kernels.
 
 extern "C" cudaError_t fusegen_default_proj_residual_gelu_tanh_f32_sm80_64x128x64_s3_functions(void *fns[FUSEGEN_LAUNCH_FNS])
 {
     const void *const kernels[FUSEGEN_LAUNCH_FNS] = {
         reinterpret_cast<const void *>(fusegen_default_proj_residual_gelu_tanh_f32_sm80_64x128x64_s3_gemm1),
+        nullptr,
         nullptr,
         nullptr,
     };
@@ -183,6 +184,7 @@ extern "C" cudaError_t fusegen_default_proj_residual_gelu_tanh_f32_sm80_64x128x6
     const void *const kernels[FUSEGEN_LAUNCH_FNS] = {
         reinterpret_cast<const void *>(fusegen_default_proj_residual_gelu_tanh_f32_sm80_64x128x64_s3_splitk_gemm1),
         reinterpret_cast<const void *>(fusegen_default_proj_residual_gelu_tanh_f32_sm80_64x128x64_s3_splitk_reduce1),
+        nullptr,
         nullptr,
     };
     return fusegen_sm80::driver_functions(kernels, fns);

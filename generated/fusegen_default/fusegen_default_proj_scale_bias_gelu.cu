@@ -109,12 +109,13 @@ static_assert(fusegen_default_proj_scale_bias_gelu_sm80_128x128x32_s4::Gemm1::kH
 #ifndef __CUDACC_RTC__
 // Each variant's driver functions in the current context, for the runtime's launcher
 // (fusegen_kernel.functions, runtime/launch.c): GEMM1, its normalize or split-K reduce kernel, a
-// chain's GEMM2. Found here, by this library's own CUDA runtime, which registered the kernels.
+// chain's GEMM2 and its split-K reduce kernel. Found here, by this library's own CUDA runtime, which registered the kernels.
 
 extern "C" cudaError_t fusegen_default_proj_scale_bias_gelu_sm80_128x128x32_s4_functions(void *fns[FUSEGEN_LAUNCH_FNS])
 {
     const void *const kernels[FUSEGEN_LAUNCH_FNS] = {
         reinterpret_cast<const void *>(fusegen_default_proj_scale_bias_gelu_sm80_128x128x32_s4_gemm1),
+        nullptr,
         nullptr,
         nullptr,
     };

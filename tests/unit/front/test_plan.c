@@ -3,6 +3,7 @@
  * forms, max_n and the Hopper epilogue staging. */
 #include "front_test.h"
 #include "arch.h"
+#include "launch.h"
 #include "plan.h"
 
 /* Plans json (which must parse and check); the plan's memory lives in *arena. Returns 0, or -1
@@ -68,7 +69,8 @@ static void test_norm_auto(void)
 }
 
 /* A norm that names its strategy gets that one only, and no split-K form (its reduce would
- * not be the strategy asked for); a chain gets none either. */
+ * not be the strategy asked for); a portable chain gets none either, a Hopper chain one per
+ * pair of tiles that both have one (both GEMMs slice K, each with its reduce kernel). */
 static void test_no_split_k(void)
 {
     fg_arena a;
@@ -90,6 +92,23 @@ static void test_no_split_k(void)
         "\"epilogue\": [{\"op\": \"layernorm\"}], \"then\": {\"epilogue\": [{\"op\": \"relu\"}]}}]}";
     CHECK(plan_of(chain, &a, &s, &p) == 0);
     CHECK(p.n_kernels > 0 && count_split_k(&p) == 0);
+    fg_arena_free(&a);
+
+    fg_arena_init(&a);
+    const char *hopper_chain =
+        "{\"library\": \"l\", \"kernels\": [{\"name\": \"c\", \"arch\": [\"sm_90a\"], \"a\": \"bf16\", \"b\": "
+        "\"bf16\", \"out\": \"bf16\", \"tiles\": [{\"m\": 64, \"n\": 128, \"k\": 64, \"stages\": 4}], "
+        "\"epilogue\": [{\"op\": \"layernorm\"}], \"then\": {\"tiles\": [{\"m\": 128, \"n\": 256, \"k\": 64, "
+        "\"stages\": 3}, {\"m\": 128, \"n\": 128, \"k\": 64, \"stages\": 4, \"schedule\": \"pingpong\"}], "
+        "\"epilogue\": [{\"op\": \"relu\"}]}}]}";
+    CHECK(plan_of(hopper_chain, &a, &s, &p) == 0);
+    const fg_plan_kernel *ck = find(&p, "c_sm90a_64x128x64_s4_splitk_g2_128x256x64_s3");
+    CHECK(count_split_k(&p) == 1 && ck && ck->chain && ck->max_n == 16384 && !ck->g2.stage_tile &&
+          ck->g2.smem_bytes == fg_arch_sm90_smem_bytes(128, 256, 3, false, 0, 0));
+    fusegen_launch_gemm r1, r2;
+    fg_launch_record(ck, 1, &r1);
+    fg_launch_record(ck, 2, &r2);
+    CHECK(r1.split_k && r1.split_k_row_smem && r2.split_k && !r2.split_k_row_smem && r2.epi_box_bytes == 128);
     fg_arena_free(&a);
 }
 

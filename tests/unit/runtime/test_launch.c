@@ -332,6 +332,48 @@ static void test_split_k(void)
     CHECK(red->smem == 4096 * 4 && red->dependent && red->params.partials == part->params.partials);
 }
 
+/* A split-K chain: GEMM1's partial and reduce kernels (into hidden), then GEMM2's, whose partial
+ * sums reuse GEMM1's region. */
+static void test_chain_split_k(void)
+{
+    fusegen_launch_cache fresh;
+    memset(&fresh, 0, sizeof fresh);
+    fusegen_kernel k = k_ln("tail_sm90a_64x256x64_s4_splitk_g2_128x256x64_s3", 1, FUSEGEN_STRATEGY_NONE, 64, 256, 16384, &fresh);
+    k.epilogue = "bias+residual+layernorm", k.n_stores = 0;
+    k.chain = 1, k.split_k = 1, k.b2_layout = FUSEGEN_LAYOUT_NK, k.epilogue2 = "bias+relu", k.uses_bias2 = 1;
+    k.tile2_m = 128, k.tile2_n = 256, k.tile2_k = 64, k.stages2 = 3, k.threads2 = 384;
+    k.launch1.split_k = 1, k.launch1.split_k_row_smem = 1;
+    k.launch1.map_residual = 0, k.launch1.map_store_slot = -1, k.launch1.map_out = 0;
+    k.launch2 = k.launch1;
+    k.launch2.tile_m = 128, k.launch2.tile_n = 256, k.launch2.tma_box_a = 128, k.launch2.split_k_row_smem = 0;
+    fusegen_problem p = ln_problem(64, 2048, 2048);
+    p.epilogue = "bias+residual+layernorm";
+    p.n2 = 8192, p.b2_layout = FUSEGEN_LAYOUT_NK, p.epilogue2 = "bias+relu";
+    fusegen_args a = args_all();
+    size_t need = 0;
+    CHECK(fusegen_workspace_size(&k, &p, &need) == FUSEGEN_OK);
+    const int s1 = fusegen_k_slices(64, 2048, 2048, 64, 256, 64, 132), s2 = fusegen_k_slices(64, 8192, 2048, 128, 256, 64, 132);
+    CHECK(s1 == 8 && s2 == 4);   /* 8 tiles x 8 slices (32 k tiles, at least 4 a slice); 32 tiles x 4 */
+    const fusegen_ws_chain_split_k c = fusegen_ws_layout_for_chain_split_k(s1, s2, 64, 2048, 8192, 2);
+    /* hidden (bf16 [64, 2048]), then the larger of the two GEMMs' partial sums (GEMM2's) */
+    CHECK(c.partials == 64 * 2048 * 2 && need == c.total && c.total == c.partials + (size_t)4 * 64 * 8192 * 4);
+    reset();
+    CHECK(fusegen_run(&k, &p, &a, g_ws, need, 0) == FUSEGEN_OK);
+    CHECK(g_n_launches == 4);
+    const char *ws = (const char *)g_ws;
+    const launch_log *p1 = &g_launches[0], *r1 = &g_launches[1], *p2 = &g_launches[2], *r2 = &g_launches[3];
+    CHECK(p1->f == (CUfunction)(uintptr_t)0x100 && p1->grid[0] == 64 && p1->params.k_slices == s1);
+    CHECK(p1->params.partials == (float *)(ws + c.partials));
+    CHECK(r1->f == (CUfunction)(uintptr_t)0x101 && r1->grid[0] == 64 && r1->smem == 2048 * 4 && r1->dependent);
+    CHECK(r1->params.out == (void *)ws && r1->params.ldo == 2048);
+    CHECK(p2->f == (CUfunction)(uintptr_t)0x102 && p2->grid[0] == 128 && p2->params.k_slices == s2 && p2->dependent);
+    CHECK(p2->params.a == (const void *)ws && p2->params.k == 2048 && p2->params.n == 8192 &&
+          p2->params.partials == (float *)(ws + c.partials));
+    /* GEMM2's reduce: no norm, so no row in shared memory, blocks of 256 threads over each row */
+    CHECK(r2->f == (CUfunction)(uintptr_t)0x103 && r2->grid[0] == 64 && r2->smem == 0 && r2->params.out == a.out2);
+    CHECK(r2->grid[1] == (unsigned)fusegen_split_k_reduce_blocks_y(8192, 0, FUSEGEN_REG_SPLIT_K_REDUCE_THREADS));
+}
+
 static void test_chain(void)
 {
     fusegen_kernel k = {
@@ -410,6 +452,7 @@ int main(void)
     test_hopper_persistent();
     test_hopper_cluster();
     test_split_k();
+    test_chain_split_k();
     test_chain();
     test_bad_functions();
     fusegen__cu_override(NULL);

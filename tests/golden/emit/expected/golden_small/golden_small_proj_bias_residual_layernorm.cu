@@ -222,12 +222,13 @@ static_assert(golden_small_proj_bias_residual_layernorm_sm80_64x128x32_s3_splitk
 #ifndef __CUDACC_RTC__
 // Each variant's driver functions in the current context, for the runtime's launcher
 // (fusegen_kernel.functions, runtime/launch.c): GEMM1, its normalize or split-K reduce kernel, a
-// chain's GEMM2. Found here, by this library's own CUDA runtime, which registered the kernels.
+// chain's GEMM2 and its split-K reduce kernel. Found here, by this library's own CUDA runtime, which registered the kernels.
 
 extern "C" cudaError_t golden_small_proj_bias_residual_layernorm_sm80_64x128x32_s3_row_functions(void *fns[FUSEGEN_LAUNCH_FNS])
 {
     const void *const kernels[FUSEGEN_LAUNCH_FNS] = {
         reinterpret_cast<const void *>(golden_small_proj_bias_residual_layernorm_sm80_64x128x32_s3_row_gemm1),
+        nullptr,
         nullptr,
         nullptr,
     };
@@ -240,6 +241,7 @@ extern "C" cudaError_t golden_small_proj_bias_residual_layernorm_sm80_64x128x32_
         reinterpret_cast<const void *>(golden_small_proj_bias_residual_layernorm_sm80_64x128x32_s3_split_gemm1),
         reinterpret_cast<const void *>(golden_small_proj_bias_residual_layernorm_sm80_64x128x32_s3_split_normalize1),
         nullptr,
+        nullptr,
     };
     return fusegen_sm80::driver_functions(kernels, fns);
 }
@@ -249,6 +251,7 @@ extern "C" cudaError_t golden_small_proj_bias_residual_layernorm_sm80_64x128x32_
     const void *const kernels[FUSEGEN_LAUNCH_FNS] = {
         reinterpret_cast<const void *>(golden_small_proj_bias_residual_layernorm_sm80_64x128x32_s3_splitk_gemm1),
         reinterpret_cast<const void *>(golden_small_proj_bias_residual_layernorm_sm80_64x128x32_s3_splitk_reduce1),
+        nullptr,
         nullptr,
     };
     return fusegen_sm80::driver_functions(kernels, fns);

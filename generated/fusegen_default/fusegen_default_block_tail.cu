@@ -328,6 +328,9 @@ struct Epilogue1 {
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
     static constexpr int kClusterRanks = 0;
+    // Whether the ops before the norm read the bias and the residual (a split-K reduce loads
+    // them before it waits for the partial sums).
+    static constexpr bool kPreReadsBias = true, kPreReadsResidual = true;
     // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
     // (m, n) and (m, n+1); n is even.
     __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p,
@@ -368,6 +371,9 @@ struct Epilogue2 {
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
     static constexpr int kClusterRanks = 0;
+    // Whether the ops before the norm read the bias and the residual (a split-K reduce loads
+    // them before it waits for the partial sums).
+    static constexpr bool kPreReadsBias = true, kPreReadsResidual = false;
     // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
     // (m, n) and (m, n+1); n is even.
     __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p,
@@ -958,6 +964,9 @@ struct Epilogue1 {
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
     static constexpr int kClusterRanks = 0;
+    // Whether the ops before the norm read the bias and the residual (a split-K reduce loads
+    // them before it waits for the partial sums).
+    static constexpr bool kPreReadsBias = true, kPreReadsResidual = true;
     // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
     // (m, n) and (m, n+1); n is even.
     __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p,
@@ -998,6 +1007,9 @@ struct Epilogue2 {
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
     static constexpr int kClusterRanks = 0;
+    // Whether the ops before the norm read the bias and the residual (a split-K reduce loads
+    // them before it waits for the partial sums).
+    static constexpr bool kPreReadsBias = true, kPreReadsResidual = false;
     // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
     // (m, n) and (m, n+1); n is even.
     __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p,
@@ -1588,6 +1600,9 @@ struct Epilogue1 {
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
     static constexpr int kClusterRanks = 0;
+    // Whether the ops before the norm read the bias and the residual (a split-K reduce loads
+    // them before it waits for the partial sums).
+    static constexpr bool kPreReadsBias = true, kPreReadsResidual = true;
     // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
     // (m, n) and (m, n+1); n is even.
     __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p,
@@ -1628,6 +1643,9 @@ struct Epilogue2 {
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
     static constexpr int kClusterRanks = 0;
+    // Whether the ops before the norm read the bias and the residual (a split-K reduce loads
+    // them before it waits for the partial sums).
+    static constexpr bool kPreReadsBias = true, kPreReadsResidual = false;
     // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
     // (m, n) and (m, n+1); n is even.
     __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p,

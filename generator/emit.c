@@ -207,16 +207,6 @@ static void emit__op_body(emit_ctx *c, fg_buf *b, const fg_gemm *g, const fg_op 
     }
 }
 
-/* Whether ops [ops, ops+n) hold an op of registry class cls. */
-static bool emit__reads(const fg_op *ops, size_t n, int cls)
-{
-    for (size_t i = 0; i < n; ++i) {
-        const fg_op_info *info = fg_spec_op_info(ops[i].kind);
-        if (info && info->cls == cls) return true;
-    }
-    return false;
-}
-
 static const char *emit__body(emit_ctx *c, const fg_gemm *g, const fg_op *ops, size_t n, const char *dt)
 {
     fg_buf b;
@@ -322,8 +312,6 @@ static void emit__gemm_scope(emit_ctx *c, fg_tmpl_scope *s, int index, const fg_
     fg_tmpl_setf(s, "prenorm_store_slot", "%d", g->prenorm_store_slot);
     fg_tmpl_setf(s, "cluster_ranks", "%d", g->cluster_ranks);
     fg_tmpl_set(s, "pre_body", emit__body(c, g->spec, g->pre, g->n_pre, dt_out));
-    fg_tmpl_set(s, "pre_reads_bias", emit__reads(g->pre, g->n_pre, FUSEGEN_REG_OPCLASS_BIAS) ? "true" : "false");
-    fg_tmpl_set(s, "pre_reads_residual", emit__reads(g->pre, g->n_pre, FUSEGEN_REG_OPCLASS_RESIDUAL) ? "true" : "false");
     fg_tmpl_set(s, "post_body", emit__body(c, g->spec, g->post, g->n_post, dt_out));
     fg_tmpl_set(s, "split", g->norm != FG_NORM_NONE && g->strategy == FG_STRATEGY_SPLIT ? "1" : "0");
 }

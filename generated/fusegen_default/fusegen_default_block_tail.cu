@@ -17,9 +17,6 @@ struct Epilogue1 {
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
     static constexpr int kClusterRanks = 0;
-    // Whether the ops before the norm read the bias and the residual (a split-K reduce loads
-    // them before it waits for the partial sums).
-    static constexpr bool kPreReadsBias = true, kPreReadsResidual = true;
     // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
     // (m, n) and (m, n+1); n is even.
     __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p,
@@ -58,9 +55,6 @@ struct Epilogue2 {
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
     static constexpr int kClusterRanks = 0;
-    // Whether the ops before the norm read the bias and the residual (a split-K reduce loads
-    // them before it waits for the partial sums).
-    static constexpr bool kPreReadsBias = true, kPreReadsResidual = false;
     // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
     // (m, n) and (m, n+1); n is even.
     __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p,
@@ -119,9 +113,6 @@ struct Epilogue1 {
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
     static constexpr int kClusterRanks = 16;
-    // Whether the ops before the norm read the bias and the residual (a split-K reduce loads
-    // them before it waits for the partial sums).
-    static constexpr bool kPreReadsBias = true, kPreReadsResidual = true;
     // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
     // (m, n) and (m, n+1); n is even.
     __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p,
@@ -160,9 +151,6 @@ struct Epilogue2 {
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
     static constexpr int kClusterRanks = 0;
-    // Whether the ops before the norm read the bias and the residual (a split-K reduce loads
-    // them before it waits for the partial sums).
-    static constexpr bool kPreReadsBias = true, kPreReadsResidual = false;
     // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
     // (m, n) and (m, n+1); n is even.
     __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p,
@@ -221,9 +209,6 @@ struct Epilogue1 {
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
     static constexpr int kClusterRanks = 0;
-    // Whether the ops before the norm read the bias and the residual (a split-K reduce loads
-    // them before it waits for the partial sums).
-    static constexpr bool kPreReadsBias = true, kPreReadsResidual = true;
     // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
     // (m, n) and (m, n+1); n is even.
     __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p,
@@ -262,9 +247,6 @@ struct Epilogue2 {
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
     static constexpr int kClusterRanks = 0;
-    // Whether the ops before the norm read the bias and the residual (a split-K reduce loads
-    // them before it waits for the partial sums).
-    static constexpr bool kPreReadsBias = true, kPreReadsResidual = false;
     // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
     // (m, n) and (m, n+1); n is even.
     __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p,
@@ -328,9 +310,6 @@ struct Epilogue1 {
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
     static constexpr int kClusterRanks = 0;
-    // Whether the ops before the norm read the bias and the residual (a split-K reduce loads
-    // them before it waits for the partial sums).
-    static constexpr bool kPreReadsBias = true, kPreReadsResidual = true;
     // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
     // (m, n) and (m, n+1); n is even.
     __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p,
@@ -371,9 +350,6 @@ struct Epilogue2 {
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
     static constexpr int kClusterRanks = 0;
-    // Whether the ops before the norm read the bias and the residual (a split-K reduce loads
-    // them before it waits for the partial sums).
-    static constexpr bool kPreReadsBias = true, kPreReadsResidual = false;
     // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
     // (m, n) and (m, n+1); n is even.
     __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p,
@@ -444,9 +420,6 @@ struct Epilogue1 {
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
     static constexpr int kClusterRanks = 0;
-    // Whether the ops before the norm read the bias and the residual (a split-K reduce loads
-    // them before it waits for the partial sums).
-    static constexpr bool kPreReadsBias = true, kPreReadsResidual = true;
     // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
     // (m, n) and (m, n+1); n is even.
     __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p,
@@ -485,9 +458,6 @@ struct Epilogue2 {
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
     static constexpr int kClusterRanks = 0;
-    // Whether the ops before the norm read the bias and the residual (a split-K reduce loads
-    // them before it waits for the partial sums).
-    static constexpr bool kPreReadsBias = true, kPreReadsResidual = false;
     // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
     // (m, n) and (m, n+1); n is even.
     __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p,
@@ -546,9 +516,6 @@ struct Epilogue1 {
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
     static constexpr int kClusterRanks = 16;
-    // Whether the ops before the norm read the bias and the residual (a split-K reduce loads
-    // them before it waits for the partial sums).
-    static constexpr bool kPreReadsBias = true, kPreReadsResidual = true;
     // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
     // (m, n) and (m, n+1); n is even.
     __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p,
@@ -587,9 +554,6 @@ struct Epilogue2 {
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
     static constexpr int kClusterRanks = 0;
-    // Whether the ops before the norm read the bias and the residual (a split-K reduce loads
-    // them before it waits for the partial sums).
-    static constexpr bool kPreReadsBias = true, kPreReadsResidual = false;
     // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
     // (m, n) and (m, n+1); n is even.
     __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p,
@@ -648,9 +612,6 @@ struct Epilogue1 {
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
     static constexpr int kClusterRanks = 0;
-    // Whether the ops before the norm read the bias and the residual (a split-K reduce loads
-    // them before it waits for the partial sums).
-    static constexpr bool kPreReadsBias = true, kPreReadsResidual = true;
     // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
     // (m, n) and (m, n+1); n is even.
     __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p,
@@ -689,9 +650,6 @@ struct Epilogue2 {
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
     static constexpr int kClusterRanks = 0;
-    // Whether the ops before the norm read the bias and the residual (a split-K reduce loads
-    // them before it waits for the partial sums).
-    static constexpr bool kPreReadsBias = true, kPreReadsResidual = false;
     // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
     // (m, n) and (m, n+1); n is even.
     __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p,
@@ -755,9 +713,6 @@ struct Epilogue1 {
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
     static constexpr int kClusterRanks = 0;
-    // Whether the ops before the norm read the bias and the residual (a split-K reduce loads
-    // them before it waits for the partial sums).
-    static constexpr bool kPreReadsBias = true, kPreReadsResidual = true;
     // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
     // (m, n) and (m, n+1); n is even.
     __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p,
@@ -796,9 +751,6 @@ struct Epilogue2 {
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
     static constexpr int kClusterRanks = 0;
-    // Whether the ops before the norm read the bias and the residual (a split-K reduce loads
-    // them before it waits for the partial sums).
-    static constexpr bool kPreReadsBias = true, kPreReadsResidual = false;
     // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
     // (m, n) and (m, n+1); n is even.
     __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p,
@@ -857,9 +809,6 @@ struct Epilogue1 {
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
     static constexpr int kClusterRanks = 0;
-    // Whether the ops before the norm read the bias and the residual (a split-K reduce loads
-    // them before it waits for the partial sums).
-    static constexpr bool kPreReadsBias = true, kPreReadsResidual = true;
     // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
     // (m, n) and (m, n+1); n is even.
     __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p,
@@ -898,9 +847,6 @@ struct Epilogue2 {
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
     static constexpr int kClusterRanks = 0;
-    // Whether the ops before the norm read the bias and the residual (a split-K reduce loads
-    // them before it waits for the partial sums).
-    static constexpr bool kPreReadsBias = true, kPreReadsResidual = false;
     // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
     // (m, n) and (m, n+1); n is even.
     __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p,
@@ -964,9 +910,6 @@ struct Epilogue1 {
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
     static constexpr int kClusterRanks = 0;
-    // Whether the ops before the norm read the bias and the residual (a split-K reduce loads
-    // them before it waits for the partial sums).
-    static constexpr bool kPreReadsBias = true, kPreReadsResidual = true;
     // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
     // (m, n) and (m, n+1); n is even.
     __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p,
@@ -1007,9 +950,6 @@ struct Epilogue2 {
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
     static constexpr int kClusterRanks = 0;
-    // Whether the ops before the norm read the bias and the residual (a split-K reduce loads
-    // them before it waits for the partial sums).
-    static constexpr bool kPreReadsBias = true, kPreReadsResidual = false;
     // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
     // (m, n) and (m, n+1); n is even.
     __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p,
@@ -1080,9 +1020,6 @@ struct Epilogue1 {
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
     static constexpr int kClusterRanks = 0;
-    // Whether the ops before the norm read the bias and the residual (a split-K reduce loads
-    // them before it waits for the partial sums).
-    static constexpr bool kPreReadsBias = true, kPreReadsResidual = true;
     // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
     // (m, n) and (m, n+1); n is even.
     __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p,
@@ -1121,9 +1058,6 @@ struct Epilogue2 {
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
     static constexpr int kClusterRanks = 0;
-    // Whether the ops before the norm read the bias and the residual (a split-K reduce loads
-    // them before it waits for the partial sums).
-    static constexpr bool kPreReadsBias = true, kPreReadsResidual = false;
     // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
     // (m, n) and (m, n+1); n is even.
     __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p,
@@ -1182,9 +1116,6 @@ struct Epilogue1 {
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
     static constexpr int kClusterRanks = 0;
-    // Whether the ops before the norm read the bias and the residual (a split-K reduce loads
-    // them before it waits for the partial sums).
-    static constexpr bool kPreReadsBias = true, kPreReadsResidual = true;
     // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
     // (m, n) and (m, n+1); n is even.
     __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p,
@@ -1223,9 +1154,6 @@ struct Epilogue2 {
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
     static constexpr int kClusterRanks = 0;
-    // Whether the ops before the norm read the bias and the residual (a split-K reduce loads
-    // them before it waits for the partial sums).
-    static constexpr bool kPreReadsBias = true, kPreReadsResidual = false;
     // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
     // (m, n) and (m, n+1); n is even.
     __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p,
@@ -1289,9 +1217,6 @@ struct Epilogue1 {
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
     static constexpr int kClusterRanks = 0;
-    // Whether the ops before the norm read the bias and the residual (a split-K reduce loads
-    // them before it waits for the partial sums).
-    static constexpr bool kPreReadsBias = true, kPreReadsResidual = true;
     // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
     // (m, n) and (m, n+1); n is even.
     __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p,
@@ -1330,9 +1255,6 @@ struct Epilogue2 {
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
     static constexpr int kClusterRanks = 0;
-    // Whether the ops before the norm read the bias and the residual (a split-K reduce loads
-    // them before it waits for the partial sums).
-    static constexpr bool kPreReadsBias = true, kPreReadsResidual = false;
     // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
     // (m, n) and (m, n+1); n is even.
     __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p,
@@ -1391,9 +1313,6 @@ struct Epilogue1 {
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
     static constexpr int kClusterRanks = 16;
-    // Whether the ops before the norm read the bias and the residual (a split-K reduce loads
-    // them before it waits for the partial sums).
-    static constexpr bool kPreReadsBias = true, kPreReadsResidual = true;
     // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
     // (m, n) and (m, n+1); n is even.
     __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p,
@@ -1432,9 +1351,6 @@ struct Epilogue2 {
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
     static constexpr int kClusterRanks = 0;
-    // Whether the ops before the norm read the bias and the residual (a split-K reduce loads
-    // them before it waits for the partial sums).
-    static constexpr bool kPreReadsBias = true, kPreReadsResidual = false;
     // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
     // (m, n) and (m, n+1); n is even.
     __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p,
@@ -1493,9 +1409,6 @@ struct Epilogue1 {
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
     static constexpr int kClusterRanks = 0;
-    // Whether the ops before the norm read the bias and the residual (a split-K reduce loads
-    // them before it waits for the partial sums).
-    static constexpr bool kPreReadsBias = true, kPreReadsResidual = true;
     // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
     // (m, n) and (m, n+1); n is even.
     __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p,
@@ -1534,9 +1447,6 @@ struct Epilogue2 {
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
     static constexpr int kClusterRanks = 0;
-    // Whether the ops before the norm read the bias and the residual (a split-K reduce loads
-    // them before it waits for the partial sums).
-    static constexpr bool kPreReadsBias = true, kPreReadsResidual = false;
     // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
     // (m, n) and (m, n+1); n is even.
     __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p,
@@ -1600,9 +1510,6 @@ struct Epilogue1 {
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
     static constexpr int kClusterRanks = 0;
-    // Whether the ops before the norm read the bias and the residual (a split-K reduce loads
-    // them before it waits for the partial sums).
-    static constexpr bool kPreReadsBias = true, kPreReadsResidual = true;
     // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
     // (m, n) and (m, n+1); n is even.
     __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p,
@@ -1643,9 +1550,6 @@ struct Epilogue2 {
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
     static constexpr int kClusterRanks = 0;
-    // Whether the ops before the norm read the bias and the residual (a split-K reduce loads
-    // them before it waits for the partial sums).
-    static constexpr bool kPreReadsBias = true, kPreReadsResidual = false;
     // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
     // (m, n) and (m, n+1); n is even.
     __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p,
@@ -1716,9 +1620,6 @@ struct Epilogue1 {
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
     static constexpr int kClusterRanks = 0;
-    // Whether the ops before the norm read the bias and the residual (a split-K reduce loads
-    // them before it waits for the partial sums).
-    static constexpr bool kPreReadsBias = true, kPreReadsResidual = true;
     // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
     // (m, n) and (m, n+1); n is even.
     __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p,
@@ -1757,9 +1658,6 @@ struct Epilogue2 {
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
     static constexpr int kClusterRanks = 0;
-    // Whether the ops before the norm read the bias and the residual (a split-K reduce loads
-    // them before it waits for the partial sums).
-    static constexpr bool kPreReadsBias = true, kPreReadsResidual = false;
     // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
     // (m, n) and (m, n+1); n is even.
     __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p,
@@ -1818,9 +1716,6 @@ struct Epilogue1 {
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
     static constexpr int kClusterRanks = 16;
-    // Whether the ops before the norm read the bias and the residual (a split-K reduce loads
-    // them before it waits for the partial sums).
-    static constexpr bool kPreReadsBias = true, kPreReadsResidual = true;
     // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
     // (m, n) and (m, n+1); n is even.
     __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p,
@@ -1859,9 +1754,6 @@ struct Epilogue2 {
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
     static constexpr int kClusterRanks = 0;
-    // Whether the ops before the norm read the bias and the residual (a split-K reduce loads
-    // them before it waits for the partial sums).
-    static constexpr bool kPreReadsBias = true, kPreReadsResidual = false;
     // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
     // (m, n) and (m, n+1); n is even.
     __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p,
@@ -1920,9 +1812,6 @@ struct Epilogue1 {
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
     static constexpr int kClusterRanks = 0;
-    // Whether the ops before the norm read the bias and the residual (a split-K reduce loads
-    // them before it waits for the partial sums).
-    static constexpr bool kPreReadsBias = true, kPreReadsResidual = true;
     // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
     // (m, n) and (m, n+1); n is even.
     __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p,
@@ -1961,9 +1850,6 @@ struct Epilogue2 {
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
     static constexpr int kClusterRanks = 0;
-    // Whether the ops before the norm read the bias and the residual (a split-K reduce loads
-    // them before it waits for the partial sums).
-    static constexpr bool kPreReadsBias = true, kPreReadsResidual = false;
     // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
     // (m, n) and (m, n+1); n is even.
     __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p,
@@ -2027,9 +1913,6 @@ struct Epilogue1 {
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
     static constexpr int kClusterRanks = 0;
-    // Whether the ops before the norm read the bias and the residual (a split-K reduce loads
-    // them before it waits for the partial sums).
-    static constexpr bool kPreReadsBias = true, kPreReadsResidual = true;
     // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
     // (m, n) and (m, n+1); n is even.
     __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p,
@@ -2068,9 +1951,6 @@ struct Epilogue2 {
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
     static constexpr int kClusterRanks = 0;
-    // Whether the ops before the norm read the bias and the residual (a split-K reduce loads
-    // them before it waits for the partial sums).
-    static constexpr bool kPreReadsBias = true, kPreReadsResidual = false;
     // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
     // (m, n) and (m, n+1); n is even.
     __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p,
@@ -2129,9 +2009,6 @@ struct Epilogue1 {
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
     static constexpr int kClusterRanks = 0;
-    // Whether the ops before the norm read the bias and the residual (a split-K reduce loads
-    // them before it waits for the partial sums).
-    static constexpr bool kPreReadsBias = true, kPreReadsResidual = true;
     // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
     // (m, n) and (m, n+1); n is even.
     __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p,
@@ -2170,9 +2047,6 @@ struct Epilogue2 {
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
     static constexpr int kClusterRanks = 0;
-    // Whether the ops before the norm read the bias and the residual (a split-K reduce loads
-    // them before it waits for the partial sums).
-    static constexpr bool kPreReadsBias = true, kPreReadsResidual = false;
     // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
     // (m, n) and (m, n+1); n is even.
     __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p,
@@ -2236,9 +2110,6 @@ struct Epilogue1 {
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
     static constexpr int kClusterRanks = 0;
-    // Whether the ops before the norm read the bias and the residual (a split-K reduce loads
-    // them before it waits for the partial sums).
-    static constexpr bool kPreReadsBias = true, kPreReadsResidual = true;
     // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
     // (m, n) and (m, n+1); n is even.
     __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p,
@@ -2277,9 +2148,6 @@ struct Epilogue2 {
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
     static constexpr int kClusterRanks = 0;
-    // Whether the ops before the norm read the bias and the residual (a split-K reduce loads
-    // them before it waits for the partial sums).
-    static constexpr bool kPreReadsBias = true, kPreReadsResidual = false;
     // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
     // (m, n) and (m, n+1); n is even.
     __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p,
@@ -2338,9 +2206,6 @@ struct Epilogue1 {
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
     static constexpr int kClusterRanks = 0;
-    // Whether the ops before the norm read the bias and the residual (a split-K reduce loads
-    // them before it waits for the partial sums).
-    static constexpr bool kPreReadsBias = true, kPreReadsResidual = true;
     // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
     // (m, n) and (m, n+1); n is even.
     __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p,
@@ -2379,9 +2244,6 @@ struct Epilogue2 {
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
     static constexpr int kClusterRanks = 0;
-    // Whether the ops before the norm read the bias and the residual (a split-K reduce loads
-    // them before it waits for the partial sums).
-    static constexpr bool kPreReadsBias = true, kPreReadsResidual = false;
     // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
     // (m, n) and (m, n+1); n is even.
     __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p,
@@ -2445,9 +2307,6 @@ struct Epilogue1 {
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
     static constexpr int kClusterRanks = 0;
-    // Whether the ops before the norm read the bias and the residual (a split-K reduce loads
-    // them before it waits for the partial sums).
-    static constexpr bool kPreReadsBias = true, kPreReadsResidual = true;
     // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
     // (m, n) and (m, n+1); n is even.
     __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p,
@@ -2478,9 +2337,6 @@ struct Epilogue2 {
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
     static constexpr int kClusterRanks = 0;
-    // Whether the ops before the norm read the bias and the residual (a split-K reduce loads
-    // them before it waits for the partial sums).
-    static constexpr bool kPreReadsBias = true, kPreReadsResidual = false;
     // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
     // (m, n) and (m, n+1); n is even.
     __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p,
@@ -2527,9 +2383,6 @@ struct Epilogue1 {
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
     static constexpr int kClusterRanks = 0;
-    // Whether the ops before the norm read the bias and the residual (a split-K reduce loads
-    // them before it waits for the partial sums).
-    static constexpr bool kPreReadsBias = true, kPreReadsResidual = true;
     // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
     // (m, n) and (m, n+1); n is even.
     __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p,
@@ -2560,9 +2413,6 @@ struct Epilogue2 {
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
     static constexpr int kClusterRanks = 0;
-    // Whether the ops before the norm read the bias and the residual (a split-K reduce loads
-    // them before it waits for the partial sums).
-    static constexpr bool kPreReadsBias = true, kPreReadsResidual = false;
     // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
     // (m, n) and (m, n+1); n is even.
     __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p,

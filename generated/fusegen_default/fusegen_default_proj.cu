@@ -17,9 +17,6 @@ struct Epilogue1 {
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
     static constexpr int kClusterRanks = 0;
-    // Whether the ops before the norm read the bias and the residual (a split-K reduce loads
-    // them before it waits for the partial sums).
-    static constexpr bool kPreReadsBias = false, kPreReadsResidual = false;
     // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
     // (m, n) and (m, n+1); n is even.
     __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p,
@@ -69,9 +66,6 @@ struct Epilogue1 {
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
     static constexpr int kClusterRanks = 0;
-    // Whether the ops before the norm read the bias and the residual (a split-K reduce loads
-    // them before it waits for the partial sums).
-    static constexpr bool kPreReadsBias = false, kPreReadsResidual = false;
     // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
     // (m, n) and (m, n+1); n is even.
     __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p,
@@ -128,9 +122,6 @@ struct Epilogue1 {
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
     static constexpr int kClusterRanks = 0;
-    // Whether the ops before the norm read the bias and the residual (a split-K reduce loads
-    // them before it waits for the partial sums).
-    static constexpr bool kPreReadsBias = false, kPreReadsResidual = false;
     // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
     // (m, n) and (m, n+1); n is even.
     __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p,
@@ -180,9 +171,6 @@ struct Epilogue1 {
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
     static constexpr int kClusterRanks = 0;
-    // Whether the ops before the norm read the bias and the residual (a split-K reduce loads
-    // them before it waits for the partial sums).
-    static constexpr bool kPreReadsBias = false, kPreReadsResidual = false;
     // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
     // (m, n) and (m, n+1); n is even.
     __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p,
@@ -239,9 +227,6 @@ struct Epilogue1 {
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
     static constexpr int kClusterRanks = 0;
-    // Whether the ops before the norm read the bias and the residual (a split-K reduce loads
-    // them before it waits for the partial sums).
-    static constexpr bool kPreReadsBias = false, kPreReadsResidual = false;
     // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
     // (m, n) and (m, n+1); n is even.
     __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p,
@@ -291,9 +276,6 @@ struct Epilogue1 {
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
     static constexpr int kClusterRanks = 0;
-    // Whether the ops before the norm read the bias and the residual (a split-K reduce loads
-    // them before it waits for the partial sums).
-    static constexpr bool kPreReadsBias = false, kPreReadsResidual = false;
     // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
     // (m, n) and (m, n+1); n is even.
     __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p,
@@ -343,9 +325,6 @@ struct Epilogue1 {
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
     static constexpr int kClusterRanks = 0;
-    // Whether the ops before the norm read the bias and the residual (a split-K reduce loads
-    // them before it waits for the partial sums).
-    static constexpr bool kPreReadsBias = false, kPreReadsResidual = false;
     // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
     // (m, n) and (m, n+1); n is even.
     __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p,
@@ -402,9 +381,6 @@ struct Epilogue1 {
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
     static constexpr int kClusterRanks = 0;
-    // Whether the ops before the norm read the bias and the residual (a split-K reduce loads
-    // them before it waits for the partial sums).
-    static constexpr bool kPreReadsBias = false, kPreReadsResidual = false;
     // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
     // (m, n) and (m, n+1); n is even.
     __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p,
@@ -454,9 +430,6 @@ struct Epilogue1 {
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
     static constexpr int kClusterRanks = 0;
-    // Whether the ops before the norm read the bias and the residual (a split-K reduce loads
-    // them before it waits for the partial sums).
-    static constexpr bool kPreReadsBias = false, kPreReadsResidual = false;
     // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
     // (m, n) and (m, n+1); n is even.
     __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p,
@@ -513,9 +486,6 @@ struct Epilogue1 {
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
     static constexpr int kClusterRanks = 0;
-    // Whether the ops before the norm read the bias and the residual (a split-K reduce loads
-    // them before it waits for the partial sums).
-    static constexpr bool kPreReadsBias = false, kPreReadsResidual = false;
     // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
     // (m, n) and (m, n+1); n is even.
     __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p,
@@ -555,9 +525,6 @@ struct Epilogue1 {
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
     static constexpr int kClusterRanks = 0;
-    // Whether the ops before the norm read the bias and the residual (a split-K reduce loads
-    // them before it waits for the partial sums).
-    static constexpr bool kPreReadsBias = false, kPreReadsResidual = false;
     // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
     // (m, n) and (m, n+1); n is even.
     __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p,
@@ -597,9 +564,6 @@ struct Epilogue1 {
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
     static constexpr int kClusterRanks = 0;
-    // Whether the ops before the norm read the bias and the residual (a split-K reduce loads
-    // them before it waits for the partial sums).
-    static constexpr bool kPreReadsBias = false, kPreReadsResidual = false;
     // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
     // (m, n) and (m, n+1); n is even.
     __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p,

@@ -17,9 +17,6 @@ struct Epilogue1 {
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
     static constexpr int kClusterRanks = 0;
-    // Whether the ops before the norm read the bias and the residual (a split-K reduce loads
-    // them before it waits for the partial sums).
-    static constexpr bool kPreReadsBias = true, kPreReadsResidual = true;
     // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
     // (m, n) and (m, n+1); n is even.
     __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p,
@@ -73,9 +70,6 @@ struct Epilogue1 {
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
     static constexpr int kClusterRanks = 16;
-    // Whether the ops before the norm read the bias and the residual (a split-K reduce loads
-    // them before it waits for the partial sums).
-    static constexpr bool kPreReadsBias = true, kPreReadsResidual = true;
     // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
     // (m, n) and (m, n+1); n is even.
     __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p,
@@ -129,9 +123,6 @@ struct Epilogue1 {
     static constexpr int kPrenormStoreSlot = 0;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
     static constexpr int kClusterRanks = 0;
-    // Whether the ops before the norm read the bias and the residual (a split-K reduce loads
-    // them before it waits for the partial sums).
-    static constexpr bool kPreReadsBias = true, kPreReadsResidual = true;
     // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
     // (m, n) and (m, n+1); n is even.
     __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p,
@@ -190,9 +181,6 @@ struct Epilogue1 {
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
     static constexpr int kClusterRanks = 0;
-    // Whether the ops before the norm read the bias and the residual (a split-K reduce loads
-    // them before it waits for the partial sums).
-    static constexpr bool kPreReadsBias = true, kPreReadsResidual = true;
     // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
     // (m, n) and (m, n+1); n is even.
     __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p,
@@ -253,9 +241,6 @@ struct Epilogue1 {
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
     static constexpr int kClusterRanks = 0;
-    // Whether the ops before the norm read the bias and the residual (a split-K reduce loads
-    // them before it waits for the partial sums).
-    static constexpr bool kPreReadsBias = true, kPreReadsResidual = true;
     // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
     // (m, n) and (m, n+1); n is even.
     __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p,
@@ -309,9 +294,6 @@ struct Epilogue1 {
     static constexpr int kPrenormStoreSlot = 0;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
     static constexpr int kClusterRanks = 0;
-    // Whether the ops before the norm read the bias and the residual (a split-K reduce loads
-    // them before it waits for the partial sums).
-    static constexpr bool kPreReadsBias = true, kPreReadsResidual = true;
     // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
     // (m, n) and (m, n+1); n is even.
     __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p,
@@ -370,9 +352,6 @@ struct Epilogue1 {
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
     static constexpr int kClusterRanks = 0;
-    // Whether the ops before the norm read the bias and the residual (a split-K reduce loads
-    // them before it waits for the partial sums).
-    static constexpr bool kPreReadsBias = true, kPreReadsResidual = true;
     // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
     // (m, n) and (m, n+1); n is even.
     __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p,
@@ -426,9 +405,6 @@ struct Epilogue1 {
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
     static constexpr int kClusterRanks = 16;
-    // Whether the ops before the norm read the bias and the residual (a split-K reduce loads
-    // them before it waits for the partial sums).
-    static constexpr bool kPreReadsBias = true, kPreReadsResidual = true;
     // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
     // (m, n) and (m, n+1); n is even.
     __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p,
@@ -482,9 +458,6 @@ struct Epilogue1 {
     static constexpr int kPrenormStoreSlot = 0;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
     static constexpr int kClusterRanks = 0;
-    // Whether the ops before the norm read the bias and the residual (a split-K reduce loads
-    // them before it waits for the partial sums).
-    static constexpr bool kPreReadsBias = true, kPreReadsResidual = true;
     // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
     // (m, n) and (m, n+1); n is even.
     __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p,
@@ -543,9 +516,6 @@ struct Epilogue1 {
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
     static constexpr int kClusterRanks = 0;
-    // Whether the ops before the norm read the bias and the residual (a split-K reduce loads
-    // them before it waits for the partial sums).
-    static constexpr bool kPreReadsBias = true, kPreReadsResidual = true;
     // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
     // (m, n) and (m, n+1); n is even.
     __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p,
@@ -606,9 +576,6 @@ struct Epilogue1 {
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
     static constexpr int kClusterRanks = 0;
-    // Whether the ops before the norm read the bias and the residual (a split-K reduce loads
-    // them before it waits for the partial sums).
-    static constexpr bool kPreReadsBias = true, kPreReadsResidual = true;
     // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
     // (m, n) and (m, n+1); n is even.
     __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p,
@@ -662,9 +629,6 @@ struct Epilogue1 {
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
     static constexpr int kClusterRanks = 16;
-    // Whether the ops before the norm read the bias and the residual (a split-K reduce loads
-    // them before it waits for the partial sums).
-    static constexpr bool kPreReadsBias = true, kPreReadsResidual = true;
     // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
     // (m, n) and (m, n+1); n is even.
     __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p,
@@ -718,9 +682,6 @@ struct Epilogue1 {
     static constexpr int kPrenormStoreSlot = 0;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
     static constexpr int kClusterRanks = 0;
-    // Whether the ops before the norm read the bias and the residual (a split-K reduce loads
-    // them before it waits for the partial sums).
-    static constexpr bool kPreReadsBias = true, kPreReadsResidual = true;
     // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
     // (m, n) and (m, n+1); n is even.
     __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p,
@@ -779,9 +740,6 @@ struct Epilogue1 {
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
     static constexpr int kClusterRanks = 0;
-    // Whether the ops before the norm read the bias and the residual (a split-K reduce loads
-    // them before it waits for the partial sums).
-    static constexpr bool kPreReadsBias = true, kPreReadsResidual = true;
     // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
     // (m, n) and (m, n+1); n is even.
     __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p,
@@ -842,9 +800,6 @@ struct Epilogue1 {
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
     static constexpr int kClusterRanks = 0;
-    // Whether the ops before the norm read the bias and the residual (a split-K reduce loads
-    // them before it waits for the partial sums).
-    static constexpr bool kPreReadsBias = true, kPreReadsResidual = true;
     // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
     // (m, n) and (m, n+1); n is even.
     __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p,
@@ -898,9 +853,6 @@ struct Epilogue1 {
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
     static constexpr int kClusterRanks = 0;
-    // Whether the ops before the norm read the bias and the residual (a split-K reduce loads
-    // them before it waits for the partial sums).
-    static constexpr bool kPreReadsBias = true, kPreReadsResidual = true;
     // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
     // (m, n) and (m, n+1); n is even.
     __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p,
@@ -954,9 +906,6 @@ struct Epilogue1 {
     static constexpr int kPrenormStoreSlot = 0;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
     static constexpr int kClusterRanks = 0;
-    // Whether the ops before the norm read the bias and the residual (a split-K reduce loads
-    // them before it waits for the partial sums).
-    static constexpr bool kPreReadsBias = true, kPreReadsResidual = true;
     // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
     // (m, n) and (m, n+1); n is even.
     __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p,
@@ -1015,9 +964,6 @@ struct Epilogue1 {
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
     static constexpr int kClusterRanks = 0;
-    // Whether the ops before the norm read the bias and the residual (a split-K reduce loads
-    // them before it waits for the partial sums).
-    static constexpr bool kPreReadsBias = true, kPreReadsResidual = true;
     // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
     // (m, n) and (m, n+1); n is even.
     __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p,
@@ -1078,9 +1024,6 @@ struct Epilogue1 {
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
     static constexpr int kClusterRanks = 0;
-    // Whether the ops before the norm read the bias and the residual (a split-K reduce loads
-    // them before it waits for the partial sums).
-    static constexpr bool kPreReadsBias = true, kPreReadsResidual = true;
     // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
     // (m, n) and (m, n+1); n is even.
     __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p,
@@ -1134,9 +1077,6 @@ struct Epilogue1 {
     static constexpr int kPrenormStoreSlot = 0;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
     static constexpr int kClusterRanks = 0;
-    // Whether the ops before the norm read the bias and the residual (a split-K reduce loads
-    // them before it waits for the partial sums).
-    static constexpr bool kPreReadsBias = true, kPreReadsResidual = true;
     // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
     // (m, n) and (m, n+1); n is even.
     __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p,
@@ -1195,9 +1135,6 @@ struct Epilogue1 {
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
     static constexpr int kClusterRanks = 0;
-    // Whether the ops before the norm read the bias and the residual (a split-K reduce loads
-    // them before it waits for the partial sums).
-    static constexpr bool kPreReadsBias = true, kPreReadsResidual = true;
     // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
     // (m, n) and (m, n+1); n is even.
     __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p,
@@ -1258,9 +1195,6 @@ struct Epilogue1 {
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
     static constexpr int kClusterRanks = 0;
-    // Whether the ops before the norm read the bias and the residual (a split-K reduce loads
-    // them before it waits for the partial sums).
-    static constexpr bool kPreReadsBias = true, kPreReadsResidual = true;
     // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
     // (m, n) and (m, n+1); n is even.
     __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p,
@@ -1304,9 +1238,6 @@ struct Epilogue1 {
     static constexpr int kPrenormStoreSlot = 0;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
     static constexpr int kClusterRanks = 0;
-    // Whether the ops before the norm read the bias and the residual (a split-K reduce loads
-    // them before it waits for the partial sums).
-    static constexpr bool kPreReadsBias = true, kPreReadsResidual = true;
     // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
     // (m, n) and (m, n+1); n is even.
     __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p,
@@ -1355,9 +1286,6 @@ struct Epilogue1 {
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
     static constexpr int kClusterRanks = 0;
-    // Whether the ops before the norm read the bias and the residual (a split-K reduce loads
-    // them before it waits for the partial sums).
-    static constexpr bool kPreReadsBias = true, kPreReadsResidual = true;
     // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
     // (m, n) and (m, n+1); n is even.
     __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p,
@@ -1401,9 +1329,6 @@ struct Epilogue1 {
     static constexpr int kPrenormStoreSlot = 0;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
     static constexpr int kClusterRanks = 0;
-    // Whether the ops before the norm read the bias and the residual (a split-K reduce loads
-    // them before it waits for the partial sums).
-    static constexpr bool kPreReadsBias = true, kPreReadsResidual = true;
     // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
     // (m, n) and (m, n+1); n is even.
     __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p,
@@ -1452,9 +1377,6 @@ struct Epilogue1 {
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
     static constexpr int kClusterRanks = 0;
-    // Whether the ops before the norm read the bias and the residual (a split-K reduce loads
-    // them before it waits for the partial sums).
-    static constexpr bool kPreReadsBias = true, kPreReadsResidual = true;
     // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
     // (m, n) and (m, n+1); n is even.
     __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p,
@@ -1505,9 +1427,6 @@ struct Epilogue1 {
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
     static constexpr int kClusterRanks = 0;
-    // Whether the ops before the norm read the bias and the residual (a split-K reduce loads
-    // them before it waits for the partial sums).
-    static constexpr bool kPreReadsBias = true, kPreReadsResidual = true;
     // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
     // (m, n) and (m, n+1); n is even.
     __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p,
@@ -1551,9 +1470,6 @@ struct Epilogue1 {
     static constexpr int kPrenormStoreSlot = 0;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
     static constexpr int kClusterRanks = 0;
-    // Whether the ops before the norm read the bias and the residual (a split-K reduce loads
-    // them before it waits for the partial sums).
-    static constexpr bool kPreReadsBias = true, kPreReadsResidual = true;
     // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
     // (m, n) and (m, n+1); n is even.
     __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p,
@@ -1602,9 +1518,6 @@ struct Epilogue1 {
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
     static constexpr int kClusterRanks = 0;
-    // Whether the ops before the norm read the bias and the residual (a split-K reduce loads
-    // them before it waits for the partial sums).
-    static constexpr bool kPreReadsBias = true, kPreReadsResidual = true;
     // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
     // (m, n) and (m, n+1); n is even.
     __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p,

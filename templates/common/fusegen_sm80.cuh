@@ -1489,62 +1489,27 @@ struct SplitKReduce {
 
     __device__ static void run(const Params &p)
     {
-        extern __shared__ __align__(16) float row[];
-        __shared__ float red[kMaxThreads / 32];
-        const int threads = static_cast<int>(blockDim.x);
-        const int m = static_cast<int>(blockIdx.x);
-        const long long slice = static_cast<long long>(p.m) * p.n;
-        const float *src = p.partials + static_cast<long long>(m) * p.n;
-        // N % 8 == 0 (checked on the host): four columns are all in or all out. Without a norm
-        // the row's columns are shared by gridDim.y blocks (more blocks when M is small).
-        const int n_first = (static_cast<int>(blockIdx.y) * threads + static_cast<int>(threadIdx.x)) * 4;
-        const int n_step = static_cast<int>(gridDim.y) * threads * 4;
-
-        // The inputs the partial kernel does not write (the bias and residual of the ops before
-        // the norm, gamma and beta after it), for this thread's first kAhead column groups, are
-        // loaded before the wait below: their latency overlaps the partial kernel's end instead
-        // of following the sums. Safe: the partial kernel starts its work only once the kernel
-        // before it has finished (it signals its dependents no earlier), and inputs never
-        // overlap outputs (ld_ro_u32).
-        constexpr int kAhead = 4;
-        constexpr bool kPreAhead = DT_OUT != DT_F32 && (Epi::kPreReadsBias || Epi::kPreReadsResidual);
-        constexpr bool kAffineAhead = NORM != NORM_NONE && Epi::kAffine;
-        uint2 residual_ahead[kAhead], bias_ahead[kAhead];
-        float2 gamma_ahead[kAhead], beta_ahead[kAhead];
-#pragma unroll
-        for (int i = 0; i < kAhead; ++i) {
-            const int n = n_first + i * n_step;
-            residual_ahead[i] = bias_ahead[i] = make_uint2(0u, 0u);
-            if constexpr (kPreAhead) {
-                if (n < p.n) {
-                    if (Epi::kPreReadsResidual)
-                        residual_ahead[i] = ld_ro_u32x2(static_cast<const unsigned short *>(p.residual) +
-                                                        static_cast<long long>(m) * p.ldr + n);
-                    if (Epi::kPreReadsBias) bias_ahead[i] = ld_ro_u32x2(static_cast<const unsigned short *>(p.bias) + n);
-                }
-            }
-            // the norm's last loop takes pairs: thread t's i-th is columns 2 t + 2 i * threads
-            const int n2 = static_cast<int>(threadIdx.x) * 2 + i * threads * 2;
-            gamma_ahead[i] = beta_ahead[i] = make_float2(0.0f, 0.0f);
-            if constexpr (kAffineAhead) {
-                if (n2 < p.n) {
-                    gamma_ahead[i] = load2_f32<DT_OUT>(p.gamma, n2);
-                    if (NORM == NORM_LAYERNORM) beta_ahead[i] = load2_f32<DT_OUT>(p.beta, n2);
-                }
-            }
-        }
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
         // Launched as a programmatic dependent of the partial kernel on sm_90 and later: waits
         // until that grid has finished and its sums are visible (a no-op otherwise).
         asm volatile("griddepcontrol.wait;\n" ::: "memory");
 #endif
+        extern __shared__ __align__(16) float row[];
+        __shared__ float red[kMaxThreads / 32];
+        const int threads = static_cast<int>(blockDim.x);
         const TileInputs global_inputs = {};
+        const int m = static_cast<int>(blockIdx.x);
+        const long long slice = static_cast<long long>(p.m) * p.n;
+        const float *src = p.partials + static_cast<long long>(m) * p.n;
         float sum = 0.0f;
-        // Columns n .. n + 3: the slices' sums, the ops before the norm, then out (no norm) or
-        // the row in shared memory. Slices are loaded kBatch at a time before any is added
-        // (still in slice order): one memory latency a batch rather than one a slice.
-        const auto columns = [&](int n, const TileInputs &in_lo, const TileInputs &in_hi) {
-            constexpr int kBatch = 4;
+        // N % 8 == 0 (checked on the host): four columns are all in or all out. Without a norm
+        // the row's columns are shared by gridDim.y blocks (more blocks when M is small).
+        // Slices are loaded kBatch at a time before any is added (still in slice order): one
+        // memory latency a batch rather than one a slice.
+        constexpr int kBatch = 4;
+#pragma unroll 2
+        for (int n = (static_cast<int>(blockIdx.y) * threads + static_cast<int>(threadIdx.x)) * 4; n < p.n;
+             n += static_cast<int>(gridDim.y) * threads * 4) {
             float4 a = __ldg(reinterpret_cast<const float4 *>(src + n));
             for (int z0 = 1; z0 < p.k_slices; z0 += kBatch) {
                 float4 b[kBatch];
@@ -1556,8 +1521,8 @@ struct SplitKReduce {
                 for (int i = 0; i < kBatch; ++i)
                     if (z0 + i < p.k_slices) a = make_float4(a.x + b[i].x, a.y + b[i].y, a.z + b[i].z, a.w + b[i].w);
             }
-            const float2 lo = Epi::pre(make_float2(a.x, a.y), m, n, p, in_lo);
-            const float2 hi = Epi::pre(make_float2(a.z, a.w), m, n + 2, p, in_hi);
+            const float2 lo = Epi::pre(make_float2(a.x, a.y), m, n, p, global_inputs);
+            const float2 hi = Epi::pre(make_float2(a.z, a.w), m, n + 2, p, global_inputs);
             if constexpr (NORM == NORM_NONE) {
                 store2_f32<DT_OUT>(p.out, static_cast<long long>(m) * p.ldo + n, lo);
                 store2_f32<DT_OUT>(p.out, static_cast<long long>(m) * p.ldo + n + 2, hi);
@@ -1565,23 +1530,7 @@ struct SplitKReduce {
                 *reinterpret_cast<float4 *>(row + n) = make_float4(lo.x, lo.y, hi.x, hi.y);
                 sum += (lo.x + lo.y) + (hi.x + hi.y);
             }
-        };
-#pragma unroll
-        for (int i = 0; i < kAhead; ++i) {
-            const int n = n_first + i * n_step;
-            if (n >= p.n) break;
-            TileInputs in_lo = global_inputs, in_hi = global_inputs;
-            if constexpr (kPreAhead) {
-                in_lo.staged_in_regs = in_hi.staged_in_regs = true;
-                in_lo.staged_residual = in_hi.staged_residual = Epi::kPreReadsResidual;
-                in_lo.staged_bias = in_hi.staged_bias = Epi::kPreReadsBias;
-                in_lo.residual_bits = residual_ahead[i].x, in_hi.residual_bits = residual_ahead[i].y;
-                in_lo.bias_bits = bias_ahead[i].x, in_hi.bias_bits = bias_ahead[i].y;
-            }
-            columns(n, in_lo, in_hi);
         }
-        for (int n = n_first + kAhead * n_step; n < p.n; n += n_step) columns(n, global_inputs, global_inputs);
-
         if constexpr (NORM != NORM_NONE) {
             // __frcp_rn and rsqrtf: no IEEE division's slow-path call, whose saved registers
             // spill
@@ -1595,27 +1544,12 @@ struct SplitKReduce {
                 squares += d * d;
             }
             const float rstd = rsqrtf(block_sum(squares, red) * inv_n + Epi::kEps);
-            const auto finish = [&](int n, float2 v) {
-                v = Epi::post(v, m, n, p, global_inputs);
-                store2_f32<DT_OUT>(p.out, static_cast<long long>(m) * p.ldo + n, v);
-            };
-            const auto normed = [&](int n) {
+            for (int n = static_cast<int>(threadIdx.x) * 2; n < p.n; n += threads * 2) {
                 const float2 x = *reinterpret_cast<const float2 *>(row + n);
-                return make_float2((x.x - mean) * rstd, (x.y - mean) * rstd);
-            };
-#pragma unroll
-            for (int i = 0; i < kAhead; ++i) {
-                const int n = static_cast<int>(threadIdx.x) * 2 + i * threads * 2;
-                if (n >= p.n) break;
-                float2 v = normed(n);
-                if constexpr (kAffineAhead) {   // op_affine with gamma and beta loaded ahead
-                    v = make_float2(v.x * gamma_ahead[i].x, v.y * gamma_ahead[i].y);
-                    if (NORM == NORM_LAYERNORM) v = make_float2(v.x + beta_ahead[i].x, v.y + beta_ahead[i].y);
-                }
-                finish(n, v);
+                float2 v = make_float2((x.x - mean) * rstd, (x.y - mean) * rstd);
+                v = Epi::post(op_affine<DT_OUT, NORM, Epi::kAffine>(v, p, n), m, n, p, global_inputs);
+                store2_f32<DT_OUT>(p.out, static_cast<long long>(m) * p.ldo + n, v);
             }
-            for (int n = static_cast<int>(threadIdx.x) * 2 + kAhead * threads * 2; n < p.n; n += threads * 2)
-                finish(n, op_affine<DT_OUT, NORM, Epi::kAffine>(normed(n), p, n));
         }
     }
 };

@@ -627,11 +627,6 @@ struct GemmSm90 {
                         }
                     }
                 }
-                // Split K: every load of this CTA is issued, so the reduce kernel (launched as a
-                // programmatic dependent) may be scheduled now; it waits for this grid to finish
-                // before it reads the sums, and reads only inputs finished before this grid's
-                // wait above.
-                if constexpr (SPLIT_K) asm volatile("griddepcontrol.launch_dependents;\n" ::: "memory");
             } else if (STAGED && threadIdx.x >= 32) {
                 int j = 0;   // tiles whose inputs were copied
                 for (int id = tiles.first; id < tiles.count; id += tiles.step, ++j) {

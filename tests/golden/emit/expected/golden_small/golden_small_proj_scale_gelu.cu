@@ -17,9 +17,6 @@ struct Epilogue1 {
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
     static constexpr int kClusterRanks = 0;
-    // Whether the ops before the norm read the bias and the residual (a split-K reduce loads
-    // them before it waits for the partial sums).
-    static constexpr bool kPreReadsBias = false, kPreReadsResidual = false;
     // Ops before the norm (all ops when there is none), on the f32 accumulators of elements
     // (m, n) and (m, n+1); n is even.
     __device__ static __forceinline__ float2 pre(float2 v, int m, int n, const fusegen_sm80::Params &p,

@@ -1,6 +1,6 @@
 /* main.c - the fusegen command line:
  *   fusegen generate SPEC... -o DIR [-q] [--depfile FILE] [--templates DIR] [--only GLOB]... [--tuning FILE]...
- *   fusegen check SPEC... [-q] [--nvrtc] [--templates DIR] [--only GLOB]... [--tuning FILE]...
+ *   fusegen check SPEC... [-q] [--nvrtc | --nvrtc-ptx] [--templates DIR] [--only GLOB]... [--tuning FILE]...
  *   fusegen list SPEC... [--only GLOB]...
  * In what it prints, a "kernel" is a kernel of a spec and a "variant" one planned form of it
  * (a dispatch-table entry, named in the generated header). Every spec goes through parse -> check -> plan, and every error of every spec is reported
@@ -48,7 +48,7 @@ typedef struct options {
     const char *out_dir;
     const char *depfile;
     const char *templates;
-    int nvrtc;               /* check --nvrtc */
+    int nvrtc;               /* check --nvrtc (1) or --nvrtc-ptx (2: PTX only) */
     int quiet;               /* -q: no line per library (generate) or spec (check) */
     const char **only; size_t n_only;   /* --only GLOB: the spec kernels to keep */
     const char **tuning; size_t n_tuning;   /* --tuning FILE: measured winners to compile in */
@@ -67,7 +67,8 @@ typedef struct job {
 static const char usage_text[] =
     "usage: fusegen generate SPEC... -o DIR [-q] [--depfile FILE] [--templates DIR] [--only GLOB]...\n"
     "                        [--tuning FILE]...\n"
-    "       fusegen check SPEC... [-q] [--nvrtc] [--templates DIR] [--only GLOB]... [--tuning FILE]...\n"
+    "       fusegen check SPEC... [-q] [--nvrtc | --nvrtc-ptx] [--templates DIR] [--only GLOB]...\n"
+    "                     [--tuning FILE]...\n"
     "       fusegen list SPEC... [--only GLOB]...\n"
     "       fusegen --version | --help\n";
 
@@ -107,6 +108,8 @@ static const char help_text[] =
     "  -q, --quiet          no line per library (generate) or per spec (check) on success,\n"
     "                       nor per NVRTC compile; errors and removed files are still said\n"
     "  --nvrtc              compile the rendered kernel files with NVRTC (check)\n"
+    "  --nvrtc-ptx          the same to PTX only: no ptxas, so faster, and spills are not\n"
+    "                       checked (check)\n"
     "  --templates DIR      template folder (default: $FUSEGEN_TEMPLATE_DIR, else\n"
     "                       ../share/fusegen/templates next to the program, else the one\n"
     "                       fusegen was built with)\n"
@@ -229,10 +232,11 @@ static int parse_args(int argc, char **argv, options *o)
         } else if (strcmp(a, "-q") == 0 || strcmp(a, "--quiet") == 0) {
             if (o->cmd == CMD_LIST) return usage_error("option '%s' does not apply to 'list'", a);
             o->quiet = 1;
-        } else if (strcmp(a, "--nvrtc") == 0) {
+        } else if (strcmp(a, "--nvrtc") == 0 || strcmp(a, "--nvrtc-ptx") == 0) {
             if (o->cmd != CMD_CHECK) return usage_error("option '%s' applies only to 'check'", a);
-            if (!fg_rtc_available()) return usage_error("NVRTC is not available (this fusegen was built without it, or libnvrtc cannot be loaded): '--nvrtc' cannot run");
-            o->nvrtc = 1;
+            if (o->nvrtc) return usage_error("'--nvrtc' and '--nvrtc-ptx': give one, once");
+            if (!fg_rtc_available()) return usage_error("NVRTC is not available (this fusegen was built without it, or libnvrtc cannot be loaded): '%s' cannot run", a);
+            o->nvrtc = strcmp(a, "--nvrtc-ptx") == 0 ? 2 : 1;
         } else if ((r = take_value(argc, argv, &i, NULL, "--templates", &v)) != 0) {
             if (r < 0) return usage_error("option '%s' needs a folder", a);
             if (o->cmd == CMD_LIST) return usage_error("option '%s' does not apply to 'list'", a);
@@ -621,7 +625,7 @@ int main(int argc, char **argv)
                     rc = EXIT_SPEC;
                     break;
                 }
-                int failed = fg_rtc_check(&jobs[i].plan, &out, opt.quiet ? NULL : stdout);
+                int failed = fg_rtc_check(&jobs[i].plan, &out, opt.nvrtc == 2, opt.quiet ? NULL : stdout);
                 if (failed != 0) {
                     fprintf(stderr, "%s: error: %d kernel file compile(s) failed with NVRTC\n", jobs[i].path, failed);
                     rc = EXIT_SPEC;
@@ -633,7 +637,7 @@ int main(int argc, char **argv)
                 const fg_plan *p = &jobs[i].plan;
                 printf("fusegen: %s: ok: library %s, %zu kernel%s, %zu variant%s%s\n", jobs[i].path, p->spec->library,
                        p->spec->n_kernels, p->spec->n_kernels == 1 ? "" : "s", p->n_kernels, p->n_kernels == 1 ? "" : "s",
-                       opt.nvrtc ? ", compiled with NVRTC" : "");
+                       opt.nvrtc == 2 ? ", compiled to PTX with NVRTC" : opt.nvrtc ? ", compiled with NVRTC" : "");
             }
         break;
     case CMD_LIST:

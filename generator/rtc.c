@@ -149,7 +149,7 @@ static void rtc__spills(const fg_plan *plan, const fg_kernel_spec *k, fg_arch ar
 }
 
 static int rtc__compile(const fg_plan *plan, const fg_kernel_spec *k, const fg_out_file *cu, fg_arch arch_id,
-                        char *const headers[2], const char *const header_names[2], FILE *log)
+                        int ptx_only, char *const headers[2], const char *const header_names[2], FILE *log)
 {
     const char *arch = fg_spec_arch_name(arch_id);
     char *src = rtc__text(cu);
@@ -162,11 +162,12 @@ static int rtc__compile(const fg_plan *plan, const fg_kernel_spec *k, const fg_o
         return 1;
     }
     char arch_opt[64];
-    snprintf(arch_opt, sizeof arch_opt, "--gpu-architecture=%s", arch);
+    /* sm_XY -> compute_XY: the virtual arch, for which NVRTC stops at PTX */
+    snprintf(arch_opt, sizeof arch_opt, "--gpu-architecture=%s%s", ptx_only ? "compute_" : "", ptx_only ? arch + 3 : arch);
     /* A spill is a warning in the log, so a failure here, as in the CMake build (-warn-spills
      * with warnings as errors). */
     const char *opts[] = {arch_opt, "-std=c++17", "--ptxas-options=--warn-on-spills"};
-    r = rtc__api.compile(prog, (int)(sizeof opts / sizeof opts[0]), opts);
+    r = rtc__api.compile(prog, ptx_only ? 2 : (int)(sizeof opts / sizeof opts[0]), opts);
     int failed = r != NVRTC_SUCCESS;
     size_t log_size = 0;
     if (rtc__api.log_size(prog, &log_size) == NVRTC_SUCCESS && log_size > 1) {
@@ -186,7 +187,7 @@ static int rtc__compile(const fg_plan *plan, const fg_kernel_spec *k, const fg_o
     return failed;
 }
 
-int fg_rtc_check(const fg_plan *plan, const fg_out *out, FILE *log)
+int fg_rtc_check(const fg_plan *plan, const fg_out *out, int ptx_only, FILE *log)
 {
     if (!rtc__load()) return -1;
     static const char *const header_names[2] = {"fusegen_sm80.cuh", "fusegen_sm90.cuh"};
@@ -214,7 +215,7 @@ int fg_rtc_check(const fg_plan *plan, const fg_out *out, FILE *log)
             continue;
         }
         for (size_t a = 0; a < k->n_archs; ++a)
-            failures += rtc__compile(plan, k, cu, k->archs[a], headers, header_names, log);
+            failures += rtc__compile(plan, k, cu, k->archs[a], ptx_only, headers, header_names, log);
     }
     free(headers[0]);
     free(headers[1]);
@@ -295,9 +296,9 @@ int fg_rtc_compile(const char *src, const char *name, int n_headers, const char 
 
 int fg_rtc_available(void) { return 0; }
 
-int fg_rtc_check(const fg_plan *plan, const fg_out *out, FILE *log)
+int fg_rtc_check(const fg_plan *plan, const fg_out *out, int ptx_only, FILE *log)
 {
-    (void)plan, (void)out, (void)log;
+    (void)plan, (void)out, (void)ptx_only, (void)log;
     return -1;
 }
 

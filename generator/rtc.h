@@ -13,11 +13,12 @@
 int fg_rtc_available(void);
 
 /* Compiles every <library>_<kernel>.cu of `out` (rendered for `plan`, not yet written) for each
- * arch of its kernel; the family headers come from `out` too. Prints one line per compile to
- * `log` (nothing when NULL) and NVRTC's messages to stderr. Returns the number of failed
- * compiles (warnings count as failures: generated code compiles cleanly), or -1 when NVRTC is
- * not available. */
-int fg_rtc_check(const fg_plan *plan, const fg_out *out, FILE *log);
+ * arch of its kernel (ptx_only: to PTX for the arch's virtual one, without ptxas or its spill
+ * check); the family headers come from `out` too. Prints one line per compile to `log`
+ * (nothing when NULL) and NVRTC's messages to stderr. Returns the number of failed compiles
+ * (warnings count as failures: generated code compiles cleanly), or -1 when NVRTC is not
+ * available. */
+int fg_rtc_check(const fg_plan *plan, const fg_out *out, int ptx_only, FILE *log);
 
 /* NVRTC's version. Returns 0, or -1 when NVRTC is not available. */
 int fg_rtc_version(int *major, int *minor);

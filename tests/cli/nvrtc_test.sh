@@ -2,7 +2,8 @@
 # fusegen check --nvrtc: a good spec compiles (exit 0, one "ok" line per kernel file and arch);
 # a kernel template broken on purpose fails (exit 1) with NVRTC's message naming the generated
 # file, and nothing is written; a register spill in the spill table is refused at its tile, one
-# not in it fails the compile (with its measured row); Hopper f16-out split norms compile.
+# not in it fails the compile (with its measured row); Hopper f16-out split norms compile;
+# --nvrtc-ptx fails on the broken template too.
 # (The benchmark's specs: nvrtc_bench_specs.sh, a test of its own so that the two run side by side.)
 #   nvrtc_test.sh FUSEGEN SOURCE_DIR
 set -u
@@ -30,6 +31,22 @@ if [ $rc -ne 1 ] || ! grep -q 'golden_small_proj_bias_residual_layernorm.cu([0-9
     echo "FAIL broken template: rc=$rc"; cat "$tmp/out" "$tmp/err"; fail=1
 else
     echo "PASS broken template: exit 1, NVRTC error located in the generated file"
+fi
+
+# --nvrtc-ptx (the benchmark's specs): front-end errors still fail; the two options exclude each other
+"$fusegen" check --nvrtc-ptx --templates "$tmp/templates" tests/golden/emit/small.json >"$tmp/out" 2>"$tmp/err"
+rc=$?
+if [ $rc -ne 1 ] || ! grep -q 'golden_small_proj_bias_residual_layernorm.cu([0-9]*): error' "$tmp/err"; then
+    echo "FAIL broken template, --nvrtc-ptx: rc=$rc"; cat "$tmp/out" "$tmp/err"; fail=1
+else
+    echo "PASS broken template, --nvrtc-ptx: exit 1, the error located"
+fi
+"$fusegen" check --nvrtc --nvrtc-ptx tests/golden/emit/small.json >"$tmp/out" 2>"$tmp/err"
+rc=$?
+if [ $rc -ne 2 ] || ! grep -q "give one, once" "$tmp/err"; then
+    echo "FAIL --nvrtc with --nvrtc-ptx: rc=$rc"; cat "$tmp/err"; fail=1
+else
+    echo "PASS --nvrtc with --nvrtc-ptx: a usage error"
 fi
 
 "$fusegen" generate --nvrtc tests/golden/emit/small.json -o "$tmp/never" >/dev/null 2>&1

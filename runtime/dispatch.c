@@ -8,8 +8,7 @@
  *      M, above the split strategy's kernels), and a row tile drops
  *      below its family's split kernels where it is 64 rows high at long K or leaves most SMs
  *      idle on a long mainloop;
- *   2. two split-K variants: light partial sums (a small share of the weights' bytes) first,
- *      and among light ones the lower, then the wider tile; else fewer slices first;
+ *   2. two split-K variants: fewer slices first;
  *   3. the column cost: the busiest SM's share of tile columns (or the padded columns, on an
  *      unknown device) times the tile's rate;
  *   4. the family of larger family_rank (two split-K variants of different families; other
@@ -38,7 +37,6 @@ static const fg_dispatch_model fg_dispatch__portable = {
     .split_k_fill_tile = 128, .split_k_fill_divisor = 2,
     .split_k_min_slices = 2, .split_k_min_k = 1024, .split_k_partials_per_operand = 2,
     .split_k_norm_max_m = 0,
-    .split_k_light_divisor = 8,
 };
 
 static const fg_dispatch_model fg_dispatch__hopper = {
@@ -54,7 +52,6 @@ static const fg_dispatch_model fg_dispatch__hopper = {
     .split_k_fill_tile = 128, .split_k_fill_divisor = 2,
     .split_k_min_slices = 2, .split_k_min_k = 1024, .split_k_partials_per_operand = 2,
     .split_k_norm_max_m = 512,
-    .split_k_light_divisor = 8,
 };
 
 /* Class of a split-K variant: before or after every other class, or (with a norm, at small M)
@@ -141,16 +138,6 @@ static long long fg_dispatch__rate(const fusegen_kernel *k, const fg_dispatch_mo
     return rate;
 }
 
-/* Key 2: whether a split-K variant's partial sums, written and read as f32 (8 S M N bytes), are at
- * most 1/split_k_light_divisor of the weights' bytes (2 N K), so that the weights' stream alone
- * sets its time. */
-static int fg_dispatch__light_partials(const fusegen_kernel *k, const fg_dispatch_model *md, const fusegen_problem *p,
-                                       int slices)
-{
-    return md->split_k_light_divisor > 0 &&
-           8.0 * slices * (double)p->m * (double)p->n * md->split_k_light_divisor <= 2.0 * (double)p->n * (double)p->k;
-}
-
 /* Key 3, smaller first. On a known device the busiest SM's share: waves of tiles
  * (ceil(tiles / SMs)) x a tile's columns x the rate; past a few waves this orders tiles as the
  * padded columns do, below one wave it prefers the tile that spreads over more SMs. On an
@@ -184,13 +171,6 @@ int fg_dispatch_better(const fusegen_kernel *a, const fusegen_kernel *b, const f
         return class_a > class_b;
     if (a->split_k && b->split_k) {
         int sa = fg_dispatch_k_slices(a, p, sms), sb = fg_dispatch_k_slices(b, p, sms);
-        int la = fg_dispatch__light_partials(a, ma, p, sa), lb = fg_dispatch__light_partials(b, mb, p, sb);
-        if (la != lb)
-            return la > lb;
-        if (la && a->tile_m != b->tile_m)
-            return a->tile_m < b->tile_m;
-        if (la && a->tile_n != b->tile_n)
-            return a->tile_n > b->tile_n;
         if (sa != sb)
             return sa < sb;   /* the fewer slices, the fewer partial sums written and read */
     }

@@ -57,11 +57,6 @@ typedef struct fg_dispatch_model {
      * block, where the split strategy's normalize kernel, a warp a row over few rows, is
      * latency-bound */
     int64_t split_k_norm_max_m;
-    /* between two split-K variants: one whose partial sums (8 S M N bytes) are at most
-     * 1/split_k_light_divisor of the weights' bytes (2 N K) first; among two such, the lower tile
-     * (less padding of few rows), then the wider (more of the weights in flight a stage); else
-     * (0: always) the fewer slices */
-    int split_k_light_divisor;
 } fg_dispatch_model;
 
 /* The model of a kernel's family (the portable one for an unknown value). */

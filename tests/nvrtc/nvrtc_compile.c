@@ -2,7 +2,8 @@
 /* nvrtc_compile - compiles every generated kernel file (*.cu) of a library folder with NVRTC,
  * for each architecture given, without a GPU. On failure it prints NVRTC's log, whose
  * locations are the generated file's own line numbers.
- *   nvrtc_compile DIR ARCH...      e.g. nvrtc_compile build/generated/lib sm_80 sm_90a */
+ *   nvrtc_compile DIR ARCH...      e.g. nvrtc_compile build/generated/lib sm_80 sm_90a
+ * (a virtual arch, compute_90a, stops at PTX: no ptxas) */
 #include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -105,14 +105,17 @@ static inline int fusegen_split_k_reduce_blocks_y(int64_t n, int row_in_smem, in
 
 /* With a norm, on sm_90 and later (the Hopper family's reduce): the CTAs a row is split over,
  * one cluster a row, the CTAs adding the norm's sums through distributed shared memory, so that
- * a decode step's few long rows still spread over the SMs. The largest power of two up to the
+ * a decode step's few long rows still spread over the SMs. Only rows longer than
+ * FUSEGEN_SPLIT_K_REDUCE_CLUSTER_MIN_N (shorter ones, a lane for every 8 columns at most, lose
+ * more to the cluster's barriers than they gain); then the largest power of two up to the
  * portable cluster size whose rows x CTAs fit in one wave of `sms`, each CTA keeping at least
- * FUSEGEN_SPLIT_K_REDUCE_MIN_COLUMNS columns; 1 (no cluster) for many rows or short ones. */
+ * FUSEGEN_SPLIT_K_REDUCE_MIN_COLUMNS columns. */
+#define FUSEGEN_SPLIT_K_REDUCE_CLUSTER_MIN_N 4097
 #define FUSEGEN_SPLIT_K_REDUCE_MIN_COLUMNS 1024
 static inline int fusegen_split_k_reduce_ranks(int64_t m, int64_t n, int sms)
 {
     int r = 1;
-    while (r < FUSEGEN_REG_PORTABLE_CLUSTER && m * 2 * r <= (int64_t)sms &&
+    while (n >= FUSEGEN_SPLIT_K_REDUCE_CLUSTER_MIN_N && r < FUSEGEN_REG_PORTABLE_CLUSTER && m * 2 * r <= (int64_t)sms &&
            n / (2 * r) >= FUSEGEN_SPLIT_K_REDUCE_MIN_COLUMNS)
         r *= 2;
     return r;

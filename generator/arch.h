@@ -11,12 +11,12 @@
 size_t fg_arch_smem_limit(fg_arch a);
 
 /* The portable tensor-core family (cp.async + ldmatrix + mma.sync m16n8k16).
- * Allowed tile values; stages 2..8; m*n at most FG_ARCH_SM80_MAX_TILE_ELEMS (register budget). */
+ * Allowed tile values; stages 2..5; m*n at most FG_ARCH_SM80_MAX_TILE_ELEMS (register budget). */
 #define FG_ARCH_SM80_MAX_TILE_ELEMS FUSEGEN_REG_SM80_MAX_TILE_ELEMS
 bool fg_arch_sm80_tile_m_ok(long m);   /* 32, 64, 128, 256 */
 bool fg_arch_sm80_tile_n_ok(long n);   /* 32, 64, 128, 256 */
 bool fg_arch_sm80_tile_k_ok(long k);   /* 32, 64 */
-bool fg_arch_stages_ok(long s);        /* 2..8 */
+bool fg_arch_stages_ok(long s);        /* 2..5 */
 /* Warps along M and N for a tile (each warp tile a multiple of 16x16). */
 void fg_arch_sm80_warps(long m, long n, int *warps_m, int *warps_n);
 /* Shared memory the mainloop + epilogue of a tile needs, in bytes, for 16-bit operands. */

@@ -104,7 +104,7 @@
 #define FUSEGEN_REG_SM90_ONLY_TILE_N(X) X(160) X(320)
 #define FUSEGEN_REG_SM80_MAX_TILE_ELEMS (128 * 256)
 #define FUSEGEN_REG_MIN_STAGES 2
-#define FUSEGEN_REG_MAX_STAGES 8
+#define FUSEGEN_REG_MAX_STAGES 5
 
 /* Limits and launch numbers. */
 #define FUSEGEN_REG_MAX_STORES 4               /* store ops per GEMM: fusegen_args.store[] */

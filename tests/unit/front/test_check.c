@@ -109,9 +109,9 @@ static void test_tiles(void)
     CHECK(fires("l", HEAD, "\"tiles\": [{\"m\": 64, \"n\": 64, \"k\": 128, \"stages\": 3}], " NOOPS,
                 "/kernels/0/tiles/0/k: tile k 128 is not supported (expected: 32, 64)", 1));
     CHECK(fires("l", HEAD, "\"tiles\": [{\"m\": 64, \"n\": 64, \"k\": 64, \"stages\": 1}], " NOOPS,
-                "/kernels/0/tiles/0/stages: stages 1 out of range (expected 2 to 8)", 1));
-    CHECK(fires("l", HEAD, "\"tiles\": [{\"m\": 64, \"n\": 64, \"k\": 64, \"stages\": 9}], " NOOPS,
-                "/kernels/0/tiles/0/stages: stages 9 out of range", 1));
+                "/kernels/0/tiles/0/stages: stages 1 out of range (expected 2 to 5)", 1));
+    CHECK(fires("l", HEAD, "\"tiles\": [{\"m\": 64, \"n\": 64, \"k\": 64, \"stages\": 6}], " NOOPS,
+                "/kernels/0/tiles/0/stages: stages 6 out of range", 1));
     CHECK(fires("l", HEAD, "\"tiles\": [{\"m\": -1, \"n\": 0, \"k\": 64, \"stages\": 9}], " NOOPS,
                 "/kernels/0/tiles/0/m: tile m -1", 3));
     CHECK(fires("l", HEAD, "\"tiles\": [{\"m\": 256, \"n\": 256, \"k\": 32, \"stages\": 2}], " NOOPS,
@@ -367,7 +367,7 @@ static void test_arch(void)
     CHECK(fg_arch_sm80_tile_n_ok(64) && !fg_arch_sm80_tile_n_ok(0));
     CHECK(fg_arch_sm80_tile_k_ok(32) && fg_arch_sm80_tile_k_ok(64) && !fg_arch_sm80_tile_k_ok(128) &&
           !fg_arch_sm80_tile_k_ok(16));
-    CHECK(!fg_arch_stages_ok(1) && fg_arch_stages_ok(2) && fg_arch_stages_ok(8) && !fg_arch_stages_ok(9));
+    CHECK(!fg_arch_stages_ok(1) && fg_arch_stages_ok(2) && fg_arch_stages_ok(5) && !fg_arch_stages_ok(6));
     int wm, wn;
     fg_arch_sm80_warps(128, 128, &wm, &wn);
     CHECK(wm == 2 && wn == 4);

@@ -79,10 +79,10 @@ static inline int fusegen_k_slices(int64_t m, int64_t n, int64_t k, int tile_m, 
     return s < 1 ? 1 : (int)s;
 }
 
-/* The split-K reduce kernel's block size: `threads` without a norm; with one (a block a row), a
- * lane for every 4 columns of the row, from `threads` up to `row_threads`, so that the whole
- * row's loads are in flight at once (a decode step's reduce is bound by memory latency, not by
- * bytes). The generated and the JIT launchers both use this. */
+/* The split-K reduce kernel's block size: `threads` without a norm; with one (n: the columns a
+ * block keeps, fusegen_split_k_reduce_columns), a lane for every 4 columns, from `threads` up to
+ * `row_threads`, so that all the block's loads are in flight at once (a decode step's reduce is
+ * bound by memory latency, not by bytes). */
 static inline int fusegen_split_k_reduce_threads(int64_t n, int row_in_smem, int threads, int row_threads)
 {
     if (!row_in_smem) return threads;
@@ -92,15 +92,40 @@ static inline int fusegen_split_k_reduce_threads(int64_t n, int row_in_smem, int
     return (int)t;
 }
 
-/* The split-K reduce kernel's blocks a row (its grid's y): one with a norm (the whole row in
- * one block's shared memory), else one for each `threads` x 4 columns, so that a problem with
- * few rows still spreads over the SMs. The generated and the JIT launchers both use this. */
+/* The split-K reduce kernel's blocks a row along its grid's y: one with a norm (a row's CTAs,
+ * fusegen_split_k_reduce_ranks, lie along x), else one for each `threads` x 4 columns, so that
+ * a problem with few rows still spreads over the SMs. */
 static inline int fusegen_split_k_reduce_blocks_y(int64_t n, int row_in_smem, int threads)
 {
     if (row_in_smem) return 1;
     int64_t per_block = (int64_t)threads * 4;
     int64_t y = (n + per_block - 1) / per_block;
     return y < 1 ? 1 : (int)y;
+}
+
+/* With a norm, on sm_90 and later (the Hopper family's reduce): the CTAs a row is split over,
+ * one cluster a row, the CTAs adding the norm's sums through distributed shared memory, so that
+ * a decode step's few long rows still spread over the SMs. Only rows longer than
+ * FUSEGEN_SPLIT_K_REDUCE_CLUSTER_MIN_N (shorter ones, a lane for every 8 columns at most, lose
+ * more to the cluster's barriers than they gain); then the largest power of two up to the
+ * portable cluster size whose rows x CTAs fit in one wave of `sms`, each CTA keeping at least
+ * FUSEGEN_SPLIT_K_REDUCE_MIN_COLUMNS columns. */
+#define FUSEGEN_SPLIT_K_REDUCE_CLUSTER_MIN_N 4097
+#define FUSEGEN_SPLIT_K_REDUCE_MIN_COLUMNS 1024
+static inline int fusegen_split_k_reduce_ranks(int64_t m, int64_t n, int sms)
+{
+    int r = 1;
+    while (n >= FUSEGEN_SPLIT_K_REDUCE_CLUSTER_MIN_N && r < FUSEGEN_REG_PORTABLE_CLUSTER && m * 2 * r <= (int64_t)sms &&
+           n / (2 * r) >= FUSEGEN_SPLIT_K_REDUCE_MIN_COLUMNS)
+        r *= 2;
+    return r;
+}
+
+/* The columns each of a row's `ranks` CTAs keeps (whole groups of four, in rank order; the last
+ * CTA's share may be shorter), as the reduce kernel splits them. */
+static inline int64_t fusegen_split_k_reduce_columns(int64_t n, int ranks)
+{
+    return (n / 4 + ranks - 1) / ranks * 4;
 }
 
 /* A split-K chain: GEMM1's result (the out dtype), then the partial sums of GEMM1 and, once its

@@ -413,7 +413,8 @@ static int launch__gemm_and_norm(const launch__kernel *lk, int fn, const fusegen
 
 /* A split-K GEMM (function gemm_fn, its reduce kernel reduce_fn): the partial kernel sums slices
  * of K into partials (f32), then the reduce kernel applies the whole epilogue, a row (or a part
- * of one) a block; on sm_90 and later as a programmatic dependent (it waits for the sums itself). */
+ * of one) a block, a row a cluster of blocks with a Hopper variant's norm; on sm_90 and later as
+ * a programmatic dependent (it waits for the sums itself). */
 static int launch__split_k(const launch__kernel *lk, int gemm_fn, int reduce_fn, const fusegen_launch_gemm *rec,
                            fusegen_params *g, float *partials)
 {
@@ -422,13 +423,17 @@ static int launch__split_k(const launch__kernel *lk, int gemm_fn, int reduce_fn,
     if (launch__gemm(lk, gemm_fn, rec, g, (unsigned)g->k_slices,
                      gemm_fn == FUSEGEN_LAUNCH_GEMM1 ? "the split-K partial kernel" : "GEMM2's split-K partial kernel"))
         return 1;
-    const int row_bytes = rec->split_k_row_smem ? g->n * 4 : 0;
-    const int threads = fusegen_split_k_reduce_threads(g->n, rec->split_k_row_smem, FUSEGEN_REG_SPLIT_K_REDUCE_THREADS,
+    /* with a norm, a Hopper variant's reduce splits each row over a cluster of CTAs */
+    const int ranks = rec->split_k_row_smem && rec->hopper && lk->sm >= 90 ? fusegen_split_k_reduce_ranks(g->m, g->n, lk->sms) : 1;
+    const int64_t columns = fusegen_split_k_reduce_columns(g->n, ranks);
+    const int row_bytes = rec->split_k_row_smem ? (int)columns * 4 : 0;
+    const int threads = fusegen_split_k_reduce_threads(columns, rec->split_k_row_smem, FUSEGEN_REG_SPLIT_K_REDUCE_THREADS,
                                                        FUSEGEN_REG_SPLIT_K_REDUCE_ROW_THREADS);
     launch__call c;
     memset(&c, 0, sizeof c);
     c.what = reduce_fn == FUSEGEN_LAUNCH_EPILOGUE1 ? "the split-K reduce kernel" : "GEMM2's split-K reduce kernel";
-    c.grid[0] = (unsigned)g->m;
+    c.grid[0] = (unsigned)g->m * (unsigned)ranks;
+    c.cluster_x = ranks > 1 ? (unsigned)ranks : 0;
     c.grid[1] = (unsigned)fusegen_split_k_reduce_blocks_y(g->n, rec->split_k_row_smem, threads);
     c.grid[2] = 1;
     c.threads = (unsigned)threads;

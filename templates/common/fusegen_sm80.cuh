@@ -13,7 +13,7 @@ namespace fusegen_sm80 {
 enum { DT_F16 = 1, DT_BF16 = 2, DT_F32 = 3 };
 enum { NORM_NONE = 0, NORM_LAYERNORM = 1, NORM_RMSNORM = 2 };
 enum { STRATEGY_NONE = 0, STRATEGY_ROW = 1, STRATEGY_SPLIT = 2, STRATEGY_CLUSTER = 3 };
-enum { MAX_STORES = 4, NORMALIZE_THREADS = 256, SPLIT_K_REDUCE_THREADS = 256, SPLIT_K_REDUCE_ROW_THREADS = 512 };
+enum { MAX_STORES = 4, NORMALIZE_THREADS = 256, SPLIT_K_REDUCE_THREADS = 256, SPLIT_K_REDUCE_ROW_THREADS = 512, PORTABLE_CLUSTER = 8 };
 
 // Everything one GEMM launch reads and writes. Leading dimensions are in elements.
 struct Params {
@@ -306,6 +306,20 @@ __device__ __forceinline__ void cluster_sync()
 {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
     asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;\n" ::: "memory");
+#endif
+}
+// cluster_sync in two halves: arrive (ordering nothing) early, wait just before the first access
+// to another CTA's shared memory, which must wait until every CTA of the cluster has started.
+__device__ __forceinline__ void cluster_arrive_relaxed()
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("barrier.cluster.arrive.relaxed.aligned;\n" ::: "memory");
+#endif
+}
+__device__ __forceinline__ void cluster_wait()
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("barrier.cluster.wait.aligned;\n" ::: "memory");
 #endif
 }
 __device__ __forceinline__ unsigned cluster_size()
@@ -1459,10 +1473,13 @@ struct NoOps {
     __device__ static __forceinline__ float2 post(float2 v, int, int, const Params &, const TileInputs &) { return v; }
 };
 
-// Split K, second kernel: one CTA per row. It adds the row's partial sums slice by slice (a
-// fixed order: the same bits every run), applies the ops before the norm, then the norm over
-// the whole row from the f32 values kept in shared memory (mean first, then the centred sum of
-// squares), then the ops after it; every output is written once.
+// Split K, second kernel. It adds a row's partial sums slice by slice (a fixed order: the same
+// bits every run) and applies the ops before the norm. Without a norm gridDim.y blocks share a
+// row. With one, a row belongs to a cluster of CTAs (one CTA when launched without a cluster, and
+// on sm_80), each keeping its share of the columns as f32 in shared memory: the norm's sums are
+// each CTA's block sum, exchanged through distributed shared memory and added in rank order
+// (mean first, then the centred sum of squares); then the ops after the norm. Every output is
+// written once.
 template <int DT_OUT, int NORM, class Epi>
 struct SplitKReduce {
     // Dynamic shared memory a row needs (f32 values of N columns; none without a norm).
@@ -1487,6 +1504,19 @@ struct SplitKReduce {
         return t;
     }
 
+    // With a norm: the sum over the cluster's CTAs of each one's v (the same in all its threads):
+    // each CTA puts its v into slot[its rank] of every CTA, then every CTA adds its slots in
+    // rank order, so all get the same bits. Every thread of the cluster calls it.
+    __device__ static __forceinline__ float cluster_total(float v, float *slot, unsigned ranks, unsigned me)
+    {
+        if (ranks == 1) return v;
+        if (threadIdx.x < ranks) store_peer(slot + me, threadIdx.x, v);   // (run has waited for every CTA to start)
+        cluster_sync();
+        float t = 0.0f;
+        for (unsigned r = 0; r < ranks; ++r) t += slot[r];
+        return t;
+    }
+
     __device__ static void run(const Params &p)
     {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
@@ -1494,22 +1524,31 @@ struct SplitKReduce {
         // until that grid has finished and its sums are visible (a no-op otherwise).
         asm volatile("griddepcontrol.wait;\n" ::: "memory");
 #endif
-        extern __shared__ __align__(16) float row[];
+        extern __shared__ __align__(16) float row[];   // this CTA's columns c0 .. c1 - 1
         __shared__ float red[kMaxThreads / 32];
+        __shared__ float slots[2][PORTABLE_CLUSTER];    // the cluster's block sums, by rank
         const int threads = static_cast<int>(blockDim.x);
         const TileInputs global_inputs = {};
-        const int m = static_cast<int>(blockIdx.x);
+        // N % 8 == 0 (checked on the host): four columns are all in or all out. Without a norm
+        // the row's columns are shared by gridDim.y blocks (more blocks when M is small); with
+        // one, by the cluster's CTAs, in runs of whole groups of four (fusegen_split_k_reduce_chunk).
+        const unsigned ranks = kRowInSmem ? cluster_size() : 1u, me = kRowInSmem ? cluster_rank() : 0u;
+        if (ranks > 1) cluster_arrive_relaxed();   // waited for before the first exchange
+        const int m = static_cast<int>(blockIdx.x / ranks);
+        const int groups = p.n / 4, per_rank = (groups + static_cast<int>(ranks) - 1) / static_cast<int>(ranks);
+        const int c0 = kRowInSmem ? min(groups, static_cast<int>(me) * per_rank) * 4 : 0;
+        const int c1 = kRowInSmem ? min(groups, static_cast<int>(me + 1) * per_rank) * 4 : p.n;
+        const int first = kRowInSmem ? c0 + static_cast<int>(threadIdx.x) * 4
+                                     : (static_cast<int>(blockIdx.y) * threads + static_cast<int>(threadIdx.x)) * 4;
+        const int stride = (kRowInSmem ? 1 : static_cast<int>(gridDim.y)) * threads * 4;
         const long long slice = static_cast<long long>(p.m) * p.n;
         const float *src = p.partials + static_cast<long long>(m) * p.n;
         float sum = 0.0f;
-        // N % 8 == 0 (checked on the host): four columns are all in or all out. Without a norm
-        // the row's columns are shared by gridDim.y blocks (more blocks when M is small).
         // Slices are loaded kBatch at a time before any is added (still in slice order): one
         // memory latency a batch rather than one a slice.
         constexpr int kBatch = 4;
 #pragma unroll 2
-        for (int n = (static_cast<int>(blockIdx.y) * threads + static_cast<int>(threadIdx.x)) * 4; n < p.n;
-             n += static_cast<int>(gridDim.y) * threads * 4) {
+        for (int n = first; n < c1; n += stride) {
             float4 a = __ldg(reinterpret_cast<const float4 *>(src + n));
             for (int z0 = 1; z0 < p.k_slices; z0 += kBatch) {
                 float4 b[kBatch];
@@ -1527,7 +1566,7 @@ struct SplitKReduce {
                 store2_f32<DT_OUT>(p.out, static_cast<long long>(m) * p.ldo + n, lo);
                 store2_f32<DT_OUT>(p.out, static_cast<long long>(m) * p.ldo + n + 2, hi);
             } else {
-                *reinterpret_cast<float4 *>(row + n) = make_float4(lo.x, lo.y, hi.x, hi.y);
+                *reinterpret_cast<float4 *>(row + (n - c0)) = make_float4(lo.x, lo.y, hi.x, hi.y);
                 sum += (lo.x + lo.y) + (hi.x + hi.y);
             }
         }
@@ -1536,16 +1575,21 @@ struct SplitKReduce {
             // spill
             const float inv_n = __frcp_rn(static_cast<float>(p.n));
             // (block_sum's barrier also makes the row's values visible to every thread)
-            const float total = block_sum(sum, red);
+            const float block_total = block_sum(sum, red);
+            if (ranks > 1) cluster_wait();
+            const float total = cluster_total(block_total, slots[0], ranks, me);
             const float mean = NORM == NORM_LAYERNORM ? total * inv_n : 0.0f;
+            const int cols = c1 - c0;
             float squares = 0.0f;
-            for (int n = static_cast<int>(threadIdx.x); n < p.n; n += threads) {
-                const float d = row[n] - mean;
+            for (int i = static_cast<int>(threadIdx.x); i < cols; i += threads) {
+                const float d = row[i] - mean;
                 squares += d * d;
             }
-            const float rstd = rsqrtf(block_sum(squares, red) * inv_n + Epi::kEps);
-            for (int n = static_cast<int>(threadIdx.x) * 2; n < p.n; n += threads * 2) {
-                const float2 x = *reinterpret_cast<const float2 *>(row + n);
+            // (slots[1]: a CTA may still be reading slots[0] when another pushes this sum)
+            const float rstd = rsqrtf(cluster_total(block_sum(squares, red), slots[1], ranks, me) * inv_n + Epi::kEps);
+            for (int i = static_cast<int>(threadIdx.x) * 2; i < cols; i += threads * 2) {
+                const int n = c0 + i;
+                const float2 x = *reinterpret_cast<const float2 *>(row + i);
                 float2 v = make_float2((x.x - mean) * rstd, (x.y - mean) * rstd);
                 v = Epi::post(op_affine<DT_OUT, NORM, Epi::kAffine>(v, p, n), m, n, p, global_inputs);
                 store2_f32<DT_OUT>(p.out, static_cast<long long>(m) * p.ldo + n, v);

@@ -324,12 +324,32 @@ static void test_split_k(void)
     /* the persistent partial kernel: min(32 tiles x slices, 132 SMs) CTAs */
     CHECK(part->grid[0] == (unsigned)(32 * slices < 132 ? 32 * slices : 132) && part->dependent);
     CHECK(g_n_encodes == 2);   /* A and B only: the sums leave from registers */
-    /* the reduce: a block a row with the row in shared memory, a dependent launch on sm_90 */
-    const int threads = fusegen_split_k_reduce_threads(4096, 1, FUSEGEN_REG_SPLIT_K_REDUCE_THREADS,
-                                                       FUSEGEN_REG_SPLIT_K_REDUCE_ROW_THREADS);
-    CHECK(red->f == (CUfunction)(uintptr_t)0x101 && red->grid[0] == 64 && red->block == (unsigned)threads);
-    CHECK(red->grid[1] == (unsigned)fusegen_split_k_reduce_blocks_y(4096, 1, threads));
+    /* the reduce: rows of 4096 at most take a block each (no cluster), the whole row in shared
+     * memory and a lane for every 8 of its columns; a dependent launch on sm_90 */
+    CHECK(red->f == (CUfunction)(uintptr_t)0x101 && red->grid[0] == 64 && red->cluster_x == 0);
+    CHECK(red->block == 512 && red->grid[1] == 1);
     CHECK(red->smem == 4096 * 4 && red->dependent && red->params.partials == part->params.partials);
+    /* 16 rows of 8192: a row a cluster of 8 CTAs (16 x 8 fill one wave of 132 SMs at most), each
+     * with 1024 columns in shared memory and a lane for every 4 of them */
+    p = ln_problem(16, 8192, 4096);
+    CHECK(fusegen_workspace_size(&k, &p, &need) == FUSEGEN_OK);
+    reset();
+    CHECK(fusegen_run(&k, &p, &a, g_ws, need, 0) == FUSEGEN_OK);
+    CHECK(g_n_launches == 2 && red->grid[0] == 16 * 8 && red->cluster_x == 8 && red->block == 256 &&
+          red->smem == 1024 * 4 && red->dependent);
+    /* 128 rows of 8192: one wave holds no two CTAs a row, a block a row */
+    p = ln_problem(128, 8192, 4096);
+    CHECK(fusegen_workspace_size(&k, &p, &need) == FUSEGEN_OK);
+    reset();
+    CHECK(fusegen_run(&k, &p, &a, g_ws, need, 0) == FUSEGEN_OK);
+    CHECK(g_n_launches == 2 && red->grid[0] == 128 && red->cluster_x == 0 && red->block == 512 && red->smem == 8192 * 4);
+    /* a row's CTAs: powers of two up to 8 while rows x CTAs fit one wave, 1024 columns each at
+     * least, rows over 4096 only; an odd share for the last */
+    CHECK(fusegen_split_k_reduce_ranks(1, 8192, 132) == 8 && fusegen_split_k_reduce_ranks(64, 8192, 132) == 2);
+    CHECK(fusegen_split_k_reduce_ranks(1, 4096, 132) == 1 && fusegen_split_k_reduce_ranks(1, 4104, 132) == 4);
+    CHECK(fusegen_split_k_reduce_ranks(1, 16384, 132) == 8 && fusegen_split_k_reduce_ranks(40, 16384, 132) == 2);
+    CHECK(fusegen_split_k_reduce_ranks(67, 8192, 132) == 1 && fusegen_split_k_reduce_ranks(1, 8192, 0) == 1);
+    CHECK(fusegen_split_k_reduce_columns(1000, 4) == 252);   /* 250 groups of 4: 63 + 63 + 63 + 61 */
 }
 
 /* A split-K chain: GEMM1's partial and reduce kernels (into hidden), then GEMM2's, whose partial
@@ -364,13 +384,16 @@ static void test_chain_split_k(void)
     const launch_log *p1 = &g_launches[0], *r1 = &g_launches[1], *p2 = &g_launches[2], *r2 = &g_launches[3];
     CHECK(p1->f == (CUfunction)(uintptr_t)0x100 && p1->grid[0] == 64 && p1->params.k_slices == s1);
     CHECK(p1->params.partials == (float *)(ws + c.partials));
-    CHECK(r1->f == (CUfunction)(uintptr_t)0x101 && r1->grid[0] == 64 && r1->smem == 2048 * 4 && r1->dependent);
+    /* GEMM1's reduce (the norm): a block a row of 2048 */
+    CHECK(r1->f == (CUfunction)(uintptr_t)0x101 && r1->grid[0] == 64 && r1->cluster_x == 0 && r1->smem == 2048 * 4 &&
+          r1->dependent);
     CHECK(r1->params.out == (void *)ws && r1->params.ldo == 2048);
     CHECK(p2->f == (CUfunction)(uintptr_t)0x102 && p2->grid[0] == 128 && p2->params.k_slices == s2 && p2->dependent);
     CHECK(p2->params.a == (const void *)ws && p2->params.k == 2048 && p2->params.n == 8192 &&
           p2->params.partials == (float *)(ws + c.partials));
     /* GEMM2's reduce: no norm, so no row in shared memory, blocks of 256 threads over each row */
-    CHECK(r2->f == (CUfunction)(uintptr_t)0x103 && r2->grid[0] == 64 && r2->smem == 0 && r2->params.out == a.out2);
+    CHECK(r2->f == (CUfunction)(uintptr_t)0x103 && r2->grid[0] == 64 && r2->cluster_x == 0 && r2->smem == 0 &&
+          r2->params.out == a.out2);
     CHECK(r2->grid[1] == (unsigned)fusegen_split_k_reduce_blocks_y(8192, 0, FUSEGEN_REG_SPLIT_K_REDUCE_THREADS));
 }
 

@@ -1532,7 +1532,7 @@ struct SplitKReduce {
         const TileInputs global_inputs = {};
         // N % 8 == 0 (checked on the host): four columns are all in or all out. Without a norm
         // the row's columns are shared by gridDim.y blocks (more blocks when M is small); with
-        // one, by the cluster's CTAs, in runs of whole groups of four (fusegen_split_k_reduce_chunk).
+        // one, by the cluster's CTAs, in runs of whole groups of four (fusegen_split_k_reduce_columns).
         const unsigned ranks = kRowInSmem ? cluster_size() : 1u, me = kRowInSmem ? cluster_rank() : 0u;
         if (ranks > 1) cluster_arrive_relaxed();   // waited for before the first exchange
         const int m = static_cast<int>(blockIdx.x / ranks);

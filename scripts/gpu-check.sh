@@ -19,7 +19,9 @@
 # tuning.json (kept out of the bundle; FUSEGEN_TUNE_TIMEOUT seconds a shapes file, default 420:
 # an interrupted run keeps what it measured; FUSEGEN_TUNE_FRESH=1: everything measured again, not
 # resumed from the shipped file, as after a change of the kernels);
-#   scripts/gpu-check.sh [--no-bench] [--no-sanitize]
+# --tune-only: the build, fusegen_test_kernels and FUSEGEN_TUNE's tuning, nothing else (a call
+# with a time limit that the whole run would not fit).
+#   scripts/gpu-check.sh [--no-bench] [--no-sanitize] [--tune-only]
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${OUT:-$PWD/gpu-out}
@@ -32,9 +34,13 @@ bundle() {
    rm -f .bundle-list)
 }
 trap bundle EXIT
-bench=1 sanitize=1
+bench=1 sanitize=1 tune_only=0
 for a in "$@"; do
-  case $a in --no-bench) bench=0 ;; --no-sanitize) sanitize=0 ;; esac
+  case $a in
+    --no-bench) bench=0 ;; --no-sanitize) sanitize=0 ;;
+    --tune-only) tune_only=1 sanitize=0 FUSEGEN_TUNE=1 ;;
+    *) echo "gpu-check.sh: unknown option $a (see the comment at the top)" >&2; exit 2 ;;
+  esac
 done
 [ -f .device-deps/env.sh ] && . .device-deps/env.sh
 build=build-gpu
@@ -69,7 +75,9 @@ if [ -x "$build/bench/fusegen-cluster-occupancy" ]; then
   "$build/bench/fusegen-cluster-occupancy" >"$out/cluster-occupancy.txt" 2>&1
   status "clusters of 8 / 16 at once" "$(awk '$1 == 8 || $1 == 16 {printf "%s ", $2}' "$out/cluster-occupancy.txt")"
 fi
-if [ "${FUSEGEN_SKIP_CPU_TESTS:-0}" != 1 ]; then
+if [ $tune_only = 1 ]; then
+  :
+elif [ "${FUSEGEN_SKIP_CPU_TESTS:-0}" != 1 ]; then
   (cd "$build" && ctest --output-on-failure -j 8 -LE gpu) >"$out/ctest-cpu.log" 2>&1
   status "ctest (cpu)" "$(grep -E 'tests passed|tests failed' "$out/ctest-cpu.log" | tail -1)"
 else
@@ -79,9 +87,11 @@ else
 fi
 # gpu_kernels and gpu_numerics run once, below, with their full reports (ctest keeps only
 # failing output); FUSEGEN_CTEST_GPU_EXCLUDE (a ctest regex) leaves out more.
-(cd "$build" && ctest --output-on-failure --timeout 300 -L gpu \
-   -E "^(gpu_kernels|gpu_numerics)\$${FUSEGEN_CTEST_GPU_EXCLUDE:+|$FUSEGEN_CTEST_GPU_EXCLUDE}") >"$out/ctest-gpu.log" 2>&1
-status "ctest (gpu, others)" "$(grep -E 'tests passed|tests failed' "$out/ctest-gpu.log" | tail -1)"
+if [ $tune_only = 0 ]; then
+  (cd "$build" && ctest --output-on-failure --timeout 300 -L gpu \
+     -E "^(gpu_kernels|gpu_numerics)\$${FUSEGEN_CTEST_GPU_EXCLUDE:+|$FUSEGEN_CTEST_GPU_EXCLUDE}") >"$out/ctest-gpu.log" 2>&1
+  status "ctest (gpu, others)" "$(grep -E 'tests passed|tests failed' "$out/ctest-gpu.log" | tail -1)"
+fi
 if [ -x "$build/tests/gpu/fusegen_test_kernels" ]; then
   # (a time limit: a kernel that hangs must not take the machine's whole lease)
   timeout 150 "$build/tests/gpu/fusegen_test_kernels" >"$out/gpu-kernels.log" 2>&1
@@ -124,12 +134,17 @@ if [ "${FUSEGEN_TUNE:-0}" = 1 ] && [ $bench = 1 ] && [ -x "$build/bench/fusegen-
       >>"$out/tune.log" 2>&1
     status "fusegen-tune $(basename "$shapes")" "rc=$? $(tail -1 "$out/tune.log")"
   done
-  if [ -s "$out/tuning.json" ] && cp "$out/tuning.json" "$shipped" &&
+  if [ $tune_only = 1 ]; then
+    status "tuning" "$out/tuning.json ($(grep -c '"spec_kernel"' "$out/tuning.json" 2>/dev/null) entries)"
+  elif [ -s "$out/tuning.json" ] && cp "$out/tuning.json" "$shipped" &&
      cmake -S . -B "$build" >>"$out/build.log" 2>&1 && cmake --build "$build" -j "$(nproc)" >>"$out/build.log" 2>&1; then
     status "rebuilt with" "$shipped"
   else
     status "rebuilt with" "no tuning (see tune.log, build.log)"
   fi
+fi
+if [ $tune_only = 1 ]; then
+  echo; cat "$out/summary.txt"; exit 0
 fi
 
 if [ $bench = 1 ] && [ -x "$build/bench/fusegen-bench" ]; then

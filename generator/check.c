@@ -492,7 +492,7 @@ static void check_epilogue(checker *c, const fg_kernel_spec *k, const fg_gemm *g
         const fg_op *op = &g->ops[i];
         const fg_op_info *info = fg_spec_op_info(op->kind);
         /* a constant other than a norm's eps is used as an f32 literal */
-        if (info && info->key[0] && info->cls != FUSEGEN_REG_OPCLASS_NORM) {
+        if (info && info->key[0] && info->cls != FUSEGEN_REG_OPCLASS_NORM && info->cls != FUSEGEN_REG_OPCLASS_A_NORM) {
             ptrbuf kb;
             snprintf(kb.s, sizeof kb.s, "%s/%s", op->ptr ? op->ptr : "", info->key);
             const char *kp = kb.s;
@@ -502,7 +502,10 @@ static void check_epilogue(checker *c, const fg_kernel_spec *k, const fg_gemm *g
             else
                 check_f32_tiny(c, kp, info->key, op->value);
         }
+        if (op->kind == FG_OP_A_RMSNORM && k->has_then)
+            err(c, op->ptr, "a norm on A in a chain is not supported yet (a_norm needs a single GEMM)");
         switch (op->kind) {
+        case FG_OP_A_RMSNORM:   /* its eps as a norm's */
         case FG_OP_LAYERNORM:
         case FG_OP_RMSNORM:
             if (op->strategy == FG_STRATEGY_CLUSTER && !lists_arch(k, FG_ARCH_SM90A))

@@ -308,6 +308,7 @@ static void emit__gemm_scope(emit_ctx *c, fg_tmpl_scope *s, int index, const fg_
     fg_tmpl_setf(s, "index", "%d", index);
     fg_tmpl_set(s, "signature", g->signature[0] ? g->signature : "(none)");
     fg_tmpl_set(s, "eps", emit__float(c->arena, g->norm_op ? g->norm_op->value : 0.0));
+    fg_tmpl_set(s, "a_norm_eps", emit__float(c->arena, g->a_norm ? g->a_norm->value : 0.0));
     fg_tmpl_set(s, "affine", g->norm_op && g->norm_op->affine ? "true" : "false");
     fg_tmpl_setf(s, "prenorm_store_slot", "%d", g->prenorm_store_slot);
     fg_tmpl_setf(s, "cluster_ranks", "%d", g->cluster_ranks);
@@ -558,6 +559,10 @@ static void emit__doc_gemm_args(fg_buf *b, const fg_gemm *g, const char *sfx, co
         case FG_OP_STORE:
             fg_buf_printf(b, " *     store%s[%d] [M, %s] %s, written (\"%s\")\n", sfx,
                           emit__store_slot(g, op), n, dt, op->as ? op->as : "");
+            break;
+        case FG_OP_A_RMSNORM:
+            fg_buf_printf(b, " *     (a_norm: B holds gamma folded in, fusegen_fold_a_norm_gamma; rows of A scaled by "
+                          "1/sqrt(mean(A^2) + %.9g))\n", op->value);
             break;
         case FG_OP_LAYERNORM:
         case FG_OP_RMSNORM:

@@ -43,6 +43,8 @@ typedef struct fg_plan_gemm {
                                            output the normalize kernel reads where its precision
                                            suffices (tiles keep their deviations otherwise); -1 */
     fg_layout b_layout;
+    const fg_op *a_norm;                /* the kernel's a_norm (the first of the ops), or NULL: the
+                                           mainloop sums A's rows' squares, the epilogue scales */
     const fg_op *pre; size_t n_pre;     /* ops before the norm (all ops when no norm) */
     fg_norm norm;                       /* FG_NORM_NONE: no norm */
     const fg_op *norm_op;               /* the norm op itself, or NULL */

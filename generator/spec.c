@@ -531,18 +531,50 @@ static void parse_tiles(parser *P, const cJSON *obj, const char *optr, bool requ
     }
 }
 
-static void parse_epilogue(parser *P, const cJSON *obj, const char *optr, fg_gemm *g)
+/* The epilogue's ops, after `lead` when it is not NULL (the kernel's a_norm, the first op). */
+static void parse_epilogue(parser *P, const cJSON *obj, const char *optr, fg_gemm *g, const fg_op *lead)
 {
     size_t n;
     const cJSON *arr = get_array(P, obj, optr, "epilogue", true, false, FG_SPEC_MAX_OPS, "op", &n);
-    if (!arr || n == 0) return;
+    if (!arr || (n == 0 && !lead)) return;
     const char *aptr = ptr_key(P, optr, "epilogue");
-    g->ops = fg_arena_alloc(P->arena, n * sizeof *g->ops);
+    g->ops = fg_arena_alloc(P->arena, (n + 1) * sizeof *g->ops);
     if (!g->ops) return;
+    if (lead) g->ops[g->n_ops++] = *lead;
     size_t i = 0;
     for (const cJSON *c = arr->child; c && i < n; c = c->next, i++) {
         if (parse_op(P, c, ptr_index(P, aptr, i), &g->ops[g->n_ops])) g->n_ops++;
     }
+}
+
+/* "a_norm": {"op": "rmsnorm", "eps": ...}: the norm of A's rows, as the op FG_OP_A_RMSNORM
+ * (true when one was read into *op). */
+static bool parse_a_norm(parser *P, const cJSON *obj, const char *optr, fg_op *op)
+{
+    const cJSON *v = member(obj, "a_norm");
+    if (!v) return false;
+    const char *ptr = ptr_key(P, optr, "a_norm");
+    if (!want_object(P, v, ptr)) return false;
+    static const char *const keys[] = {"op", "eps"};
+    check_keys(P, v, ptr, keys, COUNT(keys), "a_norm");
+    static const char *const words[] = {"rmsnorm"};
+    static const int values[] = {FG_OP_A_RMSNORM};
+    const cJSON *word = member(v, "op");
+    if (cJSON_IsString(word) && word->valuestring && strcmp(word->valuestring, "layernorm") == 0) {
+        /* (x - mean) rstd . W = rstd (x . W - mean colsum(W)): the difference cancels where a
+         * row's mean is large against its spread, past the tolerances (docs/limits.md) */
+        fg_diag_error(P->d, ptr_key(P, ptr, "op"), "layernorm on A is not supported: only rmsnorm (with a "
+                      "layernorm, the mean's term cancels in f32 where a row's mean is large against its spread)");
+        return false;
+    }
+    int kind = 0;
+    if (get_enum(P, v, ptr, "op", true, "norm on A", words, values, COUNT(words), &kind) != 1) return false;
+    memset(op, 0, sizeof *op);
+    op->kind = (fg_op_kind)kind;
+    op->ptr = ptr;
+    op->value = fg_spec_op_info(op->kind)->dflt;
+    op->strategy = FG_STRATEGY_AUTO;
+    return get_number(P, v, ptr, "eps", &op->value) != -1;
 }
 
 static void parse_layout(parser *P, const cJSON *obj, const char *optr, fg_gemm *g)
@@ -556,7 +588,7 @@ static void parse_layout(parser *P, const cJSON *obj, const char *optr, fg_gemm 
 static void parse_kernel(parser *P, const cJSON *v, const char *ptr, fg_kernel_spec *k)
 {
     static const char *const kernel_keys[] = {"name", "arch", "a", "b", "out", "accum",
-                                              "b_layout", "tiles", "epilogue", "then"};
+                                              "b_layout", "tiles", "a_norm", "epilogue", "then"};
     static const char *const then_keys[] = {"b_layout", "tiles", "epilogue"};
     memset(k, 0, sizeof *k);
     k->ptr = ptr;
@@ -605,7 +637,9 @@ static void parse_kernel(parser *P, const cJSON *v, const char *ptr, fg_kernel_s
 
     parse_layout(P, v, ptr, &k->gemm);
     parse_tiles(P, v, ptr, true, &k->gemm);
-    parse_epilogue(P, v, ptr, &k->gemm);
+    fg_op a_norm;
+    const bool has_a_norm = parse_a_norm(P, v, ptr, &a_norm);
+    parse_epilogue(P, v, ptr, &k->gemm, has_a_norm ? &a_norm : NULL);
 
     const cJSON *then = member(v, "then");
     if (then) {
@@ -617,7 +651,7 @@ static void parse_kernel(parser *P, const cJSON *v, const char *ptr, fg_kernel_s
             check_keys(P, then, tptr, then_keys, COUNT(then_keys), NULL);
             parse_layout(P, then, tptr, &k->then);
             parse_tiles(P, then, tptr, false, &k->then);
-            parse_epilogue(P, then, tptr, &k->then);
+            parse_epilogue(P, then, tptr, &k->then, NULL);
         }
     }
 }

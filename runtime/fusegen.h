@@ -81,7 +81,10 @@ typedef enum fusegen_schedule { FUSEGEN_REG_SCHEDULES(FUSEGEN__ENUM_SCHEDULE) } 
  *   SILU 6
  *   STORE 7       store[index] = v (rounded to out)
  *   LAYERNORM 8   eps = value; affine: gamma, beta
- *   RMSNORM 9     eps = value; affine: gamma */
+ *   RMSNORM 9     eps = value; affine: gamma
+ *   A_RMSNORM 10  first when present: v *= rstd of A's row m (eps = value), rstd =
+ *                 1 / sqrt(mean over k of A[m, k]^2 + eps); gamma is folded into B beforehand
+ *                 (fusegen_fold_a_norm_gamma) */
 #define FUSEGEN__ENUM_OP(id, token, word, value, cls, key, dflt) FUSEGEN_OP_##id = value,
 typedef enum fusegen_op_kind { FUSEGEN_REG_OPS(FUSEGEN__ENUM_OP) } fusegen_op_kind;
 
@@ -223,6 +226,14 @@ fusegen_status fusegen_workspace_size(const fusegen_kernel *k, const fusegen_pro
 /* Checks everything, then launches k on stream. workspace must be 256-byte aligned. */
 fusegen_status fusegen_run(const fusegen_kernel *k, const fusegen_problem *p, const fusegen_args *args,
                            void *workspace, size_t workspace_bytes, cudaStream_t stream);
+
+/* a_norm (docs/api.md, "Norm on A"): folds the norm's gamma into the weight of a kernel with an
+ * "a_norm", once, in host memory, in place: B[n, k] ("nk") or B[k, n] ("kn") times gamma[k], each
+ * product rounded to B's dtype (F16 or BF16). gamma [K] is F16, BF16 or F32; ldb in elements
+ * (0: packed). The kernel then computes rstd(A's row) * (A . B), the norm's output times the
+ * original weight. */
+fusegen_status fusegen_fold_a_norm_gamma(void *b, fusegen_dtype b_dtype, fusegen_layout layout, int64_t n,
+                                         int64_t k, int64_t ldb, const void *gamma, fusegen_dtype gamma_dtype);
 
 /* Recording (docs/api.md, "Recording the dispatched problems"): while a file is open, each
  * problem fusegen_select dispatches is appended to it as one JSON line, once per file (library,

@@ -38,17 +38,23 @@
  *   MAP       v = fusegen_sm80::op_<token>(v[, constant]): element-wise, by name alone
  *   BIAS      adds the bias vector; RESIDUAL adds beta times the residual tensor
  *   STORE     writes v to an extra output (fusegen_args.store[])
- *   NORM      a row norm: the family code runs it between the ops before and after it */
+ *   NORM      a row norm: the family code runs it between the ops before and after it
+ *   A_NORM    the norm of A's rows (a kernel's "a_norm"; first of the ops when present): the
+ *             mainloop sums each row's squares as A passes through shared memory, and the
+ *             accumulators of the row are scaled by its rstd before the other ops; gamma is
+ *             folded into B (fusegen_fold_a_norm_gamma) */
 #define FUSEGEN_REG_OPCLASS_MAP 0
 #define FUSEGEN_REG_OPCLASS_BIAS 1
 #define FUSEGEN_REG_OPCLASS_RESIDUAL 2
 #define FUSEGEN_REG_OPCLASS_STORE 3
 #define FUSEGEN_REG_OPCLASS_NORM 4
+#define FUSEGEN_REG_OPCLASS_A_NORM 5
 
 /* Epilogue ops: X(ID, token, word, value, class, key, default).
  *   token    the op's word in an epilogue signature ("bias+residual+layernorm"), and the
  *            device function op_<token> of a MAP op
- *   word     the spec's "op" (gelu_tanh is the gelu op with "approximate": "tanh")
+ *   word     the spec's "op" (gelu_tanh is the gelu op with "approximate": "tanh"; a_rmsnorm
+ *            is "a_norm": {"op": "rmsnorm"}, never an epilogue op)
  *   value    fusegen_op_kind (FUSEGEN_OP_<ID>) and the generator's FG_OP_<ID>; new ops go last
  *   key      the op's one number constant (fusegen_op.value), "" for none; default its value
  *            when the spec leaves it out. A MAP op's constant is passed to its device function
@@ -63,7 +69,8 @@
     X(SILU, "silu", "silu", 6, FUSEGEN_REG_OPCLASS_MAP, "", 0.0)                   \
     X(STORE, "store", "store", 7, FUSEGEN_REG_OPCLASS_STORE, "", 0.0)              \
     X(LAYERNORM, "layernorm", "layernorm", 8, FUSEGEN_REG_OPCLASS_NORM, "eps", 1e-5) \
-    X(RMSNORM, "rmsnorm", "rmsnorm", 9, FUSEGEN_REG_OPCLASS_NORM, "eps", 1e-6)
+    X(RMSNORM, "rmsnorm", "rmsnorm", 9, FUSEGEN_REG_OPCLASS_NORM, "eps", 1e-6)     \
+    X(A_RMSNORM, "a_rmsnorm", "rmsnorm", 10, FUSEGEN_REG_OPCLASS_A_NORM, "eps", 1e-6)
 
 /* Norms: X(ID, word, value). value: fusegen_norm and the device code's NORM_<ID>. */
 #define FUSEGEN_REG_NORMS(X)        \

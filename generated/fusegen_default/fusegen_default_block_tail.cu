@@ -13,6 +13,9 @@ namespace fusegen_default_block_tail_sm90a_128x128x64_s3_row_g2_128x256x64_s3 {
 struct Epilogue1 {
     static constexpr float kEps = 1e-05f;
     static constexpr bool kAffine = true;
+    // The norm of A's rows (a_norm): its eps, or 0 for none. The mainloop sums each row's
+    // squares; the row's accumulators are scaled by its rstd before pre().
+    static constexpr float kANormEps = 0.0f;
     // Split: the store op holding the norm's input, which the normalize kernel reads (-1: none).
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
@@ -51,6 +54,9 @@ static_assert(Gemm1::kSmemBytes == 132928, "the plan and the family agree on sha
 struct Epilogue2 {
     static constexpr float kEps = 0.0f;
     static constexpr bool kAffine = false;
+    // The norm of A's rows (a_norm): its eps, or 0 for none. The mainloop sums each row's
+    // squares; the row's accumulators are scaled by its rstd before pre().
+    static constexpr float kANormEps = 0.0f;
     // Split: the store op holding the norm's input, which the normalize kernel reads (-1: none).
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
@@ -109,6 +115,9 @@ namespace fusegen_default_block_tail_sm90a_128x128x64_s3_cluster_g2_128x256x64_s
 struct Epilogue1 {
     static constexpr float kEps = 1e-05f;
     static constexpr bool kAffine = true;
+    // The norm of A's rows (a_norm): its eps, or 0 for none. The mainloop sums each row's
+    // squares; the row's accumulators are scaled by its rstd before pre().
+    static constexpr float kANormEps = 0.0f;
     // Split: the store op holding the norm's input, which the normalize kernel reads (-1: none).
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
@@ -147,6 +156,9 @@ static_assert(Gemm1::kSmemBytes == 149328, "the plan and the family agree on sha
 struct Epilogue2 {
     static constexpr float kEps = 0.0f;
     static constexpr bool kAffine = false;
+    // The norm of A's rows (a_norm): its eps, or 0 for none. The mainloop sums each row's
+    // squares; the row's accumulators are scaled by its rstd before pre().
+    static constexpr float kANormEps = 0.0f;
     // Split: the store op holding the norm's input, which the normalize kernel reads (-1: none).
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
@@ -205,6 +217,9 @@ namespace fusegen_default_block_tail_sm90a_128x128x64_s3_split_g2_128x256x64_s3 
 struct Epilogue1 {
     static constexpr float kEps = 1e-05f;
     static constexpr bool kAffine = true;
+    // The norm of A's rows (a_norm): its eps, or 0 for none. The mainloop sums each row's
+    // squares; the row's accumulators are scaled by its rstd before pre().
+    static constexpr float kANormEps = 0.0f;
     // Split: the store op holding the norm's input, which the normalize kernel reads (-1: none).
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
@@ -243,6 +258,9 @@ static_assert(Gemm1::kSmemBytes == 132928, "the plan and the family agree on sha
 struct Epilogue2 {
     static constexpr float kEps = 0.0f;
     static constexpr bool kAffine = false;
+    // The norm of A's rows (a_norm): its eps, or 0 for none. The mainloop sums each row's
+    // squares; the row's accumulators are scaled by its rstd before pre().
+    static constexpr float kANormEps = 0.0f;
     // Split: the store op holding the norm's input, which the normalize kernel reads (-1: none).
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
@@ -306,6 +324,9 @@ namespace fusegen_default_block_tail_sm90a_128x128x64_s3_splitk_g2_128x256x64_s3
 struct Epilogue1 {
     static constexpr float kEps = 1e-05f;
     static constexpr bool kAffine = true;
+    // The norm of A's rows (a_norm): its eps, or 0 for none. The mainloop sums each row's
+    // squares; the row's accumulators are scaled by its rstd before pre().
+    static constexpr float kANormEps = 0.0f;
     // Split: the store op holding the norm's input, which the normalize kernel reads (-1: none).
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
@@ -346,6 +367,9 @@ using Reduce1 = fusegen_sm80::SplitKReduce<fusegen_sm80::DT_BF16, fusegen_sm80::
 struct Epilogue2 {
     static constexpr float kEps = 0.0f;
     static constexpr bool kAffine = false;
+    // The norm of A's rows (a_norm): its eps, or 0 for none. The mainloop sums each row's
+    // squares; the row's accumulators are scaled by its rstd before pre().
+    static constexpr float kANormEps = 0.0f;
     // Split: the store op holding the norm's input, which the normalize kernel reads (-1: none).
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
@@ -416,6 +440,9 @@ namespace fusegen_default_block_tail_sm90a_128x128x64_s3_row_g2_128x128x64_s5_pi
 struct Epilogue1 {
     static constexpr float kEps = 1e-05f;
     static constexpr bool kAffine = true;
+    // The norm of A's rows (a_norm): its eps, or 0 for none. The mainloop sums each row's
+    // squares; the row's accumulators are scaled by its rstd before pre().
+    static constexpr float kANormEps = 0.0f;
     // Split: the store op holding the norm's input, which the normalize kernel reads (-1: none).
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
@@ -454,6 +481,9 @@ static_assert(Gemm1::kSmemBytes == 132928, "the plan and the family agree on sha
 struct Epilogue2 {
     static constexpr float kEps = 0.0f;
     static constexpr bool kAffine = false;
+    // The norm of A's rows (a_norm): its eps, or 0 for none. The mainloop sums each row's
+    // squares; the row's accumulators are scaled by its rstd before pre().
+    static constexpr float kANormEps = 0.0f;
     // Split: the store op holding the norm's input, which the normalize kernel reads (-1: none).
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
@@ -512,6 +542,9 @@ namespace fusegen_default_block_tail_sm90a_128x128x64_s3_cluster_g2_128x128x64_s
 struct Epilogue1 {
     static constexpr float kEps = 1e-05f;
     static constexpr bool kAffine = true;
+    // The norm of A's rows (a_norm): its eps, or 0 for none. The mainloop sums each row's
+    // squares; the row's accumulators are scaled by its rstd before pre().
+    static constexpr float kANormEps = 0.0f;
     // Split: the store op holding the norm's input, which the normalize kernel reads (-1: none).
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
@@ -550,6 +583,9 @@ static_assert(Gemm1::kSmemBytes == 149328, "the plan and the family agree on sha
 struct Epilogue2 {
     static constexpr float kEps = 0.0f;
     static constexpr bool kAffine = false;
+    // The norm of A's rows (a_norm): its eps, or 0 for none. The mainloop sums each row's
+    // squares; the row's accumulators are scaled by its rstd before pre().
+    static constexpr float kANormEps = 0.0f;
     // Split: the store op holding the norm's input, which the normalize kernel reads (-1: none).
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
@@ -608,6 +644,9 @@ namespace fusegen_default_block_tail_sm90a_128x128x64_s3_split_g2_128x128x64_s5_
 struct Epilogue1 {
     static constexpr float kEps = 1e-05f;
     static constexpr bool kAffine = true;
+    // The norm of A's rows (a_norm): its eps, or 0 for none. The mainloop sums each row's
+    // squares; the row's accumulators are scaled by its rstd before pre().
+    static constexpr float kANormEps = 0.0f;
     // Split: the store op holding the norm's input, which the normalize kernel reads (-1: none).
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
@@ -646,6 +685,9 @@ static_assert(Gemm1::kSmemBytes == 132928, "the plan and the family agree on sha
 struct Epilogue2 {
     static constexpr float kEps = 0.0f;
     static constexpr bool kAffine = false;
+    // The norm of A's rows (a_norm): its eps, or 0 for none. The mainloop sums each row's
+    // squares; the row's accumulators are scaled by its rstd before pre().
+    static constexpr float kANormEps = 0.0f;
     // Split: the store op holding the norm's input, which the normalize kernel reads (-1: none).
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
@@ -709,6 +751,9 @@ namespace fusegen_default_block_tail_sm90a_64x256x64_s4_row_g2_128x256x64_s3 {
 struct Epilogue1 {
     static constexpr float kEps = 1e-05f;
     static constexpr bool kAffine = true;
+    // The norm of A's rows (a_norm): its eps, or 0 for none. The mainloop sums each row's
+    // squares; the row's accumulators are scaled by its rstd before pre().
+    static constexpr float kANormEps = 0.0f;
     // Split: the store op holding the norm's input, which the normalize kernel reads (-1: none).
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
@@ -747,6 +792,9 @@ static_assert(Gemm1::kSmemBytes == 232048, "the plan and the family agree on sha
 struct Epilogue2 {
     static constexpr float kEps = 0.0f;
     static constexpr bool kAffine = false;
+    // The norm of A's rows (a_norm): its eps, or 0 for none. The mainloop sums each row's
+    // squares; the row's accumulators are scaled by its rstd before pre().
+    static constexpr float kANormEps = 0.0f;
     // Split: the store op holding the norm's input, which the normalize kernel reads (-1: none).
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
@@ -805,6 +853,9 @@ namespace fusegen_default_block_tail_sm90a_64x256x64_s4_split_g2_128x256x64_s3 {
 struct Epilogue1 {
     static constexpr float kEps = 1e-05f;
     static constexpr bool kAffine = true;
+    // The norm of A's rows (a_norm): its eps, or 0 for none. The mainloop sums each row's
+    // squares; the row's accumulators are scaled by its rstd before pre().
+    static constexpr float kANormEps = 0.0f;
     // Split: the store op holding the norm's input, which the normalize kernel reads (-1: none).
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
@@ -843,6 +894,9 @@ static_assert(Gemm1::kSmemBytes == 232048, "the plan and the family agree on sha
 struct Epilogue2 {
     static constexpr float kEps = 0.0f;
     static constexpr bool kAffine = false;
+    // The norm of A's rows (a_norm): its eps, or 0 for none. The mainloop sums each row's
+    // squares; the row's accumulators are scaled by its rstd before pre().
+    static constexpr float kANormEps = 0.0f;
     // Split: the store op holding the norm's input, which the normalize kernel reads (-1: none).
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
@@ -906,6 +960,9 @@ namespace fusegen_default_block_tail_sm90a_64x256x64_s4_splitk_g2_128x256x64_s3 
 struct Epilogue1 {
     static constexpr float kEps = 1e-05f;
     static constexpr bool kAffine = true;
+    // The norm of A's rows (a_norm): its eps, or 0 for none. The mainloop sums each row's
+    // squares; the row's accumulators are scaled by its rstd before pre().
+    static constexpr float kANormEps = 0.0f;
     // Split: the store op holding the norm's input, which the normalize kernel reads (-1: none).
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
@@ -946,6 +1003,9 @@ using Reduce1 = fusegen_sm80::SplitKReduce<fusegen_sm80::DT_BF16, fusegen_sm80::
 struct Epilogue2 {
     static constexpr float kEps = 0.0f;
     static constexpr bool kAffine = false;
+    // The norm of A's rows (a_norm): its eps, or 0 for none. The mainloop sums each row's
+    // squares; the row's accumulators are scaled by its rstd before pre().
+    static constexpr float kANormEps = 0.0f;
     // Split: the store op holding the norm's input, which the normalize kernel reads (-1: none).
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
@@ -1016,6 +1076,9 @@ namespace fusegen_default_block_tail_sm90a_64x256x64_s4_row_g2_128x128x64_s5_pin
 struct Epilogue1 {
     static constexpr float kEps = 1e-05f;
     static constexpr bool kAffine = true;
+    // The norm of A's rows (a_norm): its eps, or 0 for none. The mainloop sums each row's
+    // squares; the row's accumulators are scaled by its rstd before pre().
+    static constexpr float kANormEps = 0.0f;
     // Split: the store op holding the norm's input, which the normalize kernel reads (-1: none).
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
@@ -1054,6 +1117,9 @@ static_assert(Gemm1::kSmemBytes == 232048, "the plan and the family agree on sha
 struct Epilogue2 {
     static constexpr float kEps = 0.0f;
     static constexpr bool kAffine = false;
+    // The norm of A's rows (a_norm): its eps, or 0 for none. The mainloop sums each row's
+    // squares; the row's accumulators are scaled by its rstd before pre().
+    static constexpr float kANormEps = 0.0f;
     // Split: the store op holding the norm's input, which the normalize kernel reads (-1: none).
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
@@ -1112,6 +1178,9 @@ namespace fusegen_default_block_tail_sm90a_64x256x64_s4_split_g2_128x128x64_s5_p
 struct Epilogue1 {
     static constexpr float kEps = 1e-05f;
     static constexpr bool kAffine = true;
+    // The norm of A's rows (a_norm): its eps, or 0 for none. The mainloop sums each row's
+    // squares; the row's accumulators are scaled by its rstd before pre().
+    static constexpr float kANormEps = 0.0f;
     // Split: the store op holding the norm's input, which the normalize kernel reads (-1: none).
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
@@ -1150,6 +1219,9 @@ static_assert(Gemm1::kSmemBytes == 232048, "the plan and the family agree on sha
 struct Epilogue2 {
     static constexpr float kEps = 0.0f;
     static constexpr bool kAffine = false;
+    // The norm of A's rows (a_norm): its eps, or 0 for none. The mainloop sums each row's
+    // squares; the row's accumulators are scaled by its rstd before pre().
+    static constexpr float kANormEps = 0.0f;
     // Split: the store op holding the norm's input, which the normalize kernel reads (-1: none).
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
@@ -1213,6 +1285,9 @@ namespace fusegen_default_block_tail_sm90a_128x256x64_s3_row_g2_128x256x64_s3 {
 struct Epilogue1 {
     static constexpr float kEps = 1e-05f;
     static constexpr bool kAffine = true;
+    // The norm of A's rows (a_norm): its eps, or 0 for none. The mainloop sums each row's
+    // squares; the row's accumulators are scaled by its rstd before pre().
+    static constexpr float kANormEps = 0.0f;
     // Split: the store op holding the norm's input, which the normalize kernel reads (-1: none).
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
@@ -1251,6 +1326,9 @@ static_assert(Gemm1::kSmemBytes == 215104, "the plan and the family agree on sha
 struct Epilogue2 {
     static constexpr float kEps = 0.0f;
     static constexpr bool kAffine = false;
+    // The norm of A's rows (a_norm): its eps, or 0 for none. The mainloop sums each row's
+    // squares; the row's accumulators are scaled by its rstd before pre().
+    static constexpr float kANormEps = 0.0f;
     // Split: the store op holding the norm's input, which the normalize kernel reads (-1: none).
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
@@ -1309,6 +1387,9 @@ namespace fusegen_default_block_tail_sm90a_128x256x64_s3_cluster_g2_128x256x64_s
 struct Epilogue1 {
     static constexpr float kEps = 1e-05f;
     static constexpr bool kAffine = true;
+    // The norm of A's rows (a_norm): its eps, or 0 for none. The mainloop sums each row's
+    // squares; the row's accumulators are scaled by its rstd before pre().
+    static constexpr float kANormEps = 0.0f;
     // Split: the store op holding the norm's input, which the normalize kernel reads (-1: none).
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
@@ -1347,6 +1428,9 @@ static_assert(Gemm1::kSmemBytes == 231504, "the plan and the family agree on sha
 struct Epilogue2 {
     static constexpr float kEps = 0.0f;
     static constexpr bool kAffine = false;
+    // The norm of A's rows (a_norm): its eps, or 0 for none. The mainloop sums each row's
+    // squares; the row's accumulators are scaled by its rstd before pre().
+    static constexpr float kANormEps = 0.0f;
     // Split: the store op holding the norm's input, which the normalize kernel reads (-1: none).
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
@@ -1405,6 +1489,9 @@ namespace fusegen_default_block_tail_sm90a_128x256x64_s3_split_g2_128x256x64_s3 
 struct Epilogue1 {
     static constexpr float kEps = 1e-05f;
     static constexpr bool kAffine = true;
+    // The norm of A's rows (a_norm): its eps, or 0 for none. The mainloop sums each row's
+    // squares; the row's accumulators are scaled by its rstd before pre().
+    static constexpr float kANormEps = 0.0f;
     // Split: the store op holding the norm's input, which the normalize kernel reads (-1: none).
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
@@ -1443,6 +1530,9 @@ static_assert(Gemm1::kSmemBytes == 215104, "the plan and the family agree on sha
 struct Epilogue2 {
     static constexpr float kEps = 0.0f;
     static constexpr bool kAffine = false;
+    // The norm of A's rows (a_norm): its eps, or 0 for none. The mainloop sums each row's
+    // squares; the row's accumulators are scaled by its rstd before pre().
+    static constexpr float kANormEps = 0.0f;
     // Split: the store op holding the norm's input, which the normalize kernel reads (-1: none).
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
@@ -1506,6 +1596,9 @@ namespace fusegen_default_block_tail_sm90a_128x256x64_s3_splitk_g2_128x256x64_s3
 struct Epilogue1 {
     static constexpr float kEps = 1e-05f;
     static constexpr bool kAffine = true;
+    // The norm of A's rows (a_norm): its eps, or 0 for none. The mainloop sums each row's
+    // squares; the row's accumulators are scaled by its rstd before pre().
+    static constexpr float kANormEps = 0.0f;
     // Split: the store op holding the norm's input, which the normalize kernel reads (-1: none).
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
@@ -1546,6 +1639,9 @@ using Reduce1 = fusegen_sm80::SplitKReduce<fusegen_sm80::DT_BF16, fusegen_sm80::
 struct Epilogue2 {
     static constexpr float kEps = 0.0f;
     static constexpr bool kAffine = false;
+    // The norm of A's rows (a_norm): its eps, or 0 for none. The mainloop sums each row's
+    // squares; the row's accumulators are scaled by its rstd before pre().
+    static constexpr float kANormEps = 0.0f;
     // Split: the store op holding the norm's input, which the normalize kernel reads (-1: none).
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
@@ -1616,6 +1712,9 @@ namespace fusegen_default_block_tail_sm90a_128x256x64_s3_row_g2_128x128x64_s5_pi
 struct Epilogue1 {
     static constexpr float kEps = 1e-05f;
     static constexpr bool kAffine = true;
+    // The norm of A's rows (a_norm): its eps, or 0 for none. The mainloop sums each row's
+    // squares; the row's accumulators are scaled by its rstd before pre().
+    static constexpr float kANormEps = 0.0f;
     // Split: the store op holding the norm's input, which the normalize kernel reads (-1: none).
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
@@ -1654,6 +1753,9 @@ static_assert(Gemm1::kSmemBytes == 215104, "the plan and the family agree on sha
 struct Epilogue2 {
     static constexpr float kEps = 0.0f;
     static constexpr bool kAffine = false;
+    // The norm of A's rows (a_norm): its eps, or 0 for none. The mainloop sums each row's
+    // squares; the row's accumulators are scaled by its rstd before pre().
+    static constexpr float kANormEps = 0.0f;
     // Split: the store op holding the norm's input, which the normalize kernel reads (-1: none).
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
@@ -1712,6 +1814,9 @@ namespace fusegen_default_block_tail_sm90a_128x256x64_s3_cluster_g2_128x128x64_s
 struct Epilogue1 {
     static constexpr float kEps = 1e-05f;
     static constexpr bool kAffine = true;
+    // The norm of A's rows (a_norm): its eps, or 0 for none. The mainloop sums each row's
+    // squares; the row's accumulators are scaled by its rstd before pre().
+    static constexpr float kANormEps = 0.0f;
     // Split: the store op holding the norm's input, which the normalize kernel reads (-1: none).
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
@@ -1750,6 +1855,9 @@ static_assert(Gemm1::kSmemBytes == 231504, "the plan and the family agree on sha
 struct Epilogue2 {
     static constexpr float kEps = 0.0f;
     static constexpr bool kAffine = false;
+    // The norm of A's rows (a_norm): its eps, or 0 for none. The mainloop sums each row's
+    // squares; the row's accumulators are scaled by its rstd before pre().
+    static constexpr float kANormEps = 0.0f;
     // Split: the store op holding the norm's input, which the normalize kernel reads (-1: none).
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
@@ -1808,6 +1916,9 @@ namespace fusegen_default_block_tail_sm90a_128x256x64_s3_split_g2_128x128x64_s5_
 struct Epilogue1 {
     static constexpr float kEps = 1e-05f;
     static constexpr bool kAffine = true;
+    // The norm of A's rows (a_norm): its eps, or 0 for none. The mainloop sums each row's
+    // squares; the row's accumulators are scaled by its rstd before pre().
+    static constexpr float kANormEps = 0.0f;
     // Split: the store op holding the norm's input, which the normalize kernel reads (-1: none).
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
@@ -1846,6 +1957,9 @@ static_assert(Gemm1::kSmemBytes == 215104, "the plan and the family agree on sha
 struct Epilogue2 {
     static constexpr float kEps = 0.0f;
     static constexpr bool kAffine = false;
+    // The norm of A's rows (a_norm): its eps, or 0 for none. The mainloop sums each row's
+    // squares; the row's accumulators are scaled by its rstd before pre().
+    static constexpr float kANormEps = 0.0f;
     // Split: the store op holding the norm's input, which the normalize kernel reads (-1: none).
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
@@ -1909,6 +2023,9 @@ namespace fusegen_default_block_tail_sm90a_128x128x64_s5_pingpong_row_g2_128x256
 struct Epilogue1 {
     static constexpr float kEps = 1e-05f;
     static constexpr bool kAffine = true;
+    // The norm of A's rows (a_norm): its eps, or 0 for none. The mainloop sums each row's
+    // squares; the row's accumulators are scaled by its rstd before pre().
+    static constexpr float kANormEps = 0.0f;
     // Split: the store op holding the norm's input, which the normalize kernel reads (-1: none).
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
@@ -1947,6 +2064,9 @@ static_assert(Gemm1::kSmemBytes == 232064, "the plan and the family agree on sha
 struct Epilogue2 {
     static constexpr float kEps = 0.0f;
     static constexpr bool kAffine = false;
+    // The norm of A's rows (a_norm): its eps, or 0 for none. The mainloop sums each row's
+    // squares; the row's accumulators are scaled by its rstd before pre().
+    static constexpr float kANormEps = 0.0f;
     // Split: the store op holding the norm's input, which the normalize kernel reads (-1: none).
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
@@ -2005,6 +2125,9 @@ namespace fusegen_default_block_tail_sm90a_128x128x64_s5_pingpong_split_g2_128x2
 struct Epilogue1 {
     static constexpr float kEps = 1e-05f;
     static constexpr bool kAffine = true;
+    // The norm of A's rows (a_norm): its eps, or 0 for none. The mainloop sums each row's
+    // squares; the row's accumulators are scaled by its rstd before pre().
+    static constexpr float kANormEps = 0.0f;
     // Split: the store op holding the norm's input, which the normalize kernel reads (-1: none).
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
@@ -2043,6 +2166,9 @@ static_assert(Gemm1::kSmemBytes == 232064, "the plan and the family agree on sha
 struct Epilogue2 {
     static constexpr float kEps = 0.0f;
     static constexpr bool kAffine = false;
+    // The norm of A's rows (a_norm): its eps, or 0 for none. The mainloop sums each row's
+    // squares; the row's accumulators are scaled by its rstd before pre().
+    static constexpr float kANormEps = 0.0f;
     // Split: the store op holding the norm's input, which the normalize kernel reads (-1: none).
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
@@ -2106,6 +2232,9 @@ namespace fusegen_default_block_tail_sm90a_128x128x64_s5_pingpong_row_g2_128x128
 struct Epilogue1 {
     static constexpr float kEps = 1e-05f;
     static constexpr bool kAffine = true;
+    // The norm of A's rows (a_norm): its eps, or 0 for none. The mainloop sums each row's
+    // squares; the row's accumulators are scaled by its rstd before pre().
+    static constexpr float kANormEps = 0.0f;
     // Split: the store op holding the norm's input, which the normalize kernel reads (-1: none).
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
@@ -2144,6 +2273,9 @@ static_assert(Gemm1::kSmemBytes == 232064, "the plan and the family agree on sha
 struct Epilogue2 {
     static constexpr float kEps = 0.0f;
     static constexpr bool kAffine = false;
+    // The norm of A's rows (a_norm): its eps, or 0 for none. The mainloop sums each row's
+    // squares; the row's accumulators are scaled by its rstd before pre().
+    static constexpr float kANormEps = 0.0f;
     // Split: the store op holding the norm's input, which the normalize kernel reads (-1: none).
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
@@ -2202,6 +2334,9 @@ namespace fusegen_default_block_tail_sm90a_128x128x64_s5_pingpong_split_g2_128x1
 struct Epilogue1 {
     static constexpr float kEps = 1e-05f;
     static constexpr bool kAffine = true;
+    // The norm of A's rows (a_norm): its eps, or 0 for none. The mainloop sums each row's
+    // squares; the row's accumulators are scaled by its rstd before pre().
+    static constexpr float kANormEps = 0.0f;
     // Split: the store op holding the norm's input, which the normalize kernel reads (-1: none).
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
@@ -2240,6 +2375,9 @@ static_assert(Gemm1::kSmemBytes == 232064, "the plan and the family agree on sha
 struct Epilogue2 {
     static constexpr float kEps = 0.0f;
     static constexpr bool kAffine = false;
+    // The norm of A's rows (a_norm): its eps, or 0 for none. The mainloop sums each row's
+    // squares; the row's accumulators are scaled by its rstd before pre().
+    static constexpr float kANormEps = 0.0f;
     // Split: the store op holding the norm's input, which the normalize kernel reads (-1: none).
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
@@ -2303,6 +2441,9 @@ namespace fusegen_default_block_tail_sm80_128x128x64_s3_row_g2_128x256x64_s3 {
 struct Epilogue1 {
     static constexpr float kEps = 1e-05f;
     static constexpr bool kAffine = true;
+    // The norm of A's rows (a_norm): its eps, or 0 for none. The mainloop sums each row's
+    // squares; the row's accumulators are scaled by its rstd before pre().
+    static constexpr float kANormEps = 0.0f;
     // Split: the store op holding the norm's input, which the normalize kernel reads (-1: none).
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
@@ -2333,6 +2474,9 @@ static_assert(Gemm1::kSmemBytes == 110592, "the plan and the family agree on sha
 struct Epilogue2 {
     static constexpr float kEps = 0.0f;
     static constexpr bool kAffine = false;
+    // The norm of A's rows (a_norm): its eps, or 0 for none. The mainloop sums each row's
+    // squares; the row's accumulators are scaled by its rstd before pre().
+    static constexpr float kANormEps = 0.0f;
     // Split: the store op holding the norm's input, which the normalize kernel reads (-1: none).
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
@@ -2379,6 +2523,9 @@ namespace fusegen_default_block_tail_sm80_128x128x64_s3_split_g2_128x256x64_s3 {
 struct Epilogue1 {
     static constexpr float kEps = 1e-05f;
     static constexpr bool kAffine = true;
+    // The norm of A's rows (a_norm): its eps, or 0 for none. The mainloop sums each row's
+    // squares; the row's accumulators are scaled by its rstd before pre().
+    static constexpr float kANormEps = 0.0f;
     // Split: the store op holding the norm's input, which the normalize kernel reads (-1: none).
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
@@ -2409,6 +2556,9 @@ static_assert(Gemm1::kSmemBytes == 110592, "the plan and the family agree on sha
 struct Epilogue2 {
     static constexpr float kEps = 0.0f;
     static constexpr bool kAffine = false;
+    // The norm of A's rows (a_norm): its eps, or 0 for none. The mainloop sums each row's
+    // squares; the row's accumulators are scaled by its rstd before pre().
+    static constexpr float kANormEps = 0.0f;
     // Split: the store op holding the norm's input, which the normalize kernel reads (-1: none).
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).

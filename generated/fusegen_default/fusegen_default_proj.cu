@@ -13,6 +13,9 @@ namespace fusegen_default_proj_sm90a_128x256x64_s3 {
 struct Epilogue1 {
     static constexpr float kEps = 0.0f;
     static constexpr bool kAffine = false;
+    // The norm of A's rows (a_norm): its eps, or 0 for none. The mainloop sums each row's
+    // squares; the row's accumulators are scaled by its rstd before pre().
+    static constexpr float kANormEps = 0.0f;
     // Split: the store op holding the norm's input, which the normalize kernel reads (-1: none).
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
@@ -62,6 +65,9 @@ namespace fusegen_default_proj_sm90a_128x256x64_s3_splitk {
 struct Epilogue1 {
     static constexpr float kEps = 0.0f;
     static constexpr bool kAffine = false;
+    // The norm of A's rows (a_norm): its eps, or 0 for none. The mainloop sums each row's
+    // squares; the row's accumulators are scaled by its rstd before pre().
+    static constexpr float kANormEps = 0.0f;
     // Split: the store op holding the norm's input, which the normalize kernel reads (-1: none).
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
@@ -118,6 +124,9 @@ namespace fusegen_default_proj_sm90a_64x256x64_s4 {
 struct Epilogue1 {
     static constexpr float kEps = 0.0f;
     static constexpr bool kAffine = false;
+    // The norm of A's rows (a_norm): its eps, or 0 for none. The mainloop sums each row's
+    // squares; the row's accumulators are scaled by its rstd before pre().
+    static constexpr float kANormEps = 0.0f;
     // Split: the store op holding the norm's input, which the normalize kernel reads (-1: none).
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
@@ -167,6 +176,9 @@ namespace fusegen_default_proj_sm90a_64x256x64_s4_splitk {
 struct Epilogue1 {
     static constexpr float kEps = 0.0f;
     static constexpr bool kAffine = false;
+    // The norm of A's rows (a_norm): its eps, or 0 for none. The mainloop sums each row's
+    // squares; the row's accumulators are scaled by its rstd before pre().
+    static constexpr float kANormEps = 0.0f;
     // Split: the store op holding the norm's input, which the normalize kernel reads (-1: none).
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
@@ -223,6 +235,9 @@ namespace fusegen_default_proj_sm90a_128x128x64_s4_pingpong {
 struct Epilogue1 {
     static constexpr float kEps = 0.0f;
     static constexpr bool kAffine = false;
+    // The norm of A's rows (a_norm): its eps, or 0 for none. The mainloop sums each row's
+    // squares; the row's accumulators are scaled by its rstd before pre().
+    static constexpr float kANormEps = 0.0f;
     // Split: the store op holding the norm's input, which the normalize kernel reads (-1: none).
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
@@ -272,6 +287,9 @@ namespace fusegen_default_proj_sm90a_128x160x64_s5 {
 struct Epilogue1 {
     static constexpr float kEps = 0.0f;
     static constexpr bool kAffine = false;
+    // The norm of A's rows (a_norm): its eps, or 0 for none. The mainloop sums each row's
+    // squares; the row's accumulators are scaled by its rstd before pre().
+    static constexpr float kANormEps = 0.0f;
     // Split: the store op holding the norm's input, which the normalize kernel reads (-1: none).
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
@@ -321,6 +339,9 @@ namespace fusegen_default_proj_sm90a_128x160x64_s5_splitk {
 struct Epilogue1 {
     static constexpr float kEps = 0.0f;
     static constexpr bool kAffine = false;
+    // The norm of A's rows (a_norm): its eps, or 0 for none. The mainloop sums each row's
+    // squares; the row's accumulators are scaled by its rstd before pre().
+    static constexpr float kANormEps = 0.0f;
     // Split: the store op holding the norm's input, which the normalize kernel reads (-1: none).
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
@@ -377,6 +398,9 @@ namespace fusegen_default_proj_sm90a_64x128x64_s4 {
 struct Epilogue1 {
     static constexpr float kEps = 0.0f;
     static constexpr bool kAffine = false;
+    // The norm of A's rows (a_norm): its eps, or 0 for none. The mainloop sums each row's
+    // squares; the row's accumulators are scaled by its rstd before pre().
+    static constexpr float kANormEps = 0.0f;
     // Split: the store op holding the norm's input, which the normalize kernel reads (-1: none).
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
@@ -426,6 +450,9 @@ namespace fusegen_default_proj_sm90a_64x128x64_s4_splitk {
 struct Epilogue1 {
     static constexpr float kEps = 0.0f;
     static constexpr bool kAffine = false;
+    // The norm of A's rows (a_norm): its eps, or 0 for none. The mainloop sums each row's
+    // squares; the row's accumulators are scaled by its rstd before pre().
+    static constexpr float kANormEps = 0.0f;
     // Split: the store op holding the norm's input, which the normalize kernel reads (-1: none).
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
@@ -482,6 +509,9 @@ namespace fusegen_default_proj_sm80_128x256x64_s3 {
 struct Epilogue1 {
     static constexpr float kEps = 0.0f;
     static constexpr bool kAffine = false;
+    // The norm of A's rows (a_norm): its eps, or 0 for none. The mainloop sums each row's
+    // squares; the row's accumulators are scaled by its rstd before pre().
+    static constexpr float kANormEps = 0.0f;
     // Split: the store op holding the norm's input, which the normalize kernel reads (-1: none).
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
@@ -521,6 +551,9 @@ namespace fusegen_default_proj_sm80_64x128x64_s4 {
 struct Epilogue1 {
     static constexpr float kEps = 0.0f;
     static constexpr bool kAffine = false;
+    // The norm of A's rows (a_norm): its eps, or 0 for none. The mainloop sums each row's
+    // squares; the row's accumulators are scaled by its rstd before pre().
+    static constexpr float kANormEps = 0.0f;
     // Split: the store op holding the norm's input, which the normalize kernel reads (-1: none).
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
@@ -560,6 +593,9 @@ namespace fusegen_default_proj_sm80_64x128x64_s4_splitk {
 struct Epilogue1 {
     static constexpr float kEps = 0.0f;
     static constexpr bool kAffine = false;
+    // The norm of A's rows (a_norm): its eps, or 0 for none. The mainloop sums each row's
+    // squares; the row's accumulators are scaled by its rstd before pre().
+    static constexpr float kANormEps = 0.0f;
     // Split: the store op holding the norm's input, which the normalize kernel reads (-1: none).
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).

@@ -13,6 +13,9 @@ namespace fusegen_default_proj_bias_residual_layernorm_sm90a_128x128x64_s5_row {
 struct Epilogue1 {
     static constexpr float kEps = 1e-05f;
     static constexpr bool kAffine = true;
+    // The norm of A's rows (a_norm): its eps, or 0 for none. The mainloop sums each row's
+    // squares; the row's accumulators are scaled by its rstd before pre().
+    static constexpr float kANormEps = 0.0f;
     // Split: the store op holding the norm's input, which the normalize kernel reads (-1: none).
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
@@ -66,6 +69,9 @@ namespace fusegen_default_proj_bias_residual_layernorm_sm90a_128x128x64_s5_clust
 struct Epilogue1 {
     static constexpr float kEps = 1e-05f;
     static constexpr bool kAffine = true;
+    // The norm of A's rows (a_norm): its eps, or 0 for none. The mainloop sums each row's
+    // squares; the row's accumulators are scaled by its rstd before pre().
+    static constexpr float kANormEps = 0.0f;
     // Split: the store op holding the norm's input, which the normalize kernel reads (-1: none).
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
@@ -119,6 +125,9 @@ namespace fusegen_default_proj_bias_residual_layernorm_sm90a_128x128x64_s5_split
 struct Epilogue1 {
     static constexpr float kEps = 1e-05f;
     static constexpr bool kAffine = true;
+    // The norm of A's rows (a_norm): its eps, or 0 for none. The mainloop sums each row's
+    // squares; the row's accumulators are scaled by its rstd before pre().
+    static constexpr float kANormEps = 0.0f;
     // Split: the store op holding the norm's input, which the normalize kernel reads (-1: none).
     static constexpr int kPrenormStoreSlot = 0;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
@@ -177,6 +186,9 @@ namespace fusegen_default_proj_bias_residual_layernorm_sm90a_128x128x64_s5_split
 struct Epilogue1 {
     static constexpr float kEps = 1e-05f;
     static constexpr bool kAffine = true;
+    // The norm of A's rows (a_norm): its eps, or 0 for none. The mainloop sums each row's
+    // squares; the row's accumulators are scaled by its rstd before pre().
+    static constexpr float kANormEps = 0.0f;
     // Split: the store op holding the norm's input, which the normalize kernel reads (-1: none).
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
@@ -237,6 +249,9 @@ namespace fusegen_default_proj_bias_residual_layernorm_sm90a_128x128x64_s5_pingp
 struct Epilogue1 {
     static constexpr float kEps = 1e-05f;
     static constexpr bool kAffine = true;
+    // The norm of A's rows (a_norm): its eps, or 0 for none. The mainloop sums each row's
+    // squares; the row's accumulators are scaled by its rstd before pre().
+    static constexpr float kANormEps = 0.0f;
     // Split: the store op holding the norm's input, which the normalize kernel reads (-1: none).
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
@@ -290,6 +305,9 @@ namespace fusegen_default_proj_bias_residual_layernorm_sm90a_128x128x64_s5_pingp
 struct Epilogue1 {
     static constexpr float kEps = 1e-05f;
     static constexpr bool kAffine = true;
+    // The norm of A's rows (a_norm): its eps, or 0 for none. The mainloop sums each row's
+    // squares; the row's accumulators are scaled by its rstd before pre().
+    static constexpr float kANormEps = 0.0f;
     // Split: the store op holding the norm's input, which the normalize kernel reads (-1: none).
     static constexpr int kPrenormStoreSlot = 0;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
@@ -348,6 +366,9 @@ namespace fusegen_default_proj_bias_residual_layernorm_sm90a_128x256x64_s3_row {
 struct Epilogue1 {
     static constexpr float kEps = 1e-05f;
     static constexpr bool kAffine = true;
+    // The norm of A's rows (a_norm): its eps, or 0 for none. The mainloop sums each row's
+    // squares; the row's accumulators are scaled by its rstd before pre().
+    static constexpr float kANormEps = 0.0f;
     // Split: the store op holding the norm's input, which the normalize kernel reads (-1: none).
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
@@ -401,6 +422,9 @@ namespace fusegen_default_proj_bias_residual_layernorm_sm90a_128x256x64_s3_clust
 struct Epilogue1 {
     static constexpr float kEps = 1e-05f;
     static constexpr bool kAffine = true;
+    // The norm of A's rows (a_norm): its eps, or 0 for none. The mainloop sums each row's
+    // squares; the row's accumulators are scaled by its rstd before pre().
+    static constexpr float kANormEps = 0.0f;
     // Split: the store op holding the norm's input, which the normalize kernel reads (-1: none).
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
@@ -454,6 +478,9 @@ namespace fusegen_default_proj_bias_residual_layernorm_sm90a_128x256x64_s3_split
 struct Epilogue1 {
     static constexpr float kEps = 1e-05f;
     static constexpr bool kAffine = true;
+    // The norm of A's rows (a_norm): its eps, or 0 for none. The mainloop sums each row's
+    // squares; the row's accumulators are scaled by its rstd before pre().
+    static constexpr float kANormEps = 0.0f;
     // Split: the store op holding the norm's input, which the normalize kernel reads (-1: none).
     static constexpr int kPrenormStoreSlot = 0;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
@@ -512,6 +539,9 @@ namespace fusegen_default_proj_bias_residual_layernorm_sm90a_128x256x64_s3_split
 struct Epilogue1 {
     static constexpr float kEps = 1e-05f;
     static constexpr bool kAffine = true;
+    // The norm of A's rows (a_norm): its eps, or 0 for none. The mainloop sums each row's
+    // squares; the row's accumulators are scaled by its rstd before pre().
+    static constexpr float kANormEps = 0.0f;
     // Split: the store op holding the norm's input, which the normalize kernel reads (-1: none).
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
@@ -572,6 +602,9 @@ namespace fusegen_default_proj_bias_residual_layernorm_sm90a_128x160x64_s5_row {
 struct Epilogue1 {
     static constexpr float kEps = 1e-05f;
     static constexpr bool kAffine = true;
+    // The norm of A's rows (a_norm): its eps, or 0 for none. The mainloop sums each row's
+    // squares; the row's accumulators are scaled by its rstd before pre().
+    static constexpr float kANormEps = 0.0f;
     // Split: the store op holding the norm's input, which the normalize kernel reads (-1: none).
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
@@ -625,6 +658,9 @@ namespace fusegen_default_proj_bias_residual_layernorm_sm90a_128x160x64_s5_clust
 struct Epilogue1 {
     static constexpr float kEps = 1e-05f;
     static constexpr bool kAffine = true;
+    // The norm of A's rows (a_norm): its eps, or 0 for none. The mainloop sums each row's
+    // squares; the row's accumulators are scaled by its rstd before pre().
+    static constexpr float kANormEps = 0.0f;
     // Split: the store op holding the norm's input, which the normalize kernel reads (-1: none).
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
@@ -678,6 +714,9 @@ namespace fusegen_default_proj_bias_residual_layernorm_sm90a_128x160x64_s5_split
 struct Epilogue1 {
     static constexpr float kEps = 1e-05f;
     static constexpr bool kAffine = true;
+    // The norm of A's rows (a_norm): its eps, or 0 for none. The mainloop sums each row's
+    // squares; the row's accumulators are scaled by its rstd before pre().
+    static constexpr float kANormEps = 0.0f;
     // Split: the store op holding the norm's input, which the normalize kernel reads (-1: none).
     static constexpr int kPrenormStoreSlot = 0;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
@@ -736,6 +775,9 @@ namespace fusegen_default_proj_bias_residual_layernorm_sm90a_128x160x64_s5_split
 struct Epilogue1 {
     static constexpr float kEps = 1e-05f;
     static constexpr bool kAffine = true;
+    // The norm of A's rows (a_norm): its eps, or 0 for none. The mainloop sums each row's
+    // squares; the row's accumulators are scaled by its rstd before pre().
+    static constexpr float kANormEps = 0.0f;
     // Split: the store op holding the norm's input, which the normalize kernel reads (-1: none).
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
@@ -796,6 +838,9 @@ namespace fusegen_default_proj_bias_residual_layernorm_sm90a_64x320x64_s3_row {
 struct Epilogue1 {
     static constexpr float kEps = 1e-05f;
     static constexpr bool kAffine = true;
+    // The norm of A's rows (a_norm): its eps, or 0 for none. The mainloop sums each row's
+    // squares; the row's accumulators are scaled by its rstd before pre().
+    static constexpr float kANormEps = 0.0f;
     // Split: the store op holding the norm's input, which the normalize kernel reads (-1: none).
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
@@ -849,6 +894,9 @@ namespace fusegen_default_proj_bias_residual_layernorm_sm90a_64x256x64_s4_row {
 struct Epilogue1 {
     static constexpr float kEps = 1e-05f;
     static constexpr bool kAffine = true;
+    // The norm of A's rows (a_norm): its eps, or 0 for none. The mainloop sums each row's
+    // squares; the row's accumulators are scaled by its rstd before pre().
+    static constexpr float kANormEps = 0.0f;
     // Split: the store op holding the norm's input, which the normalize kernel reads (-1: none).
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
@@ -902,6 +950,9 @@ namespace fusegen_default_proj_bias_residual_layernorm_sm90a_64x256x64_s4_split 
 struct Epilogue1 {
     static constexpr float kEps = 1e-05f;
     static constexpr bool kAffine = true;
+    // The norm of A's rows (a_norm): its eps, or 0 for none. The mainloop sums each row's
+    // squares; the row's accumulators are scaled by its rstd before pre().
+    static constexpr float kANormEps = 0.0f;
     // Split: the store op holding the norm's input, which the normalize kernel reads (-1: none).
     static constexpr int kPrenormStoreSlot = 0;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
@@ -960,6 +1011,9 @@ namespace fusegen_default_proj_bias_residual_layernorm_sm90a_64x256x64_s4_splitk
 struct Epilogue1 {
     static constexpr float kEps = 1e-05f;
     static constexpr bool kAffine = true;
+    // The norm of A's rows (a_norm): its eps, or 0 for none. The mainloop sums each row's
+    // squares; the row's accumulators are scaled by its rstd before pre().
+    static constexpr float kANormEps = 0.0f;
     // Split: the store op holding the norm's input, which the normalize kernel reads (-1: none).
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
@@ -1020,6 +1074,9 @@ namespace fusegen_default_proj_bias_residual_layernorm_sm90a_64x128x64_s4_row {
 struct Epilogue1 {
     static constexpr float kEps = 1e-05f;
     static constexpr bool kAffine = true;
+    // The norm of A's rows (a_norm): its eps, or 0 for none. The mainloop sums each row's
+    // squares; the row's accumulators are scaled by its rstd before pre().
+    static constexpr float kANormEps = 0.0f;
     // Split: the store op holding the norm's input, which the normalize kernel reads (-1: none).
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
@@ -1073,6 +1130,9 @@ namespace fusegen_default_proj_bias_residual_layernorm_sm90a_64x128x64_s4_split 
 struct Epilogue1 {
     static constexpr float kEps = 1e-05f;
     static constexpr bool kAffine = true;
+    // The norm of A's rows (a_norm): its eps, or 0 for none. The mainloop sums each row's
+    // squares; the row's accumulators are scaled by its rstd before pre().
+    static constexpr float kANormEps = 0.0f;
     // Split: the store op holding the norm's input, which the normalize kernel reads (-1: none).
     static constexpr int kPrenormStoreSlot = 0;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
@@ -1131,6 +1191,9 @@ namespace fusegen_default_proj_bias_residual_layernorm_sm90a_64x128x64_s4_splitk
 struct Epilogue1 {
     static constexpr float kEps = 1e-05f;
     static constexpr bool kAffine = true;
+    // The norm of A's rows (a_norm): its eps, or 0 for none. The mainloop sums each row's
+    // squares; the row's accumulators are scaled by its rstd before pre().
+    static constexpr float kANormEps = 0.0f;
     // Split: the store op holding the norm's input, which the normalize kernel reads (-1: none).
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
@@ -1191,6 +1254,9 @@ namespace fusegen_default_proj_bias_residual_layernorm_sm80_128x256x64_s3_row {
 struct Epilogue1 {
     static constexpr float kEps = 1e-05f;
     static constexpr bool kAffine = true;
+    // The norm of A's rows (a_norm): its eps, or 0 for none. The mainloop sums each row's
+    // squares; the row's accumulators are scaled by its rstd before pre().
+    static constexpr float kANormEps = 0.0f;
     // Split: the store op holding the norm's input, which the normalize kernel reads (-1: none).
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
@@ -1234,6 +1300,9 @@ namespace fusegen_default_proj_bias_residual_layernorm_sm80_128x256x64_s3_split 
 struct Epilogue1 {
     static constexpr float kEps = 1e-05f;
     static constexpr bool kAffine = true;
+    // The norm of A's rows (a_norm): its eps, or 0 for none. The mainloop sums each row's
+    // squares; the row's accumulators are scaled by its rstd before pre().
+    static constexpr float kANormEps = 0.0f;
     // Split: the store op holding the norm's input, which the normalize kernel reads (-1: none).
     static constexpr int kPrenormStoreSlot = 0;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
@@ -1282,6 +1351,9 @@ namespace fusegen_default_proj_bias_residual_layernorm_sm80_64x256x32_s4_row {
 struct Epilogue1 {
     static constexpr float kEps = 1e-05f;
     static constexpr bool kAffine = true;
+    // The norm of A's rows (a_norm): its eps, or 0 for none. The mainloop sums each row's
+    // squares; the row's accumulators are scaled by its rstd before pre().
+    static constexpr float kANormEps = 0.0f;
     // Split: the store op holding the norm's input, which the normalize kernel reads (-1: none).
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
@@ -1325,6 +1397,9 @@ namespace fusegen_default_proj_bias_residual_layernorm_sm80_64x256x32_s4_split {
 struct Epilogue1 {
     static constexpr float kEps = 1e-05f;
     static constexpr bool kAffine = true;
+    // The norm of A's rows (a_norm): its eps, or 0 for none. The mainloop sums each row's
+    // squares; the row's accumulators are scaled by its rstd before pre().
+    static constexpr float kANormEps = 0.0f;
     // Split: the store op holding the norm's input, which the normalize kernel reads (-1: none).
     static constexpr int kPrenormStoreSlot = 0;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
@@ -1373,6 +1448,9 @@ namespace fusegen_default_proj_bias_residual_layernorm_sm80_64x256x32_s4_splitk 
 struct Epilogue1 {
     static constexpr float kEps = 1e-05f;
     static constexpr bool kAffine = true;
+    // The norm of A's rows (a_norm): its eps, or 0 for none. The mainloop sums each row's
+    // squares; the row's accumulators are scaled by its rstd before pre().
+    static constexpr float kANormEps = 0.0f;
     // Split: the store op holding the norm's input, which the normalize kernel reads (-1: none).
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
@@ -1423,6 +1501,9 @@ namespace fusegen_default_proj_bias_residual_layernorm_sm80_64x128x64_s4_row {
 struct Epilogue1 {
     static constexpr float kEps = 1e-05f;
     static constexpr bool kAffine = true;
+    // The norm of A's rows (a_norm): its eps, or 0 for none. The mainloop sums each row's
+    // squares; the row's accumulators are scaled by its rstd before pre().
+    static constexpr float kANormEps = 0.0f;
     // Split: the store op holding the norm's input, which the normalize kernel reads (-1: none).
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
@@ -1466,6 +1547,9 @@ namespace fusegen_default_proj_bias_residual_layernorm_sm80_64x128x64_s4_split {
 struct Epilogue1 {
     static constexpr float kEps = 1e-05f;
     static constexpr bool kAffine = true;
+    // The norm of A's rows (a_norm): its eps, or 0 for none. The mainloop sums each row's
+    // squares; the row's accumulators are scaled by its rstd before pre().
+    static constexpr float kANormEps = 0.0f;
     // Split: the store op holding the norm's input, which the normalize kernel reads (-1: none).
     static constexpr int kPrenormStoreSlot = 0;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
@@ -1514,6 +1598,9 @@ namespace fusegen_default_proj_bias_residual_layernorm_sm80_64x128x64_s4_splitk 
 struct Epilogue1 {
     static constexpr float kEps = 1e-05f;
     static constexpr bool kAffine = true;
+    // The norm of A's rows (a_norm): its eps, or 0 for none. The mainloop sums each row's
+    // squares; the row's accumulators are scaled by its rstd before pre().
+    static constexpr float kANormEps = 0.0f;
     // Split: the store op holding the norm's input, which the normalize kernel reads (-1: none).
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).

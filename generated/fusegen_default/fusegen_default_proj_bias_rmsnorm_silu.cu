@@ -13,6 +13,9 @@ namespace fusegen_default_proj_bias_rmsnorm_silu_sm90a_64x256x64_s4_row {
 struct Epilogue1 {
     static constexpr float kEps = 1e-06f;
     static constexpr bool kAffine = true;
+    // The norm of A's rows (a_norm): its eps, or 0 for none. The mainloop sums each row's
+    // squares; the row's accumulators are scaled by its rstd before pre().
+    static constexpr float kANormEps = 0.0f;
     // Split: the store op holding the norm's input, which the normalize kernel reads (-1: none).
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
@@ -64,6 +67,9 @@ namespace fusegen_default_proj_bias_rmsnorm_silu_sm90a_64x256x64_s4_split {
 struct Epilogue1 {
     static constexpr float kEps = 1e-06f;
     static constexpr bool kAffine = true;
+    // The norm of A's rows (a_norm): its eps, or 0 for none. The mainloop sums each row's
+    // squares; the row's accumulators are scaled by its rstd before pre().
+    static constexpr float kANormEps = 0.0f;
     // Split: the store op holding the norm's input, which the normalize kernel reads (-1: none).
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
@@ -120,6 +126,9 @@ namespace fusegen_default_proj_bias_rmsnorm_silu_sm90a_64x256x64_s4_splitk {
 struct Epilogue1 {
     static constexpr float kEps = 1e-06f;
     static constexpr bool kAffine = true;
+    // The norm of A's rows (a_norm): its eps, or 0 for none. The mainloop sums each row's
+    // squares; the row's accumulators are scaled by its rstd before pre().
+    static constexpr float kANormEps = 0.0f;
     // Split: the store op holding the norm's input, which the normalize kernel reads (-1: none).
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
@@ -178,6 +187,9 @@ namespace fusegen_default_proj_bias_rmsnorm_silu_sm80_64x256x32_s3_row {
 struct Epilogue1 {
     static constexpr float kEps = 1e-06f;
     static constexpr bool kAffine = true;
+    // The norm of A's rows (a_norm): its eps, or 0 for none. The mainloop sums each row's
+    // squares; the row's accumulators are scaled by its rstd before pre().
+    static constexpr float kANormEps = 0.0f;
     // Split: the store op holding the norm's input, which the normalize kernel reads (-1: none).
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
@@ -219,6 +231,9 @@ namespace fusegen_default_proj_bias_rmsnorm_silu_sm80_64x256x32_s3_split {
 struct Epilogue1 {
     static constexpr float kEps = 1e-06f;
     static constexpr bool kAffine = true;
+    // The norm of A's rows (a_norm): its eps, or 0 for none. The mainloop sums each row's
+    // squares; the row's accumulators are scaled by its rstd before pre().
+    static constexpr float kANormEps = 0.0f;
     // Split: the store op holding the norm's input, which the normalize kernel reads (-1: none).
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
@@ -265,6 +280,9 @@ namespace fusegen_default_proj_bias_rmsnorm_silu_sm80_64x256x32_s3_splitk {
 struct Epilogue1 {
     static constexpr float kEps = 1e-06f;
     static constexpr bool kAffine = true;
+    // The norm of A's rows (a_norm): its eps, or 0 for none. The mainloop sums each row's
+    // squares; the row's accumulators are scaled by its rstd before pre().
+    static constexpr float kANormEps = 0.0f;
     // Split: the store op holding the norm's input, which the normalize kernel reads (-1: none).
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).

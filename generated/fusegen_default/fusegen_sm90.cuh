@@ -442,6 +442,28 @@ struct GemmSm90 {
                                STRATEGY == fusegen_sm80::STRATEGY_NONE && !STAGED),
                   "a split-K partial kernel writes raw f32 sums from its registers");
 
+    // a_norm (fusegen_sm80::a_norm_scale): the consumers sum their rows' squares from the A stages
+    static constexpr bool kANorm = Epi::kANormEps != 0.0f;
+    static_assert(!(kANorm && SPLIT_K), "a split-K partial kernel sees a slice of A's rows");
+
+    // a_norm: adds the squares of this thread's rows in one A stage, from a_rows (the warpgroup's
+    // rows: 64-row blocks of 128-byte rows whose 16-byte chunk c lies at c ^ (row % 8); the sum
+    // over a row does not mind the order).
+    __device__ static __forceinline__ void a_norm_stage(const unsigned char *a_rows, int ttid, float (&sq)[WG_BLOCKS][2])
+    {
+        const int lane = ttid & 31, r0 = 16 * ((ttid >> 5) & 3) + (lane >> 2);
+#pragma unroll
+        for (int mb = 0; mb < WG_BLOCKS; ++mb)
+#pragma unroll
+            for (int h = 0; h < 2; ++h) {
+                const int r = mb * 64 + r0 + 8 * h;
+#pragma unroll
+                for (int c = lane & 3; c < 8; c += 4)
+                    sq[mb][h] = fusegen_sm80::sumsq8<DT_AB>(
+                        *reinterpret_cast<const uint4 *>(a_rows + r * 128 + ((c ^ (r & 7)) << 4)), sq[mb][h]);
+            }
+    }
+
     // A k tile's place in the ring of stages: its stage and the parity of that stage's phase,
     // counted on (no division a k tile).
     struct StageCursor {
@@ -694,6 +716,7 @@ struct GemmSm90 {
             // Ping-pong: wait for the other warpgroup's turn on the previous tile.
             if (PINGPONG && j > 0) mbar_wait(&order[consumer], ((j - 1) / CONSUMERS) & 1);
 
+            float sq[WG_BLOCKS][2] = {};   // a_norm: this thread's share of its rows' squares
             // One wgmma group stays in flight: k tile kt is issued, then kt-1's stage released.
             StageCursor at(tiles.k_before(j));
             const int unit_kt = tiles.k_count(id);   // KT, or this slice's share of it
@@ -710,12 +733,15 @@ struct GemmSm90 {
                     for (int mb = 0; mb < WG_BLOCKS; ++mb)   // a row block: 64 rows of 128 bytes = 512 units
                         wgmma_tile<DT_AB, WG_COLS, B_KN>(acc[mb], desc_a + 512 * mb + 2 * kk, desc_b + B_K16_UNITS * kk);
                 wgmma_commit();
+                // a_norm: this stage's squares while the tensor cores work on it
+                if constexpr (kANorm) a_norm_stage(base + at.stage * STAGE_BYTES + a_offset, ttid, sq);
                 wgmma_wait_one();
                 if (kt > 0 && (ttid & 127) == 0) mbar_arrive(empty_addr + 8 * released);
                 released = at.stage;
                 if (STAGED && release_pending) release(in);
             }
             wgmma_wait_all();
+            if constexpr (kANorm) fusegen_sm80::a_norm_scale(acc, sq, p.k, Epi::kANormEps);
             if (unit_kt == 0) pass_turn();
             // The tile's last stage: the producer may refill it with the next tile's operands.
             if (unit_kt > 0 && (ttid & 127) == 0) mbar_arrive(empty_addr + 8 * released);

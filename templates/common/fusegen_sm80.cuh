@@ -452,6 +452,43 @@ __device__ __forceinline__ TileCoord grouped_tile(int id, int tiles_m, int tiles
     return t;
 }
 
+// ---- the norm of A's rows (a_norm), shared by every mainloop family ----------------------
+// A thread sums the squares of the A rows its accumulator fragments hold (rows row_t + 8 h of
+// each 16-row block), a quarter of each k tile's columns: the four lanes of a quad share a row
+// and take 16-byte chunks q, q + 4, ... of it. Zero-filled rows and columns past M and K add
+// nothing. After the mainloop the quad's sums make the row's, and its accumulators are scaled
+// by rstd = 1 / sqrt(sum / K + eps) before the epilogue's ops (B holds gamma folded in).
+template <int DT> __device__ __forceinline__ float sumsq8(uint4 c, float s)
+{
+    const unsigned w[4] = {c.x, c.y, c.z, c.w};
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+        const float2 v = unpack2<DT>(w[i]);
+        s = fmaf(v.x, v.x, s);
+        s = fmaf(v.y, v.y, s);
+    }
+    return s;
+}
+
+template <int MI, int NI>
+__device__ __forceinline__ void a_norm_scale(float (&acc)[MI][NI][4], const float (&sq)[MI][2], int k, float eps)
+{
+#pragma unroll
+    for (int mi = 0; mi < MI; ++mi)
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+            float s = sq[mi][h];
+            s += __shfl_xor_sync(0xffffffffu, s, 1);
+            s += __shfl_xor_sync(0xffffffffu, s, 2);
+            const float rstd = rsqrtf((k > 0 ? s / static_cast<float>(k) : 0.0f) + eps);
+#pragma unroll
+            for (int ni = 0; ni < NI; ++ni) {
+                acc[mi][ni][2 * h] *= rstd;
+                acc[mi][ni][2 * h + 1] *= rstd;
+            }
+        }
+}
+
 // ---- the fused epilogue, shared by every mainloop family ---------------------------------
 // Works on accumulators laid out as mma m16n8 fragments (wgmma m64nN uses the same per-warp
 // layout): warp (warp_m, warp_n) owns rows warp_m*WM.. and columns warp_n*WN.. of the CTA tile,
@@ -1399,6 +1436,21 @@ struct Gemm {
         }
     }
 
+    // a_norm: adds the squares of this thread's rows in one A stage (rows of A_LD elements).
+    __device__ static __forceinline__ void a_norm_stage(const unsigned short *a_st, int warp_m, int lane,
+                                                        float (&sq)[MI][2])
+    {
+#pragma unroll
+        for (int mi = 0; mi < MI; ++mi)
+#pragma unroll
+            for (int h = 0; h < 2; ++h) {
+                const unsigned short *row = a_st + (warp_m * WM + mi * 16 + (lane >> 2) + 8 * h) * A_LD;
+#pragma unroll
+                for (int c = lane & 3; c < BK / 8; c += 4)
+                    sq[mi][h] = sumsq8<DT_AB>(*reinterpret_cast<const uint4 *>(row + 8 * c), sq[mi][h]);
+            }
+    }
+
     __device__ static void run(const Params &p)
     {
         const int KT = (p.k + BK - 1) / BK;
@@ -1443,6 +1495,8 @@ struct Gemm {
             if (s < KT) load_stage(p, sA, sB, s, kt0 + s, m0, n0);
             cp_async_commit();
         }
+        constexpr bool kANorm = Epi::kANormEps != 0.0f;
+        float sq[MI][2] = {};   // a_norm: this thread's share of its rows' squares
         for (int kt = 0; kt < KT; ++kt) {
             cp_async_wait<STAGES - 2>();
             __syncthreads();
@@ -1450,9 +1504,11 @@ struct Gemm {
             if (next < KT) load_stage(p, sA, sB, next % STAGES, kt0 + next, m0, n0);
             cp_async_commit();
             compute_stage(sA, sB, kt % STAGES, warp_m, warp_n, lane, acc);
+            if constexpr (kANorm) a_norm_stage(sA + (kt % STAGES) * A_STAGE, warp_m, lane, sq);
         }
         cp_async_wait<0>();
         __syncthreads();   // the epilogue reuses the stage buffers as scratch
+        if constexpr (kANorm) a_norm_scale(acc, sq, p.k, Epi::kANormEps);
 
         const TileInputs global_inputs = {};   // this family reads bias and residual from global memory
         Ep::apply(p, global_inputs, acc, smem_raw, tile, warp_m, warp_n, lane);
@@ -1466,6 +1522,7 @@ struct Gemm {
 // The epilogue of a split-K partial kernel: none (its sums are raw, the reduce applies the ops).
 struct NoOps {
     static constexpr float kEps = 0.0f;
+    static constexpr float kANormEps = 0.0f;
     static constexpr bool kAffine = false;
     static constexpr int kPrenormStoreSlot = -1;
     static constexpr int kClusterRanks = 0;

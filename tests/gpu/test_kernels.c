@@ -21,7 +21,14 @@
 #include <unistd.h>
 
 #include "fusegen.h"
+/* The library under test: the default one, or another (FUSEGEN_TEST_LIBRARY_HEADER, a quoted
+ * header, and FUSEGEN_TEST_LIBRARY, its fusegen_library; tests/gpu/CMakeLists.txt). */
+#ifdef FUSEGEN_TEST_LIBRARY_HEADER
+#include FUSEGEN_TEST_LIBRARY_HEADER
+#else
 #include "fusegen_default.h"
+#define FUSEGEN_TEST_LIBRARY fusegen_default_library
+#endif
 #include "gpu_util.h"
 
 /* Tolerances on ||out - ref|| / ||ref||, the reference being exact (float64) on the rounded
@@ -175,6 +182,17 @@ static void ref_epilogue_row(const ref_gemm *g, int64_t r, double *v)
                 if (op->affine && g->beta)
                     v[j] += g->beta[j];
             }
+            break;
+        }
+        case FUSEGEN_OP_A_RMSNORM: {
+            /* the norm of A's row r, applied as a scale (B holds gamma) */
+            double ms = 0.0;
+            for (int64_t j = 0; j < g->k; j++)
+                ms += g->a[r * g->k + j] * g->a[r * g->k + j];
+            ms = g->k > 0 ? ms / (double)g->k : 0.0;
+            const double rstd = 1.0 / sqrt(ms + op->value);
+            for (int64_t j = 0; j < N; j++)
+                v[j] *= rstd;
             break;
         }
         case FUSEGEN_OP_RMSNORM: {
@@ -361,8 +379,12 @@ static int check_ops(const fusegen_op *ops, int n_ops, int n_stores, int uses_bi
     }
     for (int i = 0; i < n_ops; i++) {
         const fusegen_op *op = &ops[i];
-        if ((int)op->kind < (int)FUSEGEN_OP_SCALE || (int)op->kind > (int)FUSEGEN_OP_RMSNORM) {
+        if ((int)op->kind < (int)FUSEGEN_OP_SCALE || (int)op->kind > (int)FUSEGEN_OP_A_RMSNORM) {
             snprintf(why, len, "op %d has unknown kind %d", i, (int)op->kind);
+            return 0;
+        }
+        if (op->kind == FUSEGEN_OP_A_RMSNORM && (i != 0 || second || !(op->value > 0.0))) {
+            snprintf(why, len, "op %d: a_rmsnorm not first of GEMM1's ops, or eps %g not positive", i, op->value);
             return 0;
         }
         n_bias += op->kind == FUSEGEN_OP_BIAS;
@@ -1071,7 +1093,7 @@ int main(void)
     struct cudaDeviceProp prop;
     GPU_CHECK(cudaGetDeviceProperties(&prop, dev));
 
-    const fusegen_library *lib = &fusegen_default_library;
+    const fusegen_library *lib = &FUSEGEN_TEST_LIBRARY;
     printf("device %d: %s (sm_%d); library %s, generator %s, %zu kernels; %d reference threads\n",
            dev, prop.name, g_dev_sm, lib->name ? lib->name : "?",
            lib->generator_version ? lib->generator_version : "?", lib->n_kernels, ref_threads());

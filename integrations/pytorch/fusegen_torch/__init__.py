@@ -4,6 +4,8 @@
     y, pre_norm = fusegen_torch.linear_residual_layernorm(x, w, b, residual, gamma, beta, eps=1e-5)
     out2 = fusegen_torch.block_tail(x, w1, b1, residual, gamma, beta, w2, b2, eps=1e-5)
     y = fusegen_torch.gemm("proj_bias_rmsnorm_silu", x, w_kn, bias=b, gamma=g)   # any spec kernel
+    w_g = fusegen_torch.fold_a_norm_gamma(w, gamma)   # once: a kernel with "a_norm" (RMSNorm of x)
+    y = fusegen_torch.gemm("gate_up_rmsnorm", x, w_g)
     # or, equally (and what torch.compile sees): torch.ops.fusegen.linear_residual_layernorm(...)
 
 The kernel library is loaded with ctypes on first use: $FUSEGEN_LIBRARY, else
@@ -28,7 +30,7 @@ except ImportError:  # the ctypes layer stays usable without PyTorch
 
 if _torch is not None:
     from .ops import block_tail, linear_residual_layernorm, selected_kernel
-    from .generic import gemm
+    from .generic import fold_a_norm_gamma, gemm
     from . import _fast
 
     def fast_path_status():
@@ -42,6 +44,7 @@ else:
                           "kernels() and load_library() work without it")
 
     linear_residual_layernorm = block_tail = gemm = selected_kernel = fast_path_status = _needs_torch
+    fold_a_norm_gamma = _needs_torch
 
 
 def kernels():
@@ -52,6 +55,6 @@ def kernels():
     return [_capi.kernel_info(k) for k in lib.kernel_ptrs()]
 
 
-__all__ = ["linear_residual_layernorm", "block_tail", "gemm", "kernels", "selected_kernel", "fast_path_status",
+__all__ = ["linear_residual_layernorm", "block_tail", "gemm", "fold_a_norm_gamma", "kernels", "selected_kernel", "fast_path_status",
            "load_library", "find_library_path", "FusegenError", "FusegenLibraryError",
            "KernelInfo"]

@@ -251,3 +251,19 @@ def gemm(kernel, x, weight, *, bias=None, residual=None, gamma=None, beta=None, 
     if x.dim() != 2:
         outs = [o.reshape(*lead, o.shape[-1]) for o in outs]
     return outs[0] if len(outs) == 1 else tuple(outs)
+
+
+def fold_a_norm_gamma(weight, gamma, b_layout="nk"):
+    """The weight of a kernel with an "a_norm" (docs/api.md, "Norm on A"): weight times the norm's
+    gamma along K (weight [N, K] for b_layout "nk", [K, N] for "kn"), each product formed in f32
+    and rounded to weight's dtype, as fusegen_fold_a_norm_gamma does. Once, when the model loads."""
+    if b_layout not in ("nk", "kn"):
+        raise ValueError(f"fold_a_norm_gamma: b_layout must be 'nk' or 'kn', got {b_layout!r}")
+    if weight.dim() != 2 or gamma.dim() != 1:
+        raise ValueError("fold_a_norm_gamma: weight must be 2-D and gamma 1-D")
+    k = weight.shape[1] if b_layout == "nk" else weight.shape[0]
+    if gamma.shape[0] != k:
+        raise ValueError(f"fold_a_norm_gamma: gamma has {gamma.shape[0]} elements, K is {k}")
+    g = gamma.float()
+    g = g[None, :] if b_layout == "nk" else g[:, None]
+    return (weight.float() * g).to(weight.dtype)

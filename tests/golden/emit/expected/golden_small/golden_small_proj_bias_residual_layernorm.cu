@@ -13,6 +13,9 @@ namespace golden_small_proj_bias_residual_layernorm_sm80_64x128x32_s3_row {
 struct Epilogue1 {
     static constexpr float kEps = 1e-05f;
     static constexpr bool kAffine = true;
+    // The norm of A's rows (a_norm): its eps, or 0 for none. The mainloop sums each row's
+    // squares; the row's accumulators are scaled by its rstd before pre().
+    static constexpr float kANormEps = 0.0f;
     // Split: the store op holding the norm's input, which the normalize kernel reads (-1: none).
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
@@ -54,6 +57,9 @@ namespace golden_small_proj_bias_residual_layernorm_sm80_64x128x32_s3_split {
 struct Epilogue1 {
     static constexpr float kEps = 1e-05f;
     static constexpr bool kAffine = true;
+    // The norm of A's rows (a_norm): its eps, or 0 for none. The mainloop sums each row's
+    // squares; the row's accumulators are scaled by its rstd before pre().
+    static constexpr float kANormEps = 0.0f;
     // Split: the store op holding the norm's input, which the normalize kernel reads (-1: none).
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
@@ -100,6 +106,9 @@ namespace golden_small_proj_bias_residual_layernorm_sm80_64x128x32_s3_splitk {
 struct Epilogue1 {
     static constexpr float kEps = 1e-05f;
     static constexpr bool kAffine = true;
+    // The norm of A's rows (a_norm): its eps, or 0 for none. The mainloop sums each row's
+    // squares; the row's accumulators are scaled by its rstd before pre().
+    static constexpr float kANormEps = 0.0f;
     // Split: the store op holding the norm's input, which the normalize kernel reads (-1: none).
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).

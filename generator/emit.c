@@ -281,8 +281,10 @@ static void emit__gemm_scope(emit_ctx *c, fg_tmpl_scope *s, int index, const fg_
     const char *dt_out = emit__dt_device(k->out);
     fg_tmpl_set(s, "gemm_type", emit__gemm_type(c, pk->family, index, g, k, pk->split_k));
     fg_tmpl_set(s, "reduce_type",
-                pk->split_k ? fg_arena_printf(c->arena, "fusegen_sm80::SplitKReduce<fusegen_sm80::%s, fusegen_sm80::%s, Epilogue%d>",
-                                              dt_out, emit__norm(g->norm, false), index)
+                pk->split_k ? fg_arena_printf(c->arena,
+                                              "fusegen_sm80::SplitKReduce<fusegen_sm80::%s, fusegen_sm80::%s, fusegen_sm80::%s, Epilogue%d>",
+                                              emit__dt_device(index == 1 ? k->a : k->out), dt_out,
+                                              emit__norm(g->norm, false), index)
                             : "");
     fg_tmpl_setf(s, "smem_bytes", "%zu", g->smem_bytes);
     fg_tmpl_set(s, "hopper", pk->family == FG_FAMILY_SM90 ? "1" : "0");

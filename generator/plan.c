@@ -521,11 +521,10 @@ int fg_plan_build(fg_arena *arena, const fg_spec *spec, fg_plan *out, fg_diag *d
                     /* the split-K form of a narrow tile: its reduce kernel sees whole rows, so any
                      * epilogue runs there; the norm's strategy is moot. A chain's (Hopper only,
                      * where both tiles have one): both GEMMs split K, each with its reduce kernel.
-                     * None with a norm on A: the partial kernels see slices of A's rows. */
+                     * With a norm on A, the reduce kernel takes its rows' rstd from A. */
                     const bool sm90_split_k =
                         sm90 && plan__sm90_split_k_tile(t1) && (!k->has_then || plan__sm90_split_k_tile(t2));
                     if ((!norm || norm->strategy == FG_STRATEGY_AUTO) &&
-                        !plan__has_op(k->gemm.ops, k->gemm.n_ops, FG_OP_A_RMSNORM) &&
                         (family == FG_FAMILY_SM90 ? sm90_split_k
                                                   : !k->has_then && t1->m == PLAN_SPLIT_K_TILE_M &&
                                                         (portable_archs || !sm90_split_k))) {

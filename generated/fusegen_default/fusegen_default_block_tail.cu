@@ -361,7 +361,7 @@ using Gemm1 = fusegen_sm90::GemmSm90<fusegen_sm80::DT_BF16, fusegen_sm80::DT_F32
                                        fusegen_sm80::NORM_NONE, fusegen_sm80::STRATEGY_NONE, fusegen_sm80::NoOps, Staging1, false, /* split K */ true>;
 static_assert(Gemm1::kSmemBytes == 99904, "the plan and the family agree on shared memory");
 // Split K: the partial kernel's sums reduced row by row, with the epilogue above.
-using Reduce1 = fusegen_sm80::SplitKReduce<fusegen_sm80::DT_BF16, fusegen_sm80::NORM_LAYERNORM, Epilogue1>;
+using Reduce1 = fusegen_sm80::SplitKReduce<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF16, fusegen_sm80::NORM_LAYERNORM, Epilogue1>;
 
 // GEMM2 epilogue: bias+relu
 struct Epilogue2 {
@@ -404,7 +404,7 @@ using Gemm2 = fusegen_sm90::GemmSm90<fusegen_sm80::DT_BF16, fusegen_sm80::DT_F32
                                        fusegen_sm80::NORM_NONE, fusegen_sm80::STRATEGY_NONE, fusegen_sm80::NoOps, Staging2, false, /* split K */ true>;
 static_assert(Gemm2::kSmemBytes == 149056, "the plan and the family agree on shared memory");
 // Split K: the partial kernel's sums reduced row by row, with the epilogue above.
-using Reduce2 = fusegen_sm80::SplitKReduce<fusegen_sm80::DT_BF16, fusegen_sm80::NORM_NONE, Epilogue2>;
+using Reduce2 = fusegen_sm80::SplitKReduce<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF16, fusegen_sm80::NORM_NONE, Epilogue2>;
 
 }  // namespace fusegen_default_block_tail_sm90a_128x128x64_s3_splitk_g2_128x256x64_s3
 
@@ -997,7 +997,7 @@ using Gemm1 = fusegen_sm90::GemmSm90<fusegen_sm80::DT_BF16, fusegen_sm80::DT_F32
                                        fusegen_sm80::NORM_NONE, fusegen_sm80::STRATEGY_NONE, fusegen_sm80::NoOps, Staging1, false, /* split K */ true>;
 static_assert(Gemm1::kSmemBytes == 165488, "the plan and the family agree on shared memory");
 // Split K: the partial kernel's sums reduced row by row, with the epilogue above.
-using Reduce1 = fusegen_sm80::SplitKReduce<fusegen_sm80::DT_BF16, fusegen_sm80::NORM_LAYERNORM, Epilogue1>;
+using Reduce1 = fusegen_sm80::SplitKReduce<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF16, fusegen_sm80::NORM_LAYERNORM, Epilogue1>;
 
 // GEMM2 epilogue: bias+relu
 struct Epilogue2 {
@@ -1040,7 +1040,7 @@ using Gemm2 = fusegen_sm90::GemmSm90<fusegen_sm80::DT_BF16, fusegen_sm80::DT_F32
                                        fusegen_sm80::NORM_NONE, fusegen_sm80::STRATEGY_NONE, fusegen_sm80::NoOps, Staging2, false, /* split K */ true>;
 static_assert(Gemm2::kSmemBytes == 149056, "the plan and the family agree on shared memory");
 // Split K: the partial kernel's sums reduced row by row, with the epilogue above.
-using Reduce2 = fusegen_sm80::SplitKReduce<fusegen_sm80::DT_BF16, fusegen_sm80::NORM_NONE, Epilogue2>;
+using Reduce2 = fusegen_sm80::SplitKReduce<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF16, fusegen_sm80::NORM_NONE, Epilogue2>;
 
 }  // namespace fusegen_default_block_tail_sm90a_64x256x64_s4_splitk_g2_128x256x64_s3
 
@@ -1633,7 +1633,7 @@ using Gemm1 = fusegen_sm90::GemmSm90<fusegen_sm80::DT_BF16, fusegen_sm80::DT_F32
                                        fusegen_sm80::NORM_NONE, fusegen_sm80::STRATEGY_NONE, fusegen_sm80::NoOps, Staging1, false, /* split K */ true>;
 static_assert(Gemm1::kSmemBytes == 149056, "the plan and the family agree on shared memory");
 // Split K: the partial kernel's sums reduced row by row, with the epilogue above.
-using Reduce1 = fusegen_sm80::SplitKReduce<fusegen_sm80::DT_BF16, fusegen_sm80::NORM_LAYERNORM, Epilogue1>;
+using Reduce1 = fusegen_sm80::SplitKReduce<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF16, fusegen_sm80::NORM_LAYERNORM, Epilogue1>;
 
 // GEMM2 epilogue: bias+relu
 struct Epilogue2 {
@@ -1676,7 +1676,7 @@ using Gemm2 = fusegen_sm90::GemmSm90<fusegen_sm80::DT_BF16, fusegen_sm80::DT_F32
                                        fusegen_sm80::NORM_NONE, fusegen_sm80::STRATEGY_NONE, fusegen_sm80::NoOps, Staging2, false, /* split K */ true>;
 static_assert(Gemm2::kSmemBytes == 149056, "the plan and the family agree on shared memory");
 // Split K: the partial kernel's sums reduced row by row, with the epilogue above.
-using Reduce2 = fusegen_sm80::SplitKReduce<fusegen_sm80::DT_BF16, fusegen_sm80::NORM_NONE, Epilogue2>;
+using Reduce2 = fusegen_sm80::SplitKReduce<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF16, fusegen_sm80::NORM_NONE, Epilogue2>;
 
 }  // namespace fusegen_default_block_tail_sm90a_128x256x64_s3_splitk_g2_128x256x64_s3
 

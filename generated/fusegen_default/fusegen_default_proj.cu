@@ -100,7 +100,7 @@ using Gemm1 = fusegen_sm90::GemmSm90<fusegen_sm80::DT_BF16, fusegen_sm80::DT_F32
                                        fusegen_sm80::NORM_NONE, fusegen_sm80::STRATEGY_NONE, fusegen_sm80::NoOps, Staging1, false, /* split K */ true>;
 static_assert(Gemm1::kSmemBytes == 149056, "the plan and the family agree on shared memory");
 // Split K: the partial kernel's sums reduced row by row, with the epilogue above.
-using Reduce1 = fusegen_sm80::SplitKReduce<fusegen_sm80::DT_BF16, fusegen_sm80::NORM_NONE, Epilogue1>;
+using Reduce1 = fusegen_sm80::SplitKReduce<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF16, fusegen_sm80::NORM_NONE, Epilogue1>;
 
 }  // namespace fusegen_default_proj_sm90a_128x256x64_s3_splitk
 
@@ -211,7 +211,7 @@ using Gemm1 = fusegen_sm90::GemmSm90<fusegen_sm80::DT_BF16, fusegen_sm80::DT_F32
                                        fusegen_sm80::NORM_NONE, fusegen_sm80::STRATEGY_NONE, fusegen_sm80::NoOps, Staging1, false, /* split K */ true>;
 static_assert(Gemm1::kSmemBytes == 165488, "the plan and the family agree on shared memory");
 // Split K: the partial kernel's sums reduced row by row, with the epilogue above.
-using Reduce1 = fusegen_sm80::SplitKReduce<fusegen_sm80::DT_BF16, fusegen_sm80::NORM_NONE, Epilogue1>;
+using Reduce1 = fusegen_sm80::SplitKReduce<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF16, fusegen_sm80::NORM_NONE, Epilogue1>;
 
 }  // namespace fusegen_default_proj_sm90a_64x256x64_s4_splitk
 
@@ -374,7 +374,7 @@ using Gemm1 = fusegen_sm90::GemmSm90<fusegen_sm80::DT_BF16, fusegen_sm80::DT_F32
                                        fusegen_sm80::NORM_NONE, fusegen_sm80::STRATEGY_NONE, fusegen_sm80::NoOps, Staging1, false, /* split K */ true>;
 static_assert(Gemm1::kSmemBytes == 185952, "the plan and the family agree on shared memory");
 // Split K: the partial kernel's sums reduced row by row, with the epilogue above.
-using Reduce1 = fusegen_sm80::SplitKReduce<fusegen_sm80::DT_BF16, fusegen_sm80::NORM_NONE, Epilogue1>;
+using Reduce1 = fusegen_sm80::SplitKReduce<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF16, fusegen_sm80::NORM_NONE, Epilogue1>;
 
 }  // namespace fusegen_default_proj_sm90a_128x160x64_s5_splitk
 
@@ -485,7 +485,7 @@ using Gemm1 = fusegen_sm90::GemmSm90<fusegen_sm80::DT_BF16, fusegen_sm80::DT_F32
                                        fusegen_sm80::NORM_NONE, fusegen_sm80::STRATEGY_NONE, fusegen_sm80::NoOps, Staging1, false, /* split K */ true>;
 static_assert(Gemm1::kSmemBytes == 99952, "the plan and the family agree on shared memory");
 // Split K: the partial kernel's sums reduced row by row, with the epilogue above.
-using Reduce1 = fusegen_sm80::SplitKReduce<fusegen_sm80::DT_BF16, fusegen_sm80::NORM_NONE, Epilogue1>;
+using Reduce1 = fusegen_sm80::SplitKReduce<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF16, fusegen_sm80::NORM_NONE, Epilogue1>;
 
 }  // namespace fusegen_default_proj_sm90a_64x128x64_s4_splitk
 
@@ -620,7 +620,7 @@ using Gemm1 = fusegen_sm80::Gemm<fusegen_sm80::DT_BF16, fusegen_sm80::DT_F32, 64
                                fusegen_sm80::NORM_NONE, fusegen_sm80::STRATEGY_NONE, fusegen_sm80::NoOps, /* split K */ true>;
 static_assert(Gemm1::kSmemBytes == 110592, "the plan and the family agree on shared memory");
 // Split K: the partial kernel's sums reduced row by row, with the epilogue above.
-using Reduce1 = fusegen_sm80::SplitKReduce<fusegen_sm80::DT_BF16, fusegen_sm80::NORM_NONE, Epilogue1>;
+using Reduce1 = fusegen_sm80::SplitKReduce<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF16, fusegen_sm80::NORM_NONE, Epilogue1>;
 
 }  // namespace fusegen_default_proj_sm80_64x128x64_s4_splitk
 

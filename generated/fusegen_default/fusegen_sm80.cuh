@@ -1537,8 +1537,9 @@ struct NoOps {
 // on sm_80), each keeping its share of the columns as f32 in shared memory: the norm's sums are
 // each CTA's block sum, exchanged through distributed shared memory and added in rank order
 // (mean first, then the centred sum of squares); then the ops after the norm. Every output is
-// written once.
-template <int DT_OUT, int NORM, class Epi>
+// written once. With a norm on A (Epi::kANormEps), each block first takes the rstd of A's row
+// (DT_A, read from global memory) and scales the row's sums by it.
+template <int DT_A, int DT_OUT, int NORM, class Epi>
 struct SplitKReduce {
     // Dynamic shared memory a row needs (f32 values of N columns; none without a norm).
     static constexpr bool kRowInSmem = NORM != NORM_NONE;
@@ -1575,6 +1576,18 @@ struct SplitKReduce {
         return t;
     }
 
+    // a_norm: the rstd of A's row m (K % 8 == 0 and rows 16-byte aligned: checked on the host),
+    // summed by the whole block in the same order in every block of the row.
+    __device__ static __forceinline__ float a_norm_rstd(const Params &p, int m, float *red)
+    {
+        const unsigned short *a = static_cast<const unsigned short *>(p.a) + static_cast<long long>(m) * p.lda;
+        float s = 0.0f;
+        for (int c = static_cast<int>(threadIdx.x); c < p.k / 8; c += static_cast<int>(blockDim.x))
+            s = sumsq8<DT_A>(__ldg(reinterpret_cast<const uint4 *>(a + 8 * c)), s);
+        const float total = block_sum(s, red);
+        return rsqrtf((p.k > 0 ? total / static_cast<float>(p.k) : 0.0f) + Epi::kANormEps);
+    }
+
     __device__ static void run(const Params &p)
     {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
@@ -1601,6 +1614,8 @@ struct SplitKReduce {
         const int stride = (kRowInSmem ? 1 : static_cast<int>(gridDim.y)) * threads * 4;
         const long long slice = static_cast<long long>(p.m) * p.n;
         const float *src = p.partials + static_cast<long long>(m) * p.n;
+        constexpr bool kANorm = Epi::kANormEps != 0.0f;
+        const float a_rstd = kANorm ? a_norm_rstd(p, m, red) : 1.0f;
         float sum = 0.0f;
         // Slices are loaded kBatch at a time before any is added (still in slice order): one
         // memory latency a batch rather than one a slice.
@@ -1618,6 +1633,7 @@ struct SplitKReduce {
                 for (int i = 0; i < kBatch; ++i)
                     if (z0 + i < p.k_slices) a = make_float4(a.x + b[i].x, a.y + b[i].y, a.z + b[i].z, a.w + b[i].w);
             }
+            if constexpr (kANorm) a = make_float4(a.x * a_rstd, a.y * a_rstd, a.z * a_rstd, a.w * a_rstd);
             const float2 lo = Epi::pre(make_float2(a.x, a.y), m, n, p, global_inputs);
             const float2 hi = Epi::pre(make_float2(a.z, a.w), m, n + 2, p, global_inputs);
             if constexpr (NORM == NORM_NONE) {

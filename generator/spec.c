@@ -562,7 +562,7 @@ static bool parse_a_norm(parser *P, const cJSON *obj, const char *optr, fg_op *o
     const cJSON *word = member(v, "op");
     if (cJSON_IsString(word) && word->valuestring && strcmp(word->valuestring, "layernorm") == 0) {
         /* (x - mean) rstd . W = rstd (x . W - mean colsum(W)): the difference cancels where a
-         * row's mean is large against its spread, past the tolerances (docs/limits.md) */
+         * row's mean is large against its spread, past the tolerances (docs/spec.md, "Norm on A") */
         fg_diag_error(P->d, ptr_key(P, ptr, "op"), "layernorm on A is not supported: only rmsnorm (with a "
                       "layernorm, the mean's term cancels in f32 where a row's mean is large against its spread)");
         return false;

@@ -486,10 +486,26 @@ static void check_epilogue(checker *c, const fg_kernel_spec *k, const fg_gemm *g
 {
     ptrbuf pb;
     numbuf lo, lim, val;
-    const fg_op *norm = NULL;
+    const fg_op *norm = NULL, *glu = NULL;
     int stores = 0;
     for (size_t i = 0; i < g->n_ops; i++) {
         const fg_op *op = &g->ops[i];
+        if (fg_spec_op_is_glu(op->kind)) {
+            /* the gate and up columns exist only before it: ops before it would see them */
+            const size_t first = g->n_ops && g->ops[0].kind == FG_OP_A_RMSNORM ? 1 : 0;
+            if (k->has_then)
+                err(c, op->ptr, "%s in a chain is not supported yet (a gated activation needs a single GEMM)",
+                    fg_spec_op_name(op->kind));
+            else if (glu)
+                err(c, op->ptr, "a second gated activation (%s) in one epilogue", fg_spec_op_name(op->kind));
+            else if (i != first)
+                err(c, op->ptr, "%s must be the first op of the epilogue (the ops before it would see the gate "
+                    "and up columns, which it turns into one)", fg_spec_op_name(op->kind));
+            if (!glu) glu = op;
+        }
+        if (glu && fg_spec_op_is_norm(op->kind))
+            err(c, op->ptr, "%s after a gated activation (%s) is not supported yet", fg_spec_op_name(op->kind),
+                fg_spec_op_name(glu->kind));
         const fg_op_info *info = fg_spec_op_info(op->kind);
         /* a constant other than a norm's eps is used as an f32 literal */
         if (info && info->key[0] && info->cls != FUSEGEN_REG_OPCLASS_NORM && info->cls != FUSEGEN_REG_OPCLASS_A_NORM) {

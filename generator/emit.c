@@ -3,6 +3,7 @@
  * the family's op library (fusegen_sm80.cuh), in spec order. */
 #include "emit.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -165,6 +166,17 @@ const char *fg_emit_device_enums(fg_arena *a)
     return s;
 }
 
+/* The device constant of a gated activation: GLU_ and its registry token in capitals. */
+static const char *emit__glu_constant(fg_arena *a, const fg_op *op)
+{
+    char up[32];
+    const char *t = fg_spec_op_token(op);
+    size_t i = 0;
+    for (; t[i] && i + 1 < sizeof up; ++i) up[i] = (char)toupper((unsigned char)t[i]);
+    up[i] = 0;
+    return fg_arena_printf(a, "fusegen_sm80::GLU_%s", up);
+}
+
 /* Store slots are numbered per GEMM in the order the stores appear. */
 static int emit__store_slot(const fg_gemm *g, const fg_op *op)
 {
@@ -311,6 +323,7 @@ static void emit__gemm_scope(emit_ctx *c, fg_tmpl_scope *s, int index, const fg_
     fg_tmpl_set(s, "signature", g->signature[0] ? g->signature : "(none)");
     fg_tmpl_set(s, "eps", emit__float(c->arena, g->norm_op ? g->norm_op->value : 0.0));
     fg_tmpl_set(s, "a_norm_eps", emit__float(c->arena, g->a_norm ? g->a_norm->value : 0.0));
+    fg_tmpl_set(s, "glu", g->glu ? emit__glu_constant(c->arena, g->glu) : "fusegen_sm80::GLU_NONE");
     fg_tmpl_set(s, "affine", g->norm_op && g->norm_op->affine ? "true" : "false");
     fg_tmpl_setf(s, "prenorm_store_slot", "%d", g->prenorm_store_slot);
     fg_tmpl_setf(s, "cluster_ranks", "%d", g->cluster_ranks);
@@ -561,6 +574,11 @@ static void emit__doc_gemm_args(fg_buf *b, const fg_gemm *g, const char *sfx, co
         case FG_OP_STORE:
             fg_buf_printf(b, " *     store%s[%d] [M, %s] %s, written (\"%s\")\n", sfx,
                           emit__store_slot(g, op), n, dt, op->as ? op->as : "");
+            break;
+        case FG_OP_SWIGLU:
+        case FG_OP_GEGLU:
+            fg_buf_printf(b, " *     (%s: B holds gate and up rows interleaved in blocks of 8, fusegen_pack_glu_weight; "
+                          "out and the inputs after it have %s / 2 columns)\n", fg_spec_op_name(op->kind), n);
             break;
         case FG_OP_A_RMSNORM:
             fg_buf_printf(b, " *     (a_norm: B holds gamma folded in, fusegen_fold_a_norm_gamma; rows of A scaled by "

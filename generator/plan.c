@@ -50,6 +50,13 @@ static bool plan__has_op(const fg_op *ops, size_t n, fg_op_kind kind)
     return false;
 }
 
+static bool plan__has_glu(const fg_gemm *g)
+{
+    for (size_t i = 0; i < g->n_ops; ++i)
+        if (fg_spec_op_is_glu(g->ops[i].kind)) return true;
+    return false;
+}
+
 /* Hopper epilogue staging, decided once the norm has cut the ops. The producer warpgroup's
  * spare warps copy the tile's residual and bias into shared memory while the mainloop runs
  * (read from global memory, with 128 accumulators a thread few reads fit in flight, and each
@@ -59,6 +66,11 @@ static bool plan__has_op(const fg_op *ops, size_t n, fg_op_kind kind)
 static void plan__sm90_staging(fg_plan_gemm *pg, const fg_tile *t, fg_dtype out, int cluster_ranks)
 {
     const bool split = pg->norm != FG_NORM_NONE && pg->strategy == FG_STRATEGY_SPLIT;
+    pg->cluster_ranks = cluster_ranks;
+    pg->smem_bytes = fg_arch_sm90_smem_bytes(t->m, t->n, t->stages, pg->pingpong, cluster_ranks, 0);
+    /* A gated activation's epilogue writes half the tile's columns: nothing staged (the tile
+     * buffer and its bulk copies are laid out for the GEMM's columns). */
+    if (pg->glu) return;
     const fg_op *ops = pg->spec->ops;
     const size_t n_ops = split ? pg->n_pre : pg->spec->n_ops;   /* the ops of the GEMM kernel */
     const bool residual = plan__has_op(ops, n_ops, FG_OP_RESIDUAL), bias = plan__has_op(ops, n_ops, FG_OP_BIAS);
@@ -76,8 +88,7 @@ static void plan__sm90_staging(fg_plan_gemm *pg, const fg_tile *t, fg_dtype out,
      * f32 values): those go out directly. */
     const bool out_through = !(split && out == FG_DTYPE_F16);
 
-    pg->cluster_ranks = cluster_ranks;
-    size_t base = fg_arch_sm90_smem_bytes(t->m, t->n, t->stages, pg->pingpong, cluster_ranks, 0);
+    size_t base = pg->smem_bytes;
     const bool tile = residual || store_slot >= 0 || out_through;
     /* The staged bias shares the tile buffer's copy and handshake (the template asserts
      * "staging needs the tile buffer"): with nothing for the tile buffer to do (a split kernel
@@ -138,6 +149,8 @@ static void plan__gemm(fg_plan_gemm *pg, fg_family family, const fg_gemm *g, fg_
     pg->pre = g->ops;
     pg->n_pre = g->n_ops;
     pg->a_norm = g->n_ops && g->ops[0].kind == FG_OP_A_RMSNORM ? &g->ops[0] : NULL;
+    for (size_t i = 0; i < g->n_ops && !pg->glu; ++i)
+        if (fg_spec_op_is_glu(g->ops[i].kind)) pg->glu = &g->ops[i];
     for (size_t i = 0; i < g->n_ops; ++i) {
         const fg_op *op = &g->ops[i];
         if (!fg_spec_op_is_norm(op->kind)) continue;
@@ -521,10 +534,11 @@ int fg_plan_build(fg_arena *arena, const fg_spec *spec, fg_plan *out, fg_diag *d
                     /* the split-K form of a narrow tile: its reduce kernel sees whole rows, so any
                      * epilogue runs there; the norm's strategy is moot. A chain's (Hopper only,
                      * where both tiles have one): both GEMMs split K, each with its reduce kernel.
-                     * With a norm on A, the reduce kernel takes its rows' rstd from A. */
+                     * With a norm on A, the reduce kernel takes its rows' rstd from A. None with
+                     * a gated activation (the reduce works on the GEMM's columns four at a time). */
                     const bool sm90_split_k =
                         sm90 && plan__sm90_split_k_tile(t1) && (!k->has_then || plan__sm90_split_k_tile(t2));
-                    if ((!norm || norm->strategy == FG_STRATEGY_AUTO) &&
+                    if ((!norm || norm->strategy == FG_STRATEGY_AUTO) && !plan__has_glu(&k->gemm) &&
                         (family == FG_FAMILY_SM90 ? sm90_split_k
                                                   : !k->has_then && t1->m == PLAN_SPLIT_K_TILE_M &&
                                                         (portable_archs || !sm90_split_k))) {

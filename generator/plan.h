@@ -45,6 +45,9 @@ typedef struct fg_plan_gemm {
     fg_layout b_layout;
     const fg_op *a_norm;                /* the kernel's a_norm (the first of the ops), or NULL: the
                                            mainloop sums A's rows' squares, the epilogue scales */
+    const fg_op *glu;                   /* the gated activation (swiglu, geglu: first of the epilogue's
+                                           ops), or NULL: the accumulators' (gate, up) fragment pairs
+                                           become one output fragment; no staging, no split K */
     const fg_op *pre; size_t n_pre;     /* ops before the norm (all ops when no norm) */
     fg_norm norm;                       /* FG_NORM_NONE: no norm */
     const fg_op *norm_op;               /* the norm op itself, or NULL */

@@ -114,6 +114,12 @@ bool fg_spec_op_is_norm(fg_op_kind k)
     return info && info->cls == FUSEGEN_REG_OPCLASS_NORM;
 }
 
+bool fg_spec_op_is_glu(fg_op_kind k)
+{
+    const fg_op_info *info = fg_spec_op_info(k);
+    return info && info->cls == FUSEGEN_REG_OPCLASS_GLU;
+}
+
 const char *fg_spec_strategy_name(fg_strategy s)
 {
     for (size_t i = 0; i < COUNT(strategy_values); i++)

@@ -109,6 +109,7 @@ typedef struct fg_op_info {
 } fg_op_info;
 const fg_op_info *fg_spec_op_info(fg_op_kind k);   /* NULL for a kind the registry lacks */
 bool fg_spec_op_is_norm(fg_op_kind k);
+bool fg_spec_op_is_glu(fg_op_kind k);           /* swiglu, geglu */
 const char *fg_spec_op_name(fg_op_kind k);      /* the spec's word: "gelu" for FG_OP_GELU_TANH too */
 /* The op's word in an epilogue signature (what the runtime matches, "bias+residual+layernorm"):
  * its name, or "gelu_tanh" for a gelu with "approximate": "tanh". */

@@ -355,6 +355,15 @@ static int check__sig_count(const char *sig, const char *op)
     return count;
 }
 
+int64_t fusegen__out_cols(const fusegen_problem *p)
+{
+#define CHECK__GLU(id, token, word, value, cls, key, dflt) \
+    +((cls) == FUSEGEN_REG_OPCLASS_GLU ? check__sig_count(p->epilogue, token) : 0)
+    const int glu = 0 FUSEGEN_REG_OPS(CHECK__GLU);
+#undef CHECK__GLU
+    return glu ? p->n / 2 : p->n;
+}
+
 /* What is wrong with p whatever the kernel, in this order: NULL, an unknown enum value, a NULL
  * epilogue, a negative n2 or sm, a size out of range, sizes whose products overflow, a leading
  * dimension that is negative, shorter than its row or too large, of a tensor that every kernel
@@ -423,14 +432,17 @@ fusegen_status fusegen__problem_reason(const fusegen_problem *p, char *buf, size
         FUSEGEN__TRY(check__check_ld("ldb", p->ldb, "k", p->k, p->n, fusegen__dtype_bytes(p->b), 1, 0, buf, len));
     else
         FUSEGEN__TRY(check__check_ld("ldb", p->ldb, "n", p->n, p->k, fusegen__dtype_bytes(p->b), 1, 0, buf, len));
+    /* out, residual and stores have N / 2 columns after a gated activation */
+    const int64_t out_cols = fusegen__out_cols(p);
+    const char *out_n = out_cols == p->n ? "n" : "n / 2";
     if (!chain)
-        FUSEGEN__TRY(check__check_ld("ldo", p->ldo, "n", p->n, p->m, fusegen__dtype_bytes(p->out), 1, 0, buf, len));
+        FUSEGEN__TRY(check__check_ld("ldo", p->ldo, out_n, out_cols, p->m, fusegen__dtype_bytes(p->out), 1, 0, buf, len));
     if (check__sig_count(p->epilogue, "residual") > 0)
-        FUSEGEN__TRY(check__check_ld("ldr", p->ldr, "n", p->n, p->m, fusegen__dtype_bytes(p->out), 1, 0, buf, len));
+        FUSEGEN__TRY(check__check_ld("ldr", p->ldr, out_n, out_cols, p->m, fusegen__dtype_bytes(p->out), 1, 0, buf, len));
     stores = check__sig_count(p->epilogue, "store");
     for (i = 0; i < stores && i < FUSEGEN_MAX_STORES; i++)
-        FUSEGEN__TRY(check__check_ld(check__ld_store_names[i], p->ld_store[i], "n", p->n, p->m, fusegen__dtype_bytes(p->out), 1,
-                                     0, buf, len));
+        FUSEGEN__TRY(check__check_ld(check__ld_store_names[i], p->ld_store[i], out_n, out_cols, p->m,
+                                     fusegen__dtype_bytes(p->out), 1, 0, buf, len));
     if (chain) {
         if (p->b2_layout == FUSEGEN_LAYOUT_NK)
             FUSEGEN__TRY(check__check_ld("ldb2", p->ldb2, "n", p->n, p->n2, fusegen__dtype_bytes(p->b), 1, 0, buf, len));
@@ -556,6 +568,12 @@ fusegen_status fusegen__kernel_reason(const fusegen_kernel *k, const fusegen_pro
     FUSEGEN__TRY(check__check_multiple("n", p->n, align, buf, len));
     if (k->chain)
         FUSEGEN__TRY(check__check_multiple("n2", p->n2, align, buf, len));
+    /* a gated activation: B's gate and up rows interleave in blocks of 8, and the output's rows
+     * (N / 2 long) keep the alignment */
+    const int64_t out_cols = fusegen__out_cols(p);
+    const char *out_n = out_cols == p->n ? "n" : "n / 2";
+    if (out_cols != p->n)
+        FUSEGEN__TRY(check__check_multiple("n", p->n, 2 * (align > 8 ? align : 8), buf, len));
 
     /* leading dimensions (0: packed) of the tensors this kernel uses; a chain's GEMM1 writes
      * into the workspace, so it has no out (nor ldo) */
@@ -569,14 +587,14 @@ fusegen_status fusegen__kernel_reason(const fusegen_kernel *k, const fusegen_pro
     FUSEGEN__TRY(check__check_ld("ldb", p->ldb, ldb_row, ldb_len, ldb_rows, fusegen__dtype_bytes(k->b), align, stride_limit,
                          buf, len));
     if (!k->chain)
-        FUSEGEN__TRY(check__check_ld("ldo", p->ldo, "n", p->n, p->m, fusegen__dtype_bytes(k->out), align, stride_limit, buf,
-                             len));
+        FUSEGEN__TRY(check__check_ld("ldo", p->ldo, out_n, out_cols, p->m, fusegen__dtype_bytes(k->out), align,
+                                     stride_limit, buf, len));
     if (k->uses_residual)
-        FUSEGEN__TRY(check__check_ld("ldr", p->ldr, "n", p->n, p->m, fusegen__dtype_bytes(k->out), align, stride_limit, buf,
-                             len));
+        FUSEGEN__TRY(check__check_ld("ldr", p->ldr, out_n, out_cols, p->m, fusegen__dtype_bytes(k->out), align,
+                                     stride_limit, buf, len));
     for (i = 0; i < k->n_stores && i < FUSEGEN_MAX_STORES; i++)
-        FUSEGEN__TRY(check__check_ld(check__ld_store_names[i], p->ld_store[i], "n", p->n, p->m, fusegen__dtype_bytes(k->out),
-                                     align, stride_limit, buf, len));
+        FUSEGEN__TRY(check__check_ld(check__ld_store_names[i], p->ld_store[i], out_n, out_cols, p->m,
+                                     fusegen__dtype_bytes(k->out), align, stride_limit, buf, len));
     if (k->chain) {
         if (k->b2_layout == FUSEGEN_LAYOUT_NK) {
             ldb2_row = "n"; ldb2_len = p->n; ldb2_rows = p->n2;

@@ -84,7 +84,11 @@ typedef enum fusegen_schedule { FUSEGEN_REG_SCHEDULES(FUSEGEN__ENUM_SCHEDULE) } 
  *   RMSNORM 9     eps = value; affine: gamma
  *   A_RMSNORM 10  first when present: v *= rstd of A's row m (eps = value), rstd =
  *                 1 / sqrt(mean over k of A[m, k]^2 + eps); gamma is folded into B beforehand
- *                 (fusegen_fold_a_norm_gamma) */
+ *                 (fusegen_fold_a_norm_gamma)
+ *   SWIGLU 11     first (after A_RMSNORM): out[m, j] = silu(gate) * up, gate and up the GEMM's
+ *                 columns of B's rows 16 (j / 8) + j % 8 and that + 8 (fusegen_pack_glu_weight);
+ *                 p->n counts B's rows, out and what follows have p->n / 2 columns
+ *   GEGLU 12      the same with gelu (erf form) */
 #define FUSEGEN__ENUM_OP(id, token, word, value, cls, key, dflt) FUSEGEN_OP_##id = value,
 typedef enum fusegen_op_kind { FUSEGEN_REG_OPS(FUSEGEN__ENUM_OP) } fusegen_op_kind;
 
@@ -234,6 +238,14 @@ fusegen_status fusegen_run(const fusegen_kernel *k, const fusegen_problem *p, co
  * original weight. */
 fusegen_status fusegen_fold_a_norm_gamma(void *b, fusegen_dtype b_dtype, fusegen_layout layout, int64_t n,
                                          int64_t k, int64_t ldb, const void *gamma, fusegen_dtype gamma_dtype);
+
+/* A gated activation (swiglu, geglu; docs/api.md, "Gated activations"): the weight of such a
+ * kernel from its gate and up weights, host memory: gate and up are [n, k] ("nk") or [k, n]
+ * ("kn") each, packed; packed receives [2n, k] or [k, 2n], gate and up interleaved along N in
+ * blocks of 8 (packed rows 16b .. 16b + 7 are gate rows 8b .., the next 8 up rows 8b ..).
+ * n must be a multiple of 8; dtype F16 or BF16. The kernel's problem then has n = 2n. */
+fusegen_status fusegen_pack_glu_weight(void *packed, const void *gate, const void *up, fusegen_dtype dtype,
+                                       fusegen_layout layout, int64_t n, int64_t k);
 
 /* Recording (docs/api.md, "Recording the dispatched problems"): while a file is open, each
  * problem fusegen_select dispatches is appended to it as one JSON line, once per file (library,

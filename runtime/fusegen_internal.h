@@ -19,6 +19,9 @@ fusegen_status fusegen__detail_set(fusegen_status st, const char *fmt, ...);
 /* The problem's own checks (what no kernel can run, whatever the library): FUSEGEN_OK, or
  * FUSEGEN_ERR_INVALID_ARGUMENT with the reason in the detail. No CUDA call. */
 fusegen_status fusegen__check_problem(const fusegen_problem *p);
+/* The columns of out, the residual and the stores: p->n, or p->n / 2 when the signature has a
+ * gated activation (swiglu, geglu). */
+int64_t fusegen__out_cols(const fusegen_problem *p);
 
 /* ---- check.c: whether a kernel can run a problem; each check writes one reason into buf (len
  * bytes; NULL and 0 for none) and returns the status it deserves, FUSEGEN_OK when it passes ---- */

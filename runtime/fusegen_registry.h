@@ -42,13 +42,18 @@
  *   A_NORM    the norm of A's rows (a kernel's "a_norm"; first of the ops when present): the
  *             mainloop sums each row's squares as A passes through shared memory, and the
  *             accumulators of the row are scaled by its rstd before the other ops; gamma is
- *             folded into B (fusegen_fold_a_norm_gamma) */
+ *             folded into B (fusegen_fold_a_norm_gamma)
+ *   GLU       a gated activation (first of the ops, after a_rmsnorm): B holds gate and up rows
+ *             interleaved in blocks of 8 (fusegen_pack_glu_weight), so a thread's accumulator
+ *             fragments come in (gate, up) pairs; the family code makes act(gate) * up of them
+ *             before the ops, and the output has N / 2 columns */
 #define FUSEGEN_REG_OPCLASS_MAP 0
 #define FUSEGEN_REG_OPCLASS_BIAS 1
 #define FUSEGEN_REG_OPCLASS_RESIDUAL 2
 #define FUSEGEN_REG_OPCLASS_STORE 3
 #define FUSEGEN_REG_OPCLASS_NORM 4
 #define FUSEGEN_REG_OPCLASS_A_NORM 5
+#define FUSEGEN_REG_OPCLASS_GLU 6
 
 /* Epilogue ops: X(ID, token, word, value, class, key, default).
  *   token    the op's word in an epilogue signature ("bias+residual+layernorm"), and the
@@ -70,7 +75,9 @@
     X(STORE, "store", "store", 7, FUSEGEN_REG_OPCLASS_STORE, "", 0.0)              \
     X(LAYERNORM, "layernorm", "layernorm", 8, FUSEGEN_REG_OPCLASS_NORM, "eps", 1e-5) \
     X(RMSNORM, "rmsnorm", "rmsnorm", 9, FUSEGEN_REG_OPCLASS_NORM, "eps", 1e-6)     \
-    X(A_RMSNORM, "a_rmsnorm", "rmsnorm", 10, FUSEGEN_REG_OPCLASS_A_NORM, "eps", 1e-6)
+    X(A_RMSNORM, "a_rmsnorm", "rmsnorm", 10, FUSEGEN_REG_OPCLASS_A_NORM, "eps", 1e-6) \
+    X(SWIGLU, "swiglu", "swiglu", 11, FUSEGEN_REG_OPCLASS_GLU, "", 0.0)           \
+    X(GEGLU, "geglu", "geglu", 12, FUSEGEN_REG_OPCLASS_GLU, "", 0.0)
 
 /* Norms: X(ID, word, value). value: fusegen_norm and the device code's NORM_<ID>. */
 #define FUSEGEN_REG_NORMS(X)        \

@@ -462,15 +462,16 @@ static void launch__gemm1_params(const fusegen_problem *pr, const fusegen_args *
     g->k = (int)pr->k;
     g->lda = fusegen_ld_or(pr->lda, pr->k);
     g->ldb = fusegen_ld_or(pr->ldb, pr->b_layout == FUSEGEN_LAYOUT_NK ? pr->k : pr->n);
-    g->ldo = fusegen_ld_or(pr->ldo, pr->n);
-    g->ldr = fusegen_ld_or(pr->ldr, pr->n);
+    const int64_t out_cols = fusegen__out_cols(pr);   /* (N / 2 after a gated activation) */
+    g->ldo = fusegen_ld_or(pr->ldo, out_cols);
+    g->ldr = fusegen_ld_or(pr->ldr, out_cols);
     g->bias = args->bias;
     g->residual = args->residual;
     g->gamma = args->gamma;
     g->beta = args->beta;
     for (int i = 0; i < FUSEGEN_MAX_STORES; ++i) {
         g->store[i] = args->store[i];
-        g->ld_store[i] = fusegen_ld_or(pr->ld_store[i], pr->n);
+        g->ld_store[i] = fusegen_ld_or(pr->ld_store[i], out_cols);
     }
 }
 

@@ -90,3 +90,33 @@ fusegen_status fusegen_fold_a_norm_gamma(void *b, fusegen_dtype b_dtype, fusegen
         }
     return fusegen__detail_set(FUSEGEN_OK, "%s", "");
 }
+
+fusegen_status fusegen_pack_glu_weight(void *packed, const void *gate, const void *up, fusegen_dtype dtype,
+                                       fusegen_layout layout, int64_t n, int64_t k)
+{
+    if (!packed || !gate || !up)
+        return fusegen__detail_set(FUSEGEN_ERR_INVALID_ARGUMENT, "packed, gate and up must not be NULL");
+    if (!pack__is_16bit(dtype))
+        return fusegen__detail_set(FUSEGEN_ERR_INVALID_ARGUMENT, "dtype must be FUSEGEN_DTYPE_F16 or _BF16");
+    if (layout != FUSEGEN_LAYOUT_NK && layout != FUSEGEN_LAYOUT_KN)
+        return fusegen__detail_set(FUSEGEN_ERR_INVALID_ARGUMENT, "layout must be FUSEGEN_LAYOUT_NK or _KN");
+    if (n < 0 || k < 0 || n % 8 != 0)
+        return fusegen__detail_set(FUSEGEN_ERR_INVALID_ARGUMENT,
+                                   "n = %lld must be a multiple of 8 (gate and up interleave in blocks of 8) and "
+                                   "k = %lld not negative", (long long)n, (long long)k);
+    const uint16_t *g = gate, *u = up;
+    uint16_t *out = packed;
+    if (layout == FUSEGEN_LAYOUT_NK) {   /* rows: 8 of gate, 8 of up, ... */
+        for (int64_t b = 0; b < n / 8; ++b) {
+            memcpy(out + (16 * b) * k, g + (8 * b) * k, (size_t)(8 * k) * sizeof *out);
+            memcpy(out + (16 * b + 8) * k, u + (8 * b) * k, (size_t)(8 * k) * sizeof *out);
+        }
+    } else {                             /* each row of k: 8 columns of gate, 8 of up, ... */
+        for (int64_t r = 0; r < k; ++r)
+            for (int64_t b = 0; b < n / 8; ++b) {
+                memcpy(out + r * 2 * n + 16 * b, g + r * n + 8 * b, 8 * sizeof *out);
+                memcpy(out + r * 2 * n + 16 * b + 8, u + r * n + 8 * b, 8 * sizeof *out);
+            }
+    }
+    return fusegen__detail_set(FUSEGEN_OK, "%s", "");
+}

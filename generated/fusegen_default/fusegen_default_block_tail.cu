@@ -16,6 +16,9 @@ struct Epilogue1 {
     // The norm of A's rows (a_norm): its eps, or 0 for none. The mainloop sums each row's
     // squares; the row's accumulators are scaled by its rstd before pre().
     static constexpr float kANormEps = 0.0f;
+    // A gated activation (fusegen_sm80::GLU_*): (gate, up) accumulator pairs become one output
+    // before pre(), and the epilogue has half the GEMM's columns.
+    static constexpr int kGlu = fusegen_sm80::GLU_NONE;
     // Split: the store op holding the norm's input, which the normalize kernel reads (-1: none).
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
@@ -57,6 +60,9 @@ struct Epilogue2 {
     // The norm of A's rows (a_norm): its eps, or 0 for none. The mainloop sums each row's
     // squares; the row's accumulators are scaled by its rstd before pre().
     static constexpr float kANormEps = 0.0f;
+    // A gated activation (fusegen_sm80::GLU_*): (gate, up) accumulator pairs become one output
+    // before pre(), and the epilogue has half the GEMM's columns.
+    static constexpr int kGlu = fusegen_sm80::GLU_NONE;
     // Split: the store op holding the norm's input, which the normalize kernel reads (-1: none).
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
@@ -118,6 +124,9 @@ struct Epilogue1 {
     // The norm of A's rows (a_norm): its eps, or 0 for none. The mainloop sums each row's
     // squares; the row's accumulators are scaled by its rstd before pre().
     static constexpr float kANormEps = 0.0f;
+    // A gated activation (fusegen_sm80::GLU_*): (gate, up) accumulator pairs become one output
+    // before pre(), and the epilogue has half the GEMM's columns.
+    static constexpr int kGlu = fusegen_sm80::GLU_NONE;
     // Split: the store op holding the norm's input, which the normalize kernel reads (-1: none).
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
@@ -159,6 +168,9 @@ struct Epilogue2 {
     // The norm of A's rows (a_norm): its eps, or 0 for none. The mainloop sums each row's
     // squares; the row's accumulators are scaled by its rstd before pre().
     static constexpr float kANormEps = 0.0f;
+    // A gated activation (fusegen_sm80::GLU_*): (gate, up) accumulator pairs become one output
+    // before pre(), and the epilogue has half the GEMM's columns.
+    static constexpr int kGlu = fusegen_sm80::GLU_NONE;
     // Split: the store op holding the norm's input, which the normalize kernel reads (-1: none).
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
@@ -220,6 +232,9 @@ struct Epilogue1 {
     // The norm of A's rows (a_norm): its eps, or 0 for none. The mainloop sums each row's
     // squares; the row's accumulators are scaled by its rstd before pre().
     static constexpr float kANormEps = 0.0f;
+    // A gated activation (fusegen_sm80::GLU_*): (gate, up) accumulator pairs become one output
+    // before pre(), and the epilogue has half the GEMM's columns.
+    static constexpr int kGlu = fusegen_sm80::GLU_NONE;
     // Split: the store op holding the norm's input, which the normalize kernel reads (-1: none).
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
@@ -261,6 +276,9 @@ struct Epilogue2 {
     // The norm of A's rows (a_norm): its eps, or 0 for none. The mainloop sums each row's
     // squares; the row's accumulators are scaled by its rstd before pre().
     static constexpr float kANormEps = 0.0f;
+    // A gated activation (fusegen_sm80::GLU_*): (gate, up) accumulator pairs become one output
+    // before pre(), and the epilogue has half the GEMM's columns.
+    static constexpr int kGlu = fusegen_sm80::GLU_NONE;
     // Split: the store op holding the norm's input, which the normalize kernel reads (-1: none).
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
@@ -327,6 +345,9 @@ struct Epilogue1 {
     // The norm of A's rows (a_norm): its eps, or 0 for none. The mainloop sums each row's
     // squares; the row's accumulators are scaled by its rstd before pre().
     static constexpr float kANormEps = 0.0f;
+    // A gated activation (fusegen_sm80::GLU_*): (gate, up) accumulator pairs become one output
+    // before pre(), and the epilogue has half the GEMM's columns.
+    static constexpr int kGlu = fusegen_sm80::GLU_NONE;
     // Split: the store op holding the norm's input, which the normalize kernel reads (-1: none).
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
@@ -370,6 +391,9 @@ struct Epilogue2 {
     // The norm of A's rows (a_norm): its eps, or 0 for none. The mainloop sums each row's
     // squares; the row's accumulators are scaled by its rstd before pre().
     static constexpr float kANormEps = 0.0f;
+    // A gated activation (fusegen_sm80::GLU_*): (gate, up) accumulator pairs become one output
+    // before pre(), and the epilogue has half the GEMM's columns.
+    static constexpr int kGlu = fusegen_sm80::GLU_NONE;
     // Split: the store op holding the norm's input, which the normalize kernel reads (-1: none).
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
@@ -443,6 +467,9 @@ struct Epilogue1 {
     // The norm of A's rows (a_norm): its eps, or 0 for none. The mainloop sums each row's
     // squares; the row's accumulators are scaled by its rstd before pre().
     static constexpr float kANormEps = 0.0f;
+    // A gated activation (fusegen_sm80::GLU_*): (gate, up) accumulator pairs become one output
+    // before pre(), and the epilogue has half the GEMM's columns.
+    static constexpr int kGlu = fusegen_sm80::GLU_NONE;
     // Split: the store op holding the norm's input, which the normalize kernel reads (-1: none).
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
@@ -484,6 +511,9 @@ struct Epilogue2 {
     // The norm of A's rows (a_norm): its eps, or 0 for none. The mainloop sums each row's
     // squares; the row's accumulators are scaled by its rstd before pre().
     static constexpr float kANormEps = 0.0f;
+    // A gated activation (fusegen_sm80::GLU_*): (gate, up) accumulator pairs become one output
+    // before pre(), and the epilogue has half the GEMM's columns.
+    static constexpr int kGlu = fusegen_sm80::GLU_NONE;
     // Split: the store op holding the norm's input, which the normalize kernel reads (-1: none).
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
@@ -545,6 +575,9 @@ struct Epilogue1 {
     // The norm of A's rows (a_norm): its eps, or 0 for none. The mainloop sums each row's
     // squares; the row's accumulators are scaled by its rstd before pre().
     static constexpr float kANormEps = 0.0f;
+    // A gated activation (fusegen_sm80::GLU_*): (gate, up) accumulator pairs become one output
+    // before pre(), and the epilogue has half the GEMM's columns.
+    static constexpr int kGlu = fusegen_sm80::GLU_NONE;
     // Split: the store op holding the norm's input, which the normalize kernel reads (-1: none).
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
@@ -586,6 +619,9 @@ struct Epilogue2 {
     // The norm of A's rows (a_norm): its eps, or 0 for none. The mainloop sums each row's
     // squares; the row's accumulators are scaled by its rstd before pre().
     static constexpr float kANormEps = 0.0f;
+    // A gated activation (fusegen_sm80::GLU_*): (gate, up) accumulator pairs become one output
+    // before pre(), and the epilogue has half the GEMM's columns.
+    static constexpr int kGlu = fusegen_sm80::GLU_NONE;
     // Split: the store op holding the norm's input, which the normalize kernel reads (-1: none).
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
@@ -647,6 +683,9 @@ struct Epilogue1 {
     // The norm of A's rows (a_norm): its eps, or 0 for none. The mainloop sums each row's
     // squares; the row's accumulators are scaled by its rstd before pre().
     static constexpr float kANormEps = 0.0f;
+    // A gated activation (fusegen_sm80::GLU_*): (gate, up) accumulator pairs become one output
+    // before pre(), and the epilogue has half the GEMM's columns.
+    static constexpr int kGlu = fusegen_sm80::GLU_NONE;
     // Split: the store op holding the norm's input, which the normalize kernel reads (-1: none).
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
@@ -688,6 +727,9 @@ struct Epilogue2 {
     // The norm of A's rows (a_norm): its eps, or 0 for none. The mainloop sums each row's
     // squares; the row's accumulators are scaled by its rstd before pre().
     static constexpr float kANormEps = 0.0f;
+    // A gated activation (fusegen_sm80::GLU_*): (gate, up) accumulator pairs become one output
+    // before pre(), and the epilogue has half the GEMM's columns.
+    static constexpr int kGlu = fusegen_sm80::GLU_NONE;
     // Split: the store op holding the norm's input, which the normalize kernel reads (-1: none).
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
@@ -754,6 +796,9 @@ struct Epilogue1 {
     // The norm of A's rows (a_norm): its eps, or 0 for none. The mainloop sums each row's
     // squares; the row's accumulators are scaled by its rstd before pre().
     static constexpr float kANormEps = 0.0f;
+    // A gated activation (fusegen_sm80::GLU_*): (gate, up) accumulator pairs become one output
+    // before pre(), and the epilogue has half the GEMM's columns.
+    static constexpr int kGlu = fusegen_sm80::GLU_NONE;
     // Split: the store op holding the norm's input, which the normalize kernel reads (-1: none).
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
@@ -795,6 +840,9 @@ struct Epilogue2 {
     // The norm of A's rows (a_norm): its eps, or 0 for none. The mainloop sums each row's
     // squares; the row's accumulators are scaled by its rstd before pre().
     static constexpr float kANormEps = 0.0f;
+    // A gated activation (fusegen_sm80::GLU_*): (gate, up) accumulator pairs become one output
+    // before pre(), and the epilogue has half the GEMM's columns.
+    static constexpr int kGlu = fusegen_sm80::GLU_NONE;
     // Split: the store op holding the norm's input, which the normalize kernel reads (-1: none).
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
@@ -856,6 +904,9 @@ struct Epilogue1 {
     // The norm of A's rows (a_norm): its eps, or 0 for none. The mainloop sums each row's
     // squares; the row's accumulators are scaled by its rstd before pre().
     static constexpr float kANormEps = 0.0f;
+    // A gated activation (fusegen_sm80::GLU_*): (gate, up) accumulator pairs become one output
+    // before pre(), and the epilogue has half the GEMM's columns.
+    static constexpr int kGlu = fusegen_sm80::GLU_NONE;
     // Split: the store op holding the norm's input, which the normalize kernel reads (-1: none).
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
@@ -897,6 +948,9 @@ struct Epilogue2 {
     // The norm of A's rows (a_norm): its eps, or 0 for none. The mainloop sums each row's
     // squares; the row's accumulators are scaled by its rstd before pre().
     static constexpr float kANormEps = 0.0f;
+    // A gated activation (fusegen_sm80::GLU_*): (gate, up) accumulator pairs become one output
+    // before pre(), and the epilogue has half the GEMM's columns.
+    static constexpr int kGlu = fusegen_sm80::GLU_NONE;
     // Split: the store op holding the norm's input, which the normalize kernel reads (-1: none).
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
@@ -963,6 +1017,9 @@ struct Epilogue1 {
     // The norm of A's rows (a_norm): its eps, or 0 for none. The mainloop sums each row's
     // squares; the row's accumulators are scaled by its rstd before pre().
     static constexpr float kANormEps = 0.0f;
+    // A gated activation (fusegen_sm80::GLU_*): (gate, up) accumulator pairs become one output
+    // before pre(), and the epilogue has half the GEMM's columns.
+    static constexpr int kGlu = fusegen_sm80::GLU_NONE;
     // Split: the store op holding the norm's input, which the normalize kernel reads (-1: none).
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
@@ -1006,6 +1063,9 @@ struct Epilogue2 {
     // The norm of A's rows (a_norm): its eps, or 0 for none. The mainloop sums each row's
     // squares; the row's accumulators are scaled by its rstd before pre().
     static constexpr float kANormEps = 0.0f;
+    // A gated activation (fusegen_sm80::GLU_*): (gate, up) accumulator pairs become one output
+    // before pre(), and the epilogue has half the GEMM's columns.
+    static constexpr int kGlu = fusegen_sm80::GLU_NONE;
     // Split: the store op holding the norm's input, which the normalize kernel reads (-1: none).
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
@@ -1079,6 +1139,9 @@ struct Epilogue1 {
     // The norm of A's rows (a_norm): its eps, or 0 for none. The mainloop sums each row's
     // squares; the row's accumulators are scaled by its rstd before pre().
     static constexpr float kANormEps = 0.0f;
+    // A gated activation (fusegen_sm80::GLU_*): (gate, up) accumulator pairs become one output
+    // before pre(), and the epilogue has half the GEMM's columns.
+    static constexpr int kGlu = fusegen_sm80::GLU_NONE;
     // Split: the store op holding the norm's input, which the normalize kernel reads (-1: none).
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
@@ -1120,6 +1183,9 @@ struct Epilogue2 {
     // The norm of A's rows (a_norm): its eps, or 0 for none. The mainloop sums each row's
     // squares; the row's accumulators are scaled by its rstd before pre().
     static constexpr float kANormEps = 0.0f;
+    // A gated activation (fusegen_sm80::GLU_*): (gate, up) accumulator pairs become one output
+    // before pre(), and the epilogue has half the GEMM's columns.
+    static constexpr int kGlu = fusegen_sm80::GLU_NONE;
     // Split: the store op holding the norm's input, which the normalize kernel reads (-1: none).
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
@@ -1181,6 +1247,9 @@ struct Epilogue1 {
     // The norm of A's rows (a_norm): its eps, or 0 for none. The mainloop sums each row's
     // squares; the row's accumulators are scaled by its rstd before pre().
     static constexpr float kANormEps = 0.0f;
+    // A gated activation (fusegen_sm80::GLU_*): (gate, up) accumulator pairs become one output
+    // before pre(), and the epilogue has half the GEMM's columns.
+    static constexpr int kGlu = fusegen_sm80::GLU_NONE;
     // Split: the store op holding the norm's input, which the normalize kernel reads (-1: none).
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
@@ -1222,6 +1291,9 @@ struct Epilogue2 {
     // The norm of A's rows (a_norm): its eps, or 0 for none. The mainloop sums each row's
     // squares; the row's accumulators are scaled by its rstd before pre().
     static constexpr float kANormEps = 0.0f;
+    // A gated activation (fusegen_sm80::GLU_*): (gate, up) accumulator pairs become one output
+    // before pre(), and the epilogue has half the GEMM's columns.
+    static constexpr int kGlu = fusegen_sm80::GLU_NONE;
     // Split: the store op holding the norm's input, which the normalize kernel reads (-1: none).
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
@@ -1288,6 +1360,9 @@ struct Epilogue1 {
     // The norm of A's rows (a_norm): its eps, or 0 for none. The mainloop sums each row's
     // squares; the row's accumulators are scaled by its rstd before pre().
     static constexpr float kANormEps = 0.0f;
+    // A gated activation (fusegen_sm80::GLU_*): (gate, up) accumulator pairs become one output
+    // before pre(), and the epilogue has half the GEMM's columns.
+    static constexpr int kGlu = fusegen_sm80::GLU_NONE;
     // Split: the store op holding the norm's input, which the normalize kernel reads (-1: none).
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
@@ -1329,6 +1404,9 @@ struct Epilogue2 {
     // The norm of A's rows (a_norm): its eps, or 0 for none. The mainloop sums each row's
     // squares; the row's accumulators are scaled by its rstd before pre().
     static constexpr float kANormEps = 0.0f;
+    // A gated activation (fusegen_sm80::GLU_*): (gate, up) accumulator pairs become one output
+    // before pre(), and the epilogue has half the GEMM's columns.
+    static constexpr int kGlu = fusegen_sm80::GLU_NONE;
     // Split: the store op holding the norm's input, which the normalize kernel reads (-1: none).
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
@@ -1390,6 +1468,9 @@ struct Epilogue1 {
     // The norm of A's rows (a_norm): its eps, or 0 for none. The mainloop sums each row's
     // squares; the row's accumulators are scaled by its rstd before pre().
     static constexpr float kANormEps = 0.0f;
+    // A gated activation (fusegen_sm80::GLU_*): (gate, up) accumulator pairs become one output
+    // before pre(), and the epilogue has half the GEMM's columns.
+    static constexpr int kGlu = fusegen_sm80::GLU_NONE;
     // Split: the store op holding the norm's input, which the normalize kernel reads (-1: none).
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
@@ -1431,6 +1512,9 @@ struct Epilogue2 {
     // The norm of A's rows (a_norm): its eps, or 0 for none. The mainloop sums each row's
     // squares; the row's accumulators are scaled by its rstd before pre().
     static constexpr float kANormEps = 0.0f;
+    // A gated activation (fusegen_sm80::GLU_*): (gate, up) accumulator pairs become one output
+    // before pre(), and the epilogue has half the GEMM's columns.
+    static constexpr int kGlu = fusegen_sm80::GLU_NONE;
     // Split: the store op holding the norm's input, which the normalize kernel reads (-1: none).
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
@@ -1492,6 +1576,9 @@ struct Epilogue1 {
     // The norm of A's rows (a_norm): its eps, or 0 for none. The mainloop sums each row's
     // squares; the row's accumulators are scaled by its rstd before pre().
     static constexpr float kANormEps = 0.0f;
+    // A gated activation (fusegen_sm80::GLU_*): (gate, up) accumulator pairs become one output
+    // before pre(), and the epilogue has half the GEMM's columns.
+    static constexpr int kGlu = fusegen_sm80::GLU_NONE;
     // Split: the store op holding the norm's input, which the normalize kernel reads (-1: none).
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
@@ -1533,6 +1620,9 @@ struct Epilogue2 {
     // The norm of A's rows (a_norm): its eps, or 0 for none. The mainloop sums each row's
     // squares; the row's accumulators are scaled by its rstd before pre().
     static constexpr float kANormEps = 0.0f;
+    // A gated activation (fusegen_sm80::GLU_*): (gate, up) accumulator pairs become one output
+    // before pre(), and the epilogue has half the GEMM's columns.
+    static constexpr int kGlu = fusegen_sm80::GLU_NONE;
     // Split: the store op holding the norm's input, which the normalize kernel reads (-1: none).
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
@@ -1599,6 +1689,9 @@ struct Epilogue1 {
     // The norm of A's rows (a_norm): its eps, or 0 for none. The mainloop sums each row's
     // squares; the row's accumulators are scaled by its rstd before pre().
     static constexpr float kANormEps = 0.0f;
+    // A gated activation (fusegen_sm80::GLU_*): (gate, up) accumulator pairs become one output
+    // before pre(), and the epilogue has half the GEMM's columns.
+    static constexpr int kGlu = fusegen_sm80::GLU_NONE;
     // Split: the store op holding the norm's input, which the normalize kernel reads (-1: none).
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
@@ -1642,6 +1735,9 @@ struct Epilogue2 {
     // The norm of A's rows (a_norm): its eps, or 0 for none. The mainloop sums each row's
     // squares; the row's accumulators are scaled by its rstd before pre().
     static constexpr float kANormEps = 0.0f;
+    // A gated activation (fusegen_sm80::GLU_*): (gate, up) accumulator pairs become one output
+    // before pre(), and the epilogue has half the GEMM's columns.
+    static constexpr int kGlu = fusegen_sm80::GLU_NONE;
     // Split: the store op holding the norm's input, which the normalize kernel reads (-1: none).
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
@@ -1715,6 +1811,9 @@ struct Epilogue1 {
     // The norm of A's rows (a_norm): its eps, or 0 for none. The mainloop sums each row's
     // squares; the row's accumulators are scaled by its rstd before pre().
     static constexpr float kANormEps = 0.0f;
+    // A gated activation (fusegen_sm80::GLU_*): (gate, up) accumulator pairs become one output
+    // before pre(), and the epilogue has half the GEMM's columns.
+    static constexpr int kGlu = fusegen_sm80::GLU_NONE;
     // Split: the store op holding the norm's input, which the normalize kernel reads (-1: none).
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
@@ -1756,6 +1855,9 @@ struct Epilogue2 {
     // The norm of A's rows (a_norm): its eps, or 0 for none. The mainloop sums each row's
     // squares; the row's accumulators are scaled by its rstd before pre().
     static constexpr float kANormEps = 0.0f;
+    // A gated activation (fusegen_sm80::GLU_*): (gate, up) accumulator pairs become one output
+    // before pre(), and the epilogue has half the GEMM's columns.
+    static constexpr int kGlu = fusegen_sm80::GLU_NONE;
     // Split: the store op holding the norm's input, which the normalize kernel reads (-1: none).
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
@@ -1817,6 +1919,9 @@ struct Epilogue1 {
     // The norm of A's rows (a_norm): its eps, or 0 for none. The mainloop sums each row's
     // squares; the row's accumulators are scaled by its rstd before pre().
     static constexpr float kANormEps = 0.0f;
+    // A gated activation (fusegen_sm80::GLU_*): (gate, up) accumulator pairs become one output
+    // before pre(), and the epilogue has half the GEMM's columns.
+    static constexpr int kGlu = fusegen_sm80::GLU_NONE;
     // Split: the store op holding the norm's input, which the normalize kernel reads (-1: none).
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
@@ -1858,6 +1963,9 @@ struct Epilogue2 {
     // The norm of A's rows (a_norm): its eps, or 0 for none. The mainloop sums each row's
     // squares; the row's accumulators are scaled by its rstd before pre().
     static constexpr float kANormEps = 0.0f;
+    // A gated activation (fusegen_sm80::GLU_*): (gate, up) accumulator pairs become one output
+    // before pre(), and the epilogue has half the GEMM's columns.
+    static constexpr int kGlu = fusegen_sm80::GLU_NONE;
     // Split: the store op holding the norm's input, which the normalize kernel reads (-1: none).
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
@@ -1919,6 +2027,9 @@ struct Epilogue1 {
     // The norm of A's rows (a_norm): its eps, or 0 for none. The mainloop sums each row's
     // squares; the row's accumulators are scaled by its rstd before pre().
     static constexpr float kANormEps = 0.0f;
+    // A gated activation (fusegen_sm80::GLU_*): (gate, up) accumulator pairs become one output
+    // before pre(), and the epilogue has half the GEMM's columns.
+    static constexpr int kGlu = fusegen_sm80::GLU_NONE;
     // Split: the store op holding the norm's input, which the normalize kernel reads (-1: none).
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
@@ -1960,6 +2071,9 @@ struct Epilogue2 {
     // The norm of A's rows (a_norm): its eps, or 0 for none. The mainloop sums each row's
     // squares; the row's accumulators are scaled by its rstd before pre().
     static constexpr float kANormEps = 0.0f;
+    // A gated activation (fusegen_sm80::GLU_*): (gate, up) accumulator pairs become one output
+    // before pre(), and the epilogue has half the GEMM's columns.
+    static constexpr int kGlu = fusegen_sm80::GLU_NONE;
     // Split: the store op holding the norm's input, which the normalize kernel reads (-1: none).
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
@@ -2026,6 +2140,9 @@ struct Epilogue1 {
     // The norm of A's rows (a_norm): its eps, or 0 for none. The mainloop sums each row's
     // squares; the row's accumulators are scaled by its rstd before pre().
     static constexpr float kANormEps = 0.0f;
+    // A gated activation (fusegen_sm80::GLU_*): (gate, up) accumulator pairs become one output
+    // before pre(), and the epilogue has half the GEMM's columns.
+    static constexpr int kGlu = fusegen_sm80::GLU_NONE;
     // Split: the store op holding the norm's input, which the normalize kernel reads (-1: none).
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
@@ -2067,6 +2184,9 @@ struct Epilogue2 {
     // The norm of A's rows (a_norm): its eps, or 0 for none. The mainloop sums each row's
     // squares; the row's accumulators are scaled by its rstd before pre().
     static constexpr float kANormEps = 0.0f;
+    // A gated activation (fusegen_sm80::GLU_*): (gate, up) accumulator pairs become one output
+    // before pre(), and the epilogue has half the GEMM's columns.
+    static constexpr int kGlu = fusegen_sm80::GLU_NONE;
     // Split: the store op holding the norm's input, which the normalize kernel reads (-1: none).
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
@@ -2128,6 +2248,9 @@ struct Epilogue1 {
     // The norm of A's rows (a_norm): its eps, or 0 for none. The mainloop sums each row's
     // squares; the row's accumulators are scaled by its rstd before pre().
     static constexpr float kANormEps = 0.0f;
+    // A gated activation (fusegen_sm80::GLU_*): (gate, up) accumulator pairs become one output
+    // before pre(), and the epilogue has half the GEMM's columns.
+    static constexpr int kGlu = fusegen_sm80::GLU_NONE;
     // Split: the store op holding the norm's input, which the normalize kernel reads (-1: none).
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
@@ -2169,6 +2292,9 @@ struct Epilogue2 {
     // The norm of A's rows (a_norm): its eps, or 0 for none. The mainloop sums each row's
     // squares; the row's accumulators are scaled by its rstd before pre().
     static constexpr float kANormEps = 0.0f;
+    // A gated activation (fusegen_sm80::GLU_*): (gate, up) accumulator pairs become one output
+    // before pre(), and the epilogue has half the GEMM's columns.
+    static constexpr int kGlu = fusegen_sm80::GLU_NONE;
     // Split: the store op holding the norm's input, which the normalize kernel reads (-1: none).
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
@@ -2235,6 +2361,9 @@ struct Epilogue1 {
     // The norm of A's rows (a_norm): its eps, or 0 for none. The mainloop sums each row's
     // squares; the row's accumulators are scaled by its rstd before pre().
     static constexpr float kANormEps = 0.0f;
+    // A gated activation (fusegen_sm80::GLU_*): (gate, up) accumulator pairs become one output
+    // before pre(), and the epilogue has half the GEMM's columns.
+    static constexpr int kGlu = fusegen_sm80::GLU_NONE;
     // Split: the store op holding the norm's input, which the normalize kernel reads (-1: none).
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
@@ -2276,6 +2405,9 @@ struct Epilogue2 {
     // The norm of A's rows (a_norm): its eps, or 0 for none. The mainloop sums each row's
     // squares; the row's accumulators are scaled by its rstd before pre().
     static constexpr float kANormEps = 0.0f;
+    // A gated activation (fusegen_sm80::GLU_*): (gate, up) accumulator pairs become one output
+    // before pre(), and the epilogue has half the GEMM's columns.
+    static constexpr int kGlu = fusegen_sm80::GLU_NONE;
     // Split: the store op holding the norm's input, which the normalize kernel reads (-1: none).
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
@@ -2337,6 +2469,9 @@ struct Epilogue1 {
     // The norm of A's rows (a_norm): its eps, or 0 for none. The mainloop sums each row's
     // squares; the row's accumulators are scaled by its rstd before pre().
     static constexpr float kANormEps = 0.0f;
+    // A gated activation (fusegen_sm80::GLU_*): (gate, up) accumulator pairs become one output
+    // before pre(), and the epilogue has half the GEMM's columns.
+    static constexpr int kGlu = fusegen_sm80::GLU_NONE;
     // Split: the store op holding the norm's input, which the normalize kernel reads (-1: none).
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
@@ -2378,6 +2513,9 @@ struct Epilogue2 {
     // The norm of A's rows (a_norm): its eps, or 0 for none. The mainloop sums each row's
     // squares; the row's accumulators are scaled by its rstd before pre().
     static constexpr float kANormEps = 0.0f;
+    // A gated activation (fusegen_sm80::GLU_*): (gate, up) accumulator pairs become one output
+    // before pre(), and the epilogue has half the GEMM's columns.
+    static constexpr int kGlu = fusegen_sm80::GLU_NONE;
     // Split: the store op holding the norm's input, which the normalize kernel reads (-1: none).
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
@@ -2444,6 +2582,9 @@ struct Epilogue1 {
     // The norm of A's rows (a_norm): its eps, or 0 for none. The mainloop sums each row's
     // squares; the row's accumulators are scaled by its rstd before pre().
     static constexpr float kANormEps = 0.0f;
+    // A gated activation (fusegen_sm80::GLU_*): (gate, up) accumulator pairs become one output
+    // before pre(), and the epilogue has half the GEMM's columns.
+    static constexpr int kGlu = fusegen_sm80::GLU_NONE;
     // Split: the store op holding the norm's input, which the normalize kernel reads (-1: none).
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
@@ -2477,6 +2618,9 @@ struct Epilogue2 {
     // The norm of A's rows (a_norm): its eps, or 0 for none. The mainloop sums each row's
     // squares; the row's accumulators are scaled by its rstd before pre().
     static constexpr float kANormEps = 0.0f;
+    // A gated activation (fusegen_sm80::GLU_*): (gate, up) accumulator pairs become one output
+    // before pre(), and the epilogue has half the GEMM's columns.
+    static constexpr int kGlu = fusegen_sm80::GLU_NONE;
     // Split: the store op holding the norm's input, which the normalize kernel reads (-1: none).
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
@@ -2526,6 +2670,9 @@ struct Epilogue1 {
     // The norm of A's rows (a_norm): its eps, or 0 for none. The mainloop sums each row's
     // squares; the row's accumulators are scaled by its rstd before pre().
     static constexpr float kANormEps = 0.0f;
+    // A gated activation (fusegen_sm80::GLU_*): (gate, up) accumulator pairs become one output
+    // before pre(), and the epilogue has half the GEMM's columns.
+    static constexpr int kGlu = fusegen_sm80::GLU_NONE;
     // Split: the store op holding the norm's input, which the normalize kernel reads (-1: none).
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
@@ -2559,6 +2706,9 @@ struct Epilogue2 {
     // The norm of A's rows (a_norm): its eps, or 0 for none. The mainloop sums each row's
     // squares; the row's accumulators are scaled by its rstd before pre().
     static constexpr float kANormEps = 0.0f;
+    // A gated activation (fusegen_sm80::GLU_*): (gate, up) accumulator pairs become one output
+    // before pre(), and the epilogue has half the GEMM's columns.
+    static constexpr int kGlu = fusegen_sm80::GLU_NONE;
     // Split: the store op holding the norm's input, which the normalize kernel reads (-1: none).
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).

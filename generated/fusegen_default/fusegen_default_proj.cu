@@ -16,6 +16,9 @@ struct Epilogue1 {
     // The norm of A's rows (a_norm): its eps, or 0 for none. The mainloop sums each row's
     // squares; the row's accumulators are scaled by its rstd before pre().
     static constexpr float kANormEps = 0.0f;
+    // A gated activation (fusegen_sm80::GLU_*): (gate, up) accumulator pairs become one output
+    // before pre(), and the epilogue has half the GEMM's columns.
+    static constexpr int kGlu = fusegen_sm80::GLU_NONE;
     // Split: the store op holding the norm's input, which the normalize kernel reads (-1: none).
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
@@ -68,6 +71,9 @@ struct Epilogue1 {
     // The norm of A's rows (a_norm): its eps, or 0 for none. The mainloop sums each row's
     // squares; the row's accumulators are scaled by its rstd before pre().
     static constexpr float kANormEps = 0.0f;
+    // A gated activation (fusegen_sm80::GLU_*): (gate, up) accumulator pairs become one output
+    // before pre(), and the epilogue has half the GEMM's columns.
+    static constexpr int kGlu = fusegen_sm80::GLU_NONE;
     // Split: the store op holding the norm's input, which the normalize kernel reads (-1: none).
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
@@ -127,6 +133,9 @@ struct Epilogue1 {
     // The norm of A's rows (a_norm): its eps, or 0 for none. The mainloop sums each row's
     // squares; the row's accumulators are scaled by its rstd before pre().
     static constexpr float kANormEps = 0.0f;
+    // A gated activation (fusegen_sm80::GLU_*): (gate, up) accumulator pairs become one output
+    // before pre(), and the epilogue has half the GEMM's columns.
+    static constexpr int kGlu = fusegen_sm80::GLU_NONE;
     // Split: the store op holding the norm's input, which the normalize kernel reads (-1: none).
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
@@ -179,6 +188,9 @@ struct Epilogue1 {
     // The norm of A's rows (a_norm): its eps, or 0 for none. The mainloop sums each row's
     // squares; the row's accumulators are scaled by its rstd before pre().
     static constexpr float kANormEps = 0.0f;
+    // A gated activation (fusegen_sm80::GLU_*): (gate, up) accumulator pairs become one output
+    // before pre(), and the epilogue has half the GEMM's columns.
+    static constexpr int kGlu = fusegen_sm80::GLU_NONE;
     // Split: the store op holding the norm's input, which the normalize kernel reads (-1: none).
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
@@ -238,6 +250,9 @@ struct Epilogue1 {
     // The norm of A's rows (a_norm): its eps, or 0 for none. The mainloop sums each row's
     // squares; the row's accumulators are scaled by its rstd before pre().
     static constexpr float kANormEps = 0.0f;
+    // A gated activation (fusegen_sm80::GLU_*): (gate, up) accumulator pairs become one output
+    // before pre(), and the epilogue has half the GEMM's columns.
+    static constexpr int kGlu = fusegen_sm80::GLU_NONE;
     // Split: the store op holding the norm's input, which the normalize kernel reads (-1: none).
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
@@ -290,6 +305,9 @@ struct Epilogue1 {
     // The norm of A's rows (a_norm): its eps, or 0 for none. The mainloop sums each row's
     // squares; the row's accumulators are scaled by its rstd before pre().
     static constexpr float kANormEps = 0.0f;
+    // A gated activation (fusegen_sm80::GLU_*): (gate, up) accumulator pairs become one output
+    // before pre(), and the epilogue has half the GEMM's columns.
+    static constexpr int kGlu = fusegen_sm80::GLU_NONE;
     // Split: the store op holding the norm's input, which the normalize kernel reads (-1: none).
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
@@ -342,6 +360,9 @@ struct Epilogue1 {
     // The norm of A's rows (a_norm): its eps, or 0 for none. The mainloop sums each row's
     // squares; the row's accumulators are scaled by its rstd before pre().
     static constexpr float kANormEps = 0.0f;
+    // A gated activation (fusegen_sm80::GLU_*): (gate, up) accumulator pairs become one output
+    // before pre(), and the epilogue has half the GEMM's columns.
+    static constexpr int kGlu = fusegen_sm80::GLU_NONE;
     // Split: the store op holding the norm's input, which the normalize kernel reads (-1: none).
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
@@ -401,6 +422,9 @@ struct Epilogue1 {
     // The norm of A's rows (a_norm): its eps, or 0 for none. The mainloop sums each row's
     // squares; the row's accumulators are scaled by its rstd before pre().
     static constexpr float kANormEps = 0.0f;
+    // A gated activation (fusegen_sm80::GLU_*): (gate, up) accumulator pairs become one output
+    // before pre(), and the epilogue has half the GEMM's columns.
+    static constexpr int kGlu = fusegen_sm80::GLU_NONE;
     // Split: the store op holding the norm's input, which the normalize kernel reads (-1: none).
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
@@ -453,6 +477,9 @@ struct Epilogue1 {
     // The norm of A's rows (a_norm): its eps, or 0 for none. The mainloop sums each row's
     // squares; the row's accumulators are scaled by its rstd before pre().
     static constexpr float kANormEps = 0.0f;
+    // A gated activation (fusegen_sm80::GLU_*): (gate, up) accumulator pairs become one output
+    // before pre(), and the epilogue has half the GEMM's columns.
+    static constexpr int kGlu = fusegen_sm80::GLU_NONE;
     // Split: the store op holding the norm's input, which the normalize kernel reads (-1: none).
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
@@ -512,6 +539,9 @@ struct Epilogue1 {
     // The norm of A's rows (a_norm): its eps, or 0 for none. The mainloop sums each row's
     // squares; the row's accumulators are scaled by its rstd before pre().
     static constexpr float kANormEps = 0.0f;
+    // A gated activation (fusegen_sm80::GLU_*): (gate, up) accumulator pairs become one output
+    // before pre(), and the epilogue has half the GEMM's columns.
+    static constexpr int kGlu = fusegen_sm80::GLU_NONE;
     // Split: the store op holding the norm's input, which the normalize kernel reads (-1: none).
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
@@ -554,6 +584,9 @@ struct Epilogue1 {
     // The norm of A's rows (a_norm): its eps, or 0 for none. The mainloop sums each row's
     // squares; the row's accumulators are scaled by its rstd before pre().
     static constexpr float kANormEps = 0.0f;
+    // A gated activation (fusegen_sm80::GLU_*): (gate, up) accumulator pairs become one output
+    // before pre(), and the epilogue has half the GEMM's columns.
+    static constexpr int kGlu = fusegen_sm80::GLU_NONE;
     // Split: the store op holding the norm's input, which the normalize kernel reads (-1: none).
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
@@ -596,6 +629,9 @@ struct Epilogue1 {
     // The norm of A's rows (a_norm): its eps, or 0 for none. The mainloop sums each row's
     // squares; the row's accumulators are scaled by its rstd before pre().
     static constexpr float kANormEps = 0.0f;
+    // A gated activation (fusegen_sm80::GLU_*): (gate, up) accumulator pairs become one output
+    // before pre(), and the epilogue has half the GEMM's columns.
+    static constexpr int kGlu = fusegen_sm80::GLU_NONE;
     // Split: the store op holding the norm's input, which the normalize kernel reads (-1: none).
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).

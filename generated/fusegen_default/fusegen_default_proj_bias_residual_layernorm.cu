@@ -16,6 +16,9 @@ struct Epilogue1 {
     // The norm of A's rows (a_norm): its eps, or 0 for none. The mainloop sums each row's
     // squares; the row's accumulators are scaled by its rstd before pre().
     static constexpr float kANormEps = 0.0f;
+    // A gated activation (fusegen_sm80::GLU_*): (gate, up) accumulator pairs become one output
+    // before pre(), and the epilogue has half the GEMM's columns.
+    static constexpr int kGlu = fusegen_sm80::GLU_NONE;
     // Split: the store op holding the norm's input, which the normalize kernel reads (-1: none).
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
@@ -72,6 +75,9 @@ struct Epilogue1 {
     // The norm of A's rows (a_norm): its eps, or 0 for none. The mainloop sums each row's
     // squares; the row's accumulators are scaled by its rstd before pre().
     static constexpr float kANormEps = 0.0f;
+    // A gated activation (fusegen_sm80::GLU_*): (gate, up) accumulator pairs become one output
+    // before pre(), and the epilogue has half the GEMM's columns.
+    static constexpr int kGlu = fusegen_sm80::GLU_NONE;
     // Split: the store op holding the norm's input, which the normalize kernel reads (-1: none).
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
@@ -128,6 +134,9 @@ struct Epilogue1 {
     // The norm of A's rows (a_norm): its eps, or 0 for none. The mainloop sums each row's
     // squares; the row's accumulators are scaled by its rstd before pre().
     static constexpr float kANormEps = 0.0f;
+    // A gated activation (fusegen_sm80::GLU_*): (gate, up) accumulator pairs become one output
+    // before pre(), and the epilogue has half the GEMM's columns.
+    static constexpr int kGlu = fusegen_sm80::GLU_NONE;
     // Split: the store op holding the norm's input, which the normalize kernel reads (-1: none).
     static constexpr int kPrenormStoreSlot = 0;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
@@ -189,6 +198,9 @@ struct Epilogue1 {
     // The norm of A's rows (a_norm): its eps, or 0 for none. The mainloop sums each row's
     // squares; the row's accumulators are scaled by its rstd before pre().
     static constexpr float kANormEps = 0.0f;
+    // A gated activation (fusegen_sm80::GLU_*): (gate, up) accumulator pairs become one output
+    // before pre(), and the epilogue has half the GEMM's columns.
+    static constexpr int kGlu = fusegen_sm80::GLU_NONE;
     // Split: the store op holding the norm's input, which the normalize kernel reads (-1: none).
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
@@ -252,6 +264,9 @@ struct Epilogue1 {
     // The norm of A's rows (a_norm): its eps, or 0 for none. The mainloop sums each row's
     // squares; the row's accumulators are scaled by its rstd before pre().
     static constexpr float kANormEps = 0.0f;
+    // A gated activation (fusegen_sm80::GLU_*): (gate, up) accumulator pairs become one output
+    // before pre(), and the epilogue has half the GEMM's columns.
+    static constexpr int kGlu = fusegen_sm80::GLU_NONE;
     // Split: the store op holding the norm's input, which the normalize kernel reads (-1: none).
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
@@ -308,6 +323,9 @@ struct Epilogue1 {
     // The norm of A's rows (a_norm): its eps, or 0 for none. The mainloop sums each row's
     // squares; the row's accumulators are scaled by its rstd before pre().
     static constexpr float kANormEps = 0.0f;
+    // A gated activation (fusegen_sm80::GLU_*): (gate, up) accumulator pairs become one output
+    // before pre(), and the epilogue has half the GEMM's columns.
+    static constexpr int kGlu = fusegen_sm80::GLU_NONE;
     // Split: the store op holding the norm's input, which the normalize kernel reads (-1: none).
     static constexpr int kPrenormStoreSlot = 0;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
@@ -369,6 +387,9 @@ struct Epilogue1 {
     // The norm of A's rows (a_norm): its eps, or 0 for none. The mainloop sums each row's
     // squares; the row's accumulators are scaled by its rstd before pre().
     static constexpr float kANormEps = 0.0f;
+    // A gated activation (fusegen_sm80::GLU_*): (gate, up) accumulator pairs become one output
+    // before pre(), and the epilogue has half the GEMM's columns.
+    static constexpr int kGlu = fusegen_sm80::GLU_NONE;
     // Split: the store op holding the norm's input, which the normalize kernel reads (-1: none).
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
@@ -425,6 +446,9 @@ struct Epilogue1 {
     // The norm of A's rows (a_norm): its eps, or 0 for none. The mainloop sums each row's
     // squares; the row's accumulators are scaled by its rstd before pre().
     static constexpr float kANormEps = 0.0f;
+    // A gated activation (fusegen_sm80::GLU_*): (gate, up) accumulator pairs become one output
+    // before pre(), and the epilogue has half the GEMM's columns.
+    static constexpr int kGlu = fusegen_sm80::GLU_NONE;
     // Split: the store op holding the norm's input, which the normalize kernel reads (-1: none).
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
@@ -481,6 +505,9 @@ struct Epilogue1 {
     // The norm of A's rows (a_norm): its eps, or 0 for none. The mainloop sums each row's
     // squares; the row's accumulators are scaled by its rstd before pre().
     static constexpr float kANormEps = 0.0f;
+    // A gated activation (fusegen_sm80::GLU_*): (gate, up) accumulator pairs become one output
+    // before pre(), and the epilogue has half the GEMM's columns.
+    static constexpr int kGlu = fusegen_sm80::GLU_NONE;
     // Split: the store op holding the norm's input, which the normalize kernel reads (-1: none).
     static constexpr int kPrenormStoreSlot = 0;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
@@ -542,6 +569,9 @@ struct Epilogue1 {
     // The norm of A's rows (a_norm): its eps, or 0 for none. The mainloop sums each row's
     // squares; the row's accumulators are scaled by its rstd before pre().
     static constexpr float kANormEps = 0.0f;
+    // A gated activation (fusegen_sm80::GLU_*): (gate, up) accumulator pairs become one output
+    // before pre(), and the epilogue has half the GEMM's columns.
+    static constexpr int kGlu = fusegen_sm80::GLU_NONE;
     // Split: the store op holding the norm's input, which the normalize kernel reads (-1: none).
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
@@ -605,6 +635,9 @@ struct Epilogue1 {
     // The norm of A's rows (a_norm): its eps, or 0 for none. The mainloop sums each row's
     // squares; the row's accumulators are scaled by its rstd before pre().
     static constexpr float kANormEps = 0.0f;
+    // A gated activation (fusegen_sm80::GLU_*): (gate, up) accumulator pairs become one output
+    // before pre(), and the epilogue has half the GEMM's columns.
+    static constexpr int kGlu = fusegen_sm80::GLU_NONE;
     // Split: the store op holding the norm's input, which the normalize kernel reads (-1: none).
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
@@ -661,6 +694,9 @@ struct Epilogue1 {
     // The norm of A's rows (a_norm): its eps, or 0 for none. The mainloop sums each row's
     // squares; the row's accumulators are scaled by its rstd before pre().
     static constexpr float kANormEps = 0.0f;
+    // A gated activation (fusegen_sm80::GLU_*): (gate, up) accumulator pairs become one output
+    // before pre(), and the epilogue has half the GEMM's columns.
+    static constexpr int kGlu = fusegen_sm80::GLU_NONE;
     // Split: the store op holding the norm's input, which the normalize kernel reads (-1: none).
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
@@ -717,6 +753,9 @@ struct Epilogue1 {
     // The norm of A's rows (a_norm): its eps, or 0 for none. The mainloop sums each row's
     // squares; the row's accumulators are scaled by its rstd before pre().
     static constexpr float kANormEps = 0.0f;
+    // A gated activation (fusegen_sm80::GLU_*): (gate, up) accumulator pairs become one output
+    // before pre(), and the epilogue has half the GEMM's columns.
+    static constexpr int kGlu = fusegen_sm80::GLU_NONE;
     // Split: the store op holding the norm's input, which the normalize kernel reads (-1: none).
     static constexpr int kPrenormStoreSlot = 0;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
@@ -778,6 +817,9 @@ struct Epilogue1 {
     // The norm of A's rows (a_norm): its eps, or 0 for none. The mainloop sums each row's
     // squares; the row's accumulators are scaled by its rstd before pre().
     static constexpr float kANormEps = 0.0f;
+    // A gated activation (fusegen_sm80::GLU_*): (gate, up) accumulator pairs become one output
+    // before pre(), and the epilogue has half the GEMM's columns.
+    static constexpr int kGlu = fusegen_sm80::GLU_NONE;
     // Split: the store op holding the norm's input, which the normalize kernel reads (-1: none).
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
@@ -841,6 +883,9 @@ struct Epilogue1 {
     // The norm of A's rows (a_norm): its eps, or 0 for none. The mainloop sums each row's
     // squares; the row's accumulators are scaled by its rstd before pre().
     static constexpr float kANormEps = 0.0f;
+    // A gated activation (fusegen_sm80::GLU_*): (gate, up) accumulator pairs become one output
+    // before pre(), and the epilogue has half the GEMM's columns.
+    static constexpr int kGlu = fusegen_sm80::GLU_NONE;
     // Split: the store op holding the norm's input, which the normalize kernel reads (-1: none).
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
@@ -897,6 +942,9 @@ struct Epilogue1 {
     // The norm of A's rows (a_norm): its eps, or 0 for none. The mainloop sums each row's
     // squares; the row's accumulators are scaled by its rstd before pre().
     static constexpr float kANormEps = 0.0f;
+    // A gated activation (fusegen_sm80::GLU_*): (gate, up) accumulator pairs become one output
+    // before pre(), and the epilogue has half the GEMM's columns.
+    static constexpr int kGlu = fusegen_sm80::GLU_NONE;
     // Split: the store op holding the norm's input, which the normalize kernel reads (-1: none).
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
@@ -953,6 +1001,9 @@ struct Epilogue1 {
     // The norm of A's rows (a_norm): its eps, or 0 for none. The mainloop sums each row's
     // squares; the row's accumulators are scaled by its rstd before pre().
     static constexpr float kANormEps = 0.0f;
+    // A gated activation (fusegen_sm80::GLU_*): (gate, up) accumulator pairs become one output
+    // before pre(), and the epilogue has half the GEMM's columns.
+    static constexpr int kGlu = fusegen_sm80::GLU_NONE;
     // Split: the store op holding the norm's input, which the normalize kernel reads (-1: none).
     static constexpr int kPrenormStoreSlot = 0;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
@@ -1014,6 +1065,9 @@ struct Epilogue1 {
     // The norm of A's rows (a_norm): its eps, or 0 for none. The mainloop sums each row's
     // squares; the row's accumulators are scaled by its rstd before pre().
     static constexpr float kANormEps = 0.0f;
+    // A gated activation (fusegen_sm80::GLU_*): (gate, up) accumulator pairs become one output
+    // before pre(), and the epilogue has half the GEMM's columns.
+    static constexpr int kGlu = fusegen_sm80::GLU_NONE;
     // Split: the store op holding the norm's input, which the normalize kernel reads (-1: none).
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
@@ -1077,6 +1131,9 @@ struct Epilogue1 {
     // The norm of A's rows (a_norm): its eps, or 0 for none. The mainloop sums each row's
     // squares; the row's accumulators are scaled by its rstd before pre().
     static constexpr float kANormEps = 0.0f;
+    // A gated activation (fusegen_sm80::GLU_*): (gate, up) accumulator pairs become one output
+    // before pre(), and the epilogue has half the GEMM's columns.
+    static constexpr int kGlu = fusegen_sm80::GLU_NONE;
     // Split: the store op holding the norm's input, which the normalize kernel reads (-1: none).
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
@@ -1133,6 +1190,9 @@ struct Epilogue1 {
     // The norm of A's rows (a_norm): its eps, or 0 for none. The mainloop sums each row's
     // squares; the row's accumulators are scaled by its rstd before pre().
     static constexpr float kANormEps = 0.0f;
+    // A gated activation (fusegen_sm80::GLU_*): (gate, up) accumulator pairs become one output
+    // before pre(), and the epilogue has half the GEMM's columns.
+    static constexpr int kGlu = fusegen_sm80::GLU_NONE;
     // Split: the store op holding the norm's input, which the normalize kernel reads (-1: none).
     static constexpr int kPrenormStoreSlot = 0;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
@@ -1194,6 +1254,9 @@ struct Epilogue1 {
     // The norm of A's rows (a_norm): its eps, or 0 for none. The mainloop sums each row's
     // squares; the row's accumulators are scaled by its rstd before pre().
     static constexpr float kANormEps = 0.0f;
+    // A gated activation (fusegen_sm80::GLU_*): (gate, up) accumulator pairs become one output
+    // before pre(), and the epilogue has half the GEMM's columns.
+    static constexpr int kGlu = fusegen_sm80::GLU_NONE;
     // Split: the store op holding the norm's input, which the normalize kernel reads (-1: none).
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
@@ -1257,6 +1320,9 @@ struct Epilogue1 {
     // The norm of A's rows (a_norm): its eps, or 0 for none. The mainloop sums each row's
     // squares; the row's accumulators are scaled by its rstd before pre().
     static constexpr float kANormEps = 0.0f;
+    // A gated activation (fusegen_sm80::GLU_*): (gate, up) accumulator pairs become one output
+    // before pre(), and the epilogue has half the GEMM's columns.
+    static constexpr int kGlu = fusegen_sm80::GLU_NONE;
     // Split: the store op holding the norm's input, which the normalize kernel reads (-1: none).
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
@@ -1303,6 +1369,9 @@ struct Epilogue1 {
     // The norm of A's rows (a_norm): its eps, or 0 for none. The mainloop sums each row's
     // squares; the row's accumulators are scaled by its rstd before pre().
     static constexpr float kANormEps = 0.0f;
+    // A gated activation (fusegen_sm80::GLU_*): (gate, up) accumulator pairs become one output
+    // before pre(), and the epilogue has half the GEMM's columns.
+    static constexpr int kGlu = fusegen_sm80::GLU_NONE;
     // Split: the store op holding the norm's input, which the normalize kernel reads (-1: none).
     static constexpr int kPrenormStoreSlot = 0;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
@@ -1354,6 +1423,9 @@ struct Epilogue1 {
     // The norm of A's rows (a_norm): its eps, or 0 for none. The mainloop sums each row's
     // squares; the row's accumulators are scaled by its rstd before pre().
     static constexpr float kANormEps = 0.0f;
+    // A gated activation (fusegen_sm80::GLU_*): (gate, up) accumulator pairs become one output
+    // before pre(), and the epilogue has half the GEMM's columns.
+    static constexpr int kGlu = fusegen_sm80::GLU_NONE;
     // Split: the store op holding the norm's input, which the normalize kernel reads (-1: none).
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
@@ -1400,6 +1472,9 @@ struct Epilogue1 {
     // The norm of A's rows (a_norm): its eps, or 0 for none. The mainloop sums each row's
     // squares; the row's accumulators are scaled by its rstd before pre().
     static constexpr float kANormEps = 0.0f;
+    // A gated activation (fusegen_sm80::GLU_*): (gate, up) accumulator pairs become one output
+    // before pre(), and the epilogue has half the GEMM's columns.
+    static constexpr int kGlu = fusegen_sm80::GLU_NONE;
     // Split: the store op holding the norm's input, which the normalize kernel reads (-1: none).
     static constexpr int kPrenormStoreSlot = 0;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
@@ -1451,6 +1526,9 @@ struct Epilogue1 {
     // The norm of A's rows (a_norm): its eps, or 0 for none. The mainloop sums each row's
     // squares; the row's accumulators are scaled by its rstd before pre().
     static constexpr float kANormEps = 0.0f;
+    // A gated activation (fusegen_sm80::GLU_*): (gate, up) accumulator pairs become one output
+    // before pre(), and the epilogue has half the GEMM's columns.
+    static constexpr int kGlu = fusegen_sm80::GLU_NONE;
     // Split: the store op holding the norm's input, which the normalize kernel reads (-1: none).
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
@@ -1504,6 +1582,9 @@ struct Epilogue1 {
     // The norm of A's rows (a_norm): its eps, or 0 for none. The mainloop sums each row's
     // squares; the row's accumulators are scaled by its rstd before pre().
     static constexpr float kANormEps = 0.0f;
+    // A gated activation (fusegen_sm80::GLU_*): (gate, up) accumulator pairs become one output
+    // before pre(), and the epilogue has half the GEMM's columns.
+    static constexpr int kGlu = fusegen_sm80::GLU_NONE;
     // Split: the store op holding the norm's input, which the normalize kernel reads (-1: none).
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
@@ -1550,6 +1631,9 @@ struct Epilogue1 {
     // The norm of A's rows (a_norm): its eps, or 0 for none. The mainloop sums each row's
     // squares; the row's accumulators are scaled by its rstd before pre().
     static constexpr float kANormEps = 0.0f;
+    // A gated activation (fusegen_sm80::GLU_*): (gate, up) accumulator pairs become one output
+    // before pre(), and the epilogue has half the GEMM's columns.
+    static constexpr int kGlu = fusegen_sm80::GLU_NONE;
     // Split: the store op holding the norm's input, which the normalize kernel reads (-1: none).
     static constexpr int kPrenormStoreSlot = 0;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
@@ -1601,6 +1685,9 @@ struct Epilogue1 {
     // The norm of A's rows (a_norm): its eps, or 0 for none. The mainloop sums each row's
     // squares; the row's accumulators are scaled by its rstd before pre().
     static constexpr float kANormEps = 0.0f;
+    // A gated activation (fusegen_sm80::GLU_*): (gate, up) accumulator pairs become one output
+    // before pre(), and the epilogue has half the GEMM's columns.
+    static constexpr int kGlu = fusegen_sm80::GLU_NONE;
     // Split: the store op holding the norm's input, which the normalize kernel reads (-1: none).
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).

@@ -16,6 +16,9 @@ struct Epilogue1 {
     // The norm of A's rows (a_norm): its eps, or 0 for none. The mainloop sums each row's
     // squares; the row's accumulators are scaled by its rstd before pre().
     static constexpr float kANormEps = 0.0f;
+    // A gated activation (fusegen_sm80::GLU_*): (gate, up) accumulator pairs become one output
+    // before pre(), and the epilogue has half the GEMM's columns.
+    static constexpr int kGlu = fusegen_sm80::GLU_NONE;
     // Split: the store op holding the norm's input, which the normalize kernel reads (-1: none).
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
@@ -70,6 +73,9 @@ struct Epilogue1 {
     // The norm of A's rows (a_norm): its eps, or 0 for none. The mainloop sums each row's
     // squares; the row's accumulators are scaled by its rstd before pre().
     static constexpr float kANormEps = 0.0f;
+    // A gated activation (fusegen_sm80::GLU_*): (gate, up) accumulator pairs become one output
+    // before pre(), and the epilogue has half the GEMM's columns.
+    static constexpr int kGlu = fusegen_sm80::GLU_NONE;
     // Split: the store op holding the norm's input, which the normalize kernel reads (-1: none).
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
@@ -129,6 +135,9 @@ struct Epilogue1 {
     // The norm of A's rows (a_norm): its eps, or 0 for none. The mainloop sums each row's
     // squares; the row's accumulators are scaled by its rstd before pre().
     static constexpr float kANormEps = 0.0f;
+    // A gated activation (fusegen_sm80::GLU_*): (gate, up) accumulator pairs become one output
+    // before pre(), and the epilogue has half the GEMM's columns.
+    static constexpr int kGlu = fusegen_sm80::GLU_NONE;
     // Split: the store op holding the norm's input, which the normalize kernel reads (-1: none).
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
@@ -190,6 +199,9 @@ struct Epilogue1 {
     // The norm of A's rows (a_norm): its eps, or 0 for none. The mainloop sums each row's
     // squares; the row's accumulators are scaled by its rstd before pre().
     static constexpr float kANormEps = 0.0f;
+    // A gated activation (fusegen_sm80::GLU_*): (gate, up) accumulator pairs become one output
+    // before pre(), and the epilogue has half the GEMM's columns.
+    static constexpr int kGlu = fusegen_sm80::GLU_NONE;
     // Split: the store op holding the norm's input, which the normalize kernel reads (-1: none).
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
@@ -234,6 +246,9 @@ struct Epilogue1 {
     // The norm of A's rows (a_norm): its eps, or 0 for none. The mainloop sums each row's
     // squares; the row's accumulators are scaled by its rstd before pre().
     static constexpr float kANormEps = 0.0f;
+    // A gated activation (fusegen_sm80::GLU_*): (gate, up) accumulator pairs become one output
+    // before pre(), and the epilogue has half the GEMM's columns.
+    static constexpr int kGlu = fusegen_sm80::GLU_NONE;
     // Split: the store op holding the norm's input, which the normalize kernel reads (-1: none).
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).
@@ -283,6 +298,9 @@ struct Epilogue1 {
     // The norm of A's rows (a_norm): its eps, or 0 for none. The mainloop sums each row's
     // squares; the row's accumulators are scaled by its rstd before pre().
     static constexpr float kANormEps = 0.0f;
+    // A gated activation (fusegen_sm80::GLU_*): (gate, up) accumulator pairs become one output
+    // before pre(), and the epilogue has half the GEMM's columns.
+    static constexpr int kGlu = fusegen_sm80::GLU_NONE;
     // Split: the store op holding the norm's input, which the normalize kernel reads (-1: none).
     static constexpr int kPrenormStoreSlot = -1;
     // Cluster strategy: the most CTAs of a cluster, a slot in the exchange each (0: no cluster).

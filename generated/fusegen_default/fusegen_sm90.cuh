@@ -372,7 +372,10 @@ struct GemmSm90 {
     static constexpr int WARPS_N = COL_SPLIT ? 2 : 1;
     static constexpr int WARPS_M = TILE_THREADS / 32 / WARPS_N;
     static constexpr int FRAG_STEP = WG_BLOCKS == 1 ? 16 : 64;
-    using Ep = fusegen_sm80::Epilogue<DT_OUT, BM, BN, WARPS_M, WARPS_N, NORM, STRATEGY, Epi, TILE_THREADS, FRAG_STEP,
+    // A gated activation's epilogue sees half the columns (fusegen_sm80::glu_fragments)
+    static constexpr bool GLU = Epi::kGlu != fusegen_sm80::GLU_NONE;
+    static constexpr int BN_OUT = GLU ? BN / 2 : BN;
+    using Ep = fusegen_sm80::Epilogue<DT_OUT, BM, BN_OUT, WARPS_M, WARPS_N, NORM, STRATEGY, Epi, TILE_THREADS, FRAG_STEP,
                                       WIDE_WG ? 40 : 20>;
     static constexpr int A_STAGE_BYTES = BM * 128, B_STAGE_BYTES = BN * 128;
     static constexpr int STAGE_BYTES = A_STAGE_BYTES + B_STAGE_BYTES;
@@ -445,6 +448,7 @@ struct GemmSm90 {
     // a_norm (fusegen_sm80::a_norm_scale): the consumers sum their rows' squares from the A stages
     static constexpr bool kANorm = Epi::kANormEps != 0.0f;
     static_assert(!(kANorm && SPLIT_K), "a split-K partial kernel sees a slice of A's rows");
+    static_assert(!(GLU && (SPLIT_K || STAGED)), "a gated activation's epilogue writes directly, whole K");
 
     // a_norm: adds the squares of this thread's rows in one A stage, from a_rows (the warpgroup's
     // rows: 64-row blocks of 128-byte rows whose 16-byte chunk c lies at c ^ (row % 8); the sum
@@ -769,6 +773,12 @@ struct GemmSm90 {
                 q.out = p.partials + static_cast<long long>(tiles.slice(id)) * p.m * p.n;
                 q.ldo = p.n;
                 Ep::apply(q, in, acc, my_scratch, tile, (ttid >> 5) % WARPS_M, (ttid >> 5) / WARPS_M, ttid & 31);
+            } else if constexpr (GLU) {
+                float out[WG_BLOCKS][WG_COLS / 16][4];
+                fusegen_sm80::glu_fragments<Epi::kGlu>(acc, out);
+                Params q = p;
+                q.n = p.n / 2;   // the output's columns
+                Ep::apply(q, in, out, my_scratch, tile, (ttid >> 5) % WARPS_M, (ttid >> 5) / WARPS_M, ttid & 31);
             } else {
                 Ep::apply(p, in, acc, my_scratch, tile, (ttid >> 5) % WARPS_M, (ttid >> 5) / WARPS_M, ttid & 31);
             }

@@ -212,6 +212,29 @@ __device__ __forceinline__ float2 op_relu(float2 v) { return make_float2(relu1(v
 __device__ __forceinline__ float2 op_gelu(float2 v) { return make_float2(gelu1(v.x), gelu1(v.y)); }
 __device__ __forceinline__ float2 op_gelu_tanh(float2 v) { return make_float2(gelu_tanh1(v.x), gelu_tanh1(v.y)); }
 __device__ __forceinline__ float2 op_silu(float2 v) { return make_float2(silu1(v.x), silu1(v.y)); }
+
+// Gated activations (the registry's GLU ops, GLU_<TOKEN>): act(gate) * up, element by element.
+enum { GLU_NONE = 0, GLU_SWIGLU = 1, GLU_GEGLU = 2 };
+template <int GLU> __device__ __forceinline__ float glu1(float gate, float up)
+{
+    return (GLU == GLU_SWIGLU ? silu1(gate) : gelu1(gate)) * up;
+}
+
+// A gated activation's accumulators: a thread's fragments 2j and 2j + 1 hold the gate and up
+// columns of its output fragment j (B's rows interleaved in blocks of 8, fusegen_pack_glu_weight:
+// packed columns 16b .. 16b + 7 are gate columns 8b .., the next 8 the up columns 8b ..), so the
+// output tile is the epilogue's usual fragment layout at half the width.
+template <int GLU, int MI, int NI>
+__device__ __forceinline__ void glu_fragments(const float (&acc)[MI][NI][4], float (&out)[MI][NI / 2][4])
+{
+    static_assert(NI % 2 == 0, "a thread holds whole (gate, up) fragment pairs");
+#pragma unroll
+    for (int mi = 0; mi < MI; ++mi)
+#pragma unroll
+        for (int j = 0; j < NI / 2; ++j)
+#pragma unroll
+            for (int e = 0; e < 4; ++e) out[mi][j][e] = glu1<GLU>(acc[mi][2 * j][e], acc[mi][2 * j + 1][e]);
+}
 template <int DT>
 __device__ __forceinline__ void op_store(float2 v, const Params &p, const TileInputs &in, int slot, int m, int n)
 {
@@ -1340,7 +1363,9 @@ struct Gemm {
     static constexpr int THREADS = WARPS_M * WARPS_N * 32;
     static constexpr int WM = BM / WARPS_M, WN = BN / WARPS_N;
     static constexpr int MI = WM / 16, NI = WN / 8;
-    using Ep = Epilogue<DT_OUT, BM, BN, WARPS_M, WARPS_N, NORM, STRATEGY, Epi>;
+    // A gated activation's epilogue sees half the columns (glu_fragments)
+    static constexpr int BN_OUT = Epi::kGlu != GLU_NONE ? BN / 2 : BN;
+    using Ep = Epilogue<DT_OUT, BM, BN_OUT, WARPS_M, WARPS_N, NORM, STRATEGY, Epi>;
     // Each smem row is padded by 8 elements (16 bytes) so ldmatrix rows hit distinct banks.
     static constexpr int A_LD = BK + 8;
     static constexpr int B_ROWS = B_KN ? BK : BN;
@@ -1511,7 +1536,15 @@ struct Gemm {
         if constexpr (kANorm) a_norm_scale(acc, sq, p.k, Epi::kANormEps);
 
         const TileInputs global_inputs = {};   // this family reads bias and residual from global memory
-        Ep::apply(p, global_inputs, acc, smem_raw, tile, warp_m, warp_n, lane);
+        if constexpr (Epi::kGlu != GLU_NONE) {
+            float out[MI][NI / 2][4];
+            glu_fragments<Epi::kGlu>(acc, out);
+            Params q = p;
+            q.n = p.n / 2;   // the output's columns
+            Ep::apply(q, global_inputs, out, smem_raw, tile, warp_m, warp_n, lane);
+        } else {
+            Ep::apply(p, global_inputs, acc, smem_raw, tile, warp_m, warp_n, lane);
+        }
     }
 
     // Split strategy, second kernel.
@@ -1523,6 +1556,7 @@ struct Gemm {
 struct NoOps {
     static constexpr float kEps = 0.0f;
     static constexpr float kANormEps = 0.0f;
+    static constexpr int kGlu = GLU_NONE;
     static constexpr bool kAffine = false;
     static constexpr int kPrenormStoreSlot = -1;
     static constexpr int kClusterRanks = 0;

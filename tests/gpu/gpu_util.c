@@ -345,6 +345,14 @@ static int64_t round_up(int64_t x, int64_t to)
     return (x + to - 1) / to * to;
 }
 
+int64_t gpu_out_cols(const fusegen_kernel *k, int64_t n)
+{
+    for (int i = 0; i < k->n_ops; i++)
+        if (k->ops[i].kind == FUSEGEN_OP_SWIGLU || k->ops[i].kind == FUSEGEN_OP_GEGLU)
+            return n / 2;
+    return n;
+}
+
 void gpu_make_problem(const fusegen_kernel *k, const gpu_shape *s, fusegen_problem *p)
 {
     memset(p, 0, sizeof *p);
@@ -365,10 +373,11 @@ void gpu_make_problem(const fusegen_kernel *k, const gpu_shape *s, fusegen_probl
     int64_t al = k->align_elems > 0 ? k->align_elems : 1;
     p->lda = s->k + round_up(8, al);
     p->ldb = (k->b_layout == FUSEGEN_LAYOUT_NK ? s->k : s->n) + round_up(16, al);
-    p->ldo = s->n + round_up(16, al);
-    p->ldr = s->n + round_up(8, al);
+    const int64_t n_out = gpu_out_cols(k, s->n);
+    p->ldo = n_out + round_up(16, al);
+    p->ldr = n_out + round_up(8, al);
     for (int i = 0; i < k->n_stores && i < FUSEGEN_MAX_STORES; i++)
-        p->ld_store[i] = s->n + round_up(8 * (i + 1), al);
+        p->ld_store[i] = n_out + round_up(8 * (i + 1), al);
     if (k->chain) {
         p->ldb2 = (k->b2_layout == FUSEGEN_LAYOUT_NK ? s->n : s->n2) + round_up(8, al);
         /* residual2 and store2 have no leading dimension of their own in the problem; keep
@@ -395,18 +404,20 @@ void gpu_case_init(gpu_case *c, const fusegen_kernel *k, const gpu_shape *s, gpu
     double bs = sqrt(3.0 / (double)K);
     gpu_tensor_fill_uniform(&c->b, rng, -bs, bs);
 
-    gpu_tensor_init(&c->bias, k->out, 1, N, 0);
+    /* the epilogue's tensors: N columns, or N / 2 after a gated activation */
+    const int64_t NO = gpu_out_cols(k, N);
+    gpu_tensor_init(&c->bias, k->out, 1, NO, 0);
     gpu_tensor_fill_uniform(&c->bias, rng, -1.0, 1.0);
-    gpu_tensor_init(&c->res, k->out, M, N, p->ldr);
+    gpu_tensor_init(&c->res, k->out, M, NO, p->ldr);
     gpu_tensor_fill_uniform(&c->res, rng, -1.0, 1.0);
-    gpu_tensor_init(&c->gamma, k->out, 1, N, 0);
+    gpu_tensor_init(&c->gamma, k->out, 1, NO, 0);
     gpu_tensor_fill_uniform(&c->gamma, rng, 0.5, 1.5);
-    gpu_tensor_init(&c->beta, k->out, 1, N, 0);
+    gpu_tensor_init(&c->beta, k->out, 1, NO, 0);
     gpu_tensor_fill_uniform(&c->beta, rng, -0.5, 0.5);
 
-    gpu_tensor_init(&c->out, k->out, M, N, p->ldo);
+    gpu_tensor_init(&c->out, k->out, M, NO, p->ldo);
     for (int i = 0; i < k->n_stores && i < FUSEGEN_MAX_STORES; i++)
-        gpu_tensor_init(&c->store[i], k->out, M, N, p->ld_store[i]);
+        gpu_tensor_init(&c->store[i], k->out, M, NO, p->ld_store[i]);
 
     if (k->chain) {
         int64_t N2 = p->n2;

@@ -124,6 +124,9 @@ typedef struct gpu_case {
 
 /* The problem kernel k would be asked to run for shape s (dtypes, layouts and epilogue
  * signatures from k; sm 0 = current device; leading dimensions 0 = packed unless padded). */
+/* The columns of a kernel's out, residual, stores and vectors for GEMM columns n: n, or n / 2
+ * after a gated activation (swiglu, geglu). */
+int64_t gpu_out_cols(const fusegen_kernel *k, int64_t n);
 void gpu_make_problem(const fusegen_kernel *k, const gpu_shape *s, fusegen_problem *p);
 /* Host inputs with random values: A ~ U(-1,1), B ~ U(-1,1) * sqrt(3/K) (so a dot product has
  * variance about 1/3), bias and residual ~ U(-1,1), gamma ~ U(0.5,1.5), beta ~ U(-0.5,0.5);

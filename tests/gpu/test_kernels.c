@@ -89,6 +89,7 @@ static void report_plain(int ok, const char *kname, const char *where, const cha
 
 typedef struct ref_gemm {
     int64_t m, n, k;
+    int64_t n_out;               /* out's (and the residual's, the stores') columns: n, or n / 2 */
     const double *a;             /* [m, k] */
     const double *bt;            /* [n, k]: B in nk order whatever the layout on the device */
     const fusegen_op *ops;
@@ -122,10 +123,11 @@ static double dot(const double *x, const double *y, int64_t k)
     return (s0 + s1) + (s2 + s3);
 }
 
-/* Applies the ops, in order, to row r (v holds the accumulator values of the row). */
+/* Applies the ops, in order, to row r (v holds the accumulator values of the row; after a
+ * gated activation its first n / 2 hold the row). */
 static void ref_epilogue_row(const ref_gemm *g, int64_t r, double *v)
 {
-    const int64_t N = g->n;
+    int64_t N = g->n;
     for (int o = 0; o < g->n_ops; o++) {
         const fusegen_op *op = &g->ops[o];
         switch (op->kind) {
@@ -184,6 +186,18 @@ static void ref_epilogue_row(const ref_gemm *g, int64_t r, double *v)
             }
             break;
         }
+        case FUSEGEN_OP_SWIGLU:
+        case FUSEGEN_OP_GEGLU:
+            /* output j: gate column 16 (j / 8) + j % 8, up column 8 past it (fusegen_pack_glu_weight);
+             * both lie at or past j, so the row compacts in place */
+            for (int64_t j = 0; j < N / 2; j++) {
+                const double gate = v[16 * (j / 8) + j % 8], up = v[16 * (j / 8) + 8 + j % 8];
+                const double act = op->kind == FUSEGEN_OP_SWIGLU ? gate / (1.0 + exp(-gate))
+                                                                 : 0.5 * gate * (1.0 + erf(gate * SQRT1_2));
+                v[j] = act * up;
+            }
+            N /= 2;
+            break;
         case FUSEGEN_OP_A_RMSNORM: {
             /* the norm of A's row r, applied as a scale (B holds gamma) */
             double ms = 0.0;
@@ -212,22 +226,28 @@ static void ref_epilogue_row(const ref_gemm *g, int64_t r, double *v)
     }
 }
 
+static double *xcalloc(size_t n);
+
 static void *ref_worker_main(void *arg)
 {
     const ref_worker *w = arg;
     const ref_gemm *g = w->g;
-    const int64_t M = g->m, N = g->n, K = g->k;
+    const int64_t M = g->m, N = g->n, K = g->k, NO = g->n_out;
+    double *rows = xcalloc((size_t)REF_ROWS * (size_t)N);   /* the block's rows, N columns each */
     for (int64_t blk = w->first; blk * REF_ROWS < M; blk += w->step) {
         int64_t r0 = blk * REF_ROWS;
         int64_t nr = M - r0 < REF_ROWS ? M - r0 : REF_ROWS;
         for (int64_t j = 0; j < N; j++) {
             const double *y = g->bt + j * K;   /* stays in L1 for the rows of the block */
             for (int64_t i = 0; i < nr; i++)
-                g->out[(r0 + i) * N + j] = dot(g->a + (r0 + i) * K, y, K);
+                rows[i * N + j] = dot(g->a + (r0 + i) * K, y, K);
         }
-        for (int64_t i = 0; i < nr; i++)
-            ref_epilogue_row(g, r0 + i, g->out + (r0 + i) * N);
+        for (int64_t i = 0; i < nr; i++) {
+            ref_epilogue_row(g, r0 + i, rows + i * N);
+            memcpy(g->out + (r0 + i) * NO, rows + i * N, (size_t)NO * sizeof(double));
+        }
     }
+    free(rows);
     return NULL;
 }
 
@@ -300,11 +320,12 @@ static void ref_compute(const gpu_case *c, ref_result *rr)
     const double *bt = c->b.val;
     if (k->b_layout == FUSEGEN_LAYOUT_KN)
         bt = bt_owned = transpose(c->b.val, K, N);
-    rr->out = xcalloc((size_t)M * (size_t)N);
+    const int64_t NO = gpu_out_cols(k, N);
+    rr->out = xcalloc((size_t)M * (size_t)NO);
     for (int i = 0; i < k->n_stores; i++)
-        rr->store[i] = xcalloc((size_t)M * (size_t)N);
+        rr->store[i] = xcalloc((size_t)M * (size_t)NO);
     ref_gemm g1 = {
-        .m = M, .n = N, .k = K, .a = c->a.val, .bt = bt, .ops = k->ops, .n_ops = k->n_ops,
+        .m = M, .n = N, .k = K, .n_out = NO, .a = c->a.val, .bt = bt, .ops = k->ops, .n_ops = k->n_ops,
         .bias = c->bias.val, .res = c->res.val, .gamma = c->gamma.val, .beta = c->beta.val,
         .out = rr->out,
     };
@@ -327,7 +348,7 @@ static void ref_compute(const gpu_case *c, ref_result *rr)
     for (int i = 0; i < k->n_stores2; i++)
         rr->store2[i] = xcalloc((size_t)M * (size_t)N2);
     ref_gemm g2 = {
-        .m = M, .n = N2, .k = N, .a = h, .bt = bt2, .ops = k->ops2, .n_ops = k->n_ops2,
+        .m = M, .n = N2, .k = N, .n_out = N2, .a = h, .bt = bt2, .ops = k->ops2, .n_ops = k->n_ops2,
         .bias = c->bias2.val, .res = c->res2.val, .gamma = NULL, .beta = NULL,
         .out = rr->out2,
     };
@@ -379,7 +400,7 @@ static int check_ops(const fusegen_op *ops, int n_ops, int n_stores, int uses_bi
     }
     for (int i = 0; i < n_ops; i++) {
         const fusegen_op *op = &ops[i];
-        if ((int)op->kind < (int)FUSEGEN_OP_SCALE || (int)op->kind > (int)FUSEGEN_OP_A_RMSNORM) {
+        if ((int)op->kind < (int)FUSEGEN_OP_SCALE || (int)op->kind > (int)FUSEGEN_OP_GEGLU) {
             snprintf(why, len, "op %d has unknown kind %d", i, (int)op->kind);
             return 0;
         }
@@ -510,7 +531,8 @@ static int64_t row_n(const fusegen_kernel *k, int64_t al)
 
 static int kernel_shapes(const fusegen_kernel *k, test_shape *out, int cap)
 {
-    const int64_t al = k->align_elems > 0 ? k->align_elems : 1;
+    /* (a gated activation's N: whole blocks of 8 gate and 8 up columns) */
+    const int64_t al = gpu_out_cols(k, 2) == 1 ? 16 : k->align_elems > 0 ? k->align_elems : 1;
     const int row = is_row(k);
     const int64_t nmax = row ? row_n(k, al) : 0;
     const int64_t n2_big = round_up(520, al), n2 = round_up(264, al);

@@ -6,6 +6,7 @@
     y = fusegen_torch.gemm("proj_bias_rmsnorm_silu", x, w_kn, bias=b, gamma=g)   # any spec kernel
     w_g = fusegen_torch.fold_a_norm_gamma(w, gamma)   # once: a kernel with "a_norm" (RMSNorm of x)
     y = fusegen_torch.gemm("gate_up_rmsnorm", x, w_g)
+    w_gu = fusegen_torch.pack_glu_weight(w_gate, w_up)   # once: a kernel with swiglu (N / 2 outputs)
     # or, equally (and what torch.compile sees): torch.ops.fusegen.linear_residual_layernorm(...)
 
 The kernel library is loaded with ctypes on first use: $FUSEGEN_LIBRARY, else
@@ -30,7 +31,7 @@ except ImportError:  # the ctypes layer stays usable without PyTorch
 
 if _torch is not None:
     from .ops import block_tail, linear_residual_layernorm, selected_kernel
-    from .generic import fold_a_norm_gamma, gemm
+    from .generic import fold_a_norm_gamma, gemm, pack_glu_weight
     from . import _fast
 
     def fast_path_status():
@@ -44,7 +45,7 @@ else:
                           "kernels() and load_library() work without it")
 
     linear_residual_layernorm = block_tail = gemm = selected_kernel = fast_path_status = _needs_torch
-    fold_a_norm_gamma = _needs_torch
+    fold_a_norm_gamma = pack_glu_weight = _needs_torch
 
 
 def kernels():
@@ -55,6 +56,6 @@ def kernels():
     return [_capi.kernel_info(k) for k in lib.kernel_ptrs()]
 
 
-__all__ = ["linear_residual_layernorm", "block_tail", "gemm", "fold_a_norm_gamma", "kernels", "selected_kernel", "fast_path_status",
+__all__ = ["linear_residual_layernorm", "block_tail", "gemm", "fold_a_norm_gamma", "pack_glu_weight", "kernels", "selected_kernel", "fast_path_status",
            "load_library", "find_library_path", "FusegenError", "FusegenLibraryError",
            "KernelInfo"]

@@ -72,9 +72,12 @@ OP_STORE = 7
 OP_LAYERNORM = 8
 OP_RMSNORM = 9
 OP_A_RMSNORM = 10
+OP_SWIGLU = 11
+OP_GEGLU = 12
 OP_NAMES = {OP_SCALE: "scale", OP_BIAS: "bias", OP_RESIDUAL: "residual", OP_RELU: "relu",
             OP_GELU: "gelu", OP_GELU_TANH: "gelu_tanh", OP_SILU: "silu", OP_STORE: "store",
-            OP_LAYERNORM: "layernorm", OP_RMSNORM: "rmsnorm", OP_A_RMSNORM: "a_rmsnorm"}
+            OP_LAYERNORM: "layernorm", OP_RMSNORM: "rmsnorm", OP_A_RMSNORM: "a_rmsnorm",
+            OP_SWIGLU: "swiglu", OP_GEGLU: "geglu"}
 
 
 # ---- structs --------------------------------------------------------------------------------------

@@ -266,13 +266,18 @@ py::object gemm(const std::string &name, const at::Tensor &x, const at::Tensor &
     const Plan &plan = it->second;
     const fusegen_kernel &e = *plan.kernel;
     const int64_t n = plan.problem.n, n2 = plan.problem.n2;
+    // out, residual, stores and vectors: N / 2 columns after a gated activation
+    int64_t n_out = n;
+    for (int i = 0; i < e.n_ops; ++i)
+        if (e.ops[i].kind == FUSEGEN_OP_SWIGLU || e.ops[i].kind == FUSEGEN_OP_GEGLU) n_out = n / 2;
     const at::ScalarType st_out = scalar_type(e.out), st_b = scalar_type(e.b);
     const bool chain = e.chain != 0;
     if (x.scalar_type() != scalar_type(e.a) || !x.is_contiguous() || weight.scalar_type() != st_b ||
         weight.device() != dev || !weight.is_contiguous() || weight2.has_value() != chain ||
         (chain && (weight2->scalar_type() != st_b || weight2->device() != dev || !weight2->is_contiguous())))
         return fall_back("x, weight or weight2: dtype, device or layout");
-    if (!optional_ok(bias, e.uses_bias, st_out, dev, {n}) || !optional_ok(residual, e.uses_residual, st_out, dev, {m, n}) ||
+    if (!optional_ok(bias, e.uses_bias, st_out, dev, {n_out}) ||
+        !optional_ok(residual, e.uses_residual, st_out, dev, {m, n_out}) ||
         !optional_ok(gamma, e.uses_gamma, st_out, dev, {n}) || !optional_ok(beta, e.uses_beta, st_out, dev, {n}) ||
         !optional_ok(bias2, chain && e.uses_bias2, st_out, dev, {n2}) ||
         !optional_ok(residual2, chain && e.uses_residual2, st_out, dev, {m, n2}))
@@ -286,10 +291,10 @@ py::object gemm(const std::string &name, const at::Tensor &x, const at::Tensor &
     args.residual = residual.has_value() ? residual->data_ptr() : nullptr;
     args.gamma = gamma.has_value() ? gamma->data_ptr() : nullptr;
     args.beta = beta.has_value() ? beta->data_ptr() : nullptr;
-    at::Tensor first = at::empty({m, chain ? n2 : n}, opts);
+    at::Tensor first = at::empty({m, chain ? n2 : n_out}, opts);
     outs.append(first);
     for (int i = 0; i < e.n_stores && i < FUSEGEN_MAX_STORES; ++i) {
-        at::Tensor t = at::empty({m, n}, opts);
+        at::Tensor t = at::empty({m, n_out}, opts);
         args.store[i] = t.data_ptr();
         outs.append(t);
     }

@@ -117,10 +117,14 @@ def _check_inputs(name, entry, x, weight, bias, residual, gamma, beta, weight2, 
         raise ValueError(f"{op}: weight must be {'[K, N]' if kn else '[N, K]'} (kernel {name} has b_layout "
                          f"{_capi.LAYOUT_NAMES[e.b_layout]}) with K = {k} as in x, got shape {list(weight.shape)}")
     ldb = _check(op, "weight", weight, t_b, dev, (k, n) if kn else (n, k), why_b, al)
+    n_out = _out_cols(e, n)
+    if n_out != n and n % 16 != 0:
+        raise ValueError(f"{op}: kernel {name} has a gated activation: weight's {n} gate and up rows must be a "
+                         "multiple of 16 (they interleave in blocks of 8: pack_glu_weight)")
     for arg, t in (("bias", bias), ("gamma", gamma), ("beta", beta)):
         if t is not None:
-            _check(op, arg, t, t_out, dev, (n,), why_out, al)
-    ldr = _check(op, "residual", residual, t_out, dev, (m, n), why_out, al) if residual is not None else 0
+            _check(op, arg, t, t_out, dev, (n_out,), why_out, al)
+    ldr = _check(op, "residual", residual, t_out, dev, (m, n_out), why_out, al) if residual is not None else 0
     ldb2 = 0
     if e.chain:
         kn2 = e.b2_layout == _capi.LAYOUT_KN
@@ -145,13 +149,21 @@ def _check_inputs(name, entry, x, weight, bias, residual, gamma, beta, weight2, 
     return m, n, k, n2, (lda, ldb, ldr, ldb2)
 
 
+def _out_cols(e, n):
+    """The columns of out, the residual, the stores and the vectors: n, or n / 2 after a gated
+    activation (swiglu, geglu: weight holds gate and up rows, pack_glu_weight)."""
+    glu = any(e.ops[i].kind in (_capi.OP_SWIGLU, _capi.OP_GEGLU) for i in range(e.n_ops))
+    return n // 2 if glu else n
+
+
 def _outputs(entry, x, m, n, n2):
     """Empty outputs: out (a chain: out2), then the stores of GEMM1, then those of GEMM2."""
     e = entry.contents
     dt = _TORCH_DTYPES[e.out]
-    first = (m, n2) if e.chain else (m, n)
+    n_out = _out_cols(e, n)
+    first = (m, n2) if e.chain else (m, n_out)
     outs = [x.new_empty(first, dtype=dt)]
-    outs += [x.new_empty((m, n), dtype=dt) for _ in range(e.n_stores)]
+    outs += [x.new_empty((m, n_out), dtype=dt) for _ in range(e.n_stores)]
     outs += [x.new_empty((m, n2), dtype=dt) for _ in range(e.n_stores2 if e.chain else 0)]
     return outs
 
@@ -267,3 +279,22 @@ def fold_a_norm_gamma(weight, gamma, b_layout="nk"):
     g = gamma.float()
     g = g[None, :] if b_layout == "nk" else g[:, None]
     return (weight.float() * g).to(weight.dtype)
+
+
+def pack_glu_weight(gate, up, b_layout="nk"):
+    """The weight of a kernel with a gated activation (swiglu, geglu): gate and up ([N, K] each
+    for b_layout "nk", [K, N] for "kn") interleaved in blocks of 8 along N, [2N, K] (or [K, 2N]),
+    as fusegen_pack_glu_weight does. N must be a multiple of 8. Once, when the model loads."""
+    if b_layout not in ("nk", "kn"):
+        raise ValueError(f"pack_glu_weight: b_layout must be 'nk' or 'kn', got {b_layout!r}")
+    if gate.shape != up.shape or gate.dim() != 2 or gate.dtype != up.dtype:
+        raise ValueError("pack_glu_weight: gate and up must be 2-D, of one shape and dtype")
+    if b_layout == "nk":
+        n, k = gate.shape
+        if n % 8:
+            raise ValueError(f"pack_glu_weight: N = {n} must be a multiple of 8")
+        return torch.stack([gate.reshape(n // 8, 8, k), up.reshape(n // 8, 8, k)], dim=1).reshape(2 * n, k)
+    k, n = gate.shape
+    if n % 8:
+        raise ValueError(f"pack_glu_weight: N = {n} must be a multiple of 8")
+    return torch.stack([gate.reshape(k, n // 8, 8), up.reshape(k, n // 8, 8)], dim=2).reshape(k, 2 * n)

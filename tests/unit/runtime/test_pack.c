@@ -1,4 +1,5 @@
-/* test_pack.c - fusegen_fold_a_norm_gamma (runtime/pack.c): each element of B times gamma[k],
+/* test_pack.c - fusegen_pack_glu_weight (every element where the kernel reads it) and
+ * fusegen_fold_a_norm_gamma (runtime/pack.c): each element of B times gamma[k],
  * rounded to nearest even in B's dtype, for both layouts, a padded leading dimension (the
  * padding untouched), f16 and bf16 weights, f32 and 16-bit gamma; and the refusals. The
  * expected values are computed here in double with the rounding written out independently. */
@@ -127,8 +128,41 @@ static void case_fold(fusegen_dtype bt, fusegen_layout layout, fusegen_dtype gt,
     CHECK(bad == 0);
 }
 
+/* fusegen_pack_glu_weight: every element of gate and up lands where the kernel reads it. */
+static void case_glu(fusegen_layout layout, int64_t n, int64_t k)
+{
+    uint16_t gate[32 * 24], up[32 * 24], packed[2 * 32 * 24];
+    for (int64_t i = 0; i < n * k; i++) {
+        gate[i] = (uint16_t)(0x1000 + i);
+        up[i] = (uint16_t)(0x8000 + i);
+    }
+    memset(packed, 0xAB, sizeof packed);
+    CHECK(fusegen_pack_glu_weight(packed, gate, up, FUSEGEN_DTYPE_BF16, layout, n, k) == FUSEGEN_OK);
+    int bad = 0;
+    for (int64_t j = 0; j < 2 * n; j++)        /* packed column (GEMM n) j */
+        for (int64_t kk = 0; kk < k; kk++) {
+            const int64_t out_col = 8 * (j / 16) + j % 8;   /* the output column it feeds */
+            const uint16_t *src = j % 16 < 8 ? gate : up;
+            const uint16_t want = layout == FUSEGEN_LAYOUT_NK ? src[out_col * k + kk] : src[kk * n + out_col];
+            const uint16_t got = layout == FUSEGEN_LAYOUT_NK ? packed[j * k + kk] : packed[kk * 2 * n + j];
+            bad += got != want;
+        }
+    CHECK(bad == 0);
+}
+
 int main(void)
 {
+    case_glu(FUSEGEN_LAYOUT_NK, 32, 24);
+    case_glu(FUSEGEN_LAYOUT_KN, 32, 24);
+    case_glu(FUSEGEN_LAYOUT_NK, 8, 3);
+    uint16_t p16[64] = {0};
+    CHECK(fusegen_pack_glu_weight(p16, p16, p16, FUSEGEN_DTYPE_BF16, FUSEGEN_LAYOUT_NK, 12, 2) ==
+          FUSEGEN_ERR_INVALID_ARGUMENT);
+    CHECK(strstr(fusegen_last_detail(), "multiple of 8") != NULL);
+    CHECK(fusegen_pack_glu_weight(p16, NULL, p16, FUSEGEN_DTYPE_BF16, FUSEGEN_LAYOUT_NK, 8, 2) ==
+          FUSEGEN_ERR_INVALID_ARGUMENT);
+    CHECK(fusegen_pack_glu_weight(p16, p16, p16, FUSEGEN_DTYPE_F32, FUSEGEN_LAYOUT_NK, 8, 2) ==
+          FUSEGEN_ERR_INVALID_ARGUMENT);
     const fusegen_dtype ws[2] = {FUSEGEN_DTYPE_BF16, FUSEGEN_DTYPE_F16};
     const fusegen_dtype gs[3] = {FUSEGEN_DTYPE_F32, FUSEGEN_DTYPE_BF16, FUSEGEN_DTYPE_F16};
     for (int w = 0; w < 2; w++)

@@ -275,8 +275,10 @@ static const char *plan__constraints(fg_arena *a, const fg_plan_kernel *pk)
 {
     const char *row = pk->max_n ? fg_arena_printf(a, ", N <= %ld", pk->max_n) : "";
     const char *chain = pk->chain ? ", N2 % 8 == 0" : "";
-    return fg_arena_printf(a, "K %% %d == 0, N %% %d == 0%s%s, 16-byte aligned pointers", pk->align_elems,
-                           pk->align_elems, chain, row ? row : "");
+    /* a gated activation: whole blocks of 8 gate and 8 up columns, out rows of N / 2 */
+    const int n_align = pk->g1.glu ? 2 * (pk->align_elems > 8 ? pk->align_elems : 8) : pk->align_elems;
+    return fg_arena_printf(a, "K %% %d == 0, N %% %d == 0%s%s, 16-byte aligned pointers", pk->align_elems, n_align,
+                           chain, row ? row : "");
 }
 
 /* A split GEMM whose last op before the norm is a store keeps the norm's input in that

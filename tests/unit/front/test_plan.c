@@ -256,8 +256,38 @@ static void test_pipeline(void)
     }
 }
 
+/* a_norm: the op first of GEMM1's ops, the plan's a_norm set, split-K forms kept (their reduce
+ * takes rstd from A). A gated activation: no split-K form, nothing staged (Hopper). */
+static void test_a_norm_glu(void)
+{
+    fg_arena a;
+    fg_arena_init(&a);
+    fg_spec s;
+    fg_plan p;
+    const char *json =
+        "{\"library\": \"l\", \"kernels\": [{\"name\": \"n\", \"arch\": [\"sm_90a\", \"sm_80\"], \"a\": \"bf16\", "
+        "\"b\": \"bf16\", \"out\": \"bf16\", \"tiles\": [{\"m\": 64, \"n\": 128, \"k\": 64, \"stages\": 4}], "
+        "\"a_norm\": {\"op\": \"rmsnorm\", \"eps\": 1e-5}, \"epilogue\": [{\"op\": \"residual\"}]}, "
+        "{\"name\": \"g\", \"arch\": [\"sm_90a\", \"sm_80\"], \"a\": \"bf16\", \"b\": \"bf16\", \"out\": \"bf16\", "
+        "\"tiles\": [{\"m\": 64, \"n\": 128, \"k\": 64, \"stages\": 4}], \"a_norm\": {\"op\": \"rmsnorm\"}, "
+        "\"epilogue\": [{\"op\": \"swiglu\"}, {\"op\": \"bias\"}, {\"op\": \"residual\"}]}]}";
+    CHECK(plan_of(json, &a, &s, &p) == 0);
+    const fg_plan_kernel *n = find(&p, "n_sm90a_64x128x64_s4");
+    CHECK(n && n->g1.a_norm && n->g1.a_norm->kind == FG_OP_A_RMSNORM && n->g1.a_norm->value == 1e-5 && !n->g1.glu);
+    CHECK(n && strcmp(n->g1.signature, "a_rmsnorm+residual") == 0 && n->g1.stage_tile);
+    CHECK(find(&p, "n_sm90a_64x128x64_s4_splitk") && find(&p, "n_sm80_64x128x64_s4_splitk"));
+    const fg_plan_kernel *g = find(&p, "g_sm90a_64x128x64_s4");
+    CHECK(g && g->g1.glu && g->g1.glu->kind == FG_OP_SWIGLU && g->g1.a_norm);
+    CHECK(g && !g->g1.stage_tile && !g->g1.stage_bias && !g->g1.stage_residual && g->g1.staged_store_slot == -1);
+    CHECK(g && strcmp(g->g1.signature, "a_rmsnorm+swiglu+bias+residual") == 0);
+    CHECK(!find(&p, "g_sm90a_64x128x64_s4_splitk") && !find(&p, "g_sm80_64x128x64_s4_splitk"));
+    CHECK(find(&p, "g_sm80_64x128x64_s4") != NULL);
+    fg_arena_free(&a);
+}
+
 int main(void)
 {
+    test_a_norm_glu();
     test_norm_auto();
     test_no_split_k();
     test_plain();

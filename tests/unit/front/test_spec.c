@@ -163,7 +163,7 @@ static void test_errors(void)
                       "t.json:1:2: note: /library: first given here", 2));
     CHECK(parse_error(KERNEL_HEAD TILE ", \"epilogue\": [{\"op\": \"reluu\"}]}]}",
                       "/kernels/0/epilogue/0/op: unknown op 'reluu' (expected: scale, bias, residual, relu, gelu, "
-                      "silu, store, layernorm, rmsnorm)", 1));
+                      "silu, store, layernorm, rmsnorm, swiglu, geglu)", 1));
     CHECK(parse_error(KERNEL_HEAD "\"tiles\": [{\"m\": 128.5, \"n\": 1e300, \"k\": \"64\", \"stages\": 3}],"
                       " \"epilogue\": []}]}", "/kernels/0/tiles/0/m: expected an integer, found number 128.5", 3));
     CHECK(parse_error(KERNEL_HEAD "\"tiles\": [{\"m\": 128, \"n\": 1e300, \"k\": 64, \"stages\": 3}], \"epilogue\": []}]}",

@@ -15,8 +15,12 @@ Times: torch_compare.time_side_by_side (medians of single-call CUDA-event timing
 rotated out of L2, all ways side by side). Ratios: fused/gemm, fused/cublas, and eager/fused,
 compile/fused (above 1: fused is faster).
 
+With --block, also the block's linear path in four kernels (RMSNorm -> QKV; o_proj + residual;
+RMSNorm -> gate/up -> SwiGLU; down + residual; the attention's output is an input) against the
+same in eager PyTorch and torch.compile.
+
 usage: FUSEGEN_LIBRARY=build/libllama_block.so PYTHONPATH=integrations/pytorch \\
-           python3 bench/llama_block.py [--quick] [--m 16,256,8192] [--csv FILE]
+           python3 bench/llama_block.py [--quick] [--block] [--m 16,256,8192] [--csv FILE]
 """
 
 import argparse
@@ -68,11 +72,76 @@ def reference(h, gamma, w, gated):
     return g / (1 + torch.exp(-g)) * u
 
 
+# The linear path of a block (--block): (name, hidden, QKV outputs, intermediate)
+BLOCKS = [("8b block", 4096, 6144, 14336), ("70b block", 8192, 10240, 28672)]
+
+
+def block_eager(x, attn, g1, wqkv, wo, g2, wgu, wd):
+    """The block's linear path as a model runs it; attn stands for the attention's output."""
+    qkv = F.linear(rms_norm(x, g1), wqkv)
+    h = x + F.linear(attn, wo)
+    g, u = F.linear(rms_norm(h, g2), wgu).chunk(2, dim=-1)
+    return qkv, h + F.linear(F.silu(g) * u, wd)
+
+
+def block_fused(x, attn, wqkv_f, wo, wgu_f, wd):
+    """The same in four fusegen kernels: RMSNorm -> QKV; o_proj + residual; RMSNorm -> gate/up ->
+    SwiGLU; down + residual."""
+    gemm = torch.ops.fusegen.gemm
+    qkv = gemm("qkv_rmsnorm", x, wqkv_f, None, None, None, None, None, None, None)[0]
+    h = gemm("o_proj_residual", attn, wo, None, x, None, None, None, None, None)[0]
+    a = gemm("gate_up_rmsnorm_swiglu", h, wgu_f, None, None, None, None, None, None, None)[0]
+    return qkv, gemm("down_residual", a, wd, None, h, None, None, None, None, None)[0]
+
+
+def block_rows(opt, gen, l2, reps, warmup):
+    """--block: the linear path against eager and torch.compile; rows (name, M, fused ms, eager
+    ms, compile ms, eager/fused, compile/fused, rel err of out)."""
+    compiled = torch.compile(block_eager)
+    rows, bad = [], 0
+    for name, hid, nqkv, inter in BLOCKS:
+        s = 0.05
+        wqkv, wo = rand((nqkv, hid), -s, s, gen), rand((hid, hid), -s, s, gen)
+        wgu, wd = rand((2 * inter, hid), -s, s, gen), rand((hid, inter), -s, s, gen)
+        g1, g2 = rand((hid,), 0.5, 1.5, gen), rand((hid,), 0.5, 1.5, gen)
+        wqkv_f = fusegen_torch.fold_a_norm_gamma(wqkv, g1)
+        wgu_f = fusegen_torch.fold_a_norm_gamma(fusegen_torch.pack_glu_weight(wgu[:inter], wgu[inter:]), g2)
+        for m in [int(v) for v in opt.m.split(",")]:
+            copies = copies_for(2 * m * hid * 2, l2, torch.cuda.mem_get_info()[0])
+            xs = [rand((m, hid), -2.0, 2.0, gen) for _ in range(copies)]
+            ats = [rand((m, hid), -2.0, 2.0, gen) for _ in range(copies)]
+            # the reference: the eager path in float64
+            d = lambda t: t.double()
+            _, ref = block_eager(d(xs[0]), d(ats[0]), d(g1), d(wqkv), d(wo), d(g2), d(wgu), d(wd))
+            got = block_fused(xs[0], ats[0], wqkv_f, wo, wgu_f, wd)[1]
+            errs = [rel_l2(got, ref), rel_l2(block_eager(xs[0], ats[0], g1, wqkv, wo, g2, wgu, wd)[1], ref),
+                    rel_l2(compiled(xs[0], ats[0], g1, wqkv, wo, g2, wgu, wd)[1], ref)]
+            del ref
+            if not all(e <= TOL for e in errs):
+                print(f"{name} M={m}: FAILED the check (fused, eager, compile relative L2: {errs})")
+                bad += 1
+                continue
+            fns = [lambda i: block_fused(xs[i], ats[i], wqkv_f, wo, wgu_f, wd),
+                   lambda i: block_eager(xs[i], ats[i], g1, wqkv, wo, g2, wgu, wd),
+                   lambda i: compiled(xs[i], ats[i], g1, wqkv, wo, g2, wgu, wd)]
+            t = time_side_by_side(fns, copies, warmup, reps)
+            row = [name, m] + [round(v, 4) for v in t] + [round(t[1] / t[0], 3), round(t[2] / t[0], 3),
+                                                          f"{errs[0]:.2e}"]
+            rows.append(row)
+            print(" ".join(f"{str(v):>13}" for v in row))
+            del xs, ats
+        del wqkv, wo, wgu, wd, wqkv_f, wgu_f
+        torch.cuda.empty_cache()
+    return rows, bad
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="fewer repetitions")
     ap.add_argument("--m", default="16,256,8192", help="token counts, comma-separated")
     ap.add_argument("--csv", help="write the rows here")
+    ap.add_argument("--block", action="store_true",
+                    help="also the block's linear path (four kernels) against eager and torch.compile")
     opt = ap.parse_args()
     torch.manual_seed(0)
     gen = torch.Generator(device="cuda").manual_seed(1)
@@ -124,11 +193,20 @@ def main():
         print(f"geomean over {len(rows)}: fused/gemm {geo(9):.3f}, fused/cublas {geo(10):.3f}, "
               f"eager/fused {geo(11):.3f}, compile/fused {geo(12):.3f}; worst fused/gemm "
               f"{max(r[9] for r in rows):.3f}")
+    if opt.block:
+        print(" ".join(f"{h:>13}" for h in ("block", "M", "fused ms", "eager ms", "compile ms", "eager/fused",
+                                           "compile/fused", "rel err")))
+        brows, bbad = block_rows(opt, gen, l2, reps, warmup)
+        bad += bbad
     if opt.csv:
         with open(opt.csv, "w", newline="") as f:
             wr = csv.writer(f)
             wr.writerow(hdr)
             wr.writerows(rows)
+            if opt.block:
+                wr.writerow(("block", "M", "fused ms", "eager ms", "compile ms", "eager/fused", "compile/fused",
+                             "rel err"))
+                wr.writerows(brows)
     return 1 if bad else 0
 
 

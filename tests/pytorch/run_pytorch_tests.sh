@@ -1,10 +1,11 @@
 #!/bin/sh
 # run_pytorch_tests.sh - the GPU tests of the PyTorch integration (CTest: pytorch_ops).
 #
-# usage: run_pytorch_tests.sh SOURCE_DIR KERNEL_LIBRARY [RUNTIME_LIBRARY]
+# usage: run_pytorch_tests.sh SOURCE_DIR KERNEL_LIBRARY [RUNTIME_LIBRARY [TESTS]]
 #   SOURCE_DIR       the fusegen source tree (integrations/pytorch goes on PYTHONPATH)
 #   KERNEL_LIBRARY   the shared kernel library (libfusegen_default.so)
-#   RUNTIME_LIBRARY  a shared build of the runtime, used only if KERNEL_LIBRARY lacks it
+#   RUNTIME_LIBRARY  a shared build of the runtime, used only if KERNEL_LIBRARY lacks it ("": none)
+#   TESTS            what pytest runs, relative to SOURCE_DIR (default tests/pytorch)
 #
 # Exits 77 (CTest: skipped) when python3 cannot import torch, torch sees no CUDA device, or
 # pytest is missing; otherwise runs pytest on tests/pytorch and returns its status, except that
@@ -18,6 +19,7 @@ fi
 src=$1
 lib=$2
 rt=${3:-}
+tests=${4:-tests/pytorch}
 py=${FUSEGEN_PYTHON:-python3}
 case $src in /*) ;; *) src=$(pwd)/$src ;; esac
 case $lib in /*) ;; *) lib=$(pwd)/$lib ;; esac
@@ -62,7 +64,7 @@ export PYTHONDONTWRITEBYTECODE
 cd "$src" || exit 1
 "$py" -c 'import torch; print("pytorch_ops: torch", torch.__version__, "CUDA", torch.version.cuda, "device", torch.cuda.get_device_name())'
 echo "pytorch_ops: FUSEGEN_LIBRARY=$FUSEGEN_LIBRARY${rt:+ FUSEGEN_RUNTIME_LIBRARY=$rt}"
-"$py" -m pytest -q -rs -p no:cacheprovider tests/pytorch
+"$py" -m pytest -q -rs -p no:cacheprovider "$tests"
 rc=$?
 if [ $rc -eq 5 ]; then
     echo "pytorch_ops: FAILED: pytest collected no tests"

@@ -12,6 +12,7 @@
 # FUSEGEN_SPEC_BENCH_ARGS (their options, default --quick); FUSEGEN_TORCH_COMPARE=1 with
 # FUSEGEN_TORCH_COMPARE_ARGS and FUSEGEN_TORCH_COMPARE_TIMEOUT (then bench/torch_host_time.py too);
 # FUSEGEN_TORCH_REQUIRE_FAST (default 1: the PyTorch tests fail unless the ops' C++ path is in use);
+# with FUSEGEN_TORCH_COMPARE=1 also bench/llama_block.py --block (llama_block.*);
 # FUSEGEN_ALL_VARIANTS=1: every variant timed on both shapes files, and the selected one against
 # the fastest (select-vs-best.txt);
 # FUSEGEN_TUNE=1: fusegen-tune over bench/tune-shapes.json and bench/shapes.json into this GPU's
@@ -190,6 +191,12 @@ if [ "${FUSEGEN_TORCH_COMPARE:-0}" = 1 ] && python3 -c 'import torch' >/dev/null
     timeout 120 python3 bench/torch_host_time.py >"$out/torch_host_time.log" 2>&1
   status torch_host_time "rc=$?"
   cat "$out/torch_host_time.log"
+  # the pre-norm and gated kernels of specs/examples/llama_block.json, and its block's linear path
+  if [ -f "$build/libllama_block.so" ]; then
+    FUSEGEN_LIBRARY="$PWD/$build/libllama_block.so" PYTHONPATH="$PWD/integrations/pytorch" \
+      timeout 300 python3 bench/llama_block.py --quick --block --csv "$out/llama_block.csv" >"$out/llama_block.log" 2>&1
+    status llama_block "rc=$? $(grep geomean "$out/llama_block.log" | head -1)"
+  fi
 fi
 echo
 cat "$out/summary.txt"

@@ -901,6 +901,38 @@ static void test_run_problem_errors(void)
 #undef BAD
 }
 
+/* A gated activation (swiglu): out, the residual and the stores have N / 2 columns, which the
+ * leading dimensions' checks use, and N must be whole blocks of 8 gate and 8 up columns. */
+static void test_run_gated(void)
+{
+    static const fusegen_op ops[] = {{FUSEGEN_OP_A_RMSNORM, 1e-5, 0, 0}, {FUSEGEN_OP_SWIGLU, 0.0, 0, 0},
+                                     {FUSEGEN_OP_RESIDUAL, 1.0, 0, 0}};
+    const fusegen_kernel k = {
+        .name = "gate_sm80_128x128x64_s4", .spec_kernel = "gate", .sm = 80,
+        .a = FUSEGEN_DTYPE_BF16, .b = FUSEGEN_DTYPE_BF16, .out = FUSEGEN_DTYPE_BF16,
+        .b_layout = FUSEGEN_LAYOUT_NK, .epilogue = "a_rmsnorm+swiglu+residual", .ops = ops, .n_ops = 3,
+        .tile_m = 128, .tile_n = 128, .tile_k = 64, .stages = 4, .threads = 256,
+        .strategy = FUSEGEN_STRATEGY_NONE, .align_elems = 8, .uses_residual = 1, .rank = 1,
+        .launch_jit = fake_launch };
+    fusegen_args a = good_args();
+    fusegen_problem p = ln_problem(64, 1024, 512);
+    p.epilogue = k.epilogue;
+    g_launches = 0;
+    CHECK(fusegen_run(&k, &p, &a, NULL, 0, (cudaStream_t)0) == FUSEGEN_OK && g_launches == 1);
+    p.ldo = 512;   /* the output's row: n / 2 */
+    p.ldr = 520;
+    g_launches = 0;
+    CHECK(fusegen_run(&k, &p, &a, NULL, 0, (cudaStream_t)0) == FUSEGEN_OK && g_launches == 1);
+    p.ldo = 504;
+    RUN_FAIL(&k, &p, &a, NULL, 0, FUSEGEN_ERR_INVALID_ARGUMENT, "p->ldo = 504", "n / 2 = 512");
+    p.ldo = 0;
+    p.ldr = 256;
+    RUN_FAIL(&k, &p, &a, NULL, 0, FUSEGEN_ERR_INVALID_ARGUMENT, "p->ldr = 256", "n / 2 = 512");
+    p = ln_problem(64, 1032, 512);   /* a multiple of 8, not of 16 */
+    p.epilogue = k.epilogue;
+    RUN_FAIL(&k, &p, &a, NULL, 0, FUSEGEN_ERR_MISALIGNED, "p->n = 1032 is not a multiple of 16", NULL);
+}
+
 static void test_run_arg_errors(void)
 {
     fusegen_problem p = ln_problem(256, 1024, 512);
@@ -1318,6 +1350,7 @@ int main(void)
     test_select_find();
     test_workspace_size();
     test_run_problem_errors();
+    test_run_gated();
     test_run_arg_errors();
     test_run_good();
     test_run_memo();

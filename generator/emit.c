@@ -214,7 +214,8 @@ static void emit__op_body(emit_ctx *c, fg_buf *b, const fg_gemm *g, const fg_op 
             fg_buf_printf(b, "%sfusegen_sm80::op_store<fusegen_sm80::%s>(v, p, in, %d, m, n);  // %s\n", ind, dt,
                           emit__store_slot(g, op), op->as ? op->as : "");
             break;
-        default: break;   /* the norm sits between pre and post, in the family code */
+        default: break;   /* in the family code: a norm between pre and post; the norm on A and a
+                             * gated activation before pre */
         }
     }
 }

@@ -567,10 +567,12 @@ static bool parse_a_norm(parser *P, const cJSON *obj, const char *optr, fg_op *o
     static const int values[] = {FG_OP_A_RMSNORM};
     const cJSON *word = member(v, "op");
     if (cJSON_IsString(word) && word->valuestring && strcmp(word->valuestring, "layernorm") == 0) {
-        /* (x - mean) rstd . W = rstd (x . W - mean colsum(W)): the difference cancels where a
-         * row's mean is large against its spread, past the tolerances (docs/spec.md, "Norm on A") */
-        fg_diag_error(P->d, ptr_key(P, ptr, "op"), "layernorm on A is not supported: only rmsnorm (with a "
-                      "layernorm, the mean's term cancels in f32 where a row's mean is large against its spread)");
+        /* the mainloop's one pass gives a row's sum and sum of squares: E[x^2] - E[x]^2 in f32
+         * loses the variance where the mean is large against the spread (decisions.md, "The
+         * norm on A") */
+        fg_diag_error(P->d, ptr_key(P, ptr, "op"), "layernorm on A is not supported yet: only rmsnorm (a row's "
+                      "variance from one f32 pass over A loses its precision where the mean is large against "
+                      "the spread)");
         return false;
     }
     int kind = 0;

@@ -1,9 +1,13 @@
-// fusegen-tune: times every eligible variant of the default kernel library on each problem of a
-// problem list, on the present GPU, and writes a tuning file (docs/api.md, "Tuning files") that
-// fusegen_tuning_load applies at run time.
+// fusegen-tune: times every eligible variant of a kernel library (the default one, or with
+// --library a generated library built as a shared object) on each problem of a problem list, on
+// the present GPU, and writes a tuning file (docs/api.md, "Tuning files") that
+// fusegen_tuning_load applies at run time and `fusegen generate --tuning` compiles in.
 //
-//   fusegen-tune (--shapes FILE | --record FILE)... [-o OUT] [--warmup N] [--runs N] [--seed S]
+//   fusegen-tune [--library FILE.so [--symbol NAME]] (--shapes FILE | --record FILE)... [-o OUT]
+//                [--warmup N] [--runs N] [--seed S]
 //
+// --library: lib<name>.so holds the table <name>_library (fusegen_add_library's <prefix>_shared,
+//   as the PyTorch integration finds it); --symbol names another.
 // --shapes: a JSON object of problem arrays (bench/shapes.json's form) or one array; a problem
 //   is {"m", "n", "k"[, "n2"][, "spec_kernel"]}; without spec_kernel it goes to every spec kernel
 //   of the library of its kind (a chain with n2, a single GEMM without).
@@ -22,6 +26,8 @@
 #include <cuda_runtime.h>
 
 #include <cjson/cJSON.h>
+
+#include <dlfcn.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -104,7 +110,31 @@ struct Entry {
     double winner_ms = 0, runner_up_ms = -1;   // runner_up_ms < 0: none
 };
 
-const fusegen_library &lib() { return fusegen_default_library; }
+const fusegen_library *g_library = &fusegen_default_library;
+const fusegen_library &lib() { return *g_library; }
+
+// --library FILE [--symbol NAME]: the table of a generated library built as a shared object.
+// The handle stays open for the process (its kernels run until the end).
+void load_library(const char *path, const char *symbol)
+{
+    std::string name = symbol ? symbol : "";
+    if (name.empty()) {   // lib<name>.so... -> <name>_library
+        std::string base = path;
+        const size_t slash = base.rfind('/');
+        if (slash != std::string::npos) base = base.substr(slash + 1);
+        if (base.compare(0, 3, "lib") == 0) base = base.substr(3);
+        base = base.substr(0, base.find('.'));
+        if (base.empty()) bad_input("--library %s: no library name in the file name; give --symbol", path);
+        name = base + "_library";
+    }
+    void *handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    if (!handle) bad_input("--library %s: cannot load it: %s", path, dlerror());
+    void *table = dlsym(handle, name.c_str());
+    if (!table) bad_input("--library %s: no symbol %s (give the table's name with --symbol)", path, name.c_str());
+    g_library = static_cast<const fusegen_library *>(table);
+    if (!g_library->name || !g_library->kernels || g_library->n_kernels == 0)
+        bad_input("--library %s: %s is not a kernel library's table (no name or no kernels)", path, name.c_str());
+}
 
 // The first variant of a spec kernel (its dtypes, layouts and epilogue stand for all).
 const fusegen_kernel *first_variant(const std::string &spec)
@@ -558,10 +588,12 @@ bool measure(const Problem &pr, const Options &opt, cudaStream_t s, std::vector<
 void usage(FILE *f)
 {
     fprintf(f,
-            "usage: fusegen-tune (--shapes FILE | --record FILE)... [-o OUT] [--warmup N] [--runs N] [--seed S]\n"
-            "Times every eligible variant of library %s per problem on this GPU and writes the\n"
-            "tuning file OUT (default fusegen_tuning.json) for fusegen_tuning_load; an existing OUT\n"
-            "is resumed (its problems are not measured again).\n",
+            "usage: fusegen-tune [--library FILE.so [--symbol NAME]] (--shapes FILE | --record FILE)...\n"
+            "                    [-o OUT] [--warmup N] [--runs N] [--seed S]\n"
+            "Times every eligible variant of library %s (or of the one --library loads: lib<name>.so\n"
+            "holds <name>_library, or the table --symbol names) per problem on this GPU and writes the\n"
+            "tuning file OUT (default fusegen_tuning.json) for fusegen_tuning_load and\n"
+            "fusegen generate --tuning; an existing OUT is resumed (its problems are not measured again).\n",
             lib().name);
 }
 
@@ -581,17 +613,29 @@ int main(int argc, char **argv)
     const char *out_path = "fusegen_tuning.json";
     std::vector<Problem> problems;
     bool any_input = false;
+    // --library and --symbol first: the problems are read against the library's spec kernels.
+    const char *library = nullptr, *symbol = nullptr;
+    for (int i = 1; i + 1 < argc; ++i) {
+        if (!strcmp(argv[i], "--library")) library = argv[++i];
+        else if (!strcmp(argv[i], "--symbol")) symbol = argv[++i];
+        else if (argv[i][0] == '-' && strcmp(argv[i], "-h") && strcmp(argv[i], "--help")) ++i;   // an option's value
+    }
+    if (symbol && !library) bad_input("--symbol names the table of a --library; give --library too");
+    if (library) load_library(library, symbol);
     for (int i = 1; i < argc; ++i) {
         std::string a = argv[i];
         if (a == "-h" || a == "--help") {
             usage(stdout);
             return 0;
         }
-        if (a != "--shapes" && a != "--record" && a != "-o" && a != "--warmup" && a != "--runs" && a != "--seed")
+        if (a != "--shapes" && a != "--record" && a != "-o" && a != "--warmup" && a != "--runs" && a != "--seed" &&
+            a != "--library" && a != "--symbol")
             bad_input("unknown option '%s' (--help lists them)", a.c_str());
         if (i + 1 >= argc) bad_input("%s needs a value", a.c_str());
         const char *v = argv[++i];
-        if (a == "--shapes") {
+        if (a == "--library" || a == "--symbol") {
+            continue;   // read above
+        } else if (a == "--shapes") {
             read_shapes(problems, v);
             any_input = true;
         } else if (a == "--record") {

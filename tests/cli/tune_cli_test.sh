@@ -69,6 +69,16 @@ run 2 record-other-library --record "$TMP/other.jsonl"
 expect_grep record-other-library "$TMP/out" "1 line(s) of other libraries skipped"
 expect_grep record-other-library "$TMP/err" "the inputs hold no problem for library fusegen_default"
 
+# --library: a shared object that cannot be loaded, one without the table, --symbol alone
+run 2 library-missing --library "$TMP/libnone.so" --shapes bench/shapes.json
+expect_grep library-missing "$TMP/err" "--library $TMP/libnone.so: cannot load it"
+run 2 library-no-table --library libm.so.6 --shapes bench/shapes.json
+expect_grep library-no-table "$TMP/err" "no symbol m_library (give the table's name with --symbol)"
+run 2 library-named-symbol --library libm.so.6 --symbol nope_library --shapes bench/shapes.json
+expect_grep library-named-symbol "$TMP/err" "no symbol nope_library"
+run 2 symbol-alone --symbol x_library --shapes bench/shapes.json
+expect_grep symbol-alone "$TMP/err" "--symbol names the table of a --library; give --library too"
+
 # good inputs reach the device: 77 without one (0 with one would time them, which this test
 # does not do: it runs only where no GPU is found)
 if command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L >/dev/null 2>&1; then

@@ -34,7 +34,7 @@ expect_grep() {
 cd "$SRC" || exit 2
 
 run 0 help --help
-expect_grep help "$TMP/out" 'fusegen-tune (--shapes FILE | --record FILE)'
+expect_grep help "$TMP/out" 'fusegen-tune \[--library FILE.so \[--symbol NAME\]\] (--shapes FILE | --record FILE)'
 run 2 no-input
 expect_grep no-input "$TMP/err" 'usage: fusegen-tune'
 run 2 unknown-option --frobnicate x

@@ -737,12 +737,15 @@ struct GemmSm90 {
                     for (int mb = 0; mb < WG_BLOCKS; ++mb)   // a row block: 64 rows of 128 bytes = 512 units
                         wgmma_tile<DT_AB, WG_COLS, B_KN>(acc[mb], desc_a + 512 * mb + 2 * kk, desc_b + B_K16_UNITS * kk);
                 wgmma_commit();
-                // a_norm: this stage's squares while the tensor cores work on it
-                if constexpr (kANorm) a_norm_stage(base + at.stage * STAGE_BYTES + a_offset, ttid, sq);
                 wgmma_wait_one();
                 if (kt > 0 && (ttid & 127) == 0) mbar_arrive(empty_addr + 8 * released);
                 released = at.stage;
                 if (STAGED && release_pending) release(in);
+                // a_norm: this stage's squares while the tensor cores work on it, after the
+                // previous stage is released: summed before that release, they held it back from
+                // the producer by their ~100 instructions a k tile, a share of the ring's depth
+                // where the loads are the limit (decisions.md, "The norm on A after the release").
+                if constexpr (kANorm) a_norm_stage(base + at.stage * STAGE_BYTES + a_offset, ttid, sq);
             }
             wgmma_wait_all();
             if constexpr (kANorm) fusegen_sm80::a_norm_scale(acc, sq, p.k, Epi::kANormEps);

@@ -493,18 +493,16 @@ template <int DT> __device__ __forceinline__ float sumsq8(uint4 c, float s)
     return s;
 }
 
-template <bool QUAD_PARTS = true, int MI, int NI>
+template <int MI, int NI>
 __device__ __forceinline__ void a_norm_scale(float (&acc)[MI][NI][4], const float (&sq)[MI][2], int k, float eps)
 {
 #pragma unroll
     for (int mi = 0; mi < MI; ++mi)
 #pragma unroll
         for (int h = 0; h < 2; ++h) {
-            float s = sq[mi][h];   // QUAD_PARTS: a quarter of the row's squares, the quad's lanes the rest
-            if (QUAD_PARTS) {
-                s += __shfl_xor_sync(0xffffffffu, s, 1);
-                s += __shfl_xor_sync(0xffffffffu, s, 2);
-            }
+            float s = sq[mi][h];
+            s += __shfl_xor_sync(0xffffffffu, s, 1);
+            s += __shfl_xor_sync(0xffffffffu, s, 2);
             const float rstd = rsqrtf((k > 0 ? s / static_cast<float>(k) : 0.0f) + eps);
 #pragma unroll
             for (int ni = 0; ni < NI; ++ni) {

@@ -449,14 +449,6 @@ struct GemmSm90 {
     static_assert(!(kANorm && SPLIT_K), "a split-K partial kernel sees a slice of A's rows");
     static_assert(!(GLU && (SPLIT_K || STAGED)), "a gated activation's epilogue writes directly, whole K");
 
-    // a_norm without staging or an output norm: the producer's warps 1 and 2 sum the squares as
-    // each A stage lands (a_norm_rows), off the consumers' k tile loop; the row sums go to the
-    // consumers in the buffer's epilogue scratch (which such an epilogue does not use), through
-    // the staging barriers (which such a kernel does not use either).
-    static constexpr bool A_NORM_BY_PRODUCER = kANorm && !STAGED && NORM == fusegen_sm80::NORM_NONE && !CLUSTER;
-    static_assert(!A_NORM_BY_PRODUCER || (Ep::SCRATCH_BYTES >= BM * 4 && INPUT_ARRIVALS == COPY_THREADS),
-                  "the row sums fit a buffer's scratch, and every copying thread arrives on inputs_full");
-
     // a_norm: adds the squares of this thread's rows in one A stage, from a_rows (the warpgroup's
     // rows: 64-row blocks of 128-byte rows whose 16-byte chunk c lies at c ^ (row % 8); the sum
     // over a row does not mind the order).
@@ -534,48 +526,6 @@ struct GemmSm90 {
             return before;
         }
     };
-
-    // A_NORM_BY_PRODUCER, the producer's warps 1-3: warps 1 and 2 (thread t < 64: rows t and
-    // t + 64) add each A stage's squares and release the stage with the consumers (empty[]
-    // counts their two arrivals); at a tile's end all 96 threads hand its row sums over:
-    // sums_full (inputs_full) says they are in the buffer's scratch, sums_empty (inputs_empty)
-    // that the tile's consumers have read the buffer's previous ones.
-    __device__ static void a_norm_rows(const Tiles &tiles, const unsigned char *base, unsigned long long *full,
-                                       unsigned long long *empty, unsigned long long *sums_full,
-                                       unsigned long long *sums_empty, unsigned char *scratch)
-    {
-        const int t = threadIdx.x - 32, lane = threadIdx.x & 31;
-        constexpr int ROWS = BM / 64;
-        StageCursor at(0);
-        int j = 0;
-        for (int id = tiles.first; id < tiles.count; id += tiles.step, ++j) {
-            float sq[ROWS] = {};
-            const int unit_kt = tiles.k_count(id);
-            for (int kt = 0; kt < unit_kt; ++kt, at.next()) {
-                if (t < 64) {
-                    mbar_wait(&full[at.stage], at.phase);
-                    const unsigned char *a = base + at.stage * STAGE_BYTES;
-#pragma unroll
-                    for (int r = 0; r < ROWS; ++r) {
-                        const int row = t + 64 * r;
-#pragma unroll
-                        for (int c = 0; c < 8; ++c)   // chunk c at c ^ (row % 8): a warp's rows on distinct banks
-                            sq[r] = fusegen_sm80::sumsq8<DT_AB>(
-                                *reinterpret_cast<const uint4 *>(a + row * 128 + ((c ^ (row & 7)) << 4)), sq[r]);
-                    }
-                    __syncwarp();
-                    if (lane == 0) mbar_arrive(&empty[at.stage]);
-                }
-            }
-            const int b = j % BUFFERS;
-            mbar_wait(&sums_empty[b], ((j / BUFFERS) & 1) ^ 1);
-            float *sums = reinterpret_cast<float *>(scratch + b * Ep::SCRATCH_BYTES);
-            if (t < 64)
-#pragma unroll
-                for (int r = 0; r < ROWS; ++r) sums[t + 64 * r] = sq[r];
-            mbar_arrive(&sums_full[b]);   // (release: the sums above are visible to whoever waits)
-        }
-    }
 
     // Warps 1-3 of the producer warpgroup: bring one tile's residual (one thread issues its
     // TMA copies, counted on inputs_full) and bias (16 bytes a thread, zeros past the edge).
@@ -655,7 +605,7 @@ struct GemmSm90 {
         if (threadIdx.x == 0) {
             for (int s = 0; s < STAGES; ++s) {
                 mbar_init(&full[s], 1);
-                mbar_init(&empty[s], TILE_CONSUMERS + (A_NORM_BY_PRODUCER ? 2 : 0));
+                mbar_init(&empty[s], TILE_CONSUMERS);
             }
             for (int b = 0; b < BUFFERS; ++b) {
                 mbar_init(&inputs_full[b], INPUT_ARRIVALS);
@@ -714,8 +664,6 @@ struct GemmSm90 {
                                 &inputs_full[b], tile.m * BM, tile.n * BN, full, j, KT);
                     mbar_arrive(&inputs_full[b]);   // release: the copies this thread waited for are visible
                 }
-            } else if (A_NORM_BY_PRODUCER && threadIdx.x >= 32) {
-                a_norm_rows(tiles, base, full, empty, inputs_full, inputs_empty, scratch);
             }
             end_cluster();
             return;
@@ -796,24 +744,10 @@ struct GemmSm90 {
                 // previous stage is released: summed before that release, they held it back from
                 // the producer by their ~100 instructions a k tile, a share of the ring's depth
                 // where the loads are the limit (decisions.md, "The norm on A after the release").
-                if constexpr (kANorm && !A_NORM_BY_PRODUCER)
-                    a_norm_stage(base + at.stage * STAGE_BYTES + a_offset, ttid, sq);
+                if constexpr (kANorm) a_norm_stage(base + at.stage * STAGE_BYTES + a_offset, ttid, sq);
             }
             wgmma_wait_all();
-            if constexpr (A_NORM_BY_PRODUCER) {
-                // this thread's rows (as a_norm_stage has them) from the producer's sums
-                mbar_wait(&inputs_full[buf], (j / BUFFERS) & 1);
-                const float *sums = reinterpret_cast<const float *>(my_scratch);
-                const int r0 = (PINGPONG || COL_SPLIT ? 0 : consumer * 64) + 16 * ((ttid >> 5) & 3) + ((ttid & 31) >> 2);
-#pragma unroll
-                for (int mb = 0; mb < WG_BLOCKS; ++mb)
-#pragma unroll
-                    for (int h = 0; h < 2; ++h) sq[mb][h] = sums[r0 + mb * 64 + 8 * h];
-                mbar_arrive(&inputs_empty[buf]);
-                fusegen_sm80::a_norm_scale<false>(acc, sq, p.k, Epi::kANormEps);
-            } else if constexpr (kANorm) {
-                fusegen_sm80::a_norm_scale(acc, sq, p.k, Epi::kANormEps);
-            }
+            if constexpr (kANorm) fusegen_sm80::a_norm_scale(acc, sq, p.k, Epi::kANormEps);
             if (unit_kt == 0) pass_turn();
             // The tile's last stage: the producer may refill it with the next tile's operands.
             if (unit_kt > 0 && (ttid & 127) == 0) mbar_arrive(empty_addr + 8 * released);

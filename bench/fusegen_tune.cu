@@ -1,13 +1,16 @@
-// fusegen-tune: times every eligible variant of a kernel library (the default one, or with
-// --library a generated library built as a shared object) on each problem of a problem list, on
-// the present GPU, and writes a tuning file (docs/api.md, "Tuning files") that
-// fusegen_tuning_load applies at run time and `fusegen generate --tuning` compiles in.
+// fusegen-tune: times every eligible variant of a kernel library (the default one; with
+// --library a generated library built as a shared object; with --spec a spec's kernels compiled
+// by the JIT) on each problem of a problem list, on the present GPU, and writes a tuning file
+// (docs/api.md, "Tuning files") that fusegen_tuning_load applies at run time and
+// `fusegen generate --tuning` compiles in.
 //
-//   fusegen-tune [--library FILE.so [--symbol NAME]] (--shapes FILE | --record FILE)... [-o OUT]
-//                [--warmup N] [--runs N] [--seed S]
+//   fusegen-tune [--library FILE.so [--symbol NAME] | --spec SPEC.json]
+//                (--shapes FILE | --record FILE)... [-o OUT] [--warmup N] [--runs N] [--seed S]
 //
 // --library: lib<name>.so holds the table <name>_library (fusegen_add_library's <prefix>_shared,
 //   as the PyTorch integration finds it); --symbol names another.
+// --spec: the spec is checked first; its kernels are compiled for the device once one is found,
+//   and only then are the problems read against them.
 // --shapes: a JSON object of problem arrays (bench/shapes.json's form) or one array; a problem
 //   is {"m", "n", "k"[, "n2"][, "spec_kernel"]}; without spec_kernel it goes to every spec kernel
 //   of the library of its kind (a chain with n2, a single GEMM without).
@@ -42,6 +45,7 @@
 
 #include "fusegen.h"
 #include "fusegen_default.h"
+#include "fusegen_jit.h"
 
 namespace {
 
@@ -166,6 +170,17 @@ std::string read_text(const char *path)
     fclose(f);
     if (bad) bad_input("reading %s failed", path);
     return text;
+}
+
+// --spec FILE: the spec's kernels, compiled by the JIT once a device is known (open_spec
+// checks the spec alone: its errors are input errors). The JIT lives until the process ends.
+fusegen_jit *open_spec(const char *path)
+{
+    const std::string text = read_text(path);
+    fusegen_jit *jit = nullptr;
+    const fusegen_status st = fusegen_jit_create(text.data(), text.size(), path, &jit);
+    if (st != FUSEGEN_OK) bad_input("--spec %s: %s: %s", path, fusegen_status_name(st), fusegen_last_detail());
+    return jit;
 }
 
 int64_t int_member(const cJSON *o, const char *key, int64_t fallback, const char *where)
@@ -588,10 +603,11 @@ bool measure(const Problem &pr, const Options &opt, cudaStream_t s, std::vector<
 void usage(FILE *f)
 {
     fprintf(f,
-            "usage: fusegen-tune [--library FILE.so [--symbol NAME]] (--shapes FILE | --record FILE)...\n"
-            "                    [-o OUT] [--warmup N] [--runs N] [--seed S]\n"
+            "usage: fusegen-tune [--library FILE.so [--symbol NAME] | --spec SPEC.json]\n"
+            "                    (--shapes FILE | --record FILE)... [-o OUT] [--warmup N] [--runs N] [--seed S]\n"
             "Times every eligible variant of library %s (or of the one --library loads: lib<name>.so\n"
-            "holds <name>_library, or the table --symbol names) per problem on this GPU and writes the\n"
+            "holds <name>_library, or the table --symbol names; or of a spec's kernels, which --spec\n"
+            "compiles with the JIT for this GPU) per problem on this GPU and writes the\n"
             "tuning file OUT (default fusegen_tuning.json) for fusegen_tuning_load and\n"
             "fusegen generate --tuning; an existing OUT is resumed (its problems are not measured again).\n",
             lib().name);
@@ -612,16 +628,19 @@ int main(int argc, char **argv)
     Options opt;
     const char *out_path = "fusegen_tuning.json";
     std::vector<Problem> problems;
-    bool any_input = false;
-    // --library and --symbol first: the problems are read against the library's spec kernels.
-    const char *library = nullptr, *symbol = nullptr;
+    // --library, --symbol and --spec first: the problems are read against the library's spec
+    // kernels (a spec's once the JIT has compiled it, for the device: after the device check).
+    const char *library = nullptr, *symbol = nullptr, *spec = nullptr;
     for (int i = 1; i + 1 < argc; ++i) {
         if (!strcmp(argv[i], "--library")) library = argv[++i];
         else if (!strcmp(argv[i], "--symbol")) symbol = argv[++i];
+        else if (!strcmp(argv[i], "--spec")) spec = argv[++i];
         else if (argv[i][0] == '-' && strcmp(argv[i], "-h") && strcmp(argv[i], "--help")) ++i;   // an option's value
     }
     if (symbol && !library) bad_input("--symbol names the table of a --library; give --library too");
+    if (library && spec) bad_input("--library and --spec each name the library to tune; give one");
     if (library) load_library(library, symbol);
+    std::vector<std::pair<bool, const char *>> inputs;   // (a recording?, path), in order
     for (int i = 1; i < argc; ++i) {
         std::string a = argv[i];
         if (a == "-h" || a == "--help") {
@@ -629,18 +648,14 @@ int main(int argc, char **argv)
             return 0;
         }
         if (a != "--shapes" && a != "--record" && a != "-o" && a != "--warmup" && a != "--runs" && a != "--seed" &&
-            a != "--library" && a != "--symbol")
+            a != "--library" && a != "--symbol" && a != "--spec")
             bad_input("unknown option '%s' (--help lists them)", a.c_str());
         if (i + 1 >= argc) bad_input("%s needs a value", a.c_str());
         const char *v = argv[++i];
-        if (a == "--library" || a == "--symbol") {
+        if (a == "--library" || a == "--symbol" || a == "--spec") {
             continue;   // read above
-        } else if (a == "--shapes") {
-            read_shapes(problems, v);
-            any_input = true;
-        } else if (a == "--record") {
-            read_record(problems, v);
-            any_input = true;
+        } else if (a == "--shapes" || a == "--record") {
+            inputs.push_back({a == "--record", v});
         } else if (a == "-o") {
             out_path = v;
         } else if (a == "--warmup") {
@@ -654,13 +669,30 @@ int main(int argc, char **argv)
             if (errno != 0 || !end || *end || !*v) bad_input("--seed takes an unsigned integer");
         }
     }
-    if (!any_input) {
+    if (inputs.empty()) {
         usage(stderr);
         return 2;
     }
-    if (problems.empty()) bad_input("the inputs hold no problem for library %s", lib().name);
+    fusegen_jit *jit = spec ? open_spec(spec) : nullptr;   // (its errors: exit 2, before any device)
+    const auto read_inputs = [&] {
+        for (const auto &in : inputs) {
+            if (in.first) read_record(problems, in.second);
+            else read_shapes(problems, in.second);
+        }
+        if (problems.empty()) bad_input("the inputs hold no problem for library %s", lib().name);
+    };
+    if (!jit) read_inputs();
 
     Device dev = current_device();
+    if (jit) {
+        fusegen_jit_cache_result cache = FUSEGEN_JIT_CACHE_OFF;
+        const fusegen_status st = fusegen_jit_compile(jit, nullptr, &cache);
+        if (st != FUSEGEN_OK) die("--spec %s: %s: %s", spec, fusegen_status_name(st), fusegen_last_detail());
+        g_library = fusegen_jit_library(jit);
+        printf("fusegen-tune: %s compiled by the JIT for %s (%s)\n", spec, fusegen_jit_arch(jit),
+               cache == FUSEGEN_JIT_CACHE_HIT ? "from the disk cache" : "compiled now");
+        read_inputs();
+    }
     std::vector<Entry> entries = read_tuning(out_path, dev);
     printf("fusegen-tune: %s, %d SMs, cc %d; library %s; %zu problem(s), %zu already in %s\n", dev.name.c_str(),
            dev.sms, dev.cc, lib().name, problems.size(), entries.size(), out_path);

@@ -1,12 +1,15 @@
 #!/bin/sh
-# tune_cli_test.sh FUSEGEN_TUNE SOURCE_DIR - the fusegen-tune command line where it needs no
-# GPU: usage errors and bad shapes or recording files exit 2 with a message before any device
-# is looked for; good inputs get as far as the device (77 without one).
+# tune_cli_test.sh FUSEGEN_TUNE SOURCE_DIR [LLAMA_BLOCK_SO] - the fusegen-tune command line where
+# it needs no GPU: usage errors and bad shapes or recording files exit 2 with a message before any
+# device is looked for; good inputs get as far as the device (77 without one). LLAMA_BLOCK_SO (the
+# example library built as a shared object): --library reads its table and checks the problems
+# against its spec kernels.
 # POSIX sh; prints "N passed, N failed".
 set -u
 
 TUNE=$1
 SRC=$2
+LLAMA_SO=${3:-}
 case $TUNE in /*) ;; *) TUNE=$(pwd)/$TUNE ;; esac
 
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/fusegen-tune-cli-XXXXXX") || exit 2
@@ -34,7 +37,8 @@ expect_grep() {
 cd "$SRC" || exit 2
 
 run 0 help --help
-expect_grep help "$TMP/out" 'fusegen-tune \[--library FILE.so \[--symbol NAME\]\] (--shapes FILE | --record FILE)'
+expect_grep help "$TMP/out" 'fusegen-tune \[--library FILE.so \[--symbol NAME\] | --spec SPEC.json\]'
+expect_grep help "$TMP/out" '(--shapes FILE | --record FILE)\.\.\.'
 run 2 no-input
 expect_grep no-input "$TMP/err" 'usage: fusegen-tune'
 run 2 unknown-option --frobnicate x
@@ -78,6 +82,24 @@ run 2 library-named-symbol --library libm.so.6 --symbol nope_library --shapes be
 expect_grep library-named-symbol "$TMP/err" "no symbol nope_library"
 run 2 symbol-alone --symbol x_library --shapes bench/shapes.json
 expect_grep symbol-alone "$TMP/err" "--symbol names the table of a --library; give --library too"
+# --library with a real table: a spec kernel it lacks is refused; its own problems reach the device
+if [ -n "$LLAMA_SO" ]; then
+    printf '[{"m": 64, "n": 768, "k": 768, "spec_kernel": "proj"}]' >"$TMP/proj.json"
+    run 2 library-other-kernel --library "$LLAMA_SO" --shapes "$TMP/proj.json"
+    expect_grep library-other-kernel "$TMP/err" "library llama_block has no spec kernel 'proj'"
+    if command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L >/dev/null 2>&1; then :; else
+        run 77 library-no-device --library "$LLAMA_SO" --shapes bench/tune-shapes-llama.json -o "$TMP/t.json"
+        expect_grep library-no-device "$TMP/err" "no CUDA device"
+    fi
+fi
+# --spec: a missing file, a spec with an error (located), both --spec and --library
+run 2 spec-missing --spec "$TMP/none.json" --shapes bench/shapes.json
+expect_grep spec-missing "$TMP/err" "cannot open $TMP/none.json"
+printf '{"library": "x", "kernels": [{"name": "k", "tiles": 3}]}' >"$TMP/badspec.json"
+run 2 spec-error --spec "$TMP/badspec.json" --shapes bench/shapes.json
+expect_grep spec-error "$TMP/err" "--spec $TMP/badspec.json: "
+run 2 spec-and-library --spec specs/default.json --library libm.so.6 --shapes bench/shapes.json
+expect_grep spec-and-library "$TMP/err" "--library and --spec each name the library to tune; give one"
 
 # good inputs reach the device: 77 without one (0 with one would time them, which this test
 # does not do: it runs only where no GPU is found)
@@ -89,6 +111,9 @@ else
     run 77 good-input-no-device --record "$TMP/good.jsonl" --shapes bench/shapes.json -o "$TMP/t.json"
     expect_grep good-input-no-device "$TMP/err" "no CUDA device"
     if [ -e "$TMP/t.json" ]; then fail "good-input-no-device: wrote $TMP/t.json"; else ok; fi
+    # a good spec is checked, then the device is looked for (the JIT compiles for it)
+    run 77 spec-no-device --spec specs/examples/llama_block.json --shapes bench/tune-shapes-llama.json -o "$TMP/t.json"
+    expect_grep spec-no-device "$TMP/err" "no CUDA device"
 fi
 
 echo "$passed passed, $failed failed"

@@ -470,6 +470,7 @@ struct Options {
     bool quick = false;
     bool sequential = false;   // each side in one block instead of interleaved rounds
     bool b_kn = false;         // the weights stored [K, N] (--b-layout kn) instead of [N, K]
+    bool cold_weights = false; // the weights rotated among copies too (--cold-weights)
     int64_t sweep_n = 0, sweep_k = 0;   // --sweep-m N,K: the fused problem at M = 1 ... 65536
 };
 
@@ -486,6 +487,9 @@ void usage(FILE *f)
             "                       instead of in interleaved rounds (see the method line)\n"
             "  --b-layout nk|kn     how every side stores the weights: nk, [N, K] like torch.nn.Linear\n"
             "                       (default), or kn, [K, N]\n"
+            "  --cold-weights       rotate every side's weights among copies too (together >= 2x L2, as\n"
+            "                       the inputs): each repetition reads them from DRAM, as a decode step\n"
+            "                       does; by default weights that fit stay in L2 between repetitions\n"
             "  --only SUBSTRING     only the problems whose name contains SUBSTRING (any case)\n"
             "  --all-variants       also time every eligible kernel of the library, not only the selected one\n"
             "                       (the fused kernels and the plain GEMM's)\n"
@@ -566,6 +570,8 @@ int parse_options(int argc, char **argv, Options &o)
             o.quick = true;
         } else if (a == "--sequential") {
             o.sequential = true;
+        } else if (a == "--cold-weights") {
+            o.cold_weights = true;
         } else if (a == "--b-layout") {
             std::string v;
             if (!value(v))
@@ -1068,6 +1074,24 @@ int copies_for(const Ctx &c, size_t bytes_per_copy)
     return int(std::min<size_t>(std::max<size_t>(need, 2), kMaxCopies));
 }
 
+// A weight matrix, in one copy, or with --cold-weights in copies_for() copies of the same
+// values (so every check holds whichever copy a side reads), repetition i reading copy i mod n.
+struct Weights {
+    std::vector<DevBuf> copies;
+    Weights(Ctx &c, size_t bytes, float lo, float hi)
+    {
+        const int n = c.opt.cold_weights ? copies_for(c, bytes) : 1;
+        copies.emplace_back(bytes);
+        fill_random(c, copies[0], lo, hi);
+        for (int i = 1; i < n; ++i) {
+            copies.emplace_back(bytes);
+            CK(cudaMemcpyAsync(copies.back().get(), copies[0].get(), bytes, cudaMemcpyDeviceToDevice, c.stream));
+        }
+    }
+    void *at(int i) const { return copies[size_t(i) % copies.size()].get(); }
+    int count() const { return int(copies.size()); }
+};
+
 // ---- cuBLASLt GEMM in the row-major convention of the problems ----------------------------------
 //
 // D[M,N] = x[M,K] W[N,K]^T (+ bias[N]) (+ C[M,N]) (then ReLU), bf16 in and out, f32 compute.
@@ -1367,9 +1391,9 @@ std::string at_clock(double mhz)
 // is off; then it is not timed.
 class PlainGemm {
 public:
-    PlainGemm(Ctx &c, int64_t M, int64_t N, int64_t K, int R, const std::vector<DevBuf> &xs, const DevBuf &w,
+    PlainGemm(Ctx &c, int64_t M, int64_t N, int64_t K, int R, const std::vector<DevBuf> &xs, const Weights &w,
               DevBuf &scratch, const fusegen_kernel *given = nullptr)
-        : c_(c), R_(R), xs_(xs), out_(size_t(M) * size_t(N) * 2), p_(bf16_problem(M, N, K, "", c.opt.b_kn))
+        : c_(c), R_(R), xs_(xs), w_(w), out_(size_t(M) * size_t(N) * 2), p_(bf16_problem(M, N, K, "", c.opt.b_kn))
     {
         kernel_ = given;
         if (!kernel_ && fusegen_select(c.lib, &p_, &kernel_) != FUSEGEN_OK) {
@@ -1380,10 +1404,10 @@ public:
         FG(fusegen_workspace_size(kernel_, &p_, &ws_bytes));
         ws_ = DevBuf(ws_bytes);
         memset(&args_, 0, sizeof args_);
-        args_.b = w.get();
+        args_.b = w.at(0);
         args_.out = out_.get();
         LtGemm g(c, M, N, K, CUBLASLT_EPILOGUE_DEFAULT, nullptr, false, c.opt.b_kn);
-        g.run(xs[0].get(), w.get(), nullptr, scratch.get());
+        g.run(xs[0].get(), w.at(0), nullptr, scratch.get());
         poison(c, out_);
         enqueue(0);
         CK(cudaStreamSynchronize(c.stream));
@@ -1395,6 +1419,7 @@ public:
     void enqueue(int i)
     {
         args_.a = xs_[size_t(i % R_)].get();
+        args_.b = w_.at(i);
         FG(fusegen_run(kernel_, &p_, &args_, ws_.get(), ws_.bytes(), c_.stream));
         CK(cudaGetLastError());
     }
@@ -1413,6 +1438,7 @@ private:
     Ctx &c_;
     int R_;
     const std::vector<DevBuf> &xs_;
+    const Weights &w_;
     DevBuf out_, ws_;
     fusegen_problem p_;
     fusegen_args args_;
@@ -1466,13 +1492,16 @@ void report_host_time(Ctx &c, const fusegen_problem &p, FusedRun &f)
 // Registers every checked kernel of a problem with the timer; each repetition uses input copy
 // i mod R (x and the residual).
 void add_fused_runs(Ctx &c, Interleaved &timer, const fusegen_problem &p, std::deque<FusedRun> &runs,
-                    const std::vector<DevBuf> &xs, const std::vector<DevBuf> &rs, int launches)
+                    const std::vector<DevBuf> &xs, const std::vector<DevBuf> &rs, const Weights &w,
+                    const Weights *w2, int launches)
 {
     const int R = int(xs.size());
     for (FusedRun &f : runs) {
-        f.timer_index = timer.add("fusegen:" + f.row.kernel, launches, [&c, &p, &f, &xs, &rs, R](int i) {
+        f.timer_index = timer.add("fusegen:" + f.row.kernel, launches, [&c, &p, &f, &xs, &rs, &w, w2, R](int i) {
             f.args.a = xs[size_t(i % R)].get();
             f.args.residual = rs[size_t(i % R)].get();
+            f.args.b = w.at(i);
+            if (w2) f.args.b2 = w2->at(i);
             FG(fusegen_run(f.kernel, &p, &f.args, f.ws.get(), f.ws.bytes(), c.stream));
             CK(cudaGetLastError());
         });
@@ -1532,9 +1561,10 @@ std::vector<Row> bench_fused(Ctx &c, const Shape &sh)
         fill_random(c, xs.back(), -1.0f, 1.0f);
         fill_random(c, rs.back(), -1.0f, 1.0f);
     }
-    DevBuf w(bw), bias(bv), gamma(bv), beta(bv);
     const float ws = 1.0f / std::sqrt(float(K));
-    fill_random(c, w, -ws, ws);
+    const Weights w(c, bw, -ws, ws);
+    if (w.count() > 1) printf("  weights rotated among %d copies (%.1f MB each)\n", w.count(), double(bw) / 1e6);
+    DevBuf bias(bv), gamma(bv), beta(bv);
     fill_random(c, bias, -1.0f, 1.0f);
     fill_random(c, gamma, 0.5f, 1.5f);
     fill_random(c, beta, -0.5f, 0.5f);
@@ -1548,7 +1578,7 @@ std::vector<Row> bench_fused(Ctx &c, const Shape &sh)
     // Each side is tuned and checked first; the timing of all of them comes last, interleaved.
     // 1. cuBLASLt GEMM alone
     LtGemm g0(c, M, N, K, CUBLASLT_EPILOGUE_DEFAULT, nullptr, false, c.opt.b_kn);
-    auto gemm_rep = [&](int i) { g0.run(xs[size_t(i % R)].get(), w.get(), nullptr, d_gemm.get()); };
+    auto gemm_rep = [&](int i) { g0.run(xs[size_t(i % R)].get(), w.at(i), nullptr, d_gemm.get()); };
     g0.tune([&] { return time_median_ms(c, kTuneWarmup, kTuneReps, 1, gemm_rep); });
     PlainGemm plain(c, M, N, K, R, xs, w, d_gemm);
     // with --all-variants, the library's other plain kernels for this shape too
@@ -1564,7 +1594,7 @@ std::vector<Row> bench_fused(Ctx &c, const Shape &sh)
 
     // 2. unfused: GEMM + bias + residual (D = pre_norm), then LayerNorm + ReLU
     LtGemm g1(c, M, N, K, CUBLASLT_EPILOGUE_BIAS, bias.get(), true, c.opt.b_kn);
-    auto epi_rep = [&](int i) { g1.run(xs[size_t(i % R)].get(), w.get(), rs[size_t(i % R)].get(), pre_u.get()); };
+    auto epi_rep = [&](int i) { g1.run(xs[size_t(i % R)].get(), w.at(i), rs[size_t(i % R)].get(), pre_u.get()); };
     g1.tune([&] { return time_median_ms(c, kTuneWarmup, kTuneReps, 1, epi_rep); });
     auto unfused_rep = [&](int i) {
         epi_rep(i);
@@ -1596,7 +1626,7 @@ std::vector<Row> bench_fused(Ctx &c, const Shape &sh)
         f.ws = DevBuf(ws_bytes);
         memset(&f.args, 0, sizeof f.args);
         f.args.a = xs[0].get();
-        f.args.b = w.get();
+        f.args.b = w.at(0);
         f.args.out = y_f.get();
         f.args.bias = bias.get();
         f.args.residual = rs[0].get();
@@ -1631,7 +1661,7 @@ std::vector<Row> bench_fused(Ctx &c, const Shape &sh)
                                                         [&o](int i) { o.enqueue(i); })
                                             : SIZE_MAX);
     const size_t t_unfused = timer.add("unfused", 2, unfused_rep);
-    add_fused_runs(c, timer, p, runs, xs, rs, 1);
+    add_fused_runs(c, timer, p, runs, xs, rs, w, nullptr, 1);
     const std::vector<double> ms = timer.run();
     base.gemm_ms = ms[t_gemm];
     base.fusegen_gemm_ms = t_plain == SIZE_MAX ? NAN : ms[t_plain];
@@ -1673,14 +1703,17 @@ std::vector<Row> bench_chain(Ctx &c, const Shape &sh)
         fill_random(c, xs.back(), -1.0f, 1.0f);
         fill_random(c, rs.back(), -1.0f, 1.0f);
     }
-    DevBuf w1(bw1), b1(bv), gamma(bv), beta(bv), w2(bw2), b2(bv2);
     const float s1 = 1.0f / std::sqrt(float(K)), s2 = 1.0f / std::sqrt(float(N));
-    fill_random(c, w1, -s1, s1);
+    const Weights w1(c, bw1, -s1, s1);
+    DevBuf b1(bv), gamma(bv), beta(bv), b2(bv2);
     fill_random(c, b1, -1.0f, 1.0f);
     fill_random(c, gamma, 0.5f, 1.5f);
     fill_random(c, beta, -0.5f, 0.5f);
-    fill_random(c, w2, -s2, s2);
+    const Weights w2(c, bw2, -s2, s2);
     fill_random(c, b2, -1.0f, 1.0f);
+    if (w1.count() > 1)
+        printf("  weights rotated among %d and %d copies (%.1f and %.1f MB each)\n", w1.count(), w2.count(),
+               double(bw1) / 1e6, double(bw2) / 1e6);
     DevBuf h_plain(bmn), out2_plain(bmn2), pre_u(bmn), h_u(bmn), out2_u(bmn2), out_f(bmn), out2_f(bmn2);
     CK(cudaStreamSynchronize(c.stream));
 
@@ -1692,8 +1725,8 @@ std::vector<Row> bench_chain(Ctx &c, const Shape &sh)
     // 1. the two GEMMs alone
     LtGemm ga(c, M, N, K, CUBLASLT_EPILOGUE_DEFAULT, nullptr, false, c.opt.b_kn);
     LtGemm gb(c, M, N2, N, CUBLASLT_EPILOGUE_DEFAULT, nullptr, false, c.opt.b_kn);
-    auto ga_rep = [&](int i) { ga.run(xs[size_t(i % R)].get(), w1.get(), nullptr, h_plain.get()); };
-    auto gb_rep = [&](int) { gb.run(h_plain.get(), w2.get(), nullptr, out2_plain.get()); };
+    auto ga_rep = [&](int i) { ga.run(xs[size_t(i % R)].get(), w1.at(i), nullptr, h_plain.get()); };
+    auto gb_rep = [&](int i) { gb.run(h_plain.get(), w2.at(i), nullptr, out2_plain.get()); };
     ga.tune([&] { return time_median_ms(c, kTuneWarmup, kTuneReps, 1, ga_rep); });
     gb.tune([&] { return time_median_ms(c, kTuneWarmup, kTuneReps, 1, gb_rep); });
     auto gemms_rep = [&](int i) {
@@ -1704,8 +1737,8 @@ std::vector<Row> bench_chain(Ctx &c, const Shape &sh)
     // 2. unfused: GEMM1 + bias + residual, LayerNorm, GEMM2 + bias + ReLU
     LtGemm g1(c, M, N, K, CUBLASLT_EPILOGUE_BIAS, b1.get(), true, c.opt.b_kn);
     LtGemm g2(c, M, N2, N, CUBLASLT_EPILOGUE_RELU_BIAS, b2.get(), false, c.opt.b_kn);
-    auto g1_rep = [&](int i) { g1.run(xs[size_t(i % R)].get(), w1.get(), rs[size_t(i % R)].get(), pre_u.get()); };
-    auto g2_rep = [&](int) { g2.run(h_u.get(), w2.get(), nullptr, out2_u.get()); };
+    auto g1_rep = [&](int i) { g1.run(xs[size_t(i % R)].get(), w1.at(i), rs[size_t(i % R)].get(), pre_u.get()); };
+    auto g2_rep = [&](int i) { g2.run(h_u.get(), w2.at(i), nullptr, out2_u.get()); };
     g1.tune([&] { return time_median_ms(c, kTuneWarmup, kTuneReps, 1, g1_rep); });
     // GEMM2 is tuned on a finite h: one LayerNorm first
     layernorm_bf16(pre_u.get(), gamma.get(), beta.get(), h_u.get(), M, N, false, c.stream);
@@ -1743,13 +1776,13 @@ std::vector<Row> bench_chain(Ctx &c, const Shape &sh)
         f.ws = DevBuf(ws_bytes);
         memset(&f.args, 0, sizeof f.args);
         f.args.a = xs[0].get();
-        f.args.b = w1.get();
+        f.args.b = w1.at(0);
         f.args.out = out_f.get();   // required by the runtime; the chain keeps GEMM1's result in the workspace
         f.args.bias = b1.get();
         f.args.residual = rs[0].get();
         f.args.gamma = gamma.get();
         f.args.beta = beta.get();
-        f.args.b2 = w2.get();
+        f.args.b2 = w2.at(0);
         f.args.out2 = out2_f.get();
         f.args.bias2 = b2.get();
 
@@ -1771,7 +1804,7 @@ std::vector<Row> bench_chain(Ctx &c, const Shape &sh)
     Interleaved timer(c, sh.name);
     const size_t t_gemms = timer.add("cublaslt-gemms", 2, gemms_rep);
     const size_t t_unfused = timer.add("unfused", 3, unfused_rep);
-    add_fused_runs(c, timer, p, runs, xs, rs, 3);
+    add_fused_runs(c, timer, p, runs, xs, rs, w1, &w2, 3);
     const std::vector<double> ms = timer.run();
     base.gemm_ms = ms[t_gemms];
     base.unfused_ms = ms[t_unfused];
@@ -2042,6 +2075,7 @@ bool write_json(const std::string &path, const Ctx &c, const DeviceInfo &dev, co
     cJSON_AddNumberToObject(m, "tolerance", kTolerance);
     cJSON_AddStringToObject(m, "shapes", c.opt.shapes.c_str());
     cJSON_AddStringToObject(m, "b_layout", c.opt.b_kn ? "kn" : "nk");
+    cJSON_AddBoolToObject(m, "cold_weights", c.opt.cold_weights ? 1 : 0);
     cJSON *arr = cJSON_AddArrayToObject(root.get(), "results");
     for (const Row &r : rows) {
         cJSON *o = cJSON_CreateObject();
@@ -2345,7 +2379,8 @@ int run(Ctx &c, const std::vector<Shape> &shapes)
         printf("the median of %d repetitions, CUDA events\n          per repetition, in %d interleaved rounds (every side "
                "in turn; %d warm-up runs first, %d before later blocks)", c.opt.reps,
                std::min(kRounds, c.opt.reps), kWarmup, kBlockWarmup);
-    printf("; inputs rotated over >= 2x L2;\n          check: relative L2 error against the unfused result <= %.0e\n",
+    printf("; inputs%s rotated over >= 2x L2;\n          check: relative L2 error against the unfused result <= %.0e\n",
+           c.opt.cold_weights ? " and weights (--cold-weights)" : "",
            kTolerance);
     printf("weights:  %s on every side\n", c.opt.b_kn ? "[K, N] (--b-layout kn)" : "[N, K], like torch.nn.Linear");
     fflush(stdout);

@@ -19,7 +19,10 @@
 # shipped tuning file, the library rebuilt with it before the benchmark; it comes back as
 # tuning.json (kept out of the bundle; FUSEGEN_TUNE_TIMEOUT seconds a shapes file, default 420:
 # an interrupted run keeps what it measured; FUSEGEN_TUNE_FRESH=1: everything measured again, not
-# resumed from the shipped file, as after a change of the kernels);
+# resumed from the shipped file, as after a change of the kernels); the example library of
+# specs/examples/llama_block.json likewise (fusegen-tune --library over
+# bench/tune-shapes-llama.json into specs/examples/tuning/llama_block.<gpu>.json), back as
+# tuning-llama.json;
 # --tune-only: the build, fusegen_test_kernels and FUSEGEN_TUNE's tuning, nothing else (a call
 # with a time limit that the whole run would not fit).
 #   scripts/gpu-check.sh [--no-bench] [--no-sanitize] [--tune-only]
@@ -30,7 +33,7 @@ mkdir -p "$out"
 # On exit, every log but summary.txt and the benchmark's bench.log/.csv/.json goes into one
 # archive, gpu-logs.tar.gz: the device tool brings back 8 files at most.
 bundle() {
-  (cd "$out" && ls | grep -Ev '^(summary\.txt|bench\.(log|csv|json)|tuning\.json|select-vs-best\.txt|gpu-logs\.tar\.gz)$' >.bundle-list &&
+  (cd "$out" && ls | grep -Ev '^(summary\.txt|bench\.(log|csv|json)|tuning(-llama)?\.json|select-vs-best\.txt|gpu-logs\.tar\.gz)$' >.bundle-list &&
      [ -s .bundle-list ] && tar -czf gpu-logs.tar.gz -T .bundle-list && xargs rm -rf <.bundle-list
    rm -f .bundle-list)
 }
@@ -135,6 +138,15 @@ if [ "${FUSEGEN_TUNE:-0}" = 1 ] && [ $bench = 1 ] && [ -x "$build/bench/fusegen-
       >>"$out/tune.log" 2>&1
     status "fusegen-tune $(basename "$shapes")" "rc=$? $(tail -1 "$out/tune.log")"
   done
+  # the example library: its own tuning file, resumed the same way (the rebuild below takes it in)
+  if [ -f "$build/libllama_block.so" ]; then
+    shipped_llama=specs/examples/tuning/llama_block.${gpu:-gpu}.json
+    [ -f "$shipped_llama" ] && [ "${FUSEGEN_TUNE_FRESH:-0}" != 1 ] && cp "$shipped_llama" "$out/tuning-llama.json"
+    timeout "${FUSEGEN_TUNE_TIMEOUT:-420}" "$build/bench/fusegen-tune" --library "$build/libllama_block.so" \
+      --shapes bench/tune-shapes-llama.json -o "$out/tuning-llama.json" >>"$out/tune.log" 2>&1
+    status "fusegen-tune (example)" "rc=$? $(tail -1 "$out/tune.log")"
+    [ -s "$out/tuning-llama.json" ] && mkdir -p specs/examples/tuning && cp "$out/tuning-llama.json" "$shipped_llama"
+  fi
   if [ $tune_only = 1 ]; then
     status "tuning" "$out/tuning.json ($(grep -c '"spec_kernel"' "$out/tuning.json" 2>/dev/null) entries)"
   elif [ -s "$out/tuning.json" ] && cp "$out/tuning.json" "$shipped" &&

@@ -45,7 +45,7 @@ static const fg_dispatch_model fg_dispatch__hopper = {
     .area_large = 128 * 256, .area_medium = 128 * 128,
     .rate_large = 80, .rate_medium = 90, .rate_small = 112,
     .pingpong_min_tiles = 3, .pingpong_short_k_rate = 78, .pingpong_short_k_max_k = 1024,
-    .pingpong128_rate = 77, .pingpong128_min_n = 641, .pingpong128_max_n = 1280, .pingpong128_max_k = 3072,
+    .pingpong128_rate = 77, .pingpong128_min_n = 641, .pingpong128_max_n = 1280, .pingpong128_max_k = 1024,
     .wide_row64_max_k = 1024, .wide_row64_pingpong_max_tile_n = 256, .wide_row64_pingpong_max_k = 2048,
     .row_fill_divisor = 2, .row_fill_min_k = 1024,
     .gemm2_pingpong128_max_k = 3072,

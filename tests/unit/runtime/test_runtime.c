@@ -350,8 +350,8 @@ static void test_query_gemm2_pingpong(void)
     CHECK(out[0] == &split[0]);
 }
 
-/* The Hopper 128x128 ping-pong split tile goes first for 640 < N <= 1280 and K <= 3072 (ahead
- * of 128x256 cooperative, 64x256 ping-pong and 128x160), and nowhere else. */
+/* The Hopper 128x128 ping-pong split tile goes first for 640 < N <= 1280 and K <= 1024 (ahead
+ * of 64x256 ping-pong, 128x256 cooperative and 128x160), and nowhere else. */
 static void test_query_pingpong128_split(void)
 {
     const fusegen_kernel wide = split_variant("ln_sm90a_128x256x64_s3_split", 128, 256, 32771, 90);
@@ -364,21 +364,21 @@ static void test_query_pingpong128_split(void)
                                  .kernels = table, .n_kernels = 4};
     const fusegen_kernel *out[4];
     size_t n = 0;
-    fusegen_problem p = ln_problem(256, 768, 3072);     /* 768 * 77 < 768 * 80 < 768 * 90 */
+    fusegen_problem p = ln_problem(256, 768, 1024);     /* 768 * 77 < 768 * 78 (64x256 ping-pong) < 768 * 80 */
     CHECK(fusegen_query(&lib, &p, out, 4, &n) == FUSEGEN_OK && n == 4);
-    CHECK(out[0] == &table[2] && out[1] == &table[0]);
+    CHECK(out[0] == &table[2] && out[1] == &table[1] && out[2] == &table[0]);
+    p = ln_problem(256, 768, 1032);                     /* K > 1024: the cooperative 128x256 tile (x80) */
+    CHECK(fusegen_query(&lib, &p, out, 4, &n) == FUSEGEN_OK && n == 4);
+    CHECK(out[0] == &table[0]);
     p = ln_problem(256, 1024, 1024);                    /* 1024 * 77 < 1024 * 78 (64x256 ping-pong) */
     CHECK(fusegen_query(&lib, &p, out, 4, &n) == FUSEGEN_OK && n == 4);
     CHECK(out[0] == &table[2] && out[1] == &table[1] && out[2] == &table[0]);
-    p = ln_problem(256, 1024, 3072);
-    CHECK(fusegen_query(&lib, &p, out, 4, &n) == FUSEGEN_OK && n == 4);
-    CHECK(out[0] == &table[2]);
-    p = ln_problem(256, 1024, 3080);                    /* K > 3072: the cooperative 128x256 tile */
+    p = ln_problem(256, 1024, 3072);                    /* K > 1024: the cooperative 128x256 tile */
     CHECK(fusegen_query(&lib, &p, out, 4, &n) == FUSEGEN_OK && n == 4);
     CHECK(out[0] == &table[0]);
-    p = ln_problem(256, 1280, 1280);                    /* 1280 * 77 < 1280 * 80 */
+    p = ln_problem(256, 1280, 1024);                    /* 1280 * 77 < 1280 * 78 < 1280 * 80 */
     CHECK(fusegen_query(&lib, &p, out, 4, &n) == FUSEGEN_OK && n == 4);
-    CHECK(out[0] == &table[2] && out[1] == &table[0]);
+    CHECK(out[0] == &table[2] && out[1] == &table[1]);
     p = ln_problem(256, 1408, 1280);                    /* N > 1280: 128x256 (1536 * 80 < 1408 * 90) */
     CHECK(fusegen_query(&lib, &p, out, 4, &n) == FUSEGEN_OK && n == 4);
     CHECK(out[0] == &table[0]);

@@ -87,17 +87,22 @@ def main():
     expect(info.sm == 80, f"select N=1024 on sm 80: {info.name} (a portable kernel)")
     # best first: by class (strategy, family), then padded columns, then rank
     # (split-K variants rank by the device's SM count, which is not read here: they come last)
-    q = lib.query(_capi.make_problem(64, 768, 3072, FUSED, sm=90))
+    q = lib.query(_capi.make_problem(64, 768, 1024, FUSED, sm=90))
     infos = [_capi.kernel_info(x) for x in q]
     tail = [i.split_k for i in infos]
-    expect(any(tail) and tail == sorted(tail), f"query 64x768x3072: split-K variants last without a device: {tail}")
+    expect(any(tail) and tail == sorted(tail), f"query 64x768x1024: split-K variants last without a device: {tail}")
     infos = [i for i in infos if not i.split_k]
     strategy_rank = {"cluster": 0, "split": 1}
     classes = [2 * strategy_rank.get(i.strategy, 2) + (i.family == "hopper") for i in infos]
-    # (N = 768: the 128x128 ping-pong split tile, fg__column_cost)
+    # (N = 768, K <= 1024: the 128x128 ping-pong split tile, the dispatch model's column cost)
     expect(len(q) >= 2 and classes == sorted(classes, reverse=True) and infos[0].tile == (128, 128, 64)
            and infos[0].schedule == "pingpong" and infos[0].family == "hopper",
-           f"query 64x768x3072: {len(q)} eligible, best first ({infos[0].name if infos else None})")
+           f"query 64x768x1024: {len(q)} eligible, best first ({infos[0].name if infos else None})")
+    # ... and past K = 1024 the cooperative 128x256 one
+    q = lib.query(_capi.make_problem(64, 768, 3072, FUSED, sm=90))
+    first = _capi.kernel_info(q[0]) if q else None
+    expect(first is not None and first.tile == (128, 256, 64) and first.schedule != "pingpong",
+           f"query 64x768x3072: best first {first.name if first else None} (the 128x256 tile)")
 
     # the chain
     pc = _capi.make_problem(517, 320, 320, CHAIN1, n2=520, epilogue2=CHAIN2, sm=90)

@@ -155,9 +155,9 @@ const char *fg_emit_device_enums(fg_arena *a)
 #undef EMIT__STRATEGY
     }
     fg_buf_printf(&b, " };\nenum { MAX_STORES = %d, NORMALIZE_THREADS = %d, SPLIT_K_REDUCE_THREADS = %d, "
-                      "SPLIT_K_REDUCE_ROW_THREADS = %d, PORTABLE_CLUSTER = %d };",
+                      "SPLIT_K_REDUCE_ROW_THREADS = %d, PORTABLE_CLUSTER = %d,\n       SPLIT_K_IN_GRID_MAX_N = %d };",
                   FUSEGEN_REG_MAX_STORES, FUSEGEN_REG_NORMALIZE_THREADS, FUSEGEN_REG_SPLIT_K_REDUCE_THREADS,
-                  FUSEGEN_REG_SPLIT_K_REDUCE_ROW_THREADS, FUSEGEN_REG_PORTABLE_CLUSTER);
+                  FUSEGEN_REG_SPLIT_K_REDUCE_ROW_THREADS, FUSEGEN_REG_PORTABLE_CLUSTER, FUSEGEN_REG_SPLIT_K_IN_GRID_MAX_N);
 #undef EMIT__COUNT
 #undef EMIT__DTYPE
 #undef EMIT__NORM
@@ -264,9 +264,9 @@ static const char *emit__gemm_type(emit_ctx *c, fg_family family, int index, con
         return fg_arena_printf(c->arena,
                                "fusegen_sm90::GemmSm90<fusegen_sm80::%s, fusegen_sm80::DT_F32, %ld, %ld, %ld, %s,\n"
                                "                                       fusegen_sm80::NORM_NONE, fusegen_sm80::STRATEGY_NONE, "
-                               "fusegen_sm80::NoOps, Staging%d, %s, /* split K */ true>",
+                               "fusegen_sm80::NoOps, Staging%d, %s, /* split K */ true, Reduce%d>",
                                dt_ab, g->bm, g->bn, g->stages, g->pingpong ? "true" : "false", index,
-                               g->b_layout == FG_LAYOUT_KN ? "/* B [K, N] */ true" : "false");
+                               g->b_layout == FG_LAYOUT_KN ? "/* B [K, N] */ true" : "false", index);
     if (split_k)   /* the partial kernel: raw f32 sums of its K slice, the epilogue left to the reduce */
         return fg_arena_printf(c->arena,
                                "fusegen_sm80::Gemm<fusegen_sm80::%s, fusegen_sm80::DT_F32, %ld, %ld, %ld, %ld, %d, %d, %s,\n"

@@ -378,11 +378,11 @@ struct Staging1 {
     static constexpr int kStoreSlot = -1;
     static constexpr bool kOut = false;
 };
-using Gemm1 = fusegen_sm90::GemmSm90<fusegen_sm80::DT_BF16, fusegen_sm80::DT_F32, 128, 128, 3, false,
-                                       fusegen_sm80::NORM_NONE, fusegen_sm80::STRATEGY_NONE, fusegen_sm80::NoOps, Staging1, false, /* split K */ true>;
-static_assert(Gemm1::kSmemBytes == 99904, "the plan and the family agree on shared memory");
 // Split K: the partial kernel's sums reduced row by row, with the epilogue above.
 using Reduce1 = fusegen_sm80::SplitKReduce<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF16, fusegen_sm80::NORM_LAYERNORM, Epilogue1>;
+using Gemm1 = fusegen_sm90::GemmSm90<fusegen_sm80::DT_BF16, fusegen_sm80::DT_F32, 128, 128, 3, false,
+                                       fusegen_sm80::NORM_NONE, fusegen_sm80::STRATEGY_NONE, fusegen_sm80::NoOps, Staging1, false, /* split K */ true, Reduce1>;
+static_assert(Gemm1::kSmemBytes == 99904, "the plan and the family agree on shared memory");
 
 // GEMM2 epilogue: bias+relu
 struct Epilogue2 {
@@ -424,11 +424,11 @@ struct Staging2 {
     static constexpr int kStoreSlot = -1;
     static constexpr bool kOut = false;
 };
-using Gemm2 = fusegen_sm90::GemmSm90<fusegen_sm80::DT_BF16, fusegen_sm80::DT_F32, 128, 256, 3, false,
-                                       fusegen_sm80::NORM_NONE, fusegen_sm80::STRATEGY_NONE, fusegen_sm80::NoOps, Staging2, false, /* split K */ true>;
-static_assert(Gemm2::kSmemBytes == 149056, "the plan and the family agree on shared memory");
 // Split K: the partial kernel's sums reduced row by row, with the epilogue above.
 using Reduce2 = fusegen_sm80::SplitKReduce<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF16, fusegen_sm80::NORM_NONE, Epilogue2>;
+using Gemm2 = fusegen_sm90::GemmSm90<fusegen_sm80::DT_BF16, fusegen_sm80::DT_F32, 128, 256, 3, false,
+                                       fusegen_sm80::NORM_NONE, fusegen_sm80::STRATEGY_NONE, fusegen_sm80::NoOps, Staging2, false, /* split K */ true, Reduce2>;
+static_assert(Gemm2::kSmemBytes == 149056, "the plan and the family agree on shared memory");
 
 }  // namespace fusegen_default_block_tail_sm90a_128x128x64_s3_splitk_g2_128x256x64_s3
 
@@ -1050,11 +1050,11 @@ struct Staging1 {
     static constexpr int kStoreSlot = -1;
     static constexpr bool kOut = false;
 };
-using Gemm1 = fusegen_sm90::GemmSm90<fusegen_sm80::DT_BF16, fusegen_sm80::DT_F32, 64, 256, 4, true,
-                                       fusegen_sm80::NORM_NONE, fusegen_sm80::STRATEGY_NONE, fusegen_sm80::NoOps, Staging1, false, /* split K */ true>;
-static_assert(Gemm1::kSmemBytes == 165488, "the plan and the family agree on shared memory");
 // Split K: the partial kernel's sums reduced row by row, with the epilogue above.
 using Reduce1 = fusegen_sm80::SplitKReduce<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF16, fusegen_sm80::NORM_LAYERNORM, Epilogue1>;
+using Gemm1 = fusegen_sm90::GemmSm90<fusegen_sm80::DT_BF16, fusegen_sm80::DT_F32, 64, 256, 4, true,
+                                       fusegen_sm80::NORM_NONE, fusegen_sm80::STRATEGY_NONE, fusegen_sm80::NoOps, Staging1, false, /* split K */ true, Reduce1>;
+static_assert(Gemm1::kSmemBytes == 165488, "the plan and the family agree on shared memory");
 
 // GEMM2 epilogue: bias+relu
 struct Epilogue2 {
@@ -1096,11 +1096,11 @@ struct Staging2 {
     static constexpr int kStoreSlot = -1;
     static constexpr bool kOut = false;
 };
-using Gemm2 = fusegen_sm90::GemmSm90<fusegen_sm80::DT_BF16, fusegen_sm80::DT_F32, 128, 256, 3, false,
-                                       fusegen_sm80::NORM_NONE, fusegen_sm80::STRATEGY_NONE, fusegen_sm80::NoOps, Staging2, false, /* split K */ true>;
-static_assert(Gemm2::kSmemBytes == 149056, "the plan and the family agree on shared memory");
 // Split K: the partial kernel's sums reduced row by row, with the epilogue above.
 using Reduce2 = fusegen_sm80::SplitKReduce<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF16, fusegen_sm80::NORM_NONE, Epilogue2>;
+using Gemm2 = fusegen_sm90::GemmSm90<fusegen_sm80::DT_BF16, fusegen_sm80::DT_F32, 128, 256, 3, false,
+                                       fusegen_sm80::NORM_NONE, fusegen_sm80::STRATEGY_NONE, fusegen_sm80::NoOps, Staging2, false, /* split K */ true, Reduce2>;
+static_assert(Gemm2::kSmemBytes == 149056, "the plan and the family agree on shared memory");
 
 }  // namespace fusegen_default_block_tail_sm90a_64x256x64_s4_splitk_g2_128x256x64_s3
 
@@ -1722,11 +1722,11 @@ struct Staging1 {
     static constexpr int kStoreSlot = -1;
     static constexpr bool kOut = false;
 };
-using Gemm1 = fusegen_sm90::GemmSm90<fusegen_sm80::DT_BF16, fusegen_sm80::DT_F32, 128, 256, 3, false,
-                                       fusegen_sm80::NORM_NONE, fusegen_sm80::STRATEGY_NONE, fusegen_sm80::NoOps, Staging1, false, /* split K */ true>;
-static_assert(Gemm1::kSmemBytes == 149056, "the plan and the family agree on shared memory");
 // Split K: the partial kernel's sums reduced row by row, with the epilogue above.
 using Reduce1 = fusegen_sm80::SplitKReduce<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF16, fusegen_sm80::NORM_LAYERNORM, Epilogue1>;
+using Gemm1 = fusegen_sm90::GemmSm90<fusegen_sm80::DT_BF16, fusegen_sm80::DT_F32, 128, 256, 3, false,
+                                       fusegen_sm80::NORM_NONE, fusegen_sm80::STRATEGY_NONE, fusegen_sm80::NoOps, Staging1, false, /* split K */ true, Reduce1>;
+static_assert(Gemm1::kSmemBytes == 149056, "the plan and the family agree on shared memory");
 
 // GEMM2 epilogue: bias+relu
 struct Epilogue2 {
@@ -1768,11 +1768,11 @@ struct Staging2 {
     static constexpr int kStoreSlot = -1;
     static constexpr bool kOut = false;
 };
-using Gemm2 = fusegen_sm90::GemmSm90<fusegen_sm80::DT_BF16, fusegen_sm80::DT_F32, 128, 256, 3, false,
-                                       fusegen_sm80::NORM_NONE, fusegen_sm80::STRATEGY_NONE, fusegen_sm80::NoOps, Staging2, false, /* split K */ true>;
-static_assert(Gemm2::kSmemBytes == 149056, "the plan and the family agree on shared memory");
 // Split K: the partial kernel's sums reduced row by row, with the epilogue above.
 using Reduce2 = fusegen_sm80::SplitKReduce<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF16, fusegen_sm80::NORM_NONE, Epilogue2>;
+using Gemm2 = fusegen_sm90::GemmSm90<fusegen_sm80::DT_BF16, fusegen_sm80::DT_F32, 128, 256, 3, false,
+                                       fusegen_sm80::NORM_NONE, fusegen_sm80::STRATEGY_NONE, fusegen_sm80::NoOps, Staging2, false, /* split K */ true, Reduce2>;
+static_assert(Gemm2::kSmemBytes == 149056, "the plan and the family agree on shared memory");
 
 }  // namespace fusegen_default_block_tail_sm90a_128x256x64_s3_splitk_g2_128x256x64_s3
 

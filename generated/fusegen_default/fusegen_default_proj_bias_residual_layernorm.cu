@@ -233,11 +233,11 @@ struct Staging1 {
     static constexpr int kStoreSlot = -1;
     static constexpr bool kOut = false;
 };
-using Gemm1 = fusegen_sm90::GemmSm90<fusegen_sm80::DT_BF16, fusegen_sm80::DT_F32, 128, 128, 5, false,
-                                       fusegen_sm80::NORM_NONE, fusegen_sm80::STRATEGY_NONE, fusegen_sm80::NoOps, Staging1, false, /* split K */ true>;
-static_assert(Gemm1::kSmemBytes == 165472, "the plan and the family agree on shared memory");
 // Split K: the partial kernel's sums reduced row by row, with the epilogue above.
 using Reduce1 = fusegen_sm80::SplitKReduce<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF16, fusegen_sm80::NORM_LAYERNORM, Epilogue1>;
+using Gemm1 = fusegen_sm90::GemmSm90<fusegen_sm80::DT_BF16, fusegen_sm80::DT_F32, 128, 128, 5, false,
+                                       fusegen_sm80::NORM_NONE, fusegen_sm80::STRATEGY_NONE, fusegen_sm80::NoOps, Staging1, false, /* split K */ true, Reduce1>;
+static_assert(Gemm1::kSmemBytes == 165472, "the plan and the family agree on shared memory");
 
 }  // namespace fusegen_default_proj_bias_residual_layernorm_sm90a_128x128x64_s5_splitk
 
@@ -604,11 +604,11 @@ struct Staging1 {
     static constexpr int kStoreSlot = -1;
     static constexpr bool kOut = false;
 };
-using Gemm1 = fusegen_sm90::GemmSm90<fusegen_sm80::DT_BF16, fusegen_sm80::DT_F32, 128, 256, 3, false,
-                                       fusegen_sm80::NORM_NONE, fusegen_sm80::STRATEGY_NONE, fusegen_sm80::NoOps, Staging1, false, /* split K */ true>;
-static_assert(Gemm1::kSmemBytes == 149056, "the plan and the family agree on shared memory");
 // Split K: the partial kernel's sums reduced row by row, with the epilogue above.
 using Reduce1 = fusegen_sm80::SplitKReduce<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF16, fusegen_sm80::NORM_LAYERNORM, Epilogue1>;
+using Gemm1 = fusegen_sm90::GemmSm90<fusegen_sm80::DT_BF16, fusegen_sm80::DT_F32, 128, 256, 3, false,
+                                       fusegen_sm80::NORM_NONE, fusegen_sm80::STRATEGY_NONE, fusegen_sm80::NoOps, Staging1, false, /* split K */ true, Reduce1>;
+static_assert(Gemm1::kSmemBytes == 149056, "the plan and the family agree on shared memory");
 
 }  // namespace fusegen_default_proj_bias_residual_layernorm_sm90a_128x256x64_s3_splitk
 
@@ -852,11 +852,11 @@ struct Staging1 {
     static constexpr int kStoreSlot = -1;
     static constexpr bool kOut = false;
 };
-using Gemm1 = fusegen_sm90::GemmSm90<fusegen_sm80::DT_BF16, fusegen_sm80::DT_F32, 128, 160, 5, false,
-                                       fusegen_sm80::NORM_NONE, fusegen_sm80::STRATEGY_NONE, fusegen_sm80::NoOps, Staging1, false, /* split K */ true>;
-static_assert(Gemm1::kSmemBytes == 185952, "the plan and the family agree on shared memory");
 // Split K: the partial kernel's sums reduced row by row, with the epilogue above.
 using Reduce1 = fusegen_sm80::SplitKReduce<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF16, fusegen_sm80::NORM_LAYERNORM, Epilogue1>;
+using Gemm1 = fusegen_sm90::GemmSm90<fusegen_sm80::DT_BF16, fusegen_sm80::DT_F32, 128, 160, 5, false,
+                                       fusegen_sm80::NORM_NONE, fusegen_sm80::STRATEGY_NONE, fusegen_sm80::NoOps, Staging1, false, /* split K */ true, Reduce1>;
+static_assert(Gemm1::kSmemBytes == 185952, "the plan and the family agree on shared memory");
 
 }  // namespace fusegen_default_proj_bias_residual_layernorm_sm90a_128x160x64_s5_splitk
 
@@ -1100,11 +1100,11 @@ struct Staging1 {
     static constexpr int kStoreSlot = -1;
     static constexpr bool kOut = false;
 };
-using Gemm1 = fusegen_sm90::GemmSm90<fusegen_sm80::DT_BF16, fusegen_sm80::DT_F32, 64, 256, 4, true,
-                                       fusegen_sm80::NORM_NONE, fusegen_sm80::STRATEGY_NONE, fusegen_sm80::NoOps, Staging1, false, /* split K */ true>;
-static_assert(Gemm1::kSmemBytes == 165488, "the plan and the family agree on shared memory");
 // Split K: the partial kernel's sums reduced row by row, with the epilogue above.
 using Reduce1 = fusegen_sm80::SplitKReduce<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF16, fusegen_sm80::NORM_LAYERNORM, Epilogue1>;
+using Gemm1 = fusegen_sm90::GemmSm90<fusegen_sm80::DT_BF16, fusegen_sm80::DT_F32, 64, 256, 4, true,
+                                       fusegen_sm80::NORM_NONE, fusegen_sm80::STRATEGY_NONE, fusegen_sm80::NoOps, Staging1, false, /* split K */ true, Reduce1>;
+static_assert(Gemm1::kSmemBytes == 165488, "the plan and the family agree on shared memory");
 
 }  // namespace fusegen_default_proj_bias_residual_layernorm_sm90a_64x256x64_s4_splitk
 
@@ -1289,11 +1289,11 @@ struct Staging1 {
     static constexpr int kStoreSlot = -1;
     static constexpr bool kOut = false;
 };
-using Gemm1 = fusegen_sm90::GemmSm90<fusegen_sm80::DT_BF16, fusegen_sm80::DT_F32, 64, 128, 4, true,
-                                       fusegen_sm80::NORM_NONE, fusegen_sm80::STRATEGY_NONE, fusegen_sm80::NoOps, Staging1, false, /* split K */ true>;
-static_assert(Gemm1::kSmemBytes == 99952, "the plan and the family agree on shared memory");
 // Split K: the partial kernel's sums reduced row by row, with the epilogue above.
 using Reduce1 = fusegen_sm80::SplitKReduce<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF16, fusegen_sm80::NORM_LAYERNORM, Epilogue1>;
+using Gemm1 = fusegen_sm90::GemmSm90<fusegen_sm80::DT_BF16, fusegen_sm80::DT_F32, 64, 128, 4, true,
+                                       fusegen_sm80::NORM_NONE, fusegen_sm80::STRATEGY_NONE, fusegen_sm80::NoOps, Staging1, false, /* split K */ true, Reduce1>;
+static_assert(Gemm1::kSmemBytes == 99952, "the plan and the family agree on shared memory");
 
 }  // namespace fusegen_default_proj_bias_residual_layernorm_sm90a_64x128x64_s4_splitk
 
@@ -1553,11 +1553,11 @@ struct Epilogue1 {
         return v;
     }
 };
+// Split K: the partial kernel's sums reduced row by row, with the epilogue above.
+using Reduce1 = fusegen_sm80::SplitKReduce<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF16, fusegen_sm80::NORM_LAYERNORM, Epilogue1>;
 using Gemm1 = fusegen_sm80::Gemm<fusegen_sm80::DT_BF16, fusegen_sm80::DT_F32, 64, 256, 32, 4, 2, 4, false,
                                fusegen_sm80::NORM_NONE, fusegen_sm80::STRATEGY_NONE, fusegen_sm80::NoOps, /* split K */ true>;
 static_assert(Gemm1::kSmemBytes == 102400, "the plan and the family agree on shared memory");
-// Split K: the partial kernel's sums reduced row by row, with the epilogue above.
-using Reduce1 = fusegen_sm80::SplitKReduce<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF16, fusegen_sm80::NORM_LAYERNORM, Epilogue1>;
 
 }  // namespace fusegen_default_proj_bias_residual_layernorm_sm80_64x256x32_s4_splitk
 
@@ -1712,11 +1712,11 @@ struct Epilogue1 {
         return v;
     }
 };
+// Split K: the partial kernel's sums reduced row by row, with the epilogue above.
+using Reduce1 = fusegen_sm80::SplitKReduce<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF16, fusegen_sm80::NORM_LAYERNORM, Epilogue1>;
 using Gemm1 = fusegen_sm80::Gemm<fusegen_sm80::DT_BF16, fusegen_sm80::DT_F32, 64, 128, 64, 4, 2, 2, false,
                                fusegen_sm80::NORM_NONE, fusegen_sm80::STRATEGY_NONE, fusegen_sm80::NoOps, /* split K */ true>;
 static_assert(Gemm1::kSmemBytes == 110592, "the plan and the family agree on shared memory");
-// Split K: the partial kernel's sums reduced row by row, with the epilogue above.
-using Reduce1 = fusegen_sm80::SplitKReduce<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF16, fusegen_sm80::NORM_LAYERNORM, Epilogue1>;
 
 }  // namespace fusegen_default_proj_bias_residual_layernorm_sm80_64x128x64_s4_splitk
 

@@ -168,11 +168,11 @@ struct Staging1 {
     static constexpr int kStoreSlot = -1;
     static constexpr bool kOut = false;
 };
-using Gemm1 = fusegen_sm90::GemmSm90<fusegen_sm80::DT_BF16, fusegen_sm80::DT_F32, 64, 256, 4, true,
-                                       fusegen_sm80::NORM_NONE, fusegen_sm80::STRATEGY_NONE, fusegen_sm80::NoOps, Staging1, /* B [K, N] */ true, /* split K */ true>;
-static_assert(Gemm1::kSmemBytes == 165488, "the plan and the family agree on shared memory");
 // Split K: the partial kernel's sums reduced row by row, with the epilogue above.
 using Reduce1 = fusegen_sm80::SplitKReduce<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF16, fusegen_sm80::NORM_RMSNORM, Epilogue1>;
+using Gemm1 = fusegen_sm90::GemmSm90<fusegen_sm80::DT_BF16, fusegen_sm80::DT_F32, 64, 256, 4, true,
+                                       fusegen_sm80::NORM_NONE, fusegen_sm80::STRATEGY_NONE, fusegen_sm80::NoOps, Staging1, /* B [K, N] */ true, /* split K */ true, Reduce1>;
+static_assert(Gemm1::kSmemBytes == 165488, "the plan and the family agree on shared memory");
 
 }  // namespace fusegen_default_proj_bias_rmsnorm_silu_sm90a_64x256x64_s4_splitk
 
@@ -323,11 +323,11 @@ struct Epilogue1 {
         return v;
     }
 };
+// Split K: the partial kernel's sums reduced row by row, with the epilogue above.
+using Reduce1 = fusegen_sm80::SplitKReduce<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF16, fusegen_sm80::NORM_RMSNORM, Epilogue1>;
 using Gemm1 = fusegen_sm80::Gemm<fusegen_sm80::DT_BF16, fusegen_sm80::DT_F32, 64, 256, 32, 3, 2, 4, true,
                                fusegen_sm80::NORM_NONE, fusegen_sm80::STRATEGY_NONE, fusegen_sm80::NoOps, /* split K */ true>;
 static_assert(Gemm1::kSmemBytes == 66048, "the plan and the family agree on shared memory");
-// Split K: the partial kernel's sums reduced row by row, with the epilogue above.
-using Reduce1 = fusegen_sm80::SplitKReduce<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF16, fusegen_sm80::NORM_RMSNORM, Epilogue1>;
 
 }  // namespace fusegen_default_proj_bias_rmsnorm_silu_sm80_64x256x32_s3_splitk
 

@@ -140,11 +140,11 @@ struct Epilogue1 {
         return v;
     }
 };
+// Split K: the partial kernel's sums reduced row by row, with the epilogue above.
+using Reduce1 = fusegen_sm80::SplitKReduce<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF16, fusegen_sm80::NORM_LAYERNORM, Epilogue1>;
 using Gemm1 = fusegen_sm80::Gemm<fusegen_sm80::DT_BF16, fusegen_sm80::DT_F32, 64, 128, 32, 3, 2, 2, false,
                                fusegen_sm80::NORM_NONE, fusegen_sm80::STRATEGY_NONE, fusegen_sm80::NoOps, /* split K */ true>;
 static_assert(Gemm1::kSmemBytes == 46080, "the plan and the family agree on shared memory");
-// Split K: the partial kernel's sums reduced row by row, with the epilogue above.
-using Reduce1 = fusegen_sm80::SplitKReduce<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF16, fusegen_sm80::NORM_LAYERNORM, Epilogue1>;
 
 }  // namespace golden_small_proj_bias_residual_layernorm_sm80_64x128x32_s3_splitk
 

@@ -155,9 +155,9 @@ const char *fg_emit_device_enums(fg_arena *a)
 #undef EMIT__STRATEGY
     }
     fg_buf_printf(&b, " };\nenum { MAX_STORES = %d, NORMALIZE_THREADS = %d, SPLIT_K_REDUCE_THREADS = %d, "
-                      "SPLIT_K_REDUCE_ROW_THREADS = %d, PORTABLE_CLUSTER = %d,\n       SPLIT_K_IN_GRID_MAX_N = %d };",
+                      "SPLIT_K_REDUCE_ROW_THREADS = %d, PORTABLE_CLUSTER = %d };",
                   FUSEGEN_REG_MAX_STORES, FUSEGEN_REG_NORMALIZE_THREADS, FUSEGEN_REG_SPLIT_K_REDUCE_THREADS,
-                  FUSEGEN_REG_SPLIT_K_REDUCE_ROW_THREADS, FUSEGEN_REG_PORTABLE_CLUSTER, FUSEGEN_REG_SPLIT_K_IN_GRID_MAX_N);
+                  FUSEGEN_REG_SPLIT_K_REDUCE_ROW_THREADS, FUSEGEN_REG_PORTABLE_CLUSTER);
 #undef EMIT__COUNT
 #undef EMIT__DTYPE
 #undef EMIT__NORM

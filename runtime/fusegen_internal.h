@@ -113,9 +113,6 @@ typedef struct fusegen__driver {
 const fusegen__driver *fusegen__cu(char *why, size_t len);
 /* The tests, on machines without a GPU: fusegen__cu answers fake instead (NULL: the driver). */
 void fusegen__cu_override(const fusegen__driver *fake);
-/* Tests: 1 lets a Hopper split-K partial kernel reduce its own sums where it can, 0 never
- * (the reduce kernel always), -1 as FUSEGEN_SPLIT_K_REDUCE says (the default). */
-void fusegen__split_k_in_grid_override(int allowed);
 #if defined(__GNUC__) || defined(__clang__)
 __attribute__((format(printf, 4, 5)))
 #endif

@@ -125,7 +125,6 @@
 #define FUSEGEN_REG_NORMALIZE_THREADS 256      /* the split strategy's normalize kernel: a warp a row */
 #define FUSEGEN_REG_SPLIT_K_REDUCE_THREADS 256 /* the split-K reduce kernel without a norm: a block a 1024 columns */
 #define FUSEGEN_REG_SPLIT_K_REDUCE_ROW_THREADS 512 /* ... with a norm (a block a row): at most, a lane a 4 columns */
-#define FUSEGEN_REG_SPLIT_K_IN_GRID_MAX_N 4096 /* a Hopper partial kernel reduces rows this long itself */
 #define FUSEGEN_REG_WORKSPACE_ALIGN 256        /* the workspace pointer and each part's offset */
 #define FUSEGEN_REG_PORTABLE_CLUSTER 8         /* CTAs a cluster every sm_90 device schedules */
 #define FUSEGEN_REG_MAX_CLUSTER 16             /* CTAs a cluster variant's clusters may have */

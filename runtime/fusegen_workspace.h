@@ -7,11 +7,8 @@
  *   hidden   out dtype [M, N]           chains: GEMM1's result, GEMM2's A operand
  *   partials f32 [S, M, N]              split-K variants: the K slices' sums (S from
  *                                        fusegen_k_slices), reduced by the epilogue kernel
- *                                        or by the partial kernel itself (a split-K chain:
- *                                        hidden, then partials for each GEMM in turn,
- *                                        fusegen_ws_layout_for_chain_split_k)
- *   sync     8 bytes                     split-K variants: the grid barrier word of a partial
- *                                        kernel that reduces its own sums (any contents) */
+ *                                        (a split-K chain: hidden, then partials for each GEMM
+ *                                        in turn, fusegen_ws_layout_for_chain_split_k) */
 #ifndef FUSEGEN_WORKSPACE_H
 #define FUSEGEN_WORKSPACE_H
 #include <stddef.h>
@@ -35,7 +32,7 @@ cudaError_t fusegen__device_info(int *sm, int *sms);
 #endif
 
 typedef struct fusegen_ws_layout {
-    size_t prenorm, stats, hidden, partials, sync;   /* byte offsets (meaningful when the part exists) */
+    size_t prenorm, stats, hidden, partials;   /* byte offsets (meaningful when the part exists) */
     size_t total;                    /* bytes needed; 0 when the kernel needs none */
 } fusegen_ws_layout;
 
@@ -50,7 +47,7 @@ static inline size_t fusegen_ws_align(size_t x)
 static inline fusegen_ws_layout fusegen_ws_layout_for(int split, int64_t tile_n, int chain,
                                                       size_t out_elem_bytes, int64_t m, int64_t n)
 {
-    fusegen_ws_layout l = {0, 0, 0, 0, 0, 0};
+    fusegen_ws_layout l = {0, 0, 0, 0, 0};
     size_t at = 0;
     if (split) {
         int64_t tiles_n = (n + tile_n - 1) / tile_n;
@@ -135,7 +132,7 @@ static inline int64_t fusegen_split_k_reduce_columns(int64_t n, int ranks)
  * reduce kernel has read them, of GEMM2 (one region, the larger of the two). Caller guarantees
  * the sizes are positive and fit in size_t. */
 typedef struct fusegen_ws_chain_split_k {
-    size_t hidden, partials, sync, total;   /* byte offsets; bytes needed */
+    size_t hidden, partials, total;   /* byte offsets; bytes needed */
 } fusegen_ws_chain_split_k;
 
 static inline fusegen_ws_chain_split_k fusegen_ws_layout_for_chain_split_k(int slices1, int slices2, int64_t m, int64_t n,
@@ -145,17 +142,15 @@ static inline fusegen_ws_chain_split_k fusegen_ws_layout_for_chain_split_k(int s
     size_t p1 = (size_t)slices1 * (size_t)m * (size_t)n * 4u, p2 = (size_t)slices2 * (size_t)m * (size_t)n2 * 4u;
     c.hidden = 0;
     c.partials = fusegen_ws_align((size_t)m * (size_t)n * out_elem_bytes);
-    c.sync = c.partials + fusegen_ws_align(p1 > p2 ? p1 : p2);
-    c.total = c.sync + FUSEGEN_REG_WORKSPACE_ALIGN;
+    c.total = c.partials + fusegen_ws_align(p1 > p2 ? p1 : p2);
     return c;
 }
 
 /* Caller guarantees slices, m, n > 0 and that slices x m x n x 4 fits in size_t. */
 static inline fusegen_ws_layout fusegen_ws_layout_for_split_k(int slices, int64_t m, int64_t n)
 {
-    fusegen_ws_layout l = {0, 0, 0, 0, 0, 0};
-    l.sync = fusegen_ws_align((size_t)slices * (size_t)m * (size_t)n * 4u);
-    l.total = l.sync + FUSEGEN_REG_WORKSPACE_ALIGN;
+    fusegen_ws_layout l = {0, 0, 0, 0, 0};
+    l.total = fusegen_ws_align((size_t)slices * (size_t)m * (size_t)n * 4u);
     return l;
 }
 

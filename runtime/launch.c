@@ -11,7 +11,6 @@
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "fusegen_internal.h"
@@ -117,21 +116,17 @@ typedef struct launch__call {
     const char *what;         /* for messages: "<kernel> GEMM1" and the like */
     unsigned grid[3], threads, smem_bytes;
     unsigned cluster_x;       /* > 0: clusters of cluster_x x 1 x 1 CTAs */
-    int cooperative;          /* every CTA resident at once (a split-K partial kernel that reduces
-                                 its own sums waits at a grid barrier) */
     int dependent;            /* a programmatic dependent launch: the kernel's CTAs may start while
                                  the kernel before it drains, and wait (griddepcontrol.wait) before
                                  they touch what it wrote; hides the launch gap */
     cudaStream_t stream;
 } launch__call;
 
-enum { LAUNCH__ATTRS = 3 };
-
 static void launch__driver_config(const launch__call *c, int with_dependent, CUlaunchConfig *config,
-                                  CUlaunchAttribute attrs[LAUNCH__ATTRS])
+                                  CUlaunchAttribute attrs[2])
 {
     memset(config, 0, sizeof *config);
-    memset(attrs, 0, LAUNCH__ATTRS * sizeof *attrs);
+    memset(attrs, 0, 2 * sizeof *attrs);
     config->gridDimX = c->grid[0], config->gridDimY = c->grid[1], config->gridDimZ = c->grid[2];
     config->blockDimX = c->threads, config->blockDimY = 1, config->blockDimZ = 1;
     config->sharedMemBytes = c->smem_bytes;
@@ -149,17 +144,12 @@ static void launch__driver_config(const launch__call *c, int with_dependent, CUl
         attrs[config->numAttrs].value.programmaticStreamSerializationAllowed = 1;
         config->numAttrs++;
     }
-    if (c->cooperative) {
-        attrs[config->numAttrs].id = CU_LAUNCH_ATTRIBUTE_COOPERATIVE;
-        attrs[config->numAttrs].value.cooperative = 1;
-        config->numAttrs++;
-    }
 }
 
 static int launch__start(const CUfunction *fns, int fn, const launch__call *c, void **params, char *why, size_t len)
 {
     CUlaunchConfig config;
-    CUlaunchAttribute attrs[LAUNCH__ATTRS];
+    CUlaunchAttribute attrs[2];
     launch__driver_config(c, 1, &config, attrs);
     CUresult r = launch__api()->launch_kernel_ex(&config, fns[fn], params, NULL);
     if (r == CUDA_SUCCESS) return 0;
@@ -186,7 +176,7 @@ static int launch__clusters(const fusegen_kernel *k, const CUfunction *fns, int 
     }
     int n = 0;
     CUlaunchConfig config;
-    CUlaunchAttribute attrs[LAUNCH__ATTRS];
+    CUlaunchAttribute attrs[2];
     launch__driver_config(c, 0, &config, attrs);   /* the query sees the cluster alone */
     CUresult r = launch__api()->occupancy_max_active_clusters(&n, fns[fn], &config);
     if (r != CUDA_SUCCESS) return fusegen__cu_fail(r, why, len, "%s: cuOccupancyMaxActiveClusters", c->what);
@@ -358,14 +348,13 @@ typedef struct launch__kernel {
 } launch__kernel;
 
 /* One GEMM (function fn) on its grid; slices > 1: a split-K partial kernel, whose work units are
- * its tiles times the slices; cooperative: every CTA resident at once. */
+ * its tiles times the slices. */
 static int launch__gemm(const launch__kernel *lk, int fn, const fusegen_launch_gemm *rec, fusegen_params *g,
-                        unsigned slices, int cooperative, const char *what)
+                        unsigned slices, const char *what)
 {
     launch__call c;
     memset(&c, 0, sizeof c);
     c.what = what;
-    c.cooperative = cooperative;
     c.grid[0] = (unsigned)((g->n + rec->tile_n - 1) / rec->tile_n);
     c.grid[1] = (unsigned)((g->m + rec->tile_m - 1) / rec->tile_m);
     c.grid[2] = slices;
@@ -403,12 +392,12 @@ static int launch__gemm(const launch__kernel *lk, int fn, const fusegen_launch_g
 static int launch__gemm_and_norm(const launch__kernel *lk, int fn, const fusegen_launch_gemm *rec, fusegen_params *g,
                                  void *workspace, const char *what)
 {
-    if (!rec->split) return launch__gemm(lk, fn, rec, g, 1, 0, what);
+    if (!rec->split) return launch__gemm(lk, fn, rec, g, 1, what);
     fusegen_ws_layout l = fusegen_ws_layout_for(1, rec->tile_n, 0, 0, g->m, g->n);
     g->prenorm = (float *)((char *)workspace + l.prenorm);
     g->stats = (float *)((char *)workspace + l.stats);
     g->stats_ld = (g->n + rec->tile_n - 1) / rec->tile_n;
-    if (launch__gemm(lk, fn, rec, g, 1, 0, what)) return 1;
+    if (launch__gemm(lk, fn, rec, g, 1, what)) return 1;
     const int rows_per_block = FUSEGEN_REG_NORMALIZE_THREADS / 32;
     launch__call c;
     memset(&c, 0, sizeof c);
@@ -422,60 +411,18 @@ static int launch__gemm_and_norm(const launch__kernel *lk, int fn, const fusegen
     return launch__start(lk->fns, FUSEGEN_LAUNCH_EPILOGUE1, &c, params, lk->why, lk->len);
 }
 
-/* The columns one work item of the in-grid reduce without a norm covers: the Hopper consumers'
- * 256 threads, four columns each (fusegen_sm80::SplitKReduce::run_in_grid). */
-#define LAUNCH__IN_GRID_RUN 1024
-
-/* FUSEGEN_SPLIT_K_REDUCE=kernel: every split-K variant's sums reduced by its reduce kernel, as
- * on sm_80 (for comparisons and tests); unset or "grid", a Hopper partial kernel reduces its own
- * where it can. Read once. */
-static int launch__reduce_in_grid_env, launch__reduce_in_grid_forced = -1;
-static pthread_once_t launch__reduce_once = PTHREAD_ONCE_INIT;
-static void launch__read_reduce_env(void)
-{
-    const char *v = getenv("FUSEGEN_SPLIT_K_REDUCE");
-    launch__reduce_in_grid_env = !(v && strcmp(v, "kernel") == 0);
-}
-
-void fusegen__split_k_in_grid_override(int allowed)
-{
-    __atomic_store_n(&launch__reduce_in_grid_forced, allowed, __ATOMIC_RELAXED);
-}
-
-static int launch__reduce_in_grid_allowed(void)
-{
-    const int forced = __atomic_load_n(&launch__reduce_in_grid_forced, __ATOMIC_RELAXED);
-    if (forced >= 0) return forced;
-    pthread_once(&launch__reduce_once, launch__read_reduce_env);
-    return launch__reduce_in_grid_env;
-}
-
 /* A split-K GEMM (function gemm_fn, its reduce kernel reduce_fn): the partial kernel sums slices
- * of K into partials (f32), then applies the whole epilogue itself after a grid barrier on the
- * word at sync (a Hopper variant on sm_90 and later, rows of at most
- * FUSEGEN_REG_SPLIT_K_IN_GRID_MAX_N columns: one launch, its CTAs all resident), or the reduce
- * kernel does, a row (or a part of one) a block, a row a cluster of blocks with a Hopper
- * variant's norm; on sm_90 and later as a programmatic dependent (it waits for the sums itself). */
+ * of K into partials (f32), then the reduce kernel applies the whole epilogue, a row (or a part
+ * of one) a block, a row a cluster of blocks with a Hopper variant's norm; on sm_90 and later as
+ * a programmatic dependent (it waits for the sums itself). */
 static int launch__split_k(const launch__kernel *lk, int gemm_fn, int reduce_fn, const fusegen_launch_gemm *rec,
-                           fusegen_params *g, float *partials, void *sync)
+                           fusegen_params *g, float *partials)
 {
     g->k_slices = fusegen_k_slices(g->m, g->n, g->k, rec->tile_m, rec->tile_n, rec->tile_k, lk->sms);
     g->partials = partials;
-    /* The partial kernel's CTAs (one an SM, as launch__gemm sizes a persistent grid) each reduce
-     * at most one work item: a row with a norm, else a run of LAUNCH__IN_GRID_RUN columns of one
-     * (past that, rows one after another in a CTA take longer than the reduce kernel's many
-     * blocks at once). */
-    const long long units = (long long)((g->n + rec->tile_n - 1) / rec->tile_n) *
-                            ((g->m + rec->tile_m - 1) / rec->tile_m) * g->k_slices;
-    const long long ctas = units < lk->sms ? units : lk->sms;
-    const long long items = rec->split_k_row_smem ? g->m : (long long)g->m * ((g->n + LAUNCH__IN_GRID_RUN - 1) / LAUNCH__IN_GRID_RUN);
-    const int in_grid = launch__reduce_in_grid_allowed() && rec->hopper && rec->persistent && lk->sm >= 90 &&
-                        g->n <= FUSEGEN_REG_SPLIT_K_IN_GRID_MAX_N && items <= ctas;
-    g->stats = in_grid ? (float *)sync : NULL;
-    if (launch__gemm(lk, gemm_fn, rec, g, (unsigned)g->k_slices, in_grid,
+    if (launch__gemm(lk, gemm_fn, rec, g, (unsigned)g->k_slices,
                      gemm_fn == FUSEGEN_LAUNCH_GEMM1 ? "the split-K partial kernel" : "GEMM2's split-K partial kernel"))
         return 1;
-    if (in_grid) return 0;
     /* with a norm, a Hopper variant's reduce splits each row over a cluster of CTAs */
     const int ranks = rec->split_k_row_smem && rec->hopper && lk->sm >= 90 ? fusegen_split_k_reduce_ranks(g->m, g->n, lk->sms) : 1;
     const int64_t columns = fusegen_split_k_reduce_columns(g->n, ranks);
@@ -565,12 +512,10 @@ int fusegen__launch(const fusegen_kernel *k, const CUfunction *fns, const fusege
     if (e != cudaSuccess) return launch__fail(e, why, len, "reading the device's multiprocessor count");
     fusegen_params g1;
     launch__gemm1_params(p, args, &g1);
-    if (rec1->split_k && !k->chain) {
-        const fusegen_ws_layout l = fusegen_ws_layout_for_split_k(
-            fusegen_k_slices(p->m, p->n, p->k, rec1->tile_m, rec1->tile_n, rec1->tile_k, lk.sms), p->m, p->n);
+    if (rec1->split_k && !k->chain)
         return launch__split_k(&lk, FUSEGEN_LAUNCH_GEMM1, FUSEGEN_LAUNCH_EPILOGUE1, rec1, &g1,
-                               (float *)((char *)workspace + l.partials), (char *)workspace + l.sync);
-    }
+                               (float *)((char *)workspace +
+                                         fusegen_ws_layout_for_split_k(1, g1.m, g1.n).partials));
     if (!k->chain) return launch__gemm_and_norm(&lk, FUSEGEN_LAUNCH_GEMM1, rec1, &g1, workspace, "GEMM1");
     if (rec1->split_k) {
         /* a split-K chain: each GEMM a partial kernel and its reduce kernel, GEMM1's into hidden;
@@ -584,10 +529,9 @@ int fusegen__launch(const fusegen_kernel *k, const CUfunction *fns, const fusege
         fusegen_params g2;
         g1.out = hidden;
         g1.ldo = p->n;
-        void *sync = (char *)workspace + c.sync;
-        if (launch__split_k(&lk, FUSEGEN_LAUNCH_GEMM1, FUSEGEN_LAUNCH_EPILOGUE1, rec1, &g1, partials, sync)) return 1;
+        if (launch__split_k(&lk, FUSEGEN_LAUNCH_GEMM1, FUSEGEN_LAUNCH_EPILOGUE1, rec1, &g1, partials)) return 1;
         launch__gemm2_params(p, args, hidden, &g2);
-        return launch__split_k(&lk, FUSEGEN_LAUNCH_GEMM2, FUSEGEN_LAUNCH_EPILOGUE2, &k->launch2, &g2, partials, sync);
+        return launch__split_k(&lk, FUSEGEN_LAUNCH_GEMM2, FUSEGEN_LAUNCH_EPILOGUE2, &k->launch2, &g2, partials);
     }
 
     /* a chain: GEMM1 (with its norm) into the workspace's hidden part, in the out dtype; GEMM2
@@ -599,5 +543,5 @@ int fusegen__launch(const fusegen_kernel *k, const CUfunction *fns, const fusege
     if (launch__gemm_and_norm(&lk, FUSEGEN_LAUNCH_GEMM1, rec1, &g1, workspace, "GEMM1")) return 1;
     fusegen_params g2;
     launch__gemm2_params(p, args, hidden, &g2);
-    return launch__gemm(&lk, FUSEGEN_LAUNCH_GEMM2, &k->launch2, &g2, 1, 0, "GEMM2");
+    return launch__gemm(&lk, FUSEGEN_LAUNCH_GEMM2, &k->launch2, &g2, 1, "GEMM2");
 }

@@ -9,13 +9,12 @@
 
 namespace fusegen_sm80 {
 
-// These lines are the registry's (runtime/fusegen_registry.h), as fg_emit_device_enums
+// These four lines are the registry's (runtime/fusegen_registry.h), as fg_emit_device_enums
 // writes them: the generator refuses this header when they differ.
 enum { DT_F16 = 1, DT_BF16 = 2, DT_F32 = 3 };
 enum { NORM_NONE = 0, NORM_LAYERNORM = 1, NORM_RMSNORM = 2 };
 enum { STRATEGY_NONE = 0, STRATEGY_ROW = 1, STRATEGY_SPLIT = 2, STRATEGY_CLUSTER = 3 };
-enum { MAX_STORES = 4, NORMALIZE_THREADS = 256, SPLIT_K_REDUCE_THREADS = 256, SPLIT_K_REDUCE_ROW_THREADS = 512, PORTABLE_CLUSTER = 8,
-       SPLIT_K_IN_GRID_MAX_N = 4096 };
+enum { MAX_STORES = 4, NORMALIZE_THREADS = 256, SPLIT_K_REDUCE_THREADS = 256, SPLIT_K_REDUCE_ROW_THREADS = 512, PORTABLE_CLUSTER = 8 };
 
 // Everything one GEMM launch reads and writes. Leading dimensions are in elements.
 struct Params {
@@ -1566,10 +1565,9 @@ struct NoOps {
     __device__ static __forceinline__ float2 post(float2 v, int, int, const Params &, const TileInputs &) { return v; }
 };
 
-// A split-K partial kernel that reduces nothing itself (fusegen_sm90::GemmSm90's default).
-struct NoInGridReduce {
-    static constexpr bool kInGrid = false;
-    template <int THREADS, int BAR> __device__ static void run_in_grid(const Params &, float *, int) {}
+// The split-K partial kernel's view of its reduce when it has none to serve (the default of
+// fusegen_sm90::GemmSm90): nothing to prefetch.
+struct NoReduce {
     template <int THREADS> __device__ static void prefetch_tile(const Params &, int, int, int, int, int) {}
 };
 
@@ -1630,48 +1628,12 @@ struct SplitKReduce {
         return rsqrtf((p.k > 0 ? total / static_cast<float>(p.k) : 0.0f) + Epi::kANormEps);
     }
 
-    // ---- reduced inside the partial kernel --------------------------------------------------
-    // A Hopper variant's partial kernel, launched with p.stats set (runtime/launch.c), reduces
-    // the sums itself once every CTA's are in (fusegen_sm90::GemmSm90): no second kernel, no
-    // launch between them. Its THREADS consumer threads (tid 0 .. THREADS - 1) synchronize on
-    // named barrier BAR.
-    static constexpr bool kInGrid = true;
-
-    template <int THREADS, int BAR> __device__ static __forceinline__ void group_sync()
-    {
-        asm volatile("bar.sync %0, %1;\n" ::"n"(BAR), "n"(THREADS) : "memory");
-    }
-
-    // The group's sum of v, added in the same order by every thread (as block_sum).
-    template <int THREADS, int BAR> __device__ static __forceinline__ float group_sum(float v, float *red, int tid)
-    {
-#pragma unroll
-        for (int off = 16; off > 0; off >>= 1) v += __shfl_xor_sync(0xffffffffu, v, off);
-        if ((tid & 31) == 0) red[tid >> 5] = v;
-        group_sync<THREADS, BAR>();
-        float t = 0.0f;
-#pragma unroll
-        for (int w = 0; w < THREADS / 32; ++w) t += red[w];
-        group_sync<THREADS, BAR>();   // red is reused by the next call
-        return t;
-    }
-
-    // a_norm's rstd of A's row m, as a_norm_rstd, by the group.
-    template <int THREADS, int BAR> __device__ static float group_a_norm_rstd(const Params &p, int m, float *red, int tid)
-    {
-        const unsigned short *a = static_cast<const unsigned short *>(p.a) + static_cast<long long>(m) * p.lda;
-        float s = 0.0f;
-        for (int c = tid; c < p.k / 8; c += THREADS) s = sumsq8<DT_A>(__ldg(reinterpret_cast<const uint4 *>(a + 8 * c)), s);
-        const float total = group_sum<THREADS, BAR>(s, red, tid);
-        return rsqrtf((p.k > 0 ? total / static_cast<float>(p.k) : 0.0f) + Epi::kANormEps);
-    }
-
     // The epilogue inputs of a tile (rows m0 .. m0 + rows - 1, columns n0 .. n0 + cols - 1 of
     // the residual; those columns of bias, gamma and beta: whichever the kernel has) prefetched
     // into L2 by THREADS threads, a 128-byte line each at a time. The partial kernel's units of
     // slice 0 issue it as their mainloop ends, while other CTAs still multiply, so that the
-    // reduce finds them in L2 rather than waiting on DRAM (it cannot start earlier: the partial
-    // kernel's CTAs hold every SM until they finish).
+    // reduce kernel finds them in L2 rather than waiting on DRAM (its blocks cannot start
+    // earlier: the partial kernel's CTAs hold every SM until they finish).
     template <int THREADS> __device__ static void prefetch_tile(const Params &p, int m0, int n0, int rows, int cols, int tid)
     {
         constexpr int kBytes = DT_OUT == DT_F32 ? 4 : 2, kLine = 128 / kBytes;   // columns a line
@@ -1689,134 +1651,6 @@ struct SplitKReduce {
                 if (p.gamma) asm volatile("prefetch.global.L2 [%0];\n" ::"l"(static_cast<const char *>(p.gamma) + at));
                 if (p.beta) asm volatile("prefetch.global.L2 [%0];\n" ::"l"(static_cast<const char *>(p.beta) + at));
             }
-    }
-
-    // The sum of the slices' four columns n .. n + 3 of row m, slice by slice. The loads bypass
-    // L1 (ld.global.cg): other SMs wrote the sums during this kernel.
-    __device__ static __forceinline__ float4 slices_sum(const Params &p, int m, int n)
-    {
-        const long long slice = static_cast<long long>(p.m) * p.n;
-        const float *src = p.partials + static_cast<long long>(m) * p.n + n;
-        float4 a = __ldcg(reinterpret_cast<const float4 *>(src));
-        constexpr int kBatch = 4;
-        for (int z0 = 1; z0 < p.k_slices; z0 += kBatch) {
-            float4 b[kBatch];
-#pragma unroll
-            for (int i = 0; i < kBatch; ++i)
-                b[i] = z0 + i < p.k_slices ? __ldcg(reinterpret_cast<const float4 *>(src + (z0 + i) * slice))
-                                           : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-#pragma unroll
-            for (int i = 0; i < kBatch; ++i)
-                if (z0 + i < p.k_slices) a = make_float4(a.x + b[i].x, a.y + b[i].y, a.z + b[i].z, a.w + b[i].w);
-        }
-        return a;
-    }
-
-    // Once every CTA's sums are in (the caller's grid barrier). With a norm, rows blockIdx.x,
-    // blockIdx.x + gridDim.x, ..., a row's columns in registers: thread tid keeps groups of four
-    // columns tid, tid + THREADS, ... (at most SPLIT_K_IN_GRID_MAX_N columns: past them the
-    // runtime launches the reduce kernel). Without one, runs of THREADS x 4 columns of a row,
-    // so that few rows still spread over the CTAs. Slices are added in order: the same bits
-    // every run.
-    template <int THREADS, int BAR> __device__ static void run_in_grid(const Params &p, float *red, int tid)
-    {
-        constexpr bool kANorm = Epi::kANormEps != 0.0f;
-        const TileInputs global_inputs = {};
-        const int ctas = static_cast<int>(gridDim.x), cta = static_cast<int>(blockIdx.x);   // a 1-D grid
-        if constexpr (NORM == NORM_NONE) {
-            const int runs = (p.n + 4 * THREADS - 1) / (4 * THREADS);
-            for (int item = cta; item < p.m * runs; item += ctas) {
-                const int m = item / runs, n = (item % runs) * 4 * THREADS + 4 * tid;
-                const float a_rstd = kANorm ? group_a_norm_rstd<THREADS, BAR>(p, m, red, tid) : 1.0f;
-                if (n >= p.n) continue;
-                float4 a = slices_sum(p, m, n);
-                if constexpr (kANorm) a = make_float4(a.x * a_rstd, a.y * a_rstd, a.z * a_rstd, a.w * a_rstd);
-                store2_f32<DT_OUT>(p.out, static_cast<long long>(m) * p.ldo + n,
-                                   Epi::pre(make_float2(a.x, a.y), m, n, p, global_inputs));
-                store2_f32<DT_OUT>(p.out, static_cast<long long>(m) * p.ldo + n + 2,
-                                   Epi::pre(make_float2(a.z, a.w), m, n + 2, p, global_inputs));
-            }
-        } else {
-            // a thread's groups of four columns: 1, 2 or 4 (SPLIT_K_IN_GRID_MAX_N = 16 x THREADS)
-            static_assert(SPLIT_K_IN_GRID_MAX_N == 16 * THREADS, "at most four groups of four columns a thread");
-            for (int m = cta; m < p.m; m += ctas) {
-                if (p.n <= 4 * THREADS) row_in_grid<THREADS, BAR, 1>(p, m, red, tid);
-                else if (p.n <= 8 * THREADS) row_in_grid<THREADS, BAR, 2>(p, m, red, tid);
-                else row_in_grid<THREADS, BAR, 4>(p, m, red, tid);
-            }
-        }
-    }
-
-    // Row m with a norm, G groups of four columns a thread (tid, tid + THREADS, ...), in
-    // registers. The slices come 8 / G at a time, every group's loads of them issued before any
-    // is added (still in slice order): a step is one memory latency, so a row costs a few of
-    // them however its columns and slices are shaped.
-    template <int THREADS, int BAR, int G> __device__ static void row_in_grid(const Params &p, int m, float *red, int tid)
-    {
-        constexpr bool kANorm = Epi::kANormEps != 0.0f;
-        constexpr int Z = 8 / G;
-        const TileInputs global_inputs = {};
-        const float inv_n = __frcp_rn(static_cast<float>(p.n));
-        const float a_rstd = kANorm ? group_a_norm_rstd<THREADS, BAR>(p, m, red, tid) : 1.0f;
-        const long long slice = static_cast<long long>(p.m) * p.n;
-        const float *src = p.partials + static_cast<long long>(m) * p.n;
-        const float4 zero = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-        float4 v[G];
-#pragma unroll
-        for (int i = 0; i < G; ++i) v[i] = zero;
-        for (int z0 = 0; z0 < p.k_slices; z0 += Z) {
-            float4 b[Z][G];
-#pragma unroll
-            for (int j = 0; j < Z; ++j)
-#pragma unroll
-                for (int i = 0; i < G; ++i) {
-                    const int n = 4 * (tid + i * THREADS);
-                    b[j][i] = n < p.n && z0 + j < p.k_slices
-                                  ? __ldcg(reinterpret_cast<const float4 *>(src + (z0 + j) * slice + n))
-                                  : zero;
-                }
-#pragma unroll
-            for (int j = 0; j < Z; ++j)
-#pragma unroll
-                for (int i = 0; i < G; ++i)
-                    if (z0 + j < p.k_slices)
-                        v[i] = z0 + j == 0 ? b[j][i]
-                                           : make_float4(v[i].x + b[j][i].x, v[i].y + b[j][i].y, v[i].z + b[j][i].z,
-                                                         v[i].w + b[j][i].w);
-        }
-        float sum = 0.0f;
-#pragma unroll
-        for (int i = 0; i < G; ++i) {
-            const int n = 4 * (tid + i * THREADS);
-            if (n < p.n) {
-                float4 a = v[i];
-                if constexpr (kANorm) a = make_float4(a.x * a_rstd, a.y * a_rstd, a.z * a_rstd, a.w * a_rstd);
-                const float2 lo = Epi::pre(make_float2(a.x, a.y), m, n, p, global_inputs);
-                const float2 hi = Epi::pre(make_float2(a.z, a.w), m, n + 2, p, global_inputs);
-                v[i] = make_float4(lo.x, lo.y, hi.x, hi.y);
-                sum += (lo.x + lo.y) + (hi.x + hi.y);
-            }
-        }
-        const float mean = NORM == NORM_LAYERNORM ? group_sum<THREADS, BAR>(sum, red, tid) * inv_n : 0.0f;
-        float squares = 0.0f;
-#pragma unroll
-        for (int i = 0; i < G; ++i)
-            if (4 * (tid + i * THREADS) < p.n) {
-                const float d0 = v[i].x - mean, d1 = v[i].y - mean, d2 = v[i].z - mean, d3 = v[i].w - mean;
-                squares += (d0 * d0 + d1 * d1) + (d2 * d2 + d3 * d3);
-            }
-        const float rstd = rsqrtf(group_sum<THREADS, BAR>(squares, red, tid) * inv_n + Epi::kEps);
-#pragma unroll
-        for (int i = 0; i < G; ++i) {
-            const int n = 4 * (tid + i * THREADS);
-            if (n >= p.n) continue;
-            const float2 lo = make_float2((v[i].x - mean) * rstd, (v[i].y - mean) * rstd);
-            const float2 hi = make_float2((v[i].z - mean) * rstd, (v[i].w - mean) * rstd);
-            store2_f32<DT_OUT>(p.out, static_cast<long long>(m) * p.ldo + n,
-                               Epi::post(op_affine<DT_OUT, NORM, Epi::kAffine>(lo, p, n), m, n, p, global_inputs));
-            store2_f32<DT_OUT>(p.out, static_cast<long long>(m) * p.ldo + n + 2,
-                               Epi::post(op_affine<DT_OUT, NORM, Epi::kAffine>(hi, p, n + 2), m, n + 2, p, global_inputs));
-        }
     }
 
     __device__ static void run(const Params &p)

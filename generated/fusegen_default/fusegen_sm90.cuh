@@ -343,11 +343,10 @@ __device__ __forceinline__ void tma_load_2d(void *dst, const TensorMap &map, int
 // phase count on across tiles) and buffer j % BUFFERS.
 // SPLIT_K: the partial kernel of a split-K variant. Its work units are (tile, slice) pairs, p.k_slices
 // slices a tile; unit (tile, z) sums k tiles z*KT/S ... (z+1)*KT/S - 1 and writes the raw f32 sums
-// to slice z of p.partials (fusegen_sm80::SplitKReduce applies the epilogue). Launched with
-// p.stats set (the workspace's grid barrier word), it applies it itself, InGrid::run_in_grid,
-// once the grid barrier says every CTA's sums are in; else the reduce kernel follows.
+// to slice z of p.partials (Reduce, fusegen_sm80::SplitKReduce, applies the epilogue in the next
+// kernel; this one prefetches its inputs).
 template <int DT_AB, int DT_OUT, int BM, int BN, int STAGES, bool PINGPONG_, int NORM, int STRATEGY, class Epi,
-          class Staging, bool B_KN = false, bool SPLIT_K = false, class InGrid = fusegen_sm80::NoInGridReduce>
+          class Staging, bool B_KN = false, bool SPLIT_K = false, class Reduce = fusegen_sm80::NoReduce>
 struct GemmSm90 {
     static constexpr int BK = 64;
     static constexpr bool PINGPONG = PINGPONG_;
@@ -572,43 +571,6 @@ struct GemmSm90 {
         }
     }
 
-    // The in-grid reduce's grid barrier: one 64-bit word of the workspace, whatever it held
-    // before. The high 40 bits hold a launch's tag (its %gridid, which no other launch in the
-    // context shares), the low 24 its arrivals. CTA 0 writes the tag as it starts; a CTA whose
-    // sums are written waits to see the tag (so that its arrival counts for this launch), adds
-    // one (a release: the sums its threads wrote before the named barrier go with it) and waits
-    // until every CTA has (an acquire). The launch is cooperative, so every CTA is resident.
-    static constexpr bool IN_GRID = SPLIT_K && InGrid::kInGrid;
-    static constexpr int IN_GRID_BARRIER = 5;   // the consumers' named barrier (the epilogue's are 1-2)
-    __device__ static __forceinline__ unsigned long long grid_tag()
-    {
-        unsigned long long g;
-        asm volatile("mov.u64 %0, %%gridid;\n" : "=l"(g));
-        return (g & 0xffffffffffull) << 24;
-    }
-    __device__ static __forceinline__ unsigned long long grid_word(const unsigned long long *w, bool acquire)
-    {
-        unsigned long long v;
-        if (acquire)
-            asm volatile("ld.acquire.gpu.global.u64 %0, [%1];\n" : "=l"(v) : "l"(w) : "memory");
-        else
-            asm volatile("ld.relaxed.gpu.global.u64 %0, [%1];\n" : "=l"(v) : "l"(w) : "memory");
-        return v;
-    }
-    __device__ static void grid_barrier_stamp(const Params &p)
-    {
-        if (IN_GRID && p.stats && blockIdx.x == 0 && threadIdx.x == 0)
-            asm volatile("st.relaxed.gpu.global.u64 [%0], %1;\n" ::"l"(p.stats), "l"(grid_tag()) : "memory");
-    }
-    __device__ static void grid_barrier_wait(const Params &p)
-    {
-        unsigned long long *w = reinterpret_cast<unsigned long long *>(p.stats);
-        const unsigned long long tag = grid_tag();
-        while ((grid_word(w, false) & ~0xffffffull) != tag) __nanosleep(32);
-        asm volatile("red.release.gpu.global.add.u64 [%0], 1;\n" ::"l"(w) : "memory");
-        while (grid_word(w, true) != tag + gridDim.x) __nanosleep(32);
-    }
-
     // Cluster strategy, every thread at its end: no CTA exits while a peer may still push into
     // its exchange (each waits for every push it gets, but the tools cannot see that; the
     // barrier is the documented way). .aligned: the warp reconverges first.
@@ -662,7 +624,6 @@ struct GemmSm90 {
         // The launch is a programmatic dependent one (runtime/launch.c): the CTA may start while the
         // kernel before it in the stream drains; nothing is read or written before it is done.
         asm volatile("griddepcontrol.wait;\n" ::: "memory");
-        grid_barrier_stamp(p);
 
         // Registers: 56 a producer thread (its tile loops spill at 40 in some kernels), 224 a
         // consumer thread; 40 and 232 where a consumer keeps 160 accumulators (64x320 ping-pong).
@@ -787,9 +748,9 @@ struct GemmSm90 {
                 // where the loads are the limit (decisions.md, "The norm on A after the release").
                 if constexpr (kANorm) a_norm_stage(base + at.stage * STAGE_BYTES + a_offset, ttid, sq);
             }
-            // Split K: the reduce's inputs into L2 while the last wgmmas run (slice 0's units).
+            // Split K: the reduce kernel's inputs into L2 while the last wgmmas run (slice 0's units).
             if (SPLIT_K && tiles.slice(id) == 0)
-                InGrid::template prefetch_tile<TILE_THREADS>(p, tile.m * BM, tile.n * BN, BM, BN, ttid);
+                Reduce::template prefetch_tile<TILE_THREADS>(p, tile.m * BM, tile.n * BN, BM, BN, ttid);
             wgmma_wait_all();
             if constexpr (kANorm) fusegen_sm80::a_norm_scale(acc, sq, p.k, Epi::kANormEps);
             if (unit_kt == 0) pass_turn();
@@ -832,18 +793,6 @@ struct GemmSm90 {
         }
         // The bulk copies out of the tile buffer finish before the CTA does.
         if (Staging::kTile && ttid == 0) fusegen_sm80::bulk_wait();
-        if constexpr (IN_GRID) {
-            if (p.stats) {
-                // Both consumer warpgroups' sums are written and their mainloops done: the
-                // stages are free for the reduce's scratch.
-                constexpr int kThreads = CONSUMERS * 128;
-                InGrid::template group_sync<kThreads, IN_GRID_BARRIER>();
-                if (threadIdx.x == 128) grid_barrier_wait(p);
-                InGrid::template group_sync<kThreads, IN_GRID_BARRIER>();
-                InGrid::template run_in_grid<kThreads, IN_GRID_BARRIER>(p, reinterpret_cast<float *>(base),
-                                                                        static_cast<int>(threadIdx.x) - 128);
-            }
-        }
         end_cluster();
 #endif
     }

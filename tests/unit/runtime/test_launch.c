@@ -30,7 +30,7 @@ static int g_failed, g_passed;
 typedef struct launch_log {
     CUfunction f;
     unsigned grid[3], block, smem;
-    int cluster_x, dependent, cooperative, n_params;
+    int cluster_x, dependent, n_params;
     fusegen_params params;
 } launch_log;
 
@@ -64,7 +64,6 @@ static CUresult fake_launch_kernel_ex(const CUlaunchConfig *c, CUfunction f, voi
     for (unsigned i = 0; i < c->numAttrs; ++i) {
         if (c->attrs[i].id == CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION) l->cluster_x = (int)c->attrs[i].value.clusterDim.x;
         if (c->attrs[i].id == CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION) l->dependent = 1;
-        if (c->attrs[i].id == CU_LAUNCH_ATTRIBUTE_COOPERATIVE) l->cooperative = c->attrs[i].value.cooperative;
     }
     memcpy(&l->params, params[0], sizeof l->params);
     g_n_launches++;
@@ -315,41 +314,16 @@ static void test_split_k(void)
     fusegen_args a = args_all();
     size_t need = 0;
     CHECK(fusegen_workspace_size(&k, &p, &need) == FUSEGEN_OK);
-    const int slices = fusegen_k_slices(64, 4096, 4096, 64, 128, 64, 132);
-    const fusegen_ws_layout l = fusegen_ws_layout_for_split_k(slices, 64, 4096);
-    CHECK(need == l.total && l.sync == (size_t)slices * 64 * 4096 * 4 && l.total == l.sync + 256);
-    /* 64 rows, 32 x 4 = 128 CTAs: the partial kernel reduces its own sums (a row a CTA), one
-     * cooperative launch whose grid barrier is the workspace's sync word */
-    fusegen__split_k_in_grid_override(1);
-    reset();
-    CHECK(fusegen_run(&k, &p, &a, g_ws, need, 0) == FUSEGEN_OK);
-    CHECK(g_n_launches == 1 && g_launches[0].cooperative && g_launches[0].grid[0] == 128);
-    CHECK(g_n_encodes == 2);   /* A and B only: the sums leave from registers */
-    CHECK(g_launches[0].params.stats == (float *)((char *)g_ws + l.sync) && g_launches[0].params.k_slices == slices);
-    /* more rows than CTAs: the reduce kernel */
-    p = ln_problem(256, 4096, 4096);
-    CHECK(fusegen_workspace_size(&k, &p, &need) == FUSEGEN_OK);
-    reset();
-    CHECK(fusegen_run(&k, &p, &a, g_ws, need, 0) == FUSEGEN_OK);
-    CHECK(g_n_launches == 2 && !g_launches[0].cooperative && g_launches[0].params.stats == NULL);
-    /* rows past FUSEGEN_REG_SPLIT_K_IN_GRID_MAX_N columns: the reduce kernel */
-    p = ln_problem(1, 8200, 4096);
-    CHECK(fusegen_workspace_size(&k, &p, &need) == FUSEGEN_OK);
-    reset();
-    CHECK(fusegen_run(&k, &p, &a, g_ws, need, 0) == FUSEGEN_OK);
-    CHECK(g_n_launches == 2 && !g_launches[0].cooperative);
-    /* the reduce kernel's launches, the in-grid reduce turned off (FUSEGEN_SPLIT_K_REDUCE=kernel) */
-    fusegen__split_k_in_grid_override(0);
-    p = ln_problem(64, 4096, 4096);
-    CHECK(fusegen_workspace_size(&k, &p, &need) == FUSEGEN_OK);
     reset();
     CHECK(fusegen_run(&k, &p, &a, g_ws, need, 0) == FUSEGEN_OK);
     CHECK(g_n_launches == 2);
+    const int slices = fusegen_k_slices(64, 4096, 4096, 64, 128, 64, 132);
     const launch_log *part = &g_launches[0], *red = &g_launches[1];
-    CHECK(slices > 1 && part->params.k_slices == slices && !part->cooperative && part->params.stats == NULL);
-    CHECK(part->params.partials == (float *)((char *)g_ws + l.partials));
+    CHECK(slices > 1 && part->params.k_slices == slices);
+    CHECK(part->params.partials == (float *)((char *)g_ws + fusegen_ws_layout_for_split_k(slices, 64, 4096).partials));
     /* the persistent partial kernel: min(32 tiles x slices, 132 SMs) CTAs */
     CHECK(part->grid[0] == (unsigned)(32 * slices < 132 ? 32 * slices : 132) && part->dependent);
+    CHECK(g_n_encodes == 2);   /* A and B only: the sums leave from registers */
     /* the reduce: rows of 4096 at most take a block each (no cluster), the whole row in shared
      * memory and a lane for every 8 of its columns; a dependent launch on sm_90 */
     CHECK(red->f == (CUfunction)(uintptr_t)0x101 && red->grid[0] == 64 && red->cluster_x == 0);
@@ -376,7 +350,6 @@ static void test_split_k(void)
     CHECK(fusegen_split_k_reduce_ranks(1, 16384, 132) == 8 && fusegen_split_k_reduce_ranks(40, 16384, 132) == 2);
     CHECK(fusegen_split_k_reduce_ranks(67, 8192, 132) == 1 && fusegen_split_k_reduce_ranks(1, 8192, 0) == 1);
     CHECK(fusegen_split_k_reduce_columns(1000, 4) == 252);   /* 250 groups of 4: 63 + 63 + 63 + 61 */
-    fusegen__split_k_in_grid_override(-1);
 }
 
 /* A split-K chain: GEMM1's partial and reduce kernels (into hidden), then GEMM2's, whose partial
@@ -402,19 +375,8 @@ static void test_chain_split_k(void)
     const int s1 = fusegen_k_slices(64, 2048, 2048, 64, 256, 64, 132), s2 = fusegen_k_slices(64, 8192, 2048, 128, 256, 64, 132);
     CHECK(s1 == 8 && s2 == 4);   /* 8 tiles x 8 slices (32 k tiles, at least 4 a slice); 32 tiles x 4 */
     const fusegen_ws_chain_split_k c = fusegen_ws_layout_for_chain_split_k(s1, s2, 64, 2048, 8192, 2);
-    /* hidden (bf16 [64, 2048]), then the larger of the two GEMMs' partial sums (GEMM2's), then
-     * the grid barrier word */
-    CHECK(c.partials == 64 * 2048 * 2 && need == c.total && c.sync == c.partials + (size_t)4 * 64 * 8192 * 4 &&
-          c.total == c.sync + 256);
-    /* GEMM1's partial kernel reduces its own sums (64 rows, 64 CTAs), GEMM2's cannot (64 rows
-     * of 8 runs of 1024 columns, 128 CTAs): its reduce kernel follows */
-    fusegen__split_k_in_grid_override(1);
-    reset();
-    CHECK(fusegen_run(&k, &p, &a, g_ws, need, 0) == FUSEGEN_OK);
-    CHECK(g_n_launches == 3 && g_launches[0].cooperative && !g_launches[1].cooperative);
-    CHECK(g_launches[0].params.out == (void *)g_ws && g_launches[0].params.stats == (float *)((char *)g_ws + c.sync));
-    CHECK(g_launches[1].params.stats == NULL && g_launches[2].params.out == a.out2);
-    fusegen__split_k_in_grid_override(0);
+    /* hidden (bf16 [64, 2048]), then the larger of the two GEMMs' partial sums (GEMM2's) */
+    CHECK(c.partials == 64 * 2048 * 2 && need == c.total && c.total == c.partials + (size_t)4 * 64 * 8192 * 4);
     reset();
     CHECK(fusegen_run(&k, &p, &a, g_ws, need, 0) == FUSEGEN_OK);
     CHECK(g_n_launches == 4);
@@ -433,7 +395,6 @@ static void test_chain_split_k(void)
     CHECK(r2->f == (CUfunction)(uintptr_t)0x103 && r2->grid[0] == 64 && r2->cluster_x == 0 && r2->smem == 0 &&
           r2->params.out == a.out2);
     CHECK(r2->grid[1] == (unsigned)fusegen_split_k_reduce_blocks_y(8192, 0, FUSEGEN_REG_SPLIT_K_REDUCE_THREADS));
-    fusegen__split_k_in_grid_override(-1);
 }
 
 static void test_chain(void)

@@ -2,7 +2,8 @@
 # On a GPU machine, in one go: build, run the CPU and GPU tests, the sanitizers and the benchmark.
 # Logs go under $OUT (default: ./gpu-out; all but summary.txt and bench.* bundled into
 # gpu-logs.tar.gz at the end); a short table is printed last. The benchmark runs bench/shapes.json,
-# then bench/shapes-unseen.json (bench-unseen.*, in the bundle). Environment:
+# then bench/shapes-unseen.json (bench-unseen.*, in the bundle) and bench/shapes-decode.json with
+# the weights read from DRAM (bench-decode.*, in the bundle). Environment:
 # FUSEGEN_SKIP_CPU_TESTS=1 (the CPU tests but those that need the kernel library: the PyTorch
 # bindings' layout and table); FUSEGEN_CTEST_GPU_EXCLUDE (a ctest regex of GPU tests to leave out, e.g.
 # pytorch_ops); FUSEGEN_SANITIZE_TOOLS (default "memcheck racecheck synccheck") and
@@ -169,6 +170,13 @@ if [ $bench = 1 ] && [ -x "$build/bench/fusegen-bench" ]; then
     timeout 300 "$build/bench/fusegen-bench" --shapes bench/shapes-unseen.json --csv "$out/bench-unseen.csv" \
       ${FUSEGEN_BENCH_ARGS:-} >"$out/bench-unseen.log" 2>&1
     status "bench (unseen shapes)" "rc=$? $(grep -E 'speed-up over unfused' "$out/bench-unseen.log" | head -1 | sed 's/^ *//')"
+  fi
+  # decode steps (bench/shapes-decode.json) with every side's weights read from DRAM, as a model's
+  # decode step reads them (--cold-weights; decisions.md, "Split K reduced inside the partial kernel")
+  if [ -f bench/shapes-decode.json ]; then
+    timeout 300 "$build/bench/fusegen-bench" --shapes bench/shapes-decode.json --cold-weights \
+      --csv "$out/bench-decode.csv" ${FUSEGEN_BENCH_ARGS:-} >"$out/bench-decode.log" 2>&1
+    status "bench (decode, cold weights)" "rc=$? $(grep -E 'speed-up over unfused' "$out/bench-decode.log" | head -1 | sed 's/^ *//')"
   fi
 fi
 run_numerics

@@ -6,6 +6,12 @@
 #   scripts/ab-bench.sh --prepare REF_A REF_B [REF_C ...]
 #       here (a git checkout): the refs' files into ab/a, ab/b, ... (git-ignored), to carry to
 #       the GPU machine.
+#   scripts/ab-bench.sh --tune-example [--rounds N]
+#       the same for the example library of specs/examples/llama_block.json: each round runs
+#       fusegen-tune --library over bench/tune-shapes-llama.json on every version (a fresh tuning
+#       file each), then bench/ab_tune_compare.py --bare linear (winner times, B/A, and each
+#       fused kernel over the bare GEMM of its shape); FUSEGEN_AB_TEST runs
+#       fusegen_test_kernels_llama instead.
 #   scripts/ab-bench.sh [--rounds N] [--reps R] [-- FUSEGEN_BENCH_ARGS...]
 #       on the GPU machine: builds every ab/<letter> (sm_90a), runs N rounds (default 2) of
 #       fusegen-bench --reps R (default 50) on each, prints the comparison last and leaves under
@@ -37,9 +43,10 @@ if [ "${1:-}" = --prepare ]; then
   exit 0
 fi
 
-rounds=2 reps=50
+rounds=2 reps=50 tune_example=0
 while [ $# -gt 0 ]; do
   case $1 in
+    --tune-example) tune_example=1; shift ;;
     --rounds) [ $# -ge 2 ] || die "--rounds needs a number"; rounds=$2; shift 2 ;;
     --reps) [ $# -ge 2 ] || die "--reps needs a number"; reps=$2; shift 2 ;;
     --) shift; break ;;
@@ -64,7 +71,12 @@ gen=()
 command -v ninja >/dev/null 2>&1 && gen=(-G Ninja)
 jobs=$(( $(nproc) / ${#sides[@]} > 0 ? $(nproc) / ${#sides[@]} : 1 ))
 targets=(--target fusegen-bench)
-[ -n "${FUSEGEN_AB_TEST:-}" ] && targets+=(--target fusegen_test_kernels)
+test_bin=fusegen_test_kernels sass_lib=libfusegen_default.a
+if [ $tune_example = 1 ]; then
+  targets=(--target fusegen-tune --target fusegen_llama_block_shared)
+  test_bin=fusegen_test_kernels_llama sass_lib=libllama_block.so
+fi
+[ -n "${FUSEGEN_AB_TEST:-}" ] && targets+=(--target "$test_bin")
 
 build() {
   cmake -S "ab/$1" -B "ab/$1/build" "${gen[@]}" -DCMAKE_BUILD_TYPE=Release -DFUSEGEN_CUDA_ARCHITECTURES=90a-real \
@@ -78,7 +90,7 @@ done
 
 if [ -n "${FUSEGEN_AB_TEST:-}" ]; then
   for side in "${sides[@]:1}"; do
-    FUSEGEN_TEST_ONLY=$FUSEGEN_AB_TEST timeout "$limit" ab/$side/build/tests/gpu/fusegen_test_kernels >"$logs/test-$side.log" 2>&1
+    FUSEGEN_TEST_ONLY=$FUSEGEN_AB_TEST timeout "$limit" ab/$side/build/tests/gpu/$test_bin >"$logs/test-$side.log" 2>&1
     rc=$?
     if [ $rc -ne 0 ]; then
       tail -20 "$logs/test-$side.log"
@@ -94,13 +106,31 @@ fi
 # (docs/decisions.md v85); the line says so before the times do.
 if command -v cuobjdump >/dev/null 2>&1; then
   for side in "${sides[@]}"; do
-    cuobjdump -sass "ab/$side/build/libfusegen_default.a" >"$logs/sass-$side.txt" 2>&1 || echo "ab/$side: cuobjdump failed"
+    cuobjdump -sass "ab/$side/build/$sass_lib" >"$logs/sass-$side.txt" 2>&1 || echo "ab/$side: cuobjdump failed"
   done
   for side in "${sides[@]:1}"; do
     python3 bench/sass_kloop.py "$logs/sass-$side.txt" --against "$logs/sass-a.txt" >"$logs/hgmma-$side.txt" 2>&1
     echo "ab/$side: $(tail -1 "$logs/hgmma-$side.txt") (hgmma-$side.txt)"
   done
   rm -f "$logs"/sass-*.txt   # large; the comparison is kept
+fi
+
+if [ $tune_example = 1 ]; then
+  groups=()
+  for r in $(seq 1 "$rounds"); do
+    for side in "${sides[@]}"; do
+      timeout "$limit" ab/$side/build/bench/fusegen-tune --library "ab/$side/build/libllama_block.so" \
+        --shapes bench/tune-shapes-llama.json -o "$logs/$side-$r.json" >"$logs/$side-$r.log" 2>&1
+      echo "round $r $side: rc=$? $(tail -1 "$logs/$side-$r.log") ($(cat ab/$side/AB_REF 2>/dev/null || echo "ab/$side"))"
+    done
+  done
+  for side in "${sides[@]}"; do
+    ls "$logs/$side"-*.json >/dev/null 2>&1 || die "ab/$side wrote no tuning file (see its logs in ab-logs.tar.gz)"
+    [ ${#groups[@]} -gt 0 ] && groups+=(--)
+    groups+=("$logs/$side"-*.json)
+  done
+  python3 bench/ab_tune_compare.py --bare linear "${groups[@]}" | tee "$out/compare.txt"
+  exit "${PIPESTATUS[0]}"
 fi
 
 for r in $(seq 1 "$rounds"); do

@@ -2,6 +2,7 @@
 # scripts/ab-bench.sh without a GPU: a stub cmake "builds" each version into a fake
 # fusegen-bench (it writes a fixture CSV of tests/cli/ab) and a fake kernel test, so the test
 # checks the script's own work: --prepare from a git repository, the build and test steps, the
+# example library's mode (--tune-example: a fake fusegen-tune writes fixture tuning files), the
 # HGMMA comparison (a stub cuobjdump lists tests/cli/sass/kernels.sass, one HGMMA fewer for
 # side c), the A B C rounds, the comparison, the bundle of logs (compare.txt and ab-logs.tar.gz
 # alone under $OUT) and the refusals (bad options, missing ab/, a failing or hung kernel test
@@ -16,7 +17,8 @@ trap 'rm -rf "$tmp"' EXIT
 # A tree holding the two files the script uses, as a git repository (for --prepare).
 tree=$tmp/tree
 mkdir -p "$tree/scripts" "$tree/bench" "$tmp/stub"
-cp "$src/scripts/ab-bench.sh" "$tree/scripts/" && cp "$src/bench/ab_compare.py" "$src/bench/sass_kloop.py" "$tree/bench/" ||
+cp "$src/scripts/ab-bench.sh" "$tree/scripts/" &&
+  cp "$src/bench/ab_compare.py" "$src/bench/ab_tune_compare.py" "$src/bench/sass_kloop.py" "$tree/bench/" ||
   exit 1
 (cd "$tree" && git init -q && git -c user.name=t -c user.email=t@t add -A &&
    git -c user.name=t -c user.email=t@t commit -qm one) >/dev/null 2>&1 || { echo "FAIL  git repository"; exit 1; }
@@ -46,7 +48,19 @@ cat >"\$dir/tests/gpu/fusegen_test_kernels" <<EOT
 [ "\\\${AB_TEST_HANG_SIDE:-}" = "\$side" ] && exec sleep 60
 echo "3 passed, 0 failed"
 EOT
-chmod +x "\$dir/bench/fusegen-bench" "\$dir/tests/gpu/fusegen_test_kernels"
+cat >"\$dir/bench/fusegen-tune" <<EOT
+#!/bin/sh
+while [ \\\$# -gt 0 ]; do [ "\\\$1" = -o ] && json=\\\$2; shift; done
+name=\\\$(basename "\\\$json" .json)
+side=\\\${name%%-*} round=\\\${name##*-}
+[ "\\\$side" = c ] && side=b
+cp "$src/tests/cli/ab/tune-\\\$side\\\$round.json" "\\\$json"
+echo "fusegen-tune: 3 measured, 3 entries in \\\$json"
+EOT
+echo "\$side" >"\$dir/libllama_block.so"
+cp "\$dir/tests/gpu/fusegen_test_kernels" "\$dir/tests/gpu/fusegen_test_kernels_llama"
+chmod +x "\$dir/bench/fusegen-bench" "\$dir/bench/fusegen-tune" "\$dir/tests/gpu/fusegen_test_kernels" \\
+  "\$dir/tests/gpu/fusegen_test_kernels_llama"
 EOF
 chmod +x "$tmp/stub/cmake"
 # The stub cuobjdump: the fixture listing, side c's alpha_kernel with one HGMMA fewer.
@@ -85,6 +99,18 @@ check "run: the archive holds builds, tests, runs and CSVs" \
    [ "$(tar -tzf "$tmp/out/ab-logs.tar.gz" 2>/dev/null | grep -c "\.csv$")" -eq 6 ] &&
    tar -tzf "$tmp/out/ab-logs.tar.gz" 2>/dev/null | grep -q "ab-logs/hgmma-c.txt" &&
    ! tar -tzf "$tmp/out/ab-logs.tar.gz" 2>/dev/null | grep -q "ab-logs/sass-"'
+
+rm -rf "$tmp/out"
+run 'FUSEGEN_AB_TEST=x bash scripts/ab-bench.sh --tune-example --rounds 2'
+check "--tune-example: exit 0, the example's kernel test first" \
+  '[ $? -eq 0 ] && grep -q "^ab/b: 3 passed, 0 failed" "$tmp/log"'
+check "--tune-example: rounds in turn, A B C, a tuning file each" \
+  '[ "$(grep -o "^round [12] [abc]: rc=0 fusegen-tune: 3 measured" "$tmp/log" | wc -l)" -eq 6 ]'
+check "--tune-example: B against A over the bare GEMM" \
+  'grep -Eq "^qkv_rmsnorm +1 +6144 +4096 +0\.0310 +0\.0279 +0\.900 +1\.107 +0\.996$" "$tmp/out/compare.txt" &&
+   grep -q "2 run(s) of A, 2 of C" "$tmp/out/compare.txt"'
+check "--tune-example: the tuning files in the archive" \
+  '[ "$(tar -tzf "$tmp/out/ab-logs.tar.gz" 2>/dev/null | grep -c "\.json$")" -eq 6 ]'
 
 rm -rf "$tmp/out"
 run 'AB_TEST_FAIL_SIDE=c FUSEGEN_AB_TEST=x bash scripts/ab-bench.sh'

@@ -11,8 +11,12 @@ fused kernel is held to). Runs should alternate (A B A B) on one machine, back t
 Exit status: 0, or 2 on bad input.
 """
 import json
+import os
 import statistics
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from ab_compare import split_groups  # noqa: E402
 
 
 def bad(message):
@@ -41,15 +45,8 @@ def main(argv):
     bare = None
     if len(argv) >= 2 and argv[0] == "--bare":
         bare, argv = argv[1], argv[2:]
-    groups, cur = [], []
-    for a in argv:
-        if a == "--":
-            groups.append(cur)
-            cur = []
-        else:
-            cur.append(a)
-    groups.append(cur)
-    if len(groups) < 2 or any(not g for g in groups):
+    groups = split_groups(argv)
+    if not groups:
         bad("usage: bench/ab_tune_compare.py [--bare KERNEL] A1.json ... -- B1.json ... [-- C1.json ...]")
     sides = [medians(g) for g in groups]
     a = sides[0]

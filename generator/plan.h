@@ -71,9 +71,6 @@ typedef struct fg_plan_kernel {
     bool split_k;             /* the split-K form (name suffix _splitk): a partial kernel sums slices
                                * of K into the workspace (f32), a reduce kernel applies the whole
                                * epilogue row by row; a chain's (Hopper only): both GEMMs so */
-    bool cluster_k;           /* split K on Hopper without a norm, a norm on A or a chain: a tile's
-                               * slices run as one cluster and add their sums through distributed
-                               * shared memory, then apply the epilogue (one kernel, no workspace) */
     long max_n;               /* row and cluster strategies, split K with a norm: N <= max_n; 0 = any N */
     int rank;                 /* the dispatch's last preference among kernels its model ranks equal:
                                * larger first (tile area, staging, depth; plan__rank) */

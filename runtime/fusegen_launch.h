@@ -44,9 +44,6 @@ typedef struct fusegen_launch_gemm {
      * that width): the residual's, store op map_store_slot's (-1: none), and map_out (0 none,
      * 1 out, 2 the split strategy's pre-norm values, packed, of type dt_out) */
     int map_residual, map_store_slot, map_out, epi_box_bytes;
-    int cluster_k;            /* with split_k, Hopper: a tile's slices (fusegen_cluster_k_slices) run
-                                 as one cluster that adds its sums through distributed shared
-                                 memory and applies the epilogue; no reduce kernel, no workspace */
 } fusegen_launch_gemm;
 
 /* The kernels' parameter block (fusegen_sm80::Params), field for field. */

@@ -2,7 +2,7 @@
 """Compares fusegen-bench runs of two or more builds (A, B, C, ...), each run a CSV of
 `fusegen-bench --csv`; every build after A is compared with A, one table each.
 
-    bench/ab_compare.py A1.csv A2.csv ... -- B1.csv B2.csv ... [-- C1.csv ...]
+    bench/ab_compare.py [--plain] A1.csv A2.csv ... -- B1.csv B2.csv ... [-- C1.csv ...]
 
 For every problem (the selected kernel's row) it prints the median fusegen time of each side,
 B / A, and each side's spread over its runs (max / min - 1), so that a difference smaller than
@@ -11,6 +11,8 @@ moves by a few percent), it also compares fusegen / cuBLASLt-GEMM taken within e
 "B/A in-run" is the median of B's in-run ratios over the median of A's. When the CSVs carry the
 SM clock fusegen ran at (`fusegen_mhz`, fusegen-bench with NVML), the median clock of each side
 is printed too: under the power cap a kernel that draws less can run at a higher clock.
+With --plain the times compared are fusegen's plain GEMM's (`fusegen_gemm_ms`, the `proj`
+kernel the benchmark times beside each fused problem) instead of the selected fused kernel's.
 Runs should alternate (A B A B, or A B C A B C) on one machine, back to back. Exit status: 0,
 or 2 on bad input.
 """
@@ -28,18 +30,19 @@ def number(text):
         return math.nan
 
 
-def load(path):
-    """problem -> (fusegen_ms, gemm_ms, fusegen_mhz or NaN) of the selected kernel, from one CSV."""
+def load(path, column="fusegen_ms"):
+    """problem -> (time in column, gemm_ms, fusegen_mhz or NaN) of the selected kernel's row, from
+    one CSV (column: fusegen_ms, or fusegen_gemm_ms for fusegen's plain GEMM)."""
     rows = {}
     with open(path, newline="") as f:
         for r in csv.DictReader(f):
             if r.get("selected") != "1" or r.get("check") != "ok":
                 continue
             try:
-                fused, gemm = float(r["fusegen_ms"]), float(r["gemm_ms"])
-            except (KeyError, ValueError):
+                fused, gemm = float(r[column]), float(r["gemm_ms"])
+            except (KeyError, TypeError, ValueError):
                 continue
-            rows[r["problem"]] = (fused, gemm, number(r.get("fusegen_mhz")))
+            rows[r["problem"]] = (fused, gemm, number(r.get("fusegen_mhz")) if column == "fusegen_ms" else math.nan)
     return rows
 
 
@@ -99,15 +102,18 @@ def compare(label, runs_a, runs_b):
 
 
 def main(argv):
+    column = "fusegen_ms"
+    if argv and argv[0] == "--plain":
+        column, argv = "fusegen_gemm_ms", argv[1:]
     groups = split_groups(argv)
     if groups is None:
-        sys.stderr.write("usage: ab_compare.py A.csv... -- B.csv... [-- C.csv...]\n")
+        sys.stderr.write("usage: ab_compare.py [--plain] A.csv... -- B.csv... [-- C.csv...]\n")
         return 2
     if len(groups) > 26:
         sys.stderr.write("ab_compare.py: at most 26 builds\n")
         return 2
     try:
-        runs = [[load(p) for p in group] for group in groups]
+        runs = [[load(p, column) for p in group] for group in groups]
     except (OSError, csv.Error) as e:
         sys.stderr.write(f"ab_compare.py: {e}\n")
         return 2

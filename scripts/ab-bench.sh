@@ -15,8 +15,9 @@
 #   scripts/ab-bench.sh [--rounds N] [--reps R] [-- FUSEGEN_BENCH_ARGS...]
 #       on the GPU machine: builds every ab/<letter> (sm_90a), runs N rounds (default 2) of
 #       fusegen-bench --reps R (default 50) on each, prints the comparison last and leaves under
-#       $OUT (default ./ab-out) compare.txt and ab-logs.tar.gz (builds, runs, CSVs: the device
-#       tool brings back 8 files at most). FUSEGEN_AB_TEST=SUBSTRING: first run each version
+#       $OUT (default ./ab-out) compare.txt, compare-plain.txt (the same for fusegen's plain GEMM)
+#       and ab-logs.tar.gz (builds, runs, CSVs: the device tool brings back 8 files at most).
+#       FUSEGEN_AB_TEST=SUBSTRING: first run each version
 #       after A through fusegen_test_kernels on the kernels whose names contain SUBSTRING (a
 #       wrong version is not timed). FUSEGEN_AB_TIMEOUT (seconds, default 240): the limit on
 #       each test and benchmark run, so a hung kernel costs minutes, not the whole call. With
@@ -147,3 +148,6 @@ for side in "${sides[@]}"; do
   groups+=("$logs/$side"-*.csv)
 done
 python3 bench/ab_compare.py "${groups[@]}" | tee "$out/compare.txt"
+# fusegen's plain GEMM (proj) beside each problem, compared the same way: its summary line here
+python3 bench/ab_compare.py --plain "${groups[@]}" >"$out/compare-plain.txt" 2>&1 &&
+  echo "plain GEMM: $(grep '^geometric mean' "$out/compare-plain.txt" | tr -s ' ' | tr '\n' ';') (compare-plain.txt)"

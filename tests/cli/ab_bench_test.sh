@@ -92,8 +92,9 @@ check "run: rounds in turn, A B C" \
 check "run: B against A (medians, B/A 1.100)" \
   'grep -Eq "^p one +0\.2100 +0\.2310 +1\.100 +1\.000" "$tmp/out/compare.txt" && grep -q "2 run(s) of A, 2 of B" "$tmp/out/compare.txt"'
 check "run: C against A too" 'grep -q "2 run(s) of A, 2 of C" "$tmp/out/compare.txt"'
-check "run: compare.txt and ab-logs.tar.gz alone under OUT" \
-  '[ "$(ls "$tmp/out" | tr "\n" " ")" = "ab-logs.tar.gz compare.txt " ]'
+check "run: compare.txt, compare-plain.txt and ab-logs.tar.gz alone under OUT" \
+  '[ "$(ls "$tmp/out" | tr "\n" " ")" = "ab-logs.tar.gz compare-plain.txt compare.txt " ] &&
+   grep -q "^plain GEMM: geometric mean" "$tmp/log"'
 check "run: the archive holds builds, tests, runs and CSVs" \
   'tar -tzf "$tmp/out/ab-logs.tar.gz" 2>/dev/null | grep -q "ab-logs/build-c.log" && tar -tzf "$tmp/out/ab-logs.tar.gz" 2>/dev/null | grep -q "ab-logs/test-b.log" &&
    [ "$(tar -tzf "$tmp/out/ab-logs.tar.gz" 2>/dev/null | grep -c "\.csv$")" -eq 6 ] &&

@@ -2,7 +2,7 @@
 # bench/ab_compare.py on fixture CSVs (tests/cli/ab): medians, B/A, the in-run ratio, spreads;
 # rows that are not the selected kernel's, or whose check failed, are left out; a third build is
 # compared with A too; bad input exits 2; fusegen's SM clock columns appear only when the CSVs
-# carry them (a row without a clock shows '-').
+# carry them (a row without a clock shows '-'); --plain compares fusegen's plain GEMM column.
 #   ab_compare_test.sh PYTHON SOURCE_DIR
 py=$1 src=$2
 ab=$src/tests/cli/ab
@@ -26,6 +26,9 @@ check "three builds: B and C each against A" \
    echo "$out3" | grep -Eq "^problem +A +C +C/A +C/A in-run"'
 "$py" "$cmp" "$ab/a1.csv" -- -- "$ab/b1.csv" >/dev/null 2>&1; check "empty group: exit 2" '[ $? -eq 2 ]'
 check "no clock columns without fusegen_mhz" '! echo "$out" | grep -q "MHz"'
+outp=$("$py" "$cmp" --plain "$ab/a1.csv" "$ab/a2.csv" -- "$ab/b1.csv" "$ab/b2.csv")
+check "--plain: fusegen's plain GEMM compared (B/A 1.000, in-run 0.909)" \
+  'echo "$outp" | grep -Eq "^p one +0\.1000 +0\.1000 +1\.000 +0\.909 +0\.0% +0\.0%$"'
 outc=$("$py" "$cmp" "$ab/c1.csv" -- "$ab/c2.csv")
 echo "$outc"
 check "clock columns: medians per side" 'echo "$outc" | grep -Eq "^p one +0\.2000 +0\.1900 +0\.950 +0\.950 +0\.0% +0\.0% +1590 +1700$"'

@@ -32,9 +32,8 @@ void fg_launch_record(const fg_plan_kernel *pk, int index, fusegen_launch_gemm *
     out->split_k = pk->split_k;   /* a split-K chain slices both GEMMs */
     out->tile_k = (int)g->bk;
     out->split_k_row_smem = out->split_k && norm;
-    out->cluster_k = index == 1 ? pk->cluster_k : FUSEGEN_CLUSTER_K_NONE;
     out->cluster = norm && g->strategy == FG_STRATEGY_CLUSTER;
-    out->persistent = pk->family == FG_FAMILY_SM90 && !out->cluster && !out->cluster_k;
+    out->persistent = pk->family == FG_FAMILY_SM90 && !out->cluster;
     out->dt_ab = (int)pk->spec->a;   /* fg_dtype has fusegen_dtype's values (the registry's) */
     out->dt_out = (int)pk->spec->out;
     out->out_bytes = pk->spec->out == FG_DTYPE_F32 ? 4 : 2;
@@ -47,11 +46,9 @@ void fg_launch_record(const fg_plan_kernel *pk, int index, fusegen_launch_gemm *
     /* a TMA box spans at most 256 rows: B of a 320-column tile comes in two boxes */
     out->b_kn = g->b_layout == FG_LAYOUT_KN;
     out->tma_box_b = pk->family != FG_FAMILY_SM90 ? 0 : out->b_kn ? (int)g->bk : (int)(g->bn > 256 ? g->bn / 2 : g->bn);
-    /* a split-K partial kernel's epilogue writes f32 sums (cluster K's, the output) */
-    out->epi_box_bytes = pk->family == FG_FAMILY_SM90
-                             ? fg_arch_sm90_epilogue_row_bytes(
-                                   g->bn, out->split_k && out->cluster_k != FUSEGEN_CLUSTER_K_EPILOGUE ? 4 : out->out_bytes)
-                             : 0;
+    /* a split-K partial kernel's epilogue writes f32 sums */
+    out->epi_box_bytes =
+        pk->family == FG_FAMILY_SM90 ? fg_arch_sm90_epilogue_row_bytes(g->bn, out->split_k ? 4 : out->out_bytes) : 0;
 }
 
 static void launch__checks(fg_buf *b, const char *library, const fg_plan_kernel *pk, int index)
@@ -78,15 +75,10 @@ static void launch__checks(fg_buf *b, const char *library, const fg_plan_kernel 
     /* a split-K partial kernel writes f32 sums whatever the output's dtype */
     fg_buf_printf(b, "static_assert(%s::Gemm%d::kOutBytes == %d && %s::Gemm%d::kDtAB == fusegen_sm80::%s, "
                      "\"fusegen: the dtypes of %s GEMM%d differ from its launch record\");\n",
-                  n, index, r.split_k && r.cluster_k != FUSEGEN_CLUSTER_K_EPILOGUE ? 4 : r.out_bytes, n, index,
-                  launch__dt_name((fg_dtype)r.dt_ab), n,
-                  index);
+                  n, index, r.split_k ? 4 : r.out_bytes, n, index, launch__dt_name((fg_dtype)r.dt_ab), n, index);
     fg_buf_printf(b, "static_assert(%s::Gemm%d::kSplitK == %s && %s::Gemm%d::kTileK == %d, "
                      "\"fusegen: the K slicing of %s GEMM%d differs from its launch record\");\n",
                   n, index, r.split_k ? "true" : "false", n, index, r.tile_k, n, index);
-    fg_buf_printf(b, "static_assert(%s::Gemm%d::kClusterK == %s, "
-                     "\"fusegen: the cluster K form of %s GEMM%d differs from its launch record\");\n",
-                  n, index, r.cluster_k != FUSEGEN_CLUSTER_K_NONE ? "true" : "false", n, index);
     fg_buf_printf(b, "static_assert(%s::Gemm%d::kHopper == %s, "
                      "\"fusegen: the family of %s GEMM%d differs from its launch record\");\n",
                   n, index, r.hopper ? "true" : "false", n, index);
@@ -103,8 +95,7 @@ static void launch__checks(fg_buf *b, const char *library, const fg_plan_kernel 
                          "%s::Gemm%d::kTmaBoxEpi == %d && %s::Gemm%d::kTmaBoxEpiBytes == %d, "
                          "\"fusegen: the epilogue maps of %s GEMM%d differ from its launch record\");\n",
                       n, index, r.map_residual ? "true" : "false", n, index, r.map_store_slot, n, index, r.map_out,
-                      n, index, r.split_k && r.cluster_k != FUSEGEN_CLUSTER_K_EPILOGUE ? "DT_F32" : launch__dt_name((fg_dtype)r.dt_out),
-                      n, index, r.tile_m, n, index,
+                      n, index, r.split_k ? "DT_F32" : launch__dt_name((fg_dtype)r.dt_out), n, index, r.tile_m, n, index,
                       r.epi_box_bytes, n, index);
     }
 }

@@ -335,11 +335,6 @@ static int plan__add(fg_arena *a, fg_plan *plan, size_t cap, fg_family family, c
     pk->split_k = split_k;
     if (split_k && pk->g1.norm != FG_NORM_NONE) pk->max_n = PLAN_SPLIT_K_MAX_NORM_N;
     if (split_k && family == FG_FAMILY_SM90) plan__sm90_partial(&pk->g1, t1);
-    /* cluster K keeps a CTA's f32 sums (BM x BN) in its stage buffers (BM + BN rows of 128 bytes a
-     * stage), as GemmSm90 asserts */
-    if (split_k && family == FG_FAMILY_SM90 && !pk->chain && !pk->g1.glu &&
-        t1->m * t1->n * 4 <= t1->stages * (t1->m + t1->n) * 128)
-        pk->cluster_k = pk->g1.norm == FG_NORM_NONE && !pk->g1.a_norm ? FUSEGEN_CLUSTER_K_EPILOGUE : FUSEGEN_CLUSTER_K_SUMS;
     if (split_k && pk->chain) plan__sm90_partial(&pk->g2, t2);   /* (split-K chains are Hopper only) */
     pk->rank = plan__rank(t1, &pk->g1);
 

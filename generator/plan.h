@@ -8,7 +8,6 @@
 
 #include "arena.h"
 #include "diag.h"
-#include "fusegen_launch.h" /* FUSEGEN_CLUSTER_K_*: the plan decides, the launch record carries it */
 #include "spec.h"
 
 /* The row norms (the registry's FUSEGEN_REG_NORMS): FG_NORM_NONE, FG_NORM_LAYERNORM, ... */
@@ -72,11 +71,6 @@ typedef struct fg_plan_kernel {
     bool split_k;             /* the split-K form (name suffix _splitk): a partial kernel sums slices
                                * of K into the workspace (f32), a reduce kernel applies the whole
                                * epilogue row by row; a chain's (Hopper only): both GEMMs so */
-    int cluster_k;            /* split K on Hopper but for chains and gated activations
-                               * (FUSEGEN_CLUSTER_K_*): a tile's slices run as one cluster and add
-                               * their sums through distributed shared memory, then apply the
-                               * epilogue (no norm: one kernel, no workspace) or write them as one
-                               * slice for the reduce kernel (a norm, a norm on A) */
     long max_n;               /* row and cluster strategies, split K with a norm: N <= max_n; 0 = any N */
     int rank;                 /* the dispatch's last preference among kernels its model ranks equal:
                                * larger first (tile area, staging, depth; plan__rank) */

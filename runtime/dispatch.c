@@ -67,8 +67,6 @@ int fg_dispatch_k_slices(const fusegen_kernel *k, const fusegen_problem *p, int 
 {
     if (sms <= 0)
         return FUSEGEN_SPLIT_K_MAX_SLICES;
-    if (k->launch1.cluster_k != FUSEGEN_CLUSTER_K_NONE)
-        return fusegen_cluster_k_slices(p->m, p->n, p->k, k->tile_m, k->tile_n, k->tile_k, sms);
     return fusegen_k_slices(p->m, p->n, p->k, k->tile_m, k->tile_n, k->tile_k, sms);
 }
 

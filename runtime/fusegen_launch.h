@@ -44,14 +44,7 @@ typedef struct fusegen_launch_gemm {
      * that width): the residual's, store op map_store_slot's (-1: none), and map_out (0 none,
      * 1 out, 2 the split strategy's pre-norm values, packed, of type dt_out) */
     int map_residual, map_store_slot, map_out, epi_box_bytes;
-    int cluster_k;            /* with split_k, Hopper (FUSEGEN_CLUSTER_K_*): a tile's slices
-                                 (fusegen_cluster_k_slices) run as one cluster that adds its sums
-                                 through distributed shared memory, then applies the epilogue (no
-                                 reduce kernel, no workspace) or writes the sums as one slice for
-                                 the reduce kernel (a norm, a norm on A) */
 } fusegen_launch_gemm;
-/* fusegen_launch_gemm.cluster_k */
-enum { FUSEGEN_CLUSTER_K_NONE = 0, FUSEGEN_CLUSTER_K_EPILOGUE = 1, FUSEGEN_CLUSTER_K_SUMS = 2 };
 
 /* The kernels' parameter block (fusegen_sm80::Params), field for field. */
 typedef struct fusegen_params {

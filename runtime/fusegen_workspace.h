@@ -79,15 +79,6 @@ static inline int fusegen_k_slices(int64_t m, int64_t n, int64_t k, int tile_m, 
     return s < 1 ? 1 : (int)s;
 }
 
-/* A cluster-K variant's slices (fusegen_launch_gemm.cluster_k): fusegen_k_slices' count rounded
- * down to 1, 2 or 4 (a CTA of the cluster reduces the rows of one or two of a consumer
- * warpgroup's four warps). */
-static inline int fusegen_cluster_k_slices(int64_t m, int64_t n, int64_t k, int tile_m, int tile_n, int tile_k, int sms)
-{
-    int s = fusegen_k_slices(m, n, k, tile_m, tile_n, tile_k, sms);
-    return s >= 4 ? 4 : s >= 2 ? 2 : 1;
-}
-
 /* The split-K reduce kernel's block size: `threads` without a norm; with one (n: the columns a
  * block keeps, fusegen_split_k_reduce_columns), a lane for every 4 columns, from `threads` up to
  * `row_threads`, so that all the block's loads are in flight at once (a decode step's reduce is

@@ -225,8 +225,7 @@ static int launch__compiled_functions(const fusegen_kernel *k, CUfunction fns[FU
     cudaError_t e = k->functions(raw);
     if (e != cudaSuccess) return launch__fail(e, why, len, "finding the kernel's functions (cudaGetFuncBySymbol)");
     const fusegen_launch_gemm *rec1 = &k->launch1;
-    if (!raw[FUSEGEN_LAUNCH_GEMM1] ||
-        ((rec1->split || (rec1->split_k && rec1->cluster_k != FUSEGEN_CLUSTER_K_EPILOGUE)) && !raw[FUSEGEN_LAUNCH_EPILOGUE1]) ||
+    if (!raw[FUSEGEN_LAUNCH_GEMM1] || ((rec1->split || rec1->split_k) && !raw[FUSEGEN_LAUNCH_EPILOGUE1]) ||
         (k->chain && !raw[FUSEGEN_LAUNCH_GEMM2]) || (k->chain && k->launch2.split_k && !raw[FUSEGEN_LAUNCH_EPILOGUE2])) {
         snprintf(why, len, "a function its launch records need is missing (corrupt dispatch table)");
         return 1;
@@ -416,47 +415,14 @@ static int launch__gemm_and_norm(const launch__kernel *lk, int fn, const fusegen
  * of K into partials (f32), then the reduce kernel applies the whole epilogue, a row (or a part
  * of one) a block, a row a cluster of blocks with a Hopper variant's norm; on sm_90 and later as
  * a programmatic dependent (it waits for the sums itself). */
-/* Cluster K (Hopper): the tiles x slices CTAs in clusters of the slices, a tile a cluster, its
- * CTAs adding their sums through distributed shared memory, then applying the epilogue, or
- * writing the sums to partials (one slice) for the reduce kernel. */
-static int launch__cluster_k(const launch__kernel *lk, int fn, const fusegen_launch_gemm *rec, fusegen_params *g,
-                             float *partials)
-{
-    g->k_slices = fusegen_cluster_k_slices(g->m, g->n, g->k, rec->tile_m, rec->tile_n, rec->tile_k, lk->sms);
-    g->partials = rec->cluster_k == FUSEGEN_CLUSTER_K_SUMS ? partials : NULL;
-    CUtensorMap map_a, map_b;
-    launch__epilogue_maps maps;
-    if (launch__hopper_maps(rec, g, &map_a, &map_b, &maps, lk->why, lk->len)) return 1;
-    void *params[4] = {g, &map_a, &map_b, &maps};
-    launch__call c;
-    memset(&c, 0, sizeof c);
-    c.what = "the cluster-K GEMM";
-    const unsigned long long tiles =
-        (unsigned long long)((g->n + rec->tile_n - 1) / rec->tile_n) * (unsigned long long)((g->m + rec->tile_m - 1) / rec->tile_m);
-    c.grid[0] = (unsigned)(tiles * (unsigned long long)g->k_slices);
-    c.grid[1] = c.grid[2] = 1;
-    c.cluster_x = (unsigned)g->k_slices;
-    c.threads = (unsigned)rec->threads;
-    c.smem_bytes = (unsigned)rec->smem_bytes;
-    c.dependent = 1;
-    c.stream = lk->stream;
-    return launch__start(lk->fns, fn, &c, params, lk->why, lk->len);
-}
-
 static int launch__split_k(const launch__kernel *lk, int gemm_fn, int reduce_fn, const fusegen_launch_gemm *rec,
                            fusegen_params *g, float *partials)
 {
-    if (rec->cluster_k != FUSEGEN_CLUSTER_K_NONE) {
-        if (launch__cluster_k(lk, gemm_fn, rec, g, partials)) return 1;
-        if (rec->cluster_k == FUSEGEN_CLUSTER_K_EPILOGUE) return 0;
-        g->k_slices = 1;   /* the cluster's sums, one slice, for the reduce kernel below */
-    } else {
-        g->k_slices = fusegen_k_slices(g->m, g->n, g->k, rec->tile_m, rec->tile_n, rec->tile_k, lk->sms);
-        g->partials = partials;
-        if (launch__gemm(lk, gemm_fn, rec, g, (unsigned)g->k_slices,
-                         gemm_fn == FUSEGEN_LAUNCH_GEMM1 ? "the split-K partial kernel" : "GEMM2's split-K partial kernel"))
-            return 1;
-    }
+    g->k_slices = fusegen_k_slices(g->m, g->n, g->k, rec->tile_m, rec->tile_n, rec->tile_k, lk->sms);
+    g->partials = partials;
+    if (launch__gemm(lk, gemm_fn, rec, g, (unsigned)g->k_slices,
+                     gemm_fn == FUSEGEN_LAUNCH_GEMM1 ? "the split-K partial kernel" : "GEMM2's split-K partial kernel"))
+        return 1;
     /* with a norm, a Hopper variant's reduce splits each row over a cluster of CTAs */
     const int ranks = rec->split_k_row_smem && rec->hopper && lk->sm >= 90 ? fusegen_split_k_reduce_ranks(g->m, g->n, lk->sms) : 1;
     const int64_t columns = fusegen_split_k_reduce_columns(g->n, ranks);

@@ -379,9 +379,6 @@ static size_t fg__ws_bytes(const fusegen_kernel *k, const fusegen_problem *p)
                                                    p->n, p->n2, fusegen__dtype_bytes(k->out))
             .total;
     }
-    if (k->split_k && k->launch1.cluster_k == FUSEGEN_CLUSTER_K_EPILOGUE) return 0;   /* the sums meet in shared memory */
-    if (k->split_k && k->launch1.cluster_k == FUSEGEN_CLUSTER_K_SUMS)   /* ... and leave as one slice */
-        return fusegen_ws_layout_for_split_k(1, p->m, p->n).total;
     if (k->split_k)
         return fusegen_ws_layout_for_split_k(fg_dispatch_k_slices(k, p, fusegen__sms_or_0()), p->m, p->n).total;
     if (!split && !k->chain)

@@ -324,7 +324,7 @@ __device__ __forceinline__ void chan_merge(float &n_a, float &mean_a, float &m2_
     n_a = n;
 }
 
-// ---- thread-block clusters (sm_90: the cluster strategy, Hopper split K's reduce and cluster K) --
+// ---- thread-block clusters (sm_90; used by the cluster strategy only) ---------------------
 // Every thread of every CTA of the cluster arrives; memory written before is visible after.
 __device__ __forceinline__ void cluster_sync()
 {
@@ -381,19 +381,6 @@ __device__ __forceinline__ void store_peer(const float *local, unsigned rank, fl
 #else
     (void)local, (void)rank, (void)v;
 #endif
-}
-// The four floats at `local`'s offset (16-byte aligned) in the CTA with this rank.
-__device__ __forceinline__ float4 load_peer4(const float *local, unsigned rank)
-{
-    float4 v = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-    asm volatile("ld.shared::cluster.v4.f32 {%0, %1, %2, %3}, [%4];\n"
-                 : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w)
-                 : "r"(peer_addr(local, rank)));
-#else
-    (void)local, (void)rank;
-#endif
-    return v;
 }
 // Arrives on the mbarrier at `local`'s offset in the CTA with this rank, releasing this thread's
 // earlier writes (to any CTA of the cluster) to whoever waits on it.
@@ -1398,7 +1385,6 @@ struct Gemm {
     static_assert(!SPLIT_K || (DT_OUT == DT_F32 && NORM == NORM_NONE && STRATEGY == STRATEGY_NONE),
                   "a split-K partial kernel writes raw f32 sums");
     static constexpr bool kSplitK = SPLIT_K;
-    static constexpr bool kClusterK = false;   // (a Hopper form only)
 
     __device__ static void load_stage(const Params &p, unsigned short *sA, unsigned short *sB, int stage, int kt,
                                       int m0, int n0)

@@ -344,16 +344,8 @@ __device__ __forceinline__ void tma_load_2d(void *dst, const TensorMap &map, int
 // slices a tile; unit (tile, z) sums k tiles z*KT/S ... (z+1)*KT/S - 1 and writes the raw f32 sums
 // to slice z of p.partials (Reduce, fusegen_sm80::SplitKReduce, applies the epilogue in the next
 // kernel; this one prefetches its inputs).
-// CLUSTER_K: a tile's p.k_slices slices (1, 2 or 4) run as one cluster of as many CTAs, one tile
-// a cluster (not persistent); each CTA leaves its sums in its stage buffers, and the CTA of rank
-// r adds the cluster's sums of row band r (the rows of warp r of each consumer warpgroup, or of
-// warps 2r and 2r + 1 for two slices) in rank order through distributed shared memory and
-// applies the epilogue to them: no partial sums in global memory, no second kernel. With
-// SPLIT_K too, it writes those sums as the one slice of p.partials for the reduce kernel (a norm,
-// a norm on A): a quarter or half of the partial sums of a split-K partial kernel.
 template <int DT_AB, int DT_OUT, int BM, int BN, int STAGES, bool PINGPONG_, int NORM, int STRATEGY, class Epi,
-          class Staging, bool B_KN = false, bool SPLIT_K = false, class Reduce = fusegen_sm80::NoReduce,
-          bool CLUSTER_K = false>
+          class Staging, bool B_KN = false, bool SPLIT_K = false, class Reduce = fusegen_sm80::NoReduce>
 struct GemmSm90 {
     static constexpr int BK = 64;
     static constexpr bool PINGPONG = PINGPONG_;
@@ -410,9 +402,7 @@ struct GemmSm90 {
         STAGES * STAGE_BYTES + BARRIER_BYTES + BUFFERS * (Ep::SCRATCH_BYTES + TILE_BYTES + BIAS_BYTES) + 1024;
     static constexpr int kTileM = BM, kTileN = BN, kTileK = BK, kThreads = THREADS, kSmemBytes = SMEM_BYTES;
     static constexpr int kStrategy = STRATEGY;
-    static constexpr bool SLICED = SPLIT_K || CLUSTER_K;   // a work unit is a slice of K
-    static constexpr bool kSplitK = SLICED;
-    static constexpr bool kClusterK = CLUSTER_K;
+    static constexpr bool kSplitK = SPLIT_K;
     static constexpr bool kHopper = true;   // the runtime starts the normalize kernel as a programmatic dependent
     static constexpr int kOutBytes = OUT_BYTES;
     static constexpr int kDtAB = DT_AB;
@@ -426,7 +416,7 @@ struct GemmSm90 {
     // A k16 step along B in 16-byte units: 32 bytes along a K-major row, or 16 rows of 128
     // bytes down an N-major block.
     static constexpr int B_K16_UNITS = B_KN ? 16 * 128 / 16 : 2;
-    static constexpr bool kPersistent = !CLUSTER && !CLUSTER_K;   // one CTA an SM on a 1-D grid (else clusters)
+    static constexpr bool kPersistent = !CLUSTER;   // one CTA an SM on a 1-D grid (else clusters)
     // The epilogue's tensor maps the launcher makes (EpilogueMaps); their element type is DT_OUT.
     static constexpr bool kMapResidual = Staging::kResidual;
     static constexpr int kMapStoreSlot = Staging::kStoreSlot;
@@ -457,11 +447,7 @@ struct GemmSm90 {
 
     // a_norm (fusegen_sm80::a_norm_scale): the consumers sum their rows' squares from the A stages
     static constexpr bool kANorm = Epi::kANormEps != 0.0f;
-    static_assert(!(kANorm && SLICED), "a slice of K sees a slice of A's rows");
-    static_assert(!CLUSTER_K || (NORM == fusegen_sm80::NORM_NONE && STRATEGY == fusegen_sm80::STRATEGY_NONE && !STAGED && !GLU),
-                  "cluster K: no norm, nothing staged, no gated activation");
-    // The cluster's sums: a CTA's f32 fragments (BM x BN) in its stage buffers.
-    static_assert(!CLUSTER_K || BM * BN * 4 <= STAGES * STAGE_BYTES, "cluster K: the sums fit in the stages");
+    static_assert(!(kANorm && SPLIT_K), "a split-K partial kernel sees a slice of A's rows");
     static_assert(!(GLU && (SPLIT_K || STAGED)), "a gated activation's epilogue writes directly, whole K");
 
     // a_norm: adds the squares of this thread's rows in one A stage, from a_rows (the warpgroup's
@@ -506,7 +492,7 @@ struct GemmSm90 {
         {
             tiles_m = (p.m + BM - 1) / BM;
             tiles_n = (p.n + BN - 1) / BN;
-            slices = SLICED ? p.k_slices : 1;
+            slices = SPLIT_K ? p.k_slices : 1;
             KT = (p.k + BK - 1) / BK;
             count = tiles_m * tiles_n * slices;
             first = blockIdx.y * gridDim.x + blockIdx.x;
@@ -514,30 +500,28 @@ struct GemmSm90 {
         }
         // A cluster spans one row of tiles (the grid's x, one CTA a column tile) and walks down
         // the row tiles, so it keeps grid order.
-        // Cluster K: a tile's slices are consecutive CTAs (one cluster), id = tile x slices + rank.
         __device__ fusegen_sm80::TileCoord coord(int id) const
         {
-            if (CLUSTER_K) id /= slices;
             if (SPLIT_K) id %= tiles_m * tiles_n;
             if (CLUSTER) return fusegen_sm80::TileCoord{id / tiles_n, id % tiles_n};
             return fusegen_sm80::grouped_tile(id, tiles_m, tiles_n);
         }
-        __device__ int slice(int id) const { return CLUSTER_K ? id % slices : SPLIT_K ? id / (tiles_m * tiles_n) : 0; }
-        // The unit's first k tile and its count (the whole of K without a slice).
+        __device__ int slice(int id) const { return SPLIT_K ? id / (tiles_m * tiles_n) : 0; }
+        // The unit's first k tile and its count (the whole of K without SPLIT_K).
         __device__ int k_first(int id) const
         {
-            return SLICED ? static_cast<int>(static_cast<long long>(KT) * slice(id) / slices) : 0;
+            return SPLIT_K ? static_cast<int>(static_cast<long long>(KT) * slice(id) / slices) : 0;
         }
         __device__ int k_count(int id) const
         {
-            if (!SLICED) return KT;
+            if (!SPLIT_K) return KT;
             const int z = slice(id);
             return static_cast<int>(static_cast<long long>(KT) * (z + 1) / slices) - k_first(id);
         }
         // The k tiles of this CTA's units before its j-th: where that unit's stages start.
         __device__ int k_before(int j) const
         {
-            if (!SLICED) return j * KT;
+            if (!SPLIT_K) return j * KT;
             int before = 0;
             for (int i = 0, id = first; i < j; ++i, id += step) before += k_count(id);
             return before;
@@ -584,60 +568,6 @@ struct GemmSm90 {
             fusegen_sm80::cp_async_commit();
             fusegen_sm80::cp_async_wait<0>();
         }
-    }
-
-    // Cluster K: whether this thread's fragments belong to the row band its CTA (rank) reduces:
-    // warp w of each consumer warpgroup to rank w (four slices), w / 2 (two), all (one).
-    __device__ static __forceinline__ bool cluster_k_band(int slices, int rank, int ttid)
-    {
-        const int w = (ttid >> 5) & 3;
-        return slices == 1 || (slices == 2 ? w / 2 == rank : w == rank);
-    }
-
-    // Cluster K, the tile's consumer threads once their mainloop is done: their sums into this
-    // CTA's stage buffers (float4 q of thread ttid at [q][ttid], a warp's lanes on consecutive
-    // words), a cluster barrier (every CTA's sums written), then the threads of this CTA's band
-    // take the cluster's sums of their fragments, added in rank order (the same bits every run),
-    // and a second barrier, after which no CTA's stages are read again.
-    __device__ static void cluster_k_reduce(float (&acc)[WG_BLOCKS][WG_COLS / 8][4], unsigned char *base, int slices,
-                                            int rank, int ttid)
-    {
-        constexpr int NI = WG_COLS / 8;
-        float4 *sums = reinterpret_cast<float4 *>(base);
-        // the tile's consumers are done with the stages before any overwrites them
-        asm volatile("bar.sync 5, %0;\n" ::"n"(TILE_THREADS) : "memory");
-#pragma unroll
-        for (int mb = 0; mb < WG_BLOCKS; ++mb)
-#pragma unroll
-            for (int ni = 0; ni < NI; ++ni)
-                sums[(mb * NI + ni) * TILE_THREADS + ttid] =
-                    make_float4(acc[mb][ni][0], acc[mb][ni][1], acc[mb][ni][2], acc[mb][ni][3]);
-        fusegen_sm80::cluster_sync();
-        if (cluster_k_band(slices, rank, ttid)) {
-            // up to eight fragments at a time, rank by rank: a rank's loads of them issued before
-            // any is added (32 registers more at most, where a wide tile's accumulators hold 128)
-            constexpr int CHUNK = NI % 8 == 0 ? 8 : NI % 4 == 0 ? 4 : NI % 2 == 0 ? 2 : 1;
-            static_assert(NI % CHUNK == 0, "whole chunks of fragments");
-#pragma unroll
-            for (int mb = 0; mb < WG_BLOCKS; ++mb)
-#pragma unroll
-                for (int n0 = 0; n0 < NI; n0 += CHUNK)
-                    for (int c = 0; c < slices; ++c) {
-                        float4 u[CHUNK];
-#pragma unroll
-                        for (int i = 0; i < CHUNK; ++i)
-                            u[i] = fusegen_sm80::load_peer4(
-                                reinterpret_cast<const float *>(sums + (mb * NI + n0 + i) * TILE_THREADS + ttid),
-                                static_cast<unsigned>(c));
-#pragma unroll
-                        for (int i = 0; i < CHUNK; ++i) {
-                            float *a = acc[mb][n0 + i];
-                            if (c == 0) a[0] = a[1] = a[2] = a[3] = 0.0f;
-                            a[0] += u[i].x, a[1] += u[i].y, a[2] += u[i].z, a[3] += u[i].w;
-                        }
-                    }
-        }
-        fusegen_sm80::cluster_sync();
     }
 
     // Cluster strategy, every thread at its end: no CTA exits while a peer may still push into
@@ -737,11 +667,6 @@ struct GemmSm90 {
                 }
             }
             end_cluster();
-            if constexpr (CLUSTER_K) {   // the consumers' two barriers of the reduce
-                __syncwarp();
-                fusegen_sm80::cluster_sync();
-                fusegen_sm80::cluster_sync();
-            }
             return;
         }
 
@@ -782,7 +707,6 @@ struct GemmSm90 {
             if (PINGPONG && ttid == 0) mbar_arrive(&order[consumer ^ 1]);
         };
         fusegen_sm80::TileInputs in = {};
-        int cluster_barriers = 0;   // cluster K: the two cluster barriers of the reduce, taken
         for (int j = j_first, id = tiles.first + j_first * tiles.step; id < tiles.count;
              j += j_step, id += j_step * tiles.step) {
             const fusegen_sm80::TileCoord tile = tiles.coord(id);
@@ -850,20 +774,7 @@ struct GemmSm90 {
                 in.out_map = &maps.out;
             }
             in.ordinal = j;
-            if constexpr (CLUSTER_K) {
-                cluster_k_reduce(acc, base, tiles.slices, tiles.slice(id), ttid);
-                cluster_barriers = 2;
-                if (cluster_k_band(tiles.slices, tiles.slice(id), ttid)) {
-                    if constexpr (SPLIT_K) {   // the cluster's sums, as the one slice of the partial sums
-                        Params q = p;
-                        q.out = p.partials;
-                        q.ldo = p.n;
-                        Ep::apply(q, in, acc, my_scratch, tile, (ttid >> 5) % WARPS_M, (ttid >> 5) / WARPS_M, ttid & 31);
-                    } else {
-                        Ep::apply(p, in, acc, my_scratch, tile, (ttid >> 5) % WARPS_M, (ttid >> 5) / WARPS_M, ttid & 31);
-                    }
-                }
-            } else if constexpr (SPLIT_K) {   // the unit's raw sums into its slice of the partial sums
+            if constexpr (SPLIT_K) {   // the unit's raw sums into its slice of the partial sums
                 Params q = p;
                 q.out = p.partials + static_cast<long long>(tiles.slice(id)) * p.m * p.n;
                 q.ldo = p.n;
@@ -881,9 +792,6 @@ struct GemmSm90 {
         }
         // The bulk copies out of the tile buffer finish before the CTA does.
         if (Staging::kTile && ttid == 0) fusegen_sm80::bulk_wait();
-        // Cluster K: a warpgroup without the tile (ping-pong) still takes the reduce's barriers.
-        if constexpr (CLUSTER_K)
-            for (; cluster_barriers < 2; ++cluster_barriers) fusegen_sm80::cluster_sync();
         end_cluster();
 #endif
     }

@@ -57,7 +57,6 @@ int main(void)
     F(fusegen_launch_gemm, tma_box_b); F(fusegen_launch_gemm, b_kn); F(fusegen_launch_gemm, dt_ab);
     F(fusegen_launch_gemm, dt_out); F(fusegen_launch_gemm, out_bytes); F(fusegen_launch_gemm, map_residual);
     F(fusegen_launch_gemm, map_store_slot); F(fusegen_launch_gemm, map_out); F(fusegen_launch_gemm, epi_box_bytes);
-    F(fusegen_launch_gemm, cluster_k);
 
     S(fusegen_tuned_entry);
     F(fusegen_tuned_entry, spec_kernel); F(fusegen_tuned_entry, m_bucket); F(fusegen_tuned_entry, n);

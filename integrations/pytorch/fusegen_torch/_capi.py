@@ -141,7 +141,7 @@ class LaunchGemm(Structure):
     _fields_ = [(name, c_int) for name in (
         "hopper", "tile_m", "tile_n", "tile_k", "threads", "smem_bytes", "split", "split_k",
         "split_k_row_smem", "cluster", "persistent", "tma_box_a", "tma_box_b", "b_kn", "dt_ab", "dt_out",
-        "out_bytes", "map_residual", "map_store_slot", "map_out", "epi_box_bytes", "cluster_k")]
+        "out_bytes", "map_residual", "map_store_slot", "map_out", "epi_box_bytes")]
 
 
 class Kernel(Structure):

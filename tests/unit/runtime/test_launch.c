@@ -352,56 +352,6 @@ static void test_split_k(void)
     CHECK(fusegen_split_k_reduce_columns(1000, 4) == 252);   /* 250 groups of 4: 63 + 63 + 63 + 61 */
 }
 
-/* Cluster K: a Hopper split-K kernel without a norm runs a tile's slices as one cluster, one
- * launch and no workspace; its slices are fusegen_k_slices' rounded down to 1, 2 or 4. With a
- * norm the cluster's sums go to the reduce kernel as one slice. */
-static void test_cluster_k(void)
-{
-    fusegen_launch_cache fresh;
-    memset(&fresh, 0, sizeof fresh);
-    fusegen_kernel k = k_ln("proj_sm90a_64x128x64_s4_splitk", 1, FUSEGEN_STRATEGY_NONE, 64, 128, 0, &fresh);
-    k.norm = FUSEGEN_NORM_NONE, k.epilogue = "bias", k.n_stores = 0;
-    k.uses_residual = 0, k.uses_gamma = 0, k.uses_beta = 0;
-    k.split_k = 1;
-    k.launch1.split_k = 1, k.launch1.cluster_k = FUSEGEN_CLUSTER_K_EPILOGUE, k.launch1.persistent = 0;
-    k.launch1.map_residual = 0, k.launch1.map_store_slot = -1, k.launch1.map_out = 0;
-    fusegen_problem p = ln_problem(64, 4096, 4096);
-    p.epilogue = "bias";
-    fusegen_args a = args_all();
-    size_t need = 1;
-    CHECK(fusegen_workspace_size(&k, &p, &need) == FUSEGEN_OK && need == 0);
-    reset();
-    CHECK(fusegen_run(&k, &p, &a, NULL, 0, 0) == FUSEGEN_OK);
-    /* 32 tiles x 4 slices, clusters of 4 (no reduce kernel, no function for one needed) */
-    CHECK(g_n_launches == 1 && g_launches[0].cluster_x == 4 && g_launches[0].grid[0] == 32 * 4 &&
-          g_launches[0].grid[1] == 1 && g_launches[0].grid[2] == 1 && g_launches[0].dependent);
-    CHECK(g_launches[0].params.k_slices == 4 && g_launches[0].params.partials == NULL);
-    /* 8 slices cap at 4, 3 round down to 2, 1 stays 1 (a cluster of one) */
-    CHECK(fusegen_k_slices(64, 2048, 4096, 64, 128, 64, 132) == 8 && fusegen_cluster_k_slices(64, 2048, 4096, 64, 128, 64, 132) == 4);
-    CHECK(fusegen_k_slices(64, 5120, 4096, 64, 128, 64, 132) == 3 && fusegen_cluster_k_slices(64, 5120, 4096, 64, 128, 64, 132) == 2);
-    p = ln_problem(128, 8192, 4096);
-    p.epilogue = "bias";
-    reset();
-    CHECK(fusegen_run(&k, &p, &a, NULL, 0, 0) == FUSEGEN_OK);
-    CHECK(g_n_launches == 1 && g_launches[0].cluster_x == 1 && g_launches[0].grid[0] == 128 && g_launches[0].params.k_slices == 1);
-
-    /* with a norm: the cluster writes its sums as one slice of partials, then the reduce kernel
-     * reads that one slice */
-    fusegen_kernel kn = k_ln("ln_sm90a_64x128x64_s4_splitk", 1, FUSEGEN_STRATEGY_NONE, 64, 128, 16384, &fresh);
-    kn.split_k = 1;
-    kn.launch1.split_k = 1, kn.launch1.split_k_row_smem = 1, kn.launch1.persistent = 0;
-    kn.launch1.cluster_k = FUSEGEN_CLUSTER_K_SUMS;
-    kn.launch1.map_residual = 0, kn.launch1.map_store_slot = -1, kn.launch1.map_out = 0;
-    p = ln_problem(64, 4096, 4096);
-    CHECK(fusegen_workspace_size(&kn, &p, &need) == FUSEGEN_OK && need == fusegen_ws_layout_for_split_k(1, 64, 4096).total);
-    reset();
-    CHECK(fusegen_run(&kn, &p, &a, g_ws, need, 0) == FUSEGEN_OK);
-    CHECK(g_n_launches == 2 && g_launches[0].cluster_x == 4 && g_launches[0].grid[0] == 32 * 4 &&
-          g_launches[0].params.k_slices == 4 && g_launches[0].params.partials == (float *)g_ws);
-    CHECK(g_launches[1].f == (CUfunction)(uintptr_t)0x101 && g_launches[1].grid[0] == 64 && g_launches[1].dependent &&
-          g_launches[1].params.k_slices == 1 && g_launches[1].params.partials == (float *)g_ws);
-}
-
 /* A split-K chain: GEMM1's partial and reduce kernels (into hidden), then GEMM2's, whose partial
  * sums reuse GEMM1's region. */
 static void test_chain_split_k(void)
@@ -525,7 +475,6 @@ int main(void)
     test_hopper_persistent();
     test_hopper_cluster();
     test_split_k();
-    test_cluster_k();
     test_chain_split_k();
     test_chain();
     test_bad_functions();

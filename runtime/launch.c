@@ -475,8 +475,10 @@ static void launch__gemm1_params(const fusegen_problem *pr, const fusegen_args *
     }
 }
 
-/* A chain's GEMM2: A is GEMM1's result in the workspace (hidden, [m, n] packed). */
-static void launch__gemm2_params(const fusegen_problem *pr, const fusegen_args *args, void *hidden, fusegen_params *g)
+/* A chain's GEMM2: A is GEMM1's result in the workspace (hidden, [m, n] packed); the bias and
+ * residual only where kernel k's GEMM2 reads them. */
+static void launch__gemm2_params(const fusegen_kernel *k, const fusegen_problem *pr, const fusegen_args *args, void *hidden,
+                                 fusegen_params *g)
 {
     memset(g, 0, sizeof *g);
     g->a = hidden;
@@ -489,8 +491,8 @@ static void launch__gemm2_params(const fusegen_problem *pr, const fusegen_args *
     g->ldb = fusegen_ld_or(pr->ldb2, pr->b2_layout == FUSEGEN_LAYOUT_NK ? pr->n : pr->n2);
     g->ldo = fusegen_ld_or(pr->ldo2, pr->n2);
     g->ldr = pr->n2;
-    g->bias = args->bias2;
-    g->residual = args->residual2;
+    g->bias = k->uses_bias2 ? args->bias2 : NULL;
+    g->residual = k->uses_residual2 ? args->residual2 : NULL;
     for (int i = 0; i < FUSEGEN_MAX_STORES; ++i) {
         g->store[i] = args->store2[i];
         g->ld_store[i] = pr->n2;
@@ -512,6 +514,12 @@ int fusegen__launch(const fusegen_kernel *k, const CUfunction *fns, const fusege
     if (e != cudaSuccess) return launch__fail(e, why, len, "reading the device's multiprocessor count");
     fusegen_params g1;
     launch__gemm1_params(p, args, &g1);
+    /* the block carries only the inputs the kernel reads (a split-K partial kernel prefetches
+     * those it is given: SplitKReduce::prefetch_tile) */
+    if (!k->uses_bias) g1.bias = NULL;
+    if (!k->uses_residual) g1.residual = NULL;
+    if (!k->uses_gamma) g1.gamma = NULL;
+    if (!k->uses_beta) g1.beta = NULL;
     if (rec1->split_k && !k->chain)
         return launch__split_k(&lk, FUSEGEN_LAUNCH_GEMM1, FUSEGEN_LAUNCH_EPILOGUE1, rec1, &g1,
                                (float *)((char *)workspace +
@@ -530,7 +538,7 @@ int fusegen__launch(const fusegen_kernel *k, const CUfunction *fns, const fusege
         g1.out = hidden;
         g1.ldo = p->n;
         if (launch__split_k(&lk, FUSEGEN_LAUNCH_GEMM1, FUSEGEN_LAUNCH_EPILOGUE1, rec1, &g1, partials)) return 1;
-        launch__gemm2_params(p, args, hidden, &g2);
+        launch__gemm2_params(k, p, args, hidden, &g2);
         return launch__split_k(&lk, FUSEGEN_LAUNCH_GEMM2, FUSEGEN_LAUNCH_EPILOGUE2, &k->launch2, &g2, partials);
     }
 
@@ -542,6 +550,6 @@ int fusegen__launch(const fusegen_kernel *k, const CUfunction *fns, const fusege
     g1.ldo = p->n;
     if (launch__gemm_and_norm(&lk, FUSEGEN_LAUNCH_GEMM1, rec1, &g1, workspace, "GEMM1")) return 1;
     fusegen_params g2;
-    launch__gemm2_params(p, args, hidden, &g2);
+    launch__gemm2_params(k, p, args, hidden, &g2);
     return launch__gemm(&lk, FUSEGEN_LAUNCH_GEMM2, &k->launch2, &g2, 1, "GEMM2");
 }

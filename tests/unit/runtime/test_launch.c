@@ -210,6 +210,8 @@ static void test_portable(void)
     CHECK(l->params.lda == 256 && l->params.ldb == 256 && l->params.ldo == 512 && l->params.ldr == 512);
     CHECK(l->params.a == a.a && l->params.b == a.b && l->params.out == a.out && l->params.bias == a.bias);
     CHECK(l->params.k_slices == 0 && l->params.prenorm == NULL);
+    /* inputs the kernel does not read stay out of the block, whatever the arguments hold */
+    CHECK(l->params.residual == NULL && l->params.gamma == NULL && l->params.beta == NULL);
     /* again: the functions and their attributes come from the cache */
     reset();
     CHECK(fusegen_run(&k, &p, &a, NULL, 0, 0) == FUSEGEN_OK);
@@ -418,6 +420,7 @@ static void test_chain(void)
     p.epilogue = "bias+residual+layernorm";
     p.n2 = 512, p.b2_layout = FUSEGEN_LAYOUT_NK, p.epilogue2 = "bias+relu";
     fusegen_args a = args_all();
+    a.residual2 = FAKE_PTR(13);   /* GEMM2 reads no residual: it stays out of GEMM2's block */
     size_t need = 0;
     CHECK(fusegen_workspace_size(&k, &p, &need) == FUSEGEN_OK);
     reset();
@@ -430,7 +433,7 @@ static void test_chain(void)
     CHECK(g2->grid[0] == 4 && g2->grid[1] == 2);   /* 512 / 128 columns, 100 rows of 64 */
     CHECK(g2->params.a == hidden && g2->params.b == a.b2 && g2->params.out == a.out2);
     CHECK(g2->params.m == 100 && g2->params.n == 512 && g2->params.k == 1000 && g2->params.lda == 1000);
-    CHECK(g2->params.ldb == 1000 && g2->params.ldo == 512 && g2->params.bias == a.bias2);
+    CHECK(g2->params.ldb == 1000 && g2->params.ldo == 512 && g2->params.bias == a.bias2 && g2->params.residual == NULL);
     CHECK(g2->params.store[0] == a.store2[0] && g2->params.ld_store[0] == 512);
 }
 

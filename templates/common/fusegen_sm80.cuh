@@ -1615,64 +1615,6 @@ struct SplitKReduce {
         return t;
     }
 
-    // (count, mean, M2) of values, merged by Chan's formula with the weight taken by a reciprocal
-    // (no IEEE division's slow-path call in this kernel).
-    struct Moments {
-        float n, mean, m2;
-        __device__ void merge(const Moments &b)
-        {
-            if (b.n == 0.0f) return;
-            if (n == 0.0f) {
-                *this = b;
-                return;
-            }
-            const float total = n + b.n, delta = b.mean - mean, w = b.n * __frcp_rn(total);
-            mean += delta * w;
-            m2 += b.m2 + delta * delta * n * w;
-            n = total;
-        }
-    };
-
-    // LayerNorm's moments of the block's values: a butterfly in each warp (lane 0's result is a
-    // fixed function of the warp's values), then the warps' in warp order, the same bits in
-    // every thread.
-    __device__ static __forceinline__ Moments block_moments(Moments v, float (*red)[kMaxThreads / 32])
-    {
-#pragma unroll
-        for (int off = 16; off > 0; off >>= 1) {
-            Moments o;
-            o.n = __shfl_xor_sync(0xffffffffu, v.n, off);
-            o.mean = __shfl_xor_sync(0xffffffffu, v.mean, off);
-            o.m2 = __shfl_xor_sync(0xffffffffu, v.m2, off);
-            v.merge(o);
-        }
-        if ((threadIdx.x & 31) == 0) red[0][threadIdx.x >> 5] = v.n, red[1][threadIdx.x >> 5] = v.mean, red[2][threadIdx.x >> 5] = v.m2;
-        __syncthreads();
-        Moments t = {0.0f, 0.0f, 0.0f};
-#pragma unroll
-        for (int w = 0; w < kMaxThreads / 32; ++w)
-            if (w < static_cast<int>(blockDim.x >> 5)) t.merge(Moments{red[0][w], red[1][w], red[2][w]});
-        __syncthreads();   // red is reused
-        return t;
-    }
-
-    // ... and over the cluster's CTAs: each puts its block's moments into slot[its rank] of every
-    // CTA, then every CTA merges its slots in rank order (the same bits in all).
-    __device__ static __forceinline__ Moments cluster_moments(Moments v, float (*slot)[PORTABLE_CLUSTER], unsigned ranks,
-                                                              unsigned me)
-    {
-        if (ranks == 1) return v;
-        if (threadIdx.x < ranks) {
-            store_peer(&slot[0][me], threadIdx.x, v.n);
-            store_peer(&slot[1][me], threadIdx.x, v.mean);
-            store_peer(&slot[2][me], threadIdx.x, v.m2);
-        }
-        cluster_sync();
-        Moments t = {0.0f, 0.0f, 0.0f};
-        for (unsigned r = 0; r < ranks; ++r) t.merge(Moments{slot[0][r], slot[1][r], slot[2][r]});
-        return t;
-    }
-
     // a_norm: the rstd of A's row m (K % 8 == 0 and rows 16-byte aligned: checked on the host),
     // summed by the whole block in the same order in every block of the row.
     __device__ static __forceinline__ float a_norm_rstd(const Params &p, int m, float *red)
@@ -1719,8 +1661,7 @@ struct SplitKReduce {
 #endif
         extern __shared__ __align__(16) float row[];   // this CTA's columns c0 .. c1 - 1
         __shared__ float red[kMaxThreads / 32];
-        __shared__ float red3[3][kMaxThreads / 32];      // LayerNorm: the warps' moments
-        __shared__ float slots[3][PORTABLE_CLUSTER];    // the cluster's block sums or moments, by rank
+        __shared__ float slots[2][PORTABLE_CLUSTER];    // the cluster's block sums, by rank
         const int threads = static_cast<int>(blockDim.x);
         const TileInputs global_inputs = {};
         // N % 8 == 0 (checked on the host): four columns are all in or all out. Without a norm
@@ -1762,46 +1703,28 @@ struct SplitKReduce {
             if constexpr (NORM == NORM_NONE) {
                 store2_f32<DT_OUT>(p.out, static_cast<long long>(m) * p.ldo + n, lo);
                 store2_f32<DT_OUT>(p.out, static_cast<long long>(m) * p.ldo + n + 2, hi);
-            } else {   // RMSNorm needs only the squares; LayerNorm this thread's sum, for its mean
+            } else {
                 *reinterpret_cast<float4 *>(row + (n - c0)) = make_float4(lo.x, lo.y, hi.x, hi.y);
-                if constexpr (NORM == NORM_RMSNORM)
-                    sum += (lo.x * lo.x + lo.y * lo.y) + (hi.x * hi.x + hi.y * hi.y);
-                else
-                    sum += (lo.x + lo.y) + (hi.x + hi.y);
+                sum += (lo.x + lo.y) + (hi.x + hi.y);
             }
         }
         if constexpr (NORM != NORM_NONE) {
             // __frcp_rn and rsqrtf: no IEEE division's slow-path call, whose saved registers
             // spill
             const float inv_n = __frcp_rn(static_cast<float>(p.n));
-            // One round of block and cluster sums: RMSNorm adds squares; LayerNorm merges each
-            // thread's (count, mean, M2) of its own values (two passes over them, which this
-            // thread wrote) by Chan's formula, so no second round for the centred squares.
-            float mean = 0.0f, var_n = 0.0f;   // var_n: the row's sum of squares (centred)
-            if constexpr (NORM == NORM_RMSNORM) {
-                // (block_sum's barrier also makes the row's values visible to every thread)
-                const float block_sq = block_sum(sum, red);
-                if (ranks > 1) cluster_wait();
-                var_n = cluster_total(block_sq, slots[0], ranks, me);
-            } else {
-                float cnt = 0.0f;
-                for (int n = first; n < c1; n += stride) cnt += 4.0f;
-                const float own_mean = cnt > 0.0f ? sum * __frcp_rn(cnt) : 0.0f;
-                float m2 = 0.0f;
-                for (int n = first; n < c1; n += stride) {
-                    const float4 x = *reinterpret_cast<const float4 *>(row + (n - c0));
-                    const float d0 = x.x - own_mean, d1 = x.y - own_mean, d2 = x.z - own_mean, d3 = x.w - own_mean;
-                    m2 += (d0 * d0 + d1 * d1) + (d2 * d2 + d3 * d3);
-                }
-                // (block_moments' barrier also makes the row's values visible to every thread)
-                const Moments block = block_moments(Moments{cnt, own_mean, m2}, red3);
-                if (ranks > 1) cluster_wait();
-                const Moments all = cluster_moments(block, slots, ranks, me);
-                mean = all.mean;
-                var_n = all.m2;
-            }
+            // (block_sum's barrier also makes the row's values visible to every thread)
+            const float block_total = block_sum(sum, red);
+            if (ranks > 1) cluster_wait();
+            const float total = cluster_total(block_total, slots[0], ranks, me);
+            const float mean = NORM == NORM_LAYERNORM ? total * inv_n : 0.0f;
             const int cols = c1 - c0;
-            const float rstd = rsqrtf(var_n * inv_n + Epi::kEps);
+            float squares = 0.0f;
+            for (int i = static_cast<int>(threadIdx.x); i < cols; i += threads) {
+                const float d = row[i] - mean;
+                squares += d * d;
+            }
+            // (slots[1]: a CTA may still be reading slots[0] when another pushes this sum)
+            const float rstd = rsqrtf(cluster_total(block_sum(squares, red), slots[1], ranks, me) * inv_n + Epi::kEps);
             for (int i = static_cast<int>(threadIdx.x) * 2; i < cols; i += threads * 2) {
                 const int n = c0 + i;
                 const float2 x = *reinterpret_cast<const float2 *>(row + i);

@@ -257,16 +257,9 @@ static const char *emit__symbol(emit_ctx *c, const fg_plan_kernel *pk)
 /* Variables of one GEMM of a variant, for the kernel template. */
 /* The C++ type of a GEMM: the family's template instantiated with the variant's decisions. */
 static const char *emit__gemm_type(emit_ctx *c, fg_family family, int index, const fg_plan_gemm *g, const fg_kernel_spec *k,
-                                   bool split_k, bool last_unit)
+                                   bool split_k)
 {
     const char *dt_ab = emit__dt_device(k->a), *dt_out = emit__dt_device(k->out);
-    if (last_unit)   /* the partial kernel whose last unit of a tile applies the epilogue */
-        return fg_arena_printf(c->arena,
-                               "fusegen_sm90::GemmSm90<fusegen_sm80::%s, fusegen_sm80::%s, %ld, %ld, %ld, %s,\n"
-                               "                                       fusegen_sm80::NORM_NONE, fusegen_sm80::STRATEGY_NONE, "
-                               "Epilogue%d, Staging%d, %s, /* split K */ true, fusegen_sm80::NoReduce, /* last unit */ true>",
-                               dt_ab, dt_out, g->bm, g->bn, g->stages, g->pingpong ? "true" : "false", index, index,
-                               g->b_layout == FG_LAYOUT_KN ? "/* B [K, N] */ true" : "false");
     if (split_k && family == FG_FAMILY_SM90)   /* the partial kernel: raw f32 sums of its K slices */
         return fg_arena_printf(c->arena,
                                "fusegen_sm90::GemmSm90<fusegen_sm80::%s, fusegen_sm80::DT_F32, %ld, %ld, %ld, %s,\n"
@@ -299,9 +292,9 @@ static void emit__gemm_scope(emit_ctx *c, fg_tmpl_scope *s, int index, const fg_
 {
     const fg_kernel_spec *k = pk->spec;
     const char *dt_out = emit__dt_device(k->out);
-    fg_tmpl_set(s, "gemm_type", emit__gemm_type(c, pk->family, index, g, k, pk->split_k, index == 1 && pk->split_k_last_unit));
+    fg_tmpl_set(s, "gemm_type", emit__gemm_type(c, pk->family, index, g, k, pk->split_k));
     fg_tmpl_set(s, "reduce_type",
-                pk->split_k && !pk->split_k_last_unit ? fg_arena_printf(c->arena,
+                pk->split_k ? fg_arena_printf(c->arena,
                                               "fusegen_sm80::SplitKReduce<fusegen_sm80::%s, fusegen_sm80::%s, fusegen_sm80::%s, Epilogue%d>",
                                               emit__dt_device(index == 1 ? k->a : k->out), dt_out,
                                               emit__norm(g->norm, false), index)
@@ -354,8 +347,7 @@ static void emit__kernel_file_scope(emit_ctx *c, fg_tmpl_scope *s, const fg_kern
         fg_tmpl_set(v, "symbol", symbol);
         fg_tmpl_set(v, "constraints", pk->constraints);
         fg_tmpl_set(v, "chain", pk->chain ? "1" : "0");
-        /* a reduce kernel follows the partial kernel (split K, but for the last-unit form) */
-        fg_tmpl_set(v, "split_k", pk->split_k && !pk->split_k_last_unit ? "1" : "0");
+        fg_tmpl_set(v, "split_k", pk->split_k ? "1" : "0");
         emit__gemm_scope(c, fg_tmpl_list_add(v, "gemms"), 1, &pk->g1, pk);
         if (pk->chain) emit__gemm_scope(c, fg_tmpl_list_add(v, "gemms"), 2, &pk->g2, pk);
         if (pk->family == FG_FAMILY_SM90) hopper = 1;
@@ -363,8 +355,7 @@ static void emit__kernel_file_scope(emit_ctx *c, fg_tmpl_scope *s, const fg_kern
         const int split = pk->g1.norm != FG_NORM_NONE && pk->g1.strategy == FG_STRATEGY_SPLIT && !pk->split_k;
         const char *cast = "reinterpret_cast<const void *>";
         fg_tmpl_set(v, "fn_epilogue1", split         ? fg_arena_printf(c->arena, "%s(%s_normalize1)", cast, symbol)
-                                       : pk->split_k && !pk->split_k_last_unit
-                                           ? fg_arena_printf(c->arena, "%s(%s_reduce1)", cast, symbol)
+                                       : pk->split_k ? fg_arena_printf(c->arena, "%s(%s_reduce1)", cast, symbol)
                                                      : "nullptr");
         fg_tmpl_set(v, "fn_gemm2", pk->chain ? fg_arena_printf(c->arena, "%s(%s_gemm2)", cast, symbol) : "nullptr");
         fg_tmpl_set(v, "fn_epilogue2",

@@ -20,13 +20,6 @@ static const char *launch__dt_name(fg_dtype t)
     return t == FG_DTYPE_F16 ? "DT_F16" : t == FG_DTYPE_BF16 ? "DT_BF16" : "DT_F32";
 }
 
-/* The GEMM's epilogue writes f32 sums for a reduce kernel (a split-K partial kernel but the
- * last-unit form), not the output. */
-static bool launch__sums_out(const fusegen_launch_gemm *r)
-{
-    return r->split_k == FUSEGEN_SPLIT_K_REDUCE;
-}
-
 void fg_launch_record(const fg_plan_kernel *pk, int index, fusegen_launch_gemm *out)
 {
     const fg_plan_gemm *g = index == 2 ? &pk->g2 : &pk->g1;
@@ -36,8 +29,7 @@ void fg_launch_record(const fg_plan_kernel *pk, int index, fusegen_launch_gemm *
     out->tile_m = (int)g->bm;
     out->tile_n = (int)g->bn;
     out->split = norm && !pk->split_k && g->strategy == FG_STRATEGY_SPLIT;
-    /* a split-K chain slices both GEMMs */
-    out->split_k = !pk->split_k ? FUSEGEN_SPLIT_K_NONE : pk->split_k_last_unit ? FUSEGEN_SPLIT_K_LAST_UNIT : FUSEGEN_SPLIT_K_REDUCE;
+    out->split_k = pk->split_k;   /* a split-K chain slices both GEMMs */
     out->tile_k = (int)g->bk;
     out->split_k_row_smem = out->split_k && norm;
     out->cluster = norm && g->strategy == FG_STRATEGY_CLUSTER;
@@ -54,10 +46,9 @@ void fg_launch_record(const fg_plan_kernel *pk, int index, fusegen_launch_gemm *
     /* a TMA box spans at most 256 rows: B of a 320-column tile comes in two boxes */
     out->b_kn = g->b_layout == FG_LAYOUT_KN;
     out->tma_box_b = pk->family != FG_FAMILY_SM90 ? 0 : out->b_kn ? (int)g->bk : (int)(g->bn > 256 ? g->bn / 2 : g->bn);
-    /* a split-K partial kernel's epilogue writes f32 sums (the last-unit form's, the output) */
-    out->epi_box_bytes = pk->family == FG_FAMILY_SM90
-                             ? fg_arch_sm90_epilogue_row_bytes(g->bn, launch__sums_out(out) ? 4 : out->out_bytes)
-                             : 0;
+    /* a split-K partial kernel's epilogue writes f32 sums */
+    out->epi_box_bytes =
+        pk->family == FG_FAMILY_SM90 ? fg_arch_sm90_epilogue_row_bytes(g->bn, out->split_k ? 4 : out->out_bytes) : 0;
 }
 
 static void launch__checks(fg_buf *b, const char *library, const fg_plan_kernel *pk, int index)
@@ -84,13 +75,10 @@ static void launch__checks(fg_buf *b, const char *library, const fg_plan_kernel 
     /* a split-K partial kernel writes f32 sums whatever the output's dtype */
     fg_buf_printf(b, "static_assert(%s::Gemm%d::kOutBytes == %d && %s::Gemm%d::kDtAB == fusegen_sm80::%s, "
                      "\"fusegen: the dtypes of %s GEMM%d differ from its launch record\");\n",
-                  n, index, launch__sums_out(&r) ? 4 : r.out_bytes, n, index, launch__dt_name((fg_dtype)r.dt_ab), n, index);
+                  n, index, r.split_k ? 4 : r.out_bytes, n, index, launch__dt_name((fg_dtype)r.dt_ab), n, index);
     fg_buf_printf(b, "static_assert(%s::Gemm%d::kSplitK == %s && %s::Gemm%d::kTileK == %d, "
                      "\"fusegen: the K slicing of %s GEMM%d differs from its launch record\");\n",
                   n, index, r.split_k ? "true" : "false", n, index, r.tile_k, n, index);
-    fg_buf_printf(b, "static_assert(%s::Gemm%d::kLastUnit == %s, "
-                     "\"fusegen: the split-K form of %s GEMM%d differs from its launch record\");\n",
-                  n, index, r.split_k == FUSEGEN_SPLIT_K_LAST_UNIT ? "true" : "false", n, index);
     fg_buf_printf(b, "static_assert(%s::Gemm%d::kHopper == %s, "
                      "\"fusegen: the family of %s GEMM%d differs from its launch record\");\n",
                   n, index, r.hopper ? "true" : "false", n, index);
@@ -107,8 +95,7 @@ static void launch__checks(fg_buf *b, const char *library, const fg_plan_kernel 
                          "%s::Gemm%d::kTmaBoxEpi == %d && %s::Gemm%d::kTmaBoxEpiBytes == %d, "
                          "\"fusegen: the epilogue maps of %s GEMM%d differ from its launch record\");\n",
                       n, index, r.map_residual ? "true" : "false", n, index, r.map_store_slot, n, index, r.map_out,
-                      n, index, launch__sums_out(&r) ? "DT_F32" : launch__dt_name((fg_dtype)r.dt_out), n, index, r.tile_m,
-                      n, index,
+                      n, index, r.split_k ? "DT_F32" : launch__dt_name((fg_dtype)r.dt_out), n, index, r.tile_m, n, index,
                       r.epi_box_bytes, n, index);
     }
 }

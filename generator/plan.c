@@ -336,8 +336,6 @@ static int plan__add(fg_arena *a, fg_plan *plan, size_t cap, fg_family family, c
     if (split_k && pk->g1.norm != FG_NORM_NONE) pk->max_n = PLAN_SPLIT_K_MAX_NORM_N;
     if (split_k && family == FG_FAMILY_SM90) plan__sm90_partial(&pk->g1, t1);
     if (split_k && pk->chain) plan__sm90_partial(&pk->g2, t2);   /* (split-K chains are Hopper only) */
-    pk->split_k_last_unit = split_k && family == FG_FAMILY_SM90 && !pk->chain && !pk->g1.glu &&
-                            pk->g1.norm == FG_NORM_NONE && !pk->g1.a_norm;
     pk->rank = plan__rank(t1, &pk->g1);
 
     const char *suffix = split_k                           ? "_splitk"

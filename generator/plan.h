@@ -71,9 +71,6 @@ typedef struct fg_plan_kernel {
     bool split_k;             /* the split-K form (name suffix _splitk): a partial kernel sums slices
                                * of K into the workspace (f32), a reduce kernel applies the whole
                                * epilogue row by row; a chain's (Hopper only): both GEMMs so */
-    bool split_k_last_unit;   /* split K on Hopper without a norm (nor one on A), not a chain or a
-                               * gated activation: no reduce kernel; a tile's last unit to finish adds
-                               * the slices and applies the epilogue (GemmSm90's LAST_UNIT) */
     long max_n;               /* row and cluster strategies, split K with a norm: N <= max_n; 0 = any N */
     int rank;                 /* the dispatch's last preference among kernels its model ranks equal:
                                * larger first (tile area, staging, depth; plan__rank) */

@@ -28,11 +28,8 @@ typedef struct fusegen_launch_gemm {
     int threads;              /* block size */
     int smem_bytes;           /* dynamic shared memory, exactly the family's kSmemBytes */
     int split;                /* a normalize kernel follows (split strategy) */
-    int split_k;              /* split K (FUSEGEN_SPLIT_K_*): the partial kernel over z =
-                                 fusegen_k_slices slices, then the reduce kernel
-                                 (fusegen_split_k_reduce_threads, _blocks_y); or with LAST_UNIT no
-                                 reduce kernel: a tile's last unit adds the slices and applies the
-                                 epilogue (fusegen_ws_layout_for_split_k_last_unit) */
+    int split_k;              /* split K: the partial kernel over z = fusegen_k_slices slices, then
+                                 the reduce kernel (fusegen_split_k_reduce_threads, _blocks_y) */
     int split_k_row_smem;     /* split K with a norm: the reduce keeps a row (N x 4 bytes) in
                                  dynamic shared memory */
     int cluster;              /* Hopper cluster strategy: clusters of ceil(N / tile_n) CTAs, as many
@@ -48,8 +45,6 @@ typedef struct fusegen_launch_gemm {
      * 1 out, 2 the split strategy's pre-norm values, packed, of type dt_out) */
     int map_residual, map_store_slot, map_out, epi_box_bytes;
 } fusegen_launch_gemm;
-/* fusegen_launch_gemm.split_k */
-enum { FUSEGEN_SPLIT_K_NONE = 0, FUSEGEN_SPLIT_K_REDUCE = 1, FUSEGEN_SPLIT_K_LAST_UNIT = 2 };
 
 /* The kernels' parameter block (fusegen_sm80::Params), field for field. */
 typedef struct fusegen_params {

@@ -7,9 +7,6 @@
  *   hidden   out dtype [M, N]           chains: GEMM1's result, GEMM2's A operand
  *   partials f32 [S, M, N]              split-K variants: the K slices' sums (S from
  *                                        fusegen_k_slices), reduced by the epilogue kernel
- *                                        (the last-unit form: f32 [tiles, S, tile_m x tile_n] in
- *                                        fragment order, then a u64 count a tile at `stats`,
- *                                        fusegen_ws_layout_for_split_k_last_unit)
  *                                        (a split-K chain: hidden, then partials for each GEMM
  *                                        in turn, fusegen_ws_layout_for_chain_split_k) */
 #ifndef FUSEGEN_WORKSPACE_H
@@ -154,22 +151,6 @@ static inline fusegen_ws_layout fusegen_ws_layout_for_split_k(int slices, int64_
 {
     fusegen_ws_layout l = {0, 0, 0, 0, 0};
     l.total = fusegen_ws_align((size_t)slices * (size_t)m * (size_t)n * 4u);
-    return l;
-}
-
-/* The last-unit split-K form (fusegen_launch_gemm.split_k FUSEGEN_SPLIT_K_LAST_UNIT): each
- * (tile, slice) unit's sums in a block of tile_m x tile_n f32 (the fragments of the tile's
- * consumer threads), then a 64-bit word a tile where the units count themselves (the launch's
- * %gridid above an 8-bit count, so nothing needs clearing). Caller guarantees positive sizes
- * that fit in size_t. */
-static inline fusegen_ws_layout fusegen_ws_layout_for_split_k_last_unit(int slices, int64_t m, int64_t n, int tile_m,
-                                                                        int tile_n)
-{
-    fusegen_ws_layout l = {0, 0, 0, 0, 0};
-    const size_t tiles = (size_t)((m + tile_m - 1) / tile_m) * (size_t)((n + tile_n - 1) / tile_n);
-    l.partials = 0;
-    l.stats = fusegen_ws_align(tiles * (size_t)slices * (size_t)tile_m * (size_t)tile_n * 4u);
-    l.total = fusegen_ws_align(l.stats + tiles * 8u);
     return l;
 }
 

@@ -402,12 +402,11 @@ static long jit__build_table(fusegen_jit *j)
         if (fg_kernel_record_build(&j->arena, pk, &r) != 0) return -1;
         v->sym[0] = fg_arena_printf(&j->arena, "%s_%s_gemm1", lib, pk->name);
         v->sym[1] = r.launch1.split     ? fg_arena_printf(&j->arena, "%s_%s_normalize1", lib, pk->name)
-                    : r.launch1.split_k == FUSEGEN_SPLIT_K_REDUCE ? fg_arena_printf(&j->arena, "%s_%s_reduce1", lib, pk->name)
+                    : r.launch1.split_k ? fg_arena_printf(&j->arena, "%s_%s_reduce1", lib, pk->name)
                                         : NULL;
         if (pk->chain) v->sym[2] = fg_arena_printf(&j->arena, "%s_%s_gemm2", lib, pk->name);
         if (pk->chain && r.launch2.split_k) v->sym[3] = fg_arena_printf(&j->arena, "%s_%s_reduce2", lib, pk->name);
-        if (!v->sym[0] || ((r.launch1.split || r.launch1.split_k == FUSEGEN_SPLIT_K_REDUCE) && !v->sym[1]) ||
-            (pk->chain && !v->sym[2]) ||
+        if (!v->sym[0] || ((r.launch1.split || r.launch1.split_k) && !v->sym[1]) || (pk->chain && !v->sym[2]) ||
             (pk->chain && r.launch2.split_k && !v->sym[3]))
             return -1;
         k->name = r.name;

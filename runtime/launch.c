@@ -225,8 +225,7 @@ static int launch__compiled_functions(const fusegen_kernel *k, CUfunction fns[FU
     cudaError_t e = k->functions(raw);
     if (e != cudaSuccess) return launch__fail(e, why, len, "finding the kernel's functions (cudaGetFuncBySymbol)");
     const fusegen_launch_gemm *rec1 = &k->launch1;
-    if (!raw[FUSEGEN_LAUNCH_GEMM1] ||
-        ((rec1->split || rec1->split_k == FUSEGEN_SPLIT_K_REDUCE) && !raw[FUSEGEN_LAUNCH_EPILOGUE1]) ||
+    if (!raw[FUSEGEN_LAUNCH_GEMM1] || ((rec1->split || rec1->split_k) && !raw[FUSEGEN_LAUNCH_EPILOGUE1]) ||
         (k->chain && !raw[FUSEGEN_LAUNCH_GEMM2]) || (k->chain && k->launch2.split_k && !raw[FUSEGEN_LAUNCH_EPILOGUE2])) {
         snprintf(why, len, "a function its launch records need is missing (corrupt dispatch table)");
         return 1;
@@ -415,20 +414,12 @@ static int launch__gemm_and_norm(const launch__kernel *lk, int fn, const fusegen
 /* A split-K GEMM (function gemm_fn, its reduce kernel reduce_fn): the partial kernel sums slices
  * of K into partials (f32), then the reduce kernel applies the whole epilogue, a row (or a part
  * of one) a block, a row a cluster of blocks with a Hopper variant's norm; on sm_90 and later as
- * a programmatic dependent (it waits for the sums itself). The last-unit form is the partial
- * kernel alone: partials holds its units' blocks of sums, stats the tiles' counts. */
+ * a programmatic dependent (it waits for the sums itself). */
 static int launch__split_k(const launch__kernel *lk, int gemm_fn, int reduce_fn, const fusegen_launch_gemm *rec,
                            fusegen_params *g, float *partials)
 {
     g->k_slices = fusegen_k_slices(g->m, g->n, g->k, rec->tile_m, rec->tile_n, rec->tile_k, lk->sms);
     g->partials = partials;
-    if (rec->split_k == FUSEGEN_SPLIT_K_LAST_UNIT) {
-        const fusegen_ws_layout l =
-            fusegen_ws_layout_for_split_k_last_unit(g->k_slices, g->m, g->n, rec->tile_m, rec->tile_n);
-        g->partials = (float *)((char *)partials + l.partials);
-        g->stats = (float *)((char *)partials + l.stats);
-        return launch__gemm(lk, gemm_fn, rec, g, (unsigned)g->k_slices, "the split-K GEMM");
-    }
     if (launch__gemm(lk, gemm_fn, rec, g, (unsigned)g->k_slices,
                      gemm_fn == FUSEGEN_LAUNCH_GEMM1 ? "the split-K partial kernel" : "GEMM2's split-K partial kernel"))
         return 1;

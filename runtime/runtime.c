@@ -379,10 +379,6 @@ static size_t fg__ws_bytes(const fusegen_kernel *k, const fusegen_problem *p)
                                                    p->n, p->n2, fusegen__dtype_bytes(k->out))
             .total;
     }
-    if (k->split_k && k->launch1.split_k == FUSEGEN_SPLIT_K_LAST_UNIT)
-        return fusegen_ws_layout_for_split_k_last_unit(fg_dispatch_k_slices(k, p, fusegen__sms_or_0()), p->m, p->n,
-                                                       k->tile_m, k->tile_n)
-            .total;
     if (k->split_k)
         return fusegen_ws_layout_for_split_k(fg_dispatch_k_slices(k, p, fusegen__sms_or_0()), p->m, p->n).total;
     if (!split && !k->chain)

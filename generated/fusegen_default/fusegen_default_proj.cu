@@ -102,8 +102,10 @@ struct Staging1 {
     static constexpr int kStoreSlot = -1;
     static constexpr bool kOut = false;
 };
-using Gemm1 = fusegen_sm90::GemmSm90<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF16, 128, 256, 3, false,
-                                       fusegen_sm80::NORM_NONE, fusegen_sm80::STRATEGY_NONE, Epilogue1, Staging1, false, /* split K */ true, fusegen_sm80::NoReduce, /* last unit */ true>;
+// Split K: the partial kernel's sums reduced row by row, with the epilogue above.
+using Reduce1 = fusegen_sm80::SplitKReduce<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF16, fusegen_sm80::NORM_NONE, Epilogue1>;
+using Gemm1 = fusegen_sm90::GemmSm90<fusegen_sm80::DT_BF16, fusegen_sm80::DT_F32, 128, 256, 3, false,
+                                       fusegen_sm80::NORM_NONE, fusegen_sm80::STRATEGY_NONE, fusegen_sm80::NoOps, Staging1, false, /* split K */ true, Reduce1>;
 static_assert(Gemm1::kSmemBytes == 149056, "the plan and the family agree on shared memory");
 
 }  // namespace fusegen_default_proj_sm90a_128x256x64_s3_splitk
@@ -113,6 +115,11 @@ extern "C" __global__ void __launch_bounds__(384, 1) fusegen_default_proj_sm90a_
     const __grid_constant__ fusegen_sm90::EpilogueMaps maps)
 {
     fusegen_default_proj_sm90a_128x256x64_s3_splitk::Gemm1::run(p, map_a, map_b, maps);
+}
+
+extern "C" __global__ void __launch_bounds__(fusegen_default_proj_sm90a_128x256x64_s3_splitk::Reduce1::kMaxThreads, 1) fusegen_default_proj_sm90a_128x256x64_s3_splitk_reduce1(fusegen_sm80::Params p)
+{
+    fusegen_default_proj_sm90a_128x256x64_s3_splitk::Reduce1::run(p);
 }
 
 // ---- proj_sm90a_64x256x64_s4 ----
@@ -212,8 +219,10 @@ struct Staging1 {
     static constexpr int kStoreSlot = -1;
     static constexpr bool kOut = false;
 };
-using Gemm1 = fusegen_sm90::GemmSm90<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF16, 64, 256, 4, true,
-                                       fusegen_sm80::NORM_NONE, fusegen_sm80::STRATEGY_NONE, Epilogue1, Staging1, false, /* split K */ true, fusegen_sm80::NoReduce, /* last unit */ true>;
+// Split K: the partial kernel's sums reduced row by row, with the epilogue above.
+using Reduce1 = fusegen_sm80::SplitKReduce<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF16, fusegen_sm80::NORM_NONE, Epilogue1>;
+using Gemm1 = fusegen_sm90::GemmSm90<fusegen_sm80::DT_BF16, fusegen_sm80::DT_F32, 64, 256, 4, true,
+                                       fusegen_sm80::NORM_NONE, fusegen_sm80::STRATEGY_NONE, fusegen_sm80::NoOps, Staging1, false, /* split K */ true, Reduce1>;
 static_assert(Gemm1::kSmemBytes == 165488, "the plan and the family agree on shared memory");
 
 }  // namespace fusegen_default_proj_sm90a_64x256x64_s4_splitk
@@ -223,6 +232,11 @@ extern "C" __global__ void __launch_bounds__(384, 1) fusegen_default_proj_sm90a_
     const __grid_constant__ fusegen_sm90::EpilogueMaps maps)
 {
     fusegen_default_proj_sm90a_64x256x64_s4_splitk::Gemm1::run(p, map_a, map_b, maps);
+}
+
+extern "C" __global__ void __launch_bounds__(fusegen_default_proj_sm90a_64x256x64_s4_splitk::Reduce1::kMaxThreads, 1) fusegen_default_proj_sm90a_64x256x64_s4_splitk_reduce1(fusegen_sm80::Params p)
+{
+    fusegen_default_proj_sm90a_64x256x64_s4_splitk::Reduce1::run(p);
 }
 
 // ---- proj_sm90a_128x128x64_s4_pingpong ----
@@ -377,8 +391,10 @@ struct Staging1 {
     static constexpr int kStoreSlot = -1;
     static constexpr bool kOut = false;
 };
-using Gemm1 = fusegen_sm90::GemmSm90<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF16, 128, 160, 5, false,
-                                       fusegen_sm80::NORM_NONE, fusegen_sm80::STRATEGY_NONE, Epilogue1, Staging1, false, /* split K */ true, fusegen_sm80::NoReduce, /* last unit */ true>;
+// Split K: the partial kernel's sums reduced row by row, with the epilogue above.
+using Reduce1 = fusegen_sm80::SplitKReduce<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF16, fusegen_sm80::NORM_NONE, Epilogue1>;
+using Gemm1 = fusegen_sm90::GemmSm90<fusegen_sm80::DT_BF16, fusegen_sm80::DT_F32, 128, 160, 5, false,
+                                       fusegen_sm80::NORM_NONE, fusegen_sm80::STRATEGY_NONE, fusegen_sm80::NoOps, Staging1, false, /* split K */ true, Reduce1>;
 static_assert(Gemm1::kSmemBytes == 185952, "the plan and the family agree on shared memory");
 
 }  // namespace fusegen_default_proj_sm90a_128x160x64_s5_splitk
@@ -388,6 +404,11 @@ extern "C" __global__ void __launch_bounds__(384, 1) fusegen_default_proj_sm90a_
     const __grid_constant__ fusegen_sm90::EpilogueMaps maps)
 {
     fusegen_default_proj_sm90a_128x160x64_s5_splitk::Gemm1::run(p, map_a, map_b, maps);
+}
+
+extern "C" __global__ void __launch_bounds__(fusegen_default_proj_sm90a_128x160x64_s5_splitk::Reduce1::kMaxThreads, 1) fusegen_default_proj_sm90a_128x160x64_s5_splitk_reduce1(fusegen_sm80::Params p)
+{
+    fusegen_default_proj_sm90a_128x160x64_s5_splitk::Reduce1::run(p);
 }
 
 // ---- proj_sm90a_64x128x64_s4 ----
@@ -487,8 +508,10 @@ struct Staging1 {
     static constexpr int kStoreSlot = -1;
     static constexpr bool kOut = false;
 };
-using Gemm1 = fusegen_sm90::GemmSm90<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF16, 64, 128, 4, true,
-                                       fusegen_sm80::NORM_NONE, fusegen_sm80::STRATEGY_NONE, Epilogue1, Staging1, false, /* split K */ true, fusegen_sm80::NoReduce, /* last unit */ true>;
+// Split K: the partial kernel's sums reduced row by row, with the epilogue above.
+using Reduce1 = fusegen_sm80::SplitKReduce<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF16, fusegen_sm80::NORM_NONE, Epilogue1>;
+using Gemm1 = fusegen_sm90::GemmSm90<fusegen_sm80::DT_BF16, fusegen_sm80::DT_F32, 64, 128, 4, true,
+                                       fusegen_sm80::NORM_NONE, fusegen_sm80::STRATEGY_NONE, fusegen_sm80::NoOps, Staging1, false, /* split K */ true, Reduce1>;
 static_assert(Gemm1::kSmemBytes == 99952, "the plan and the family agree on shared memory");
 
 }  // namespace fusegen_default_proj_sm90a_64x128x64_s4_splitk
@@ -498,6 +521,11 @@ extern "C" __global__ void __launch_bounds__(384, 1) fusegen_default_proj_sm90a_
     const __grid_constant__ fusegen_sm90::EpilogueMaps maps)
 {
     fusegen_default_proj_sm90a_64x128x64_s4_splitk::Gemm1::run(p, map_a, map_b, maps);
+}
+
+extern "C" __global__ void __launch_bounds__(fusegen_default_proj_sm90a_64x128x64_s4_splitk::Reduce1::kMaxThreads, 1) fusegen_default_proj_sm90a_64x128x64_s4_splitk_reduce1(fusegen_sm80::Params p)
+{
+    fusegen_default_proj_sm90a_64x128x64_s4_splitk::Reduce1::run(p);
 }
 
 // ---- proj_sm80_128x256x64_s3 ----
@@ -697,7 +725,6 @@ static_assert(fusegen_default_proj_sm90a_128x256x64_s3::Gemm1::kSmemBytes == 214
 static_assert(fusegen_default_proj_sm90a_128x256x64_s3::Gemm1::kStrategy == fusegen_sm80::STRATEGY_NONE, "fusegen: the strategy of fusegen_default_proj_sm90a_128x256x64_s3 GEMM1 differs from its launch record");
 static_assert(fusegen_default_proj_sm90a_128x256x64_s3::Gemm1::kOutBytes == 2 && fusegen_default_proj_sm90a_128x256x64_s3::Gemm1::kDtAB == fusegen_sm80::DT_BF16, "fusegen: the dtypes of fusegen_default_proj_sm90a_128x256x64_s3 GEMM1 differ from its launch record");
 static_assert(fusegen_default_proj_sm90a_128x256x64_s3::Gemm1::kSplitK == false && fusegen_default_proj_sm90a_128x256x64_s3::Gemm1::kTileK == 64, "fusegen: the K slicing of fusegen_default_proj_sm90a_128x256x64_s3 GEMM1 differs from its launch record");
-static_assert(fusegen_default_proj_sm90a_128x256x64_s3::Gemm1::kLastUnit == false, "fusegen: the split-K form of fusegen_default_proj_sm90a_128x256x64_s3 GEMM1 differs from its launch record");
 static_assert(fusegen_default_proj_sm90a_128x256x64_s3::Gemm1::kHopper == true, "fusegen: the family of fusegen_default_proj_sm90a_128x256x64_s3 GEMM1 differs from its launch record");
 static_assert(fusegen_default_proj_sm90a_128x256x64_s3::Gemm1::kTmaBoxA == 128 && fusegen_default_proj_sm90a_128x256x64_s3::Gemm1::kTmaBoxB == 256 && fusegen_default_proj_sm90a_128x256x64_s3::Gemm1::kBKn == false, "fusegen: the TMA boxes of fusegen_default_proj_sm90a_128x256x64_s3 GEMM1 differ from its launch record");
 static_assert(fusegen_default_proj_sm90a_128x256x64_s3::Gemm1::kPersistent == true, "fusegen: the grid of fusegen_default_proj_sm90a_128x256x64_s3 GEMM1 differs from its launch record");
@@ -706,20 +733,18 @@ static_assert(fusegen_default_proj_sm90a_128x256x64_s3_splitk::Gemm1::kTileM == 
 static_assert(fusegen_default_proj_sm90a_128x256x64_s3_splitk::Gemm1::kThreads == 384, "fusegen: the block size of fusegen_default_proj_sm90a_128x256x64_s3_splitk GEMM1 differs from its launch record");
 static_assert(fusegen_default_proj_sm90a_128x256x64_s3_splitk::Gemm1::kSmemBytes == 149056, "fusegen: the shared memory of fusegen_default_proj_sm90a_128x256x64_s3_splitk GEMM1 differs from its launch record");
 static_assert(fusegen_default_proj_sm90a_128x256x64_s3_splitk::Gemm1::kStrategy == fusegen_sm80::STRATEGY_NONE, "fusegen: the strategy of fusegen_default_proj_sm90a_128x256x64_s3_splitk GEMM1 differs from its launch record");
-static_assert(fusegen_default_proj_sm90a_128x256x64_s3_splitk::Gemm1::kOutBytes == 2 && fusegen_default_proj_sm90a_128x256x64_s3_splitk::Gemm1::kDtAB == fusegen_sm80::DT_BF16, "fusegen: the dtypes of fusegen_default_proj_sm90a_128x256x64_s3_splitk GEMM1 differ from its launch record");
+static_assert(fusegen_default_proj_sm90a_128x256x64_s3_splitk::Gemm1::kOutBytes == 4 && fusegen_default_proj_sm90a_128x256x64_s3_splitk::Gemm1::kDtAB == fusegen_sm80::DT_BF16, "fusegen: the dtypes of fusegen_default_proj_sm90a_128x256x64_s3_splitk GEMM1 differ from its launch record");
 static_assert(fusegen_default_proj_sm90a_128x256x64_s3_splitk::Gemm1::kSplitK == true && fusegen_default_proj_sm90a_128x256x64_s3_splitk::Gemm1::kTileK == 64, "fusegen: the K slicing of fusegen_default_proj_sm90a_128x256x64_s3_splitk GEMM1 differs from its launch record");
-static_assert(fusegen_default_proj_sm90a_128x256x64_s3_splitk::Gemm1::kLastUnit == true, "fusegen: the split-K form of fusegen_default_proj_sm90a_128x256x64_s3_splitk GEMM1 differs from its launch record");
 static_assert(fusegen_default_proj_sm90a_128x256x64_s3_splitk::Gemm1::kHopper == true, "fusegen: the family of fusegen_default_proj_sm90a_128x256x64_s3_splitk GEMM1 differs from its launch record");
 static_assert(fusegen_default_proj_sm90a_128x256x64_s3_splitk::Gemm1::kTmaBoxA == 128 && fusegen_default_proj_sm90a_128x256x64_s3_splitk::Gemm1::kTmaBoxB == 256 && fusegen_default_proj_sm90a_128x256x64_s3_splitk::Gemm1::kBKn == false, "fusegen: the TMA boxes of fusegen_default_proj_sm90a_128x256x64_s3_splitk GEMM1 differ from its launch record");
 static_assert(fusegen_default_proj_sm90a_128x256x64_s3_splitk::Gemm1::kPersistent == true, "fusegen: the grid of fusegen_default_proj_sm90a_128x256x64_s3_splitk GEMM1 differs from its launch record");
-static_assert(fusegen_default_proj_sm90a_128x256x64_s3_splitk::Gemm1::kMapResidual == false && fusegen_default_proj_sm90a_128x256x64_s3_splitk::Gemm1::kMapStoreSlot == -1 && fusegen_default_proj_sm90a_128x256x64_s3_splitk::Gemm1::kMapOut == 0 && fusegen_default_proj_sm90a_128x256x64_s3_splitk::Gemm1::kDtOut == fusegen_sm80::DT_BF16 && fusegen_default_proj_sm90a_128x256x64_s3_splitk::Gemm1::kTmaBoxEpi == 128 && fusegen_default_proj_sm90a_128x256x64_s3_splitk::Gemm1::kTmaBoxEpiBytes == 128, "fusegen: the epilogue maps of fusegen_default_proj_sm90a_128x256x64_s3_splitk GEMM1 differ from its launch record");
+static_assert(fusegen_default_proj_sm90a_128x256x64_s3_splitk::Gemm1::kMapResidual == false && fusegen_default_proj_sm90a_128x256x64_s3_splitk::Gemm1::kMapStoreSlot == -1 && fusegen_default_proj_sm90a_128x256x64_s3_splitk::Gemm1::kMapOut == 0 && fusegen_default_proj_sm90a_128x256x64_s3_splitk::Gemm1::kDtOut == fusegen_sm80::DT_F32 && fusegen_default_proj_sm90a_128x256x64_s3_splitk::Gemm1::kTmaBoxEpi == 128 && fusegen_default_proj_sm90a_128x256x64_s3_splitk::Gemm1::kTmaBoxEpiBytes == 128, "fusegen: the epilogue maps of fusegen_default_proj_sm90a_128x256x64_s3_splitk GEMM1 differ from its launch record");
 static_assert(fusegen_default_proj_sm90a_64x256x64_s4::Gemm1::kTileM == 64 && fusegen_default_proj_sm90a_64x256x64_s4::Gemm1::kTileN == 256, "fusegen: the tile of fusegen_default_proj_sm90a_64x256x64_s4 GEMM1 differs from its launch record");
 static_assert(fusegen_default_proj_sm90a_64x256x64_s4::Gemm1::kThreads == 384, "fusegen: the block size of fusegen_default_proj_sm90a_64x256x64_s4 GEMM1 differs from its launch record");
 static_assert(fusegen_default_proj_sm90a_64x256x64_s4::Gemm1::kSmemBytes == 231024, "fusegen: the shared memory of fusegen_default_proj_sm90a_64x256x64_s4 GEMM1 differs from its launch record");
 static_assert(fusegen_default_proj_sm90a_64x256x64_s4::Gemm1::kStrategy == fusegen_sm80::STRATEGY_NONE, "fusegen: the strategy of fusegen_default_proj_sm90a_64x256x64_s4 GEMM1 differs from its launch record");
 static_assert(fusegen_default_proj_sm90a_64x256x64_s4::Gemm1::kOutBytes == 2 && fusegen_default_proj_sm90a_64x256x64_s4::Gemm1::kDtAB == fusegen_sm80::DT_BF16, "fusegen: the dtypes of fusegen_default_proj_sm90a_64x256x64_s4 GEMM1 differ from its launch record");
 static_assert(fusegen_default_proj_sm90a_64x256x64_s4::Gemm1::kSplitK == false && fusegen_default_proj_sm90a_64x256x64_s4::Gemm1::kTileK == 64, "fusegen: the K slicing of fusegen_default_proj_sm90a_64x256x64_s4 GEMM1 differs from its launch record");
-static_assert(fusegen_default_proj_sm90a_64x256x64_s4::Gemm1::kLastUnit == false, "fusegen: the split-K form of fusegen_default_proj_sm90a_64x256x64_s4 GEMM1 differs from its launch record");
 static_assert(fusegen_default_proj_sm90a_64x256x64_s4::Gemm1::kHopper == true, "fusegen: the family of fusegen_default_proj_sm90a_64x256x64_s4 GEMM1 differs from its launch record");
 static_assert(fusegen_default_proj_sm90a_64x256x64_s4::Gemm1::kTmaBoxA == 64 && fusegen_default_proj_sm90a_64x256x64_s4::Gemm1::kTmaBoxB == 256 && fusegen_default_proj_sm90a_64x256x64_s4::Gemm1::kBKn == false, "fusegen: the TMA boxes of fusegen_default_proj_sm90a_64x256x64_s4 GEMM1 differ from its launch record");
 static_assert(fusegen_default_proj_sm90a_64x256x64_s4::Gemm1::kPersistent == true, "fusegen: the grid of fusegen_default_proj_sm90a_64x256x64_s4 GEMM1 differs from its launch record");
@@ -728,20 +753,18 @@ static_assert(fusegen_default_proj_sm90a_64x256x64_s4_splitk::Gemm1::kTileM == 6
 static_assert(fusegen_default_proj_sm90a_64x256x64_s4_splitk::Gemm1::kThreads == 384, "fusegen: the block size of fusegen_default_proj_sm90a_64x256x64_s4_splitk GEMM1 differs from its launch record");
 static_assert(fusegen_default_proj_sm90a_64x256x64_s4_splitk::Gemm1::kSmemBytes == 165488, "fusegen: the shared memory of fusegen_default_proj_sm90a_64x256x64_s4_splitk GEMM1 differs from its launch record");
 static_assert(fusegen_default_proj_sm90a_64x256x64_s4_splitk::Gemm1::kStrategy == fusegen_sm80::STRATEGY_NONE, "fusegen: the strategy of fusegen_default_proj_sm90a_64x256x64_s4_splitk GEMM1 differs from its launch record");
-static_assert(fusegen_default_proj_sm90a_64x256x64_s4_splitk::Gemm1::kOutBytes == 2 && fusegen_default_proj_sm90a_64x256x64_s4_splitk::Gemm1::kDtAB == fusegen_sm80::DT_BF16, "fusegen: the dtypes of fusegen_default_proj_sm90a_64x256x64_s4_splitk GEMM1 differ from its launch record");
+static_assert(fusegen_default_proj_sm90a_64x256x64_s4_splitk::Gemm1::kOutBytes == 4 && fusegen_default_proj_sm90a_64x256x64_s4_splitk::Gemm1::kDtAB == fusegen_sm80::DT_BF16, "fusegen: the dtypes of fusegen_default_proj_sm90a_64x256x64_s4_splitk GEMM1 differ from its launch record");
 static_assert(fusegen_default_proj_sm90a_64x256x64_s4_splitk::Gemm1::kSplitK == true && fusegen_default_proj_sm90a_64x256x64_s4_splitk::Gemm1::kTileK == 64, "fusegen: the K slicing of fusegen_default_proj_sm90a_64x256x64_s4_splitk GEMM1 differs from its launch record");
-static_assert(fusegen_default_proj_sm90a_64x256x64_s4_splitk::Gemm1::kLastUnit == true, "fusegen: the split-K form of fusegen_default_proj_sm90a_64x256x64_s4_splitk GEMM1 differs from its launch record");
 static_assert(fusegen_default_proj_sm90a_64x256x64_s4_splitk::Gemm1::kHopper == true, "fusegen: the family of fusegen_default_proj_sm90a_64x256x64_s4_splitk GEMM1 differs from its launch record");
 static_assert(fusegen_default_proj_sm90a_64x256x64_s4_splitk::Gemm1::kTmaBoxA == 64 && fusegen_default_proj_sm90a_64x256x64_s4_splitk::Gemm1::kTmaBoxB == 256 && fusegen_default_proj_sm90a_64x256x64_s4_splitk::Gemm1::kBKn == false, "fusegen: the TMA boxes of fusegen_default_proj_sm90a_64x256x64_s4_splitk GEMM1 differ from its launch record");
 static_assert(fusegen_default_proj_sm90a_64x256x64_s4_splitk::Gemm1::kPersistent == true, "fusegen: the grid of fusegen_default_proj_sm90a_64x256x64_s4_splitk GEMM1 differs from its launch record");
-static_assert(fusegen_default_proj_sm90a_64x256x64_s4_splitk::Gemm1::kMapResidual == false && fusegen_default_proj_sm90a_64x256x64_s4_splitk::Gemm1::kMapStoreSlot == -1 && fusegen_default_proj_sm90a_64x256x64_s4_splitk::Gemm1::kMapOut == 0 && fusegen_default_proj_sm90a_64x256x64_s4_splitk::Gemm1::kDtOut == fusegen_sm80::DT_BF16 && fusegen_default_proj_sm90a_64x256x64_s4_splitk::Gemm1::kTmaBoxEpi == 64 && fusegen_default_proj_sm90a_64x256x64_s4_splitk::Gemm1::kTmaBoxEpiBytes == 128, "fusegen: the epilogue maps of fusegen_default_proj_sm90a_64x256x64_s4_splitk GEMM1 differ from its launch record");
+static_assert(fusegen_default_proj_sm90a_64x256x64_s4_splitk::Gemm1::kMapResidual == false && fusegen_default_proj_sm90a_64x256x64_s4_splitk::Gemm1::kMapStoreSlot == -1 && fusegen_default_proj_sm90a_64x256x64_s4_splitk::Gemm1::kMapOut == 0 && fusegen_default_proj_sm90a_64x256x64_s4_splitk::Gemm1::kDtOut == fusegen_sm80::DT_F32 && fusegen_default_proj_sm90a_64x256x64_s4_splitk::Gemm1::kTmaBoxEpi == 64 && fusegen_default_proj_sm90a_64x256x64_s4_splitk::Gemm1::kTmaBoxEpiBytes == 128, "fusegen: the epilogue maps of fusegen_default_proj_sm90a_64x256x64_s4_splitk GEMM1 differ from its launch record");
 static_assert(fusegen_default_proj_sm90a_128x128x64_s4_pingpong::Gemm1::kTileM == 128 && fusegen_default_proj_sm90a_128x128x64_s4_pingpong::Gemm1::kTileN == 128, "fusegen: the tile of fusegen_default_proj_sm90a_128x128x64_s4_pingpong GEMM1 differs from its launch record");
 static_assert(fusegen_default_proj_sm90a_128x128x64_s4_pingpong::Gemm1::kThreads == 384, "fusegen: the block size of fusegen_default_proj_sm90a_128x128x64_s4_pingpong GEMM1 differs from its launch record");
 static_assert(fusegen_default_proj_sm90a_128x128x64_s4_pingpong::Gemm1::kSmemBytes == 198768, "fusegen: the shared memory of fusegen_default_proj_sm90a_128x128x64_s4_pingpong GEMM1 differs from its launch record");
 static_assert(fusegen_default_proj_sm90a_128x128x64_s4_pingpong::Gemm1::kStrategy == fusegen_sm80::STRATEGY_NONE, "fusegen: the strategy of fusegen_default_proj_sm90a_128x128x64_s4_pingpong GEMM1 differs from its launch record");
 static_assert(fusegen_default_proj_sm90a_128x128x64_s4_pingpong::Gemm1::kOutBytes == 2 && fusegen_default_proj_sm90a_128x128x64_s4_pingpong::Gemm1::kDtAB == fusegen_sm80::DT_BF16, "fusegen: the dtypes of fusegen_default_proj_sm90a_128x128x64_s4_pingpong GEMM1 differ from its launch record");
 static_assert(fusegen_default_proj_sm90a_128x128x64_s4_pingpong::Gemm1::kSplitK == false && fusegen_default_proj_sm90a_128x128x64_s4_pingpong::Gemm1::kTileK == 64, "fusegen: the K slicing of fusegen_default_proj_sm90a_128x128x64_s4_pingpong GEMM1 differs from its launch record");
-static_assert(fusegen_default_proj_sm90a_128x128x64_s4_pingpong::Gemm1::kLastUnit == false, "fusegen: the split-K form of fusegen_default_proj_sm90a_128x128x64_s4_pingpong GEMM1 differs from its launch record");
 static_assert(fusegen_default_proj_sm90a_128x128x64_s4_pingpong::Gemm1::kHopper == true, "fusegen: the family of fusegen_default_proj_sm90a_128x128x64_s4_pingpong GEMM1 differs from its launch record");
 static_assert(fusegen_default_proj_sm90a_128x128x64_s4_pingpong::Gemm1::kTmaBoxA == 128 && fusegen_default_proj_sm90a_128x128x64_s4_pingpong::Gemm1::kTmaBoxB == 128 && fusegen_default_proj_sm90a_128x128x64_s4_pingpong::Gemm1::kBKn == false, "fusegen: the TMA boxes of fusegen_default_proj_sm90a_128x128x64_s4_pingpong GEMM1 differ from its launch record");
 static_assert(fusegen_default_proj_sm90a_128x128x64_s4_pingpong::Gemm1::kPersistent == true, "fusegen: the grid of fusegen_default_proj_sm90a_128x128x64_s4_pingpong GEMM1 differs from its launch record");
@@ -752,7 +775,6 @@ static_assert(fusegen_default_proj_sm90a_128x160x64_s5::Gemm1::kSmemBytes == 226
 static_assert(fusegen_default_proj_sm90a_128x160x64_s5::Gemm1::kStrategy == fusegen_sm80::STRATEGY_NONE, "fusegen: the strategy of fusegen_default_proj_sm90a_128x160x64_s5 GEMM1 differs from its launch record");
 static_assert(fusegen_default_proj_sm90a_128x160x64_s5::Gemm1::kOutBytes == 2 && fusegen_default_proj_sm90a_128x160x64_s5::Gemm1::kDtAB == fusegen_sm80::DT_BF16, "fusegen: the dtypes of fusegen_default_proj_sm90a_128x160x64_s5 GEMM1 differ from its launch record");
 static_assert(fusegen_default_proj_sm90a_128x160x64_s5::Gemm1::kSplitK == false && fusegen_default_proj_sm90a_128x160x64_s5::Gemm1::kTileK == 64, "fusegen: the K slicing of fusegen_default_proj_sm90a_128x160x64_s5 GEMM1 differs from its launch record");
-static_assert(fusegen_default_proj_sm90a_128x160x64_s5::Gemm1::kLastUnit == false, "fusegen: the split-K form of fusegen_default_proj_sm90a_128x160x64_s5 GEMM1 differs from its launch record");
 static_assert(fusegen_default_proj_sm90a_128x160x64_s5::Gemm1::kHopper == true, "fusegen: the family of fusegen_default_proj_sm90a_128x160x64_s5 GEMM1 differs from its launch record");
 static_assert(fusegen_default_proj_sm90a_128x160x64_s5::Gemm1::kTmaBoxA == 128 && fusegen_default_proj_sm90a_128x160x64_s5::Gemm1::kTmaBoxB == 160 && fusegen_default_proj_sm90a_128x160x64_s5::Gemm1::kBKn == false, "fusegen: the TMA boxes of fusegen_default_proj_sm90a_128x160x64_s5 GEMM1 differ from its launch record");
 static_assert(fusegen_default_proj_sm90a_128x160x64_s5::Gemm1::kPersistent == true, "fusegen: the grid of fusegen_default_proj_sm90a_128x160x64_s5 GEMM1 differs from its launch record");
@@ -761,20 +783,18 @@ static_assert(fusegen_default_proj_sm90a_128x160x64_s5_splitk::Gemm1::kTileM == 
 static_assert(fusegen_default_proj_sm90a_128x160x64_s5_splitk::Gemm1::kThreads == 384, "fusegen: the block size of fusegen_default_proj_sm90a_128x160x64_s5_splitk GEMM1 differs from its launch record");
 static_assert(fusegen_default_proj_sm90a_128x160x64_s5_splitk::Gemm1::kSmemBytes == 185952, "fusegen: the shared memory of fusegen_default_proj_sm90a_128x160x64_s5_splitk GEMM1 differs from its launch record");
 static_assert(fusegen_default_proj_sm90a_128x160x64_s5_splitk::Gemm1::kStrategy == fusegen_sm80::STRATEGY_NONE, "fusegen: the strategy of fusegen_default_proj_sm90a_128x160x64_s5_splitk GEMM1 differs from its launch record");
-static_assert(fusegen_default_proj_sm90a_128x160x64_s5_splitk::Gemm1::kOutBytes == 2 && fusegen_default_proj_sm90a_128x160x64_s5_splitk::Gemm1::kDtAB == fusegen_sm80::DT_BF16, "fusegen: the dtypes of fusegen_default_proj_sm90a_128x160x64_s5_splitk GEMM1 differ from its launch record");
+static_assert(fusegen_default_proj_sm90a_128x160x64_s5_splitk::Gemm1::kOutBytes == 4 && fusegen_default_proj_sm90a_128x160x64_s5_splitk::Gemm1::kDtAB == fusegen_sm80::DT_BF16, "fusegen: the dtypes of fusegen_default_proj_sm90a_128x160x64_s5_splitk GEMM1 differ from its launch record");
 static_assert(fusegen_default_proj_sm90a_128x160x64_s5_splitk::Gemm1::kSplitK == true && fusegen_default_proj_sm90a_128x160x64_s5_splitk::Gemm1::kTileK == 64, "fusegen: the K slicing of fusegen_default_proj_sm90a_128x160x64_s5_splitk GEMM1 differs from its launch record");
-static_assert(fusegen_default_proj_sm90a_128x160x64_s5_splitk::Gemm1::kLastUnit == true, "fusegen: the split-K form of fusegen_default_proj_sm90a_128x160x64_s5_splitk GEMM1 differs from its launch record");
 static_assert(fusegen_default_proj_sm90a_128x160x64_s5_splitk::Gemm1::kHopper == true, "fusegen: the family of fusegen_default_proj_sm90a_128x160x64_s5_splitk GEMM1 differs from its launch record");
 static_assert(fusegen_default_proj_sm90a_128x160x64_s5_splitk::Gemm1::kTmaBoxA == 128 && fusegen_default_proj_sm90a_128x160x64_s5_splitk::Gemm1::kTmaBoxB == 160 && fusegen_default_proj_sm90a_128x160x64_s5_splitk::Gemm1::kBKn == false, "fusegen: the TMA boxes of fusegen_default_proj_sm90a_128x160x64_s5_splitk GEMM1 differ from its launch record");
 static_assert(fusegen_default_proj_sm90a_128x160x64_s5_splitk::Gemm1::kPersistent == true, "fusegen: the grid of fusegen_default_proj_sm90a_128x160x64_s5_splitk GEMM1 differs from its launch record");
-static_assert(fusegen_default_proj_sm90a_128x160x64_s5_splitk::Gemm1::kMapResidual == false && fusegen_default_proj_sm90a_128x160x64_s5_splitk::Gemm1::kMapStoreSlot == -1 && fusegen_default_proj_sm90a_128x160x64_s5_splitk::Gemm1::kMapOut == 0 && fusegen_default_proj_sm90a_128x160x64_s5_splitk::Gemm1::kDtOut == fusegen_sm80::DT_BF16 && fusegen_default_proj_sm90a_128x160x64_s5_splitk::Gemm1::kTmaBoxEpi == 128 && fusegen_default_proj_sm90a_128x160x64_s5_splitk::Gemm1::kTmaBoxEpiBytes == 64, "fusegen: the epilogue maps of fusegen_default_proj_sm90a_128x160x64_s5_splitk GEMM1 differ from its launch record");
+static_assert(fusegen_default_proj_sm90a_128x160x64_s5_splitk::Gemm1::kMapResidual == false && fusegen_default_proj_sm90a_128x160x64_s5_splitk::Gemm1::kMapStoreSlot == -1 && fusegen_default_proj_sm90a_128x160x64_s5_splitk::Gemm1::kMapOut == 0 && fusegen_default_proj_sm90a_128x160x64_s5_splitk::Gemm1::kDtOut == fusegen_sm80::DT_F32 && fusegen_default_proj_sm90a_128x160x64_s5_splitk::Gemm1::kTmaBoxEpi == 128 && fusegen_default_proj_sm90a_128x160x64_s5_splitk::Gemm1::kTmaBoxEpiBytes == 128, "fusegen: the epilogue maps of fusegen_default_proj_sm90a_128x160x64_s5_splitk GEMM1 differ from its launch record");
 static_assert(fusegen_default_proj_sm90a_64x128x64_s4::Gemm1::kTileM == 64 && fusegen_default_proj_sm90a_64x128x64_s4::Gemm1::kTileN == 128, "fusegen: the tile of fusegen_default_proj_sm90a_64x128x64_s4 GEMM1 differs from its launch record");
 static_assert(fusegen_default_proj_sm90a_64x128x64_s4::Gemm1::kThreads == 384, "fusegen: the block size of fusegen_default_proj_sm90a_64x128x64_s4 GEMM1 differs from its launch record");
 static_assert(fusegen_default_proj_sm90a_64x128x64_s4::Gemm1::kSmemBytes == 132720, "fusegen: the shared memory of fusegen_default_proj_sm90a_64x128x64_s4 GEMM1 differs from its launch record");
 static_assert(fusegen_default_proj_sm90a_64x128x64_s4::Gemm1::kStrategy == fusegen_sm80::STRATEGY_NONE, "fusegen: the strategy of fusegen_default_proj_sm90a_64x128x64_s4 GEMM1 differs from its launch record");
 static_assert(fusegen_default_proj_sm90a_64x128x64_s4::Gemm1::kOutBytes == 2 && fusegen_default_proj_sm90a_64x128x64_s4::Gemm1::kDtAB == fusegen_sm80::DT_BF16, "fusegen: the dtypes of fusegen_default_proj_sm90a_64x128x64_s4 GEMM1 differ from its launch record");
 static_assert(fusegen_default_proj_sm90a_64x128x64_s4::Gemm1::kSplitK == false && fusegen_default_proj_sm90a_64x128x64_s4::Gemm1::kTileK == 64, "fusegen: the K slicing of fusegen_default_proj_sm90a_64x128x64_s4 GEMM1 differs from its launch record");
-static_assert(fusegen_default_proj_sm90a_64x128x64_s4::Gemm1::kLastUnit == false, "fusegen: the split-K form of fusegen_default_proj_sm90a_64x128x64_s4 GEMM1 differs from its launch record");
 static_assert(fusegen_default_proj_sm90a_64x128x64_s4::Gemm1::kHopper == true, "fusegen: the family of fusegen_default_proj_sm90a_64x128x64_s4 GEMM1 differs from its launch record");
 static_assert(fusegen_default_proj_sm90a_64x128x64_s4::Gemm1::kTmaBoxA == 64 && fusegen_default_proj_sm90a_64x128x64_s4::Gemm1::kTmaBoxB == 128 && fusegen_default_proj_sm90a_64x128x64_s4::Gemm1::kBKn == false, "fusegen: the TMA boxes of fusegen_default_proj_sm90a_64x128x64_s4 GEMM1 differ from its launch record");
 static_assert(fusegen_default_proj_sm90a_64x128x64_s4::Gemm1::kPersistent == true, "fusegen: the grid of fusegen_default_proj_sm90a_64x128x64_s4 GEMM1 differs from its launch record");
@@ -783,20 +803,18 @@ static_assert(fusegen_default_proj_sm90a_64x128x64_s4_splitk::Gemm1::kTileM == 6
 static_assert(fusegen_default_proj_sm90a_64x128x64_s4_splitk::Gemm1::kThreads == 384, "fusegen: the block size of fusegen_default_proj_sm90a_64x128x64_s4_splitk GEMM1 differs from its launch record");
 static_assert(fusegen_default_proj_sm90a_64x128x64_s4_splitk::Gemm1::kSmemBytes == 99952, "fusegen: the shared memory of fusegen_default_proj_sm90a_64x128x64_s4_splitk GEMM1 differs from its launch record");
 static_assert(fusegen_default_proj_sm90a_64x128x64_s4_splitk::Gemm1::kStrategy == fusegen_sm80::STRATEGY_NONE, "fusegen: the strategy of fusegen_default_proj_sm90a_64x128x64_s4_splitk GEMM1 differs from its launch record");
-static_assert(fusegen_default_proj_sm90a_64x128x64_s4_splitk::Gemm1::kOutBytes == 2 && fusegen_default_proj_sm90a_64x128x64_s4_splitk::Gemm1::kDtAB == fusegen_sm80::DT_BF16, "fusegen: the dtypes of fusegen_default_proj_sm90a_64x128x64_s4_splitk GEMM1 differ from its launch record");
+static_assert(fusegen_default_proj_sm90a_64x128x64_s4_splitk::Gemm1::kOutBytes == 4 && fusegen_default_proj_sm90a_64x128x64_s4_splitk::Gemm1::kDtAB == fusegen_sm80::DT_BF16, "fusegen: the dtypes of fusegen_default_proj_sm90a_64x128x64_s4_splitk GEMM1 differ from its launch record");
 static_assert(fusegen_default_proj_sm90a_64x128x64_s4_splitk::Gemm1::kSplitK == true && fusegen_default_proj_sm90a_64x128x64_s4_splitk::Gemm1::kTileK == 64, "fusegen: the K slicing of fusegen_default_proj_sm90a_64x128x64_s4_splitk GEMM1 differs from its launch record");
-static_assert(fusegen_default_proj_sm90a_64x128x64_s4_splitk::Gemm1::kLastUnit == true, "fusegen: the split-K form of fusegen_default_proj_sm90a_64x128x64_s4_splitk GEMM1 differs from its launch record");
 static_assert(fusegen_default_proj_sm90a_64x128x64_s4_splitk::Gemm1::kHopper == true, "fusegen: the family of fusegen_default_proj_sm90a_64x128x64_s4_splitk GEMM1 differs from its launch record");
 static_assert(fusegen_default_proj_sm90a_64x128x64_s4_splitk::Gemm1::kTmaBoxA == 64 && fusegen_default_proj_sm90a_64x128x64_s4_splitk::Gemm1::kTmaBoxB == 128 && fusegen_default_proj_sm90a_64x128x64_s4_splitk::Gemm1::kBKn == false, "fusegen: the TMA boxes of fusegen_default_proj_sm90a_64x128x64_s4_splitk GEMM1 differ from its launch record");
 static_assert(fusegen_default_proj_sm90a_64x128x64_s4_splitk::Gemm1::kPersistent == true, "fusegen: the grid of fusegen_default_proj_sm90a_64x128x64_s4_splitk GEMM1 differs from its launch record");
-static_assert(fusegen_default_proj_sm90a_64x128x64_s4_splitk::Gemm1::kMapResidual == false && fusegen_default_proj_sm90a_64x128x64_s4_splitk::Gemm1::kMapStoreSlot == -1 && fusegen_default_proj_sm90a_64x128x64_s4_splitk::Gemm1::kMapOut == 0 && fusegen_default_proj_sm90a_64x128x64_s4_splitk::Gemm1::kDtOut == fusegen_sm80::DT_BF16 && fusegen_default_proj_sm90a_64x128x64_s4_splitk::Gemm1::kTmaBoxEpi == 64 && fusegen_default_proj_sm90a_64x128x64_s4_splitk::Gemm1::kTmaBoxEpiBytes == 128, "fusegen: the epilogue maps of fusegen_default_proj_sm90a_64x128x64_s4_splitk GEMM1 differ from its launch record");
+static_assert(fusegen_default_proj_sm90a_64x128x64_s4_splitk::Gemm1::kMapResidual == false && fusegen_default_proj_sm90a_64x128x64_s4_splitk::Gemm1::kMapStoreSlot == -1 && fusegen_default_proj_sm90a_64x128x64_s4_splitk::Gemm1::kMapOut == 0 && fusegen_default_proj_sm90a_64x128x64_s4_splitk::Gemm1::kDtOut == fusegen_sm80::DT_F32 && fusegen_default_proj_sm90a_64x128x64_s4_splitk::Gemm1::kTmaBoxEpi == 64 && fusegen_default_proj_sm90a_64x128x64_s4_splitk::Gemm1::kTmaBoxEpiBytes == 128, "fusegen: the epilogue maps of fusegen_default_proj_sm90a_64x128x64_s4_splitk GEMM1 differ from its launch record");
 static_assert(fusegen_default_proj_sm80_128x256x64_s3::Gemm1::kTileM == 128 && fusegen_default_proj_sm80_128x256x64_s3::Gemm1::kTileN == 256, "fusegen: the tile of fusegen_default_proj_sm80_128x256x64_s3 GEMM1 differs from its launch record");
 static_assert(fusegen_default_proj_sm80_128x256x64_s3::Gemm1::kThreads == 256, "fusegen: the block size of fusegen_default_proj_sm80_128x256x64_s3 GEMM1 differs from its launch record");
 static_assert(fusegen_default_proj_sm80_128x256x64_s3::Gemm1::kSmemBytes == 165888, "fusegen: the shared memory of fusegen_default_proj_sm80_128x256x64_s3 GEMM1 differs from its launch record");
 static_assert(fusegen_default_proj_sm80_128x256x64_s3::Gemm1::kStrategy == fusegen_sm80::STRATEGY_NONE, "fusegen: the strategy of fusegen_default_proj_sm80_128x256x64_s3 GEMM1 differs from its launch record");
 static_assert(fusegen_default_proj_sm80_128x256x64_s3::Gemm1::kOutBytes == 2 && fusegen_default_proj_sm80_128x256x64_s3::Gemm1::kDtAB == fusegen_sm80::DT_BF16, "fusegen: the dtypes of fusegen_default_proj_sm80_128x256x64_s3 GEMM1 differ from its launch record");
 static_assert(fusegen_default_proj_sm80_128x256x64_s3::Gemm1::kSplitK == false && fusegen_default_proj_sm80_128x256x64_s3::Gemm1::kTileK == 64, "fusegen: the K slicing of fusegen_default_proj_sm80_128x256x64_s3 GEMM1 differs from its launch record");
-static_assert(fusegen_default_proj_sm80_128x256x64_s3::Gemm1::kLastUnit == false, "fusegen: the split-K form of fusegen_default_proj_sm80_128x256x64_s3 GEMM1 differs from its launch record");
 static_assert(fusegen_default_proj_sm80_128x256x64_s3::Gemm1::kHopper == false, "fusegen: the family of fusegen_default_proj_sm80_128x256x64_s3 GEMM1 differs from its launch record");
 static_assert(fusegen_default_proj_sm80_64x128x64_s4::Gemm1::kTileM == 64 && fusegen_default_proj_sm80_64x128x64_s4::Gemm1::kTileN == 128, "fusegen: the tile of fusegen_default_proj_sm80_64x128x64_s4 GEMM1 differs from its launch record");
 static_assert(fusegen_default_proj_sm80_64x128x64_s4::Gemm1::kThreads == 128, "fusegen: the block size of fusegen_default_proj_sm80_64x128x64_s4 GEMM1 differs from its launch record");
@@ -804,7 +822,6 @@ static_assert(fusegen_default_proj_sm80_64x128x64_s4::Gemm1::kSmemBytes == 11059
 static_assert(fusegen_default_proj_sm80_64x128x64_s4::Gemm1::kStrategy == fusegen_sm80::STRATEGY_NONE, "fusegen: the strategy of fusegen_default_proj_sm80_64x128x64_s4 GEMM1 differs from its launch record");
 static_assert(fusegen_default_proj_sm80_64x128x64_s4::Gemm1::kOutBytes == 2 && fusegen_default_proj_sm80_64x128x64_s4::Gemm1::kDtAB == fusegen_sm80::DT_BF16, "fusegen: the dtypes of fusegen_default_proj_sm80_64x128x64_s4 GEMM1 differ from its launch record");
 static_assert(fusegen_default_proj_sm80_64x128x64_s4::Gemm1::kSplitK == false && fusegen_default_proj_sm80_64x128x64_s4::Gemm1::kTileK == 64, "fusegen: the K slicing of fusegen_default_proj_sm80_64x128x64_s4 GEMM1 differs from its launch record");
-static_assert(fusegen_default_proj_sm80_64x128x64_s4::Gemm1::kLastUnit == false, "fusegen: the split-K form of fusegen_default_proj_sm80_64x128x64_s4 GEMM1 differs from its launch record");
 static_assert(fusegen_default_proj_sm80_64x128x64_s4::Gemm1::kHopper == false, "fusegen: the family of fusegen_default_proj_sm80_64x128x64_s4 GEMM1 differs from its launch record");
 static_assert(fusegen_default_proj_sm80_64x128x64_s4_splitk::Gemm1::kTileM == 64 && fusegen_default_proj_sm80_64x128x64_s4_splitk::Gemm1::kTileN == 128, "fusegen: the tile of fusegen_default_proj_sm80_64x128x64_s4_splitk GEMM1 differs from its launch record");
 static_assert(fusegen_default_proj_sm80_64x128x64_s4_splitk::Gemm1::kThreads == 128, "fusegen: the block size of fusegen_default_proj_sm80_64x128x64_s4_splitk GEMM1 differs from its launch record");
@@ -812,7 +829,6 @@ static_assert(fusegen_default_proj_sm80_64x128x64_s4_splitk::Gemm1::kSmemBytes =
 static_assert(fusegen_default_proj_sm80_64x128x64_s4_splitk::Gemm1::kStrategy == fusegen_sm80::STRATEGY_NONE, "fusegen: the strategy of fusegen_default_proj_sm80_64x128x64_s4_splitk GEMM1 differs from its launch record");
 static_assert(fusegen_default_proj_sm80_64x128x64_s4_splitk::Gemm1::kOutBytes == 4 && fusegen_default_proj_sm80_64x128x64_s4_splitk::Gemm1::kDtAB == fusegen_sm80::DT_BF16, "fusegen: the dtypes of fusegen_default_proj_sm80_64x128x64_s4_splitk GEMM1 differ from its launch record");
 static_assert(fusegen_default_proj_sm80_64x128x64_s4_splitk::Gemm1::kSplitK == true && fusegen_default_proj_sm80_64x128x64_s4_splitk::Gemm1::kTileK == 64, "fusegen: the K slicing of fusegen_default_proj_sm80_64x128x64_s4_splitk GEMM1 differs from its launch record");
-static_assert(fusegen_default_proj_sm80_64x128x64_s4_splitk::Gemm1::kLastUnit == false, "fusegen: the split-K form of fusegen_default_proj_sm80_64x128x64_s4_splitk GEMM1 differs from its launch record");
 static_assert(fusegen_default_proj_sm80_64x128x64_s4_splitk::Gemm1::kHopper == false, "fusegen: the family of fusegen_default_proj_sm80_64x128x64_s4_splitk GEMM1 differs from its launch record");
 
 #ifndef __CUDACC_RTC__
@@ -835,7 +851,7 @@ extern "C" cudaError_t fusegen_default_proj_sm90a_128x256x64_s3_splitk_functions
 {
     const void *const kernels[FUSEGEN_LAUNCH_FNS] = {
         reinterpret_cast<const void *>(fusegen_default_proj_sm90a_128x256x64_s3_splitk_gemm1),
-        nullptr,
+        reinterpret_cast<const void *>(fusegen_default_proj_sm90a_128x256x64_s3_splitk_reduce1),
         nullptr,
         nullptr,
     };
@@ -857,7 +873,7 @@ extern "C" cudaError_t fusegen_default_proj_sm90a_64x256x64_s4_splitk_functions(
 {
     const void *const kernels[FUSEGEN_LAUNCH_FNS] = {
         reinterpret_cast<const void *>(fusegen_default_proj_sm90a_64x256x64_s4_splitk_gemm1),
-        nullptr,
+        reinterpret_cast<const void *>(fusegen_default_proj_sm90a_64x256x64_s4_splitk_reduce1),
         nullptr,
         nullptr,
     };
@@ -890,7 +906,7 @@ extern "C" cudaError_t fusegen_default_proj_sm90a_128x160x64_s5_splitk_functions
 {
     const void *const kernels[FUSEGEN_LAUNCH_FNS] = {
         reinterpret_cast<const void *>(fusegen_default_proj_sm90a_128x160x64_s5_splitk_gemm1),
-        nullptr,
+        reinterpret_cast<const void *>(fusegen_default_proj_sm90a_128x160x64_s5_splitk_reduce1),
         nullptr,
         nullptr,
     };
@@ -912,7 +928,7 @@ extern "C" cudaError_t fusegen_default_proj_sm90a_64x128x64_s4_splitk_functions(
 {
     const void *const kernels[FUSEGEN_LAUNCH_FNS] = {
         reinterpret_cast<const void *>(fusegen_default_proj_sm90a_64x128x64_s4_splitk_gemm1),
-        nullptr,
+        reinterpret_cast<const void *>(fusegen_default_proj_sm90a_64x128x64_s4_splitk_reduce1),
         nullptr,
         nullptr,
     };

@@ -107,7 +107,6 @@ static_assert(fusegen_default_proj_scale_bias_gelu_sm80_128x128x32_s4::Gemm1::kS
 static_assert(fusegen_default_proj_scale_bias_gelu_sm80_128x128x32_s4::Gemm1::kStrategy == fusegen_sm80::STRATEGY_NONE, "fusegen: the strategy of fusegen_default_proj_scale_bias_gelu_sm80_128x128x32_s4 GEMM1 differs from its launch record");
 static_assert(fusegen_default_proj_scale_bias_gelu_sm80_128x128x32_s4::Gemm1::kOutBytes == 2 && fusegen_default_proj_scale_bias_gelu_sm80_128x128x32_s4::Gemm1::kDtAB == fusegen_sm80::DT_F16, "fusegen: the dtypes of fusegen_default_proj_scale_bias_gelu_sm80_128x128x32_s4 GEMM1 differ from its launch record");
 static_assert(fusegen_default_proj_scale_bias_gelu_sm80_128x128x32_s4::Gemm1::kSplitK == false && fusegen_default_proj_scale_bias_gelu_sm80_128x128x32_s4::Gemm1::kTileK == 32, "fusegen: the K slicing of fusegen_default_proj_scale_bias_gelu_sm80_128x128x32_s4 GEMM1 differs from its launch record");
-static_assert(fusegen_default_proj_scale_bias_gelu_sm80_128x128x32_s4::Gemm1::kLastUnit == false, "fusegen: the split-K form of fusegen_default_proj_scale_bias_gelu_sm80_128x128x32_s4 GEMM1 differs from its launch record");
 static_assert(fusegen_default_proj_scale_bias_gelu_sm80_128x128x32_s4::Gemm1::kHopper == false, "fusegen: the family of fusegen_default_proj_scale_bias_gelu_sm80_128x128x32_s4 GEMM1 differs from its launch record");
 
 #ifndef __CUDACC_RTC__

@@ -1384,7 +1384,6 @@ struct Gemm {
     static_assert(!SPLIT_K || (DT_OUT == DT_F32 && NORM == NORM_NONE && STRATEGY == STRATEGY_NONE),
                   "a split-K partial kernel writes raw f32 sums");
     static constexpr bool kSplitK = SPLIT_K;
-    static constexpr bool kLastUnit = false;   // (the Hopper family's split-K form without a reduce kernel)
 
     __device__ static void load_stage(const Params &p, unsigned short *sA, unsigned short *sB, int stage, int kt,
                                       int m0, int n0)

@@ -344,16 +344,8 @@ __device__ __forceinline__ void tma_load_2d(void *dst, const TensorMap &map, int
 // slices a tile; unit (tile, z) sums k tiles z*KT/S ... (z+1)*KT/S - 1 and writes the raw f32 sums
 // to slice z of p.partials (Reduce, fusegen_sm80::SplitKReduce, applies the epilogue in the next
 // kernel; this one prefetches its inputs).
-// LAST_UNIT (with SPLIT_K, an epilogue without a norm): no reduce kernel. Each unit writes its
-// sums to its own block of p.partials in fragment order ([unit][fragment][thread], 16-byte words,
-// rows past M skipped) and counts itself on its tile's word of p.stats; the unit that counts last
-// adds the tile's slices in slice order (the same bits whichever unit that is) and applies the
-// epilogue (Epi, DT_OUT) itself. A word holds the launch's %gridid above an 8-bit count, so
-// whatever the workspace held before counts as zero and nothing needs clearing; the last unit
-// clears its tile's word.
 template <int DT_AB, int DT_OUT, int BM, int BN, int STAGES, bool PINGPONG_, int NORM, int STRATEGY, class Epi,
-          class Staging, bool B_KN = false, bool SPLIT_K = false, class Reduce = fusegen_sm80::NoReduce,
-          bool LAST_UNIT = false>
+          class Staging, bool B_KN = false, bool SPLIT_K = false, class Reduce = fusegen_sm80::NoReduce>
 struct GemmSm90 {
     static constexpr int BK = 64;
     static constexpr bool PINGPONG = PINGPONG_;
@@ -411,7 +403,6 @@ struct GemmSm90 {
     static constexpr int kTileM = BM, kTileN = BN, kTileK = BK, kThreads = THREADS, kSmemBytes = SMEM_BYTES;
     static constexpr int kStrategy = STRATEGY;
     static constexpr bool kSplitK = SPLIT_K;
-    static constexpr bool kLastUnit = LAST_UNIT;
     static constexpr bool kHopper = true;   // the runtime starts the normalize kernel as a programmatic dependent
     static constexpr int kOutBytes = OUT_BYTES;
     static constexpr int kDtAB = DT_AB;
@@ -450,106 +441,14 @@ struct GemmSm90 {
                   "staging needs the tile buffer");
     static_assert(!(Staging::kOut && STRATEGY == fusegen_sm80::STRATEGY_SPLIT && DT_OUT == fusegen_sm80::DT_F16),
                   "f16 rows cannot hold the split strategy's f32 pre-norm values");
-    static_assert(!SPLIT_K || ((LAST_UNIT || DT_OUT == fusegen_sm80::DT_F32) && NORM == fusegen_sm80::NORM_NONE &&
+    static_assert(!SPLIT_K || (DT_OUT == fusegen_sm80::DT_F32 && NORM == fusegen_sm80::NORM_NONE &&
                                STRATEGY == fusegen_sm80::STRATEGY_NONE && !STAGED),
                   "a split-K partial kernel writes raw f32 sums from its registers");
-    static_assert(!LAST_UNIT || (SPLIT_K && !GLU && Epi::kANormEps == 0.0f),
-                  "the last unit applies an epilogue without a norm to whole-K sums");
-    static_assert(!LAST_UNIT || BM * BN <= 64 * 1024 * 1024 / 16, "a tile's block of sums is indexed in 32 bits");
 
     // a_norm (fusegen_sm80::a_norm_scale): the consumers sum their rows' squares from the A stages
     static constexpr bool kANorm = Epi::kANormEps != 0.0f;
     static_assert(!(kANorm && SPLIT_K), "a split-K partial kernel sees a slice of A's rows");
     static_assert(!(GLU && (SPLIT_K || STAGED)), "a gated activation's epilogue writes directly, whole K");
-
-    // LAST_UNIT: the tile's consumer threads wait for each other (the epilogue's barrier: one
-    // a warpgroup for a ping-pong tile) and learn whether any of them passed `v`.
-    __device__ static __forceinline__ bool tile_any(bool v)
-    {
-        unsigned any;
-        if constexpr (TILE_THREADS == 128)
-            asm volatile("{\n .reg .pred p, q;\n setp.ne.u32 p, %1, 0;\n barrier.red.or.pred q, %2, 128, p;\n"
-                         " selp.u32 %0, 1, 0, q;\n}\n"
-                         : "=r"(any) : "r"(static_cast<unsigned>(v)), "r"(threadIdx.x >> 7) : "memory");
-        else
-            asm volatile("{\n .reg .pred p, q;\n setp.ne.u32 p, %1, 0;\n barrier.red.or.pred q, 1, %2, p;\n"
-                         " selp.u32 %0, 1, 0, q;\n}\n"
-                         : "=r"(any) : "r"(static_cast<unsigned>(v)), "n"(TILE_THREADS) : "memory");
-        return any != 0;
-    }
-
-    // LAST_UNIT, after the unit's mainloop: writes this thread's sums to the unit's block, counts
-    // the unit on the tile's word and, where it is the last of the tile's units, replaces acc
-    // with the sum of every slice in slice order. Returns whether the caller applies the epilogue.
-    __device__ static bool last_unit_sums(const Params &p, float (&acc)[WG_BLOCKS][WG_COLS / 8][4], int tile_index,
-                                          int slice, int slices, int tile_row0, int ttid)
-    {
-        if (slices == 1) return true;
-        constexpr int NI = WG_COLS / 8, FRAGS = WG_BLOCKS * NI;
-        // this thread's rows: r and r + 8 of each 64-row block of the warpgroup's rows
-        const int r0 = tile_row0 + 16 * ((ttid >> 5) & 3) + ((ttid & 31) >> 2);
-        // this thread's word of fragment 0 in unit `unit` of the tile; a unit spans FRAGS x TILE_THREADS
-        const auto word_of = [&](int unit) {
-            return reinterpret_cast<float4 *>(p.partials) +
-                   (static_cast<long long>(tile_index) * slices + unit) * (FRAGS * TILE_THREADS) + ttid;
-        };
-        float4 *const mine = word_of(slice);
-#pragma unroll
-        for (int mb = 0; mb < WG_BLOCKS; ++mb)
-            if (r0 + mb * 64 < p.m)
-#pragma unroll
-                for (int ni = 0; ni < NI; ++ni)
-                    __stcg(mine + (mb * NI + ni) * TILE_THREADS,
-                           make_float4(acc[mb][ni][0], acc[mb][ni][1], acc[mb][ni][2], acc[mb][ni][3]));
-        tile_any(false);   // every thread's sums written before thread 0 counts the unit
-        bool last = false;
-        if (ttid == 0) {
-            __threadfence();   // release: the tile's sums, ordered before by the barrier, then the count
-            unsigned long long gridid;
-            asm volatile("mov.u64 %0, %%gridid;\n" : "=l"(gridid));
-            const unsigned long long tag = gridid << 8;
-            unsigned long long *word = reinterpret_cast<unsigned long long *>(p.stats) + tile_index;
-            unsigned long long seen = *reinterpret_cast<volatile unsigned long long *>(word);
-            int arrival = 0;   // this unit's place among the tile's units, from 1
-            while (arrival == 0) {
-                if ((seen & ~0xffull) == tag) {   // counted in this launch already: one add
-                    arrival = static_cast<int>(atomicAdd(word, 1ull) & 0xffull) + 1;
-                } else {   // another launch's word, or other data: the first unit claims it
-                    const unsigned long long was = atomicCAS(word, seen, tag | 1ull);
-                    if (was == seen) arrival = 1;
-                    seen = was;
-                }
-            }
-            last = arrival == slices;
-            if (last) {   // every unit has counted: the word back to none, for a replay with the same
-                          // %gridid (a graph); then the other units' sums after their counts
-                atomicExch(word, 0ull);
-                __threadfence();
-            }
-        }
-        if (!tile_any(last)) return false;
-        // slice by slice in slice order (the same bits whichever unit is last), up to eight of
-        // this thread's fragments a slice loaded together (more would spill the widest tiles)
-        constexpr int CHUNK = NI % 8 == 0 ? 8 : NI % 4 == 0 ? 4 : NI % 2 == 0 ? 2 : 1;
-#pragma unroll
-        for (int mb = 0; mb < WG_BLOCKS; ++mb)
-            if (r0 + mb * 64 < p.m)
-#pragma unroll
-                for (int n0 = 0; n0 < NI; n0 += CHUNK)
-                    for (int z = 0; z < slices; ++z) {
-                        const float4 *const f = word_of(z) + (mb * NI + n0) * TILE_THREADS;
-#pragma unroll
-                        for (int i = 0; i < CHUNK; ++i) {
-                            const float4 u = __ldcg(f + i * TILE_THREADS);
-                            float *a = acc[mb][n0 + i];
-                            if (z == 0)
-                                a[0] = u.x, a[1] = u.y, a[2] = u.z, a[3] = u.w;
-                            else
-                                a[0] += u.x, a[1] += u.y, a[2] += u.z, a[3] += u.w;
-                        }
-                    }
-        return true;
-    }
 
     // a_norm: adds the squares of this thread's rows in one A stage, from a_rows (the warpgroup's
     // rows: 64-row blocks of 128-byte rows whose 16-byte chunk c lies at c ^ (row % 8); the sum
@@ -875,11 +774,7 @@ struct GemmSm90 {
                 in.out_map = &maps.out;
             }
             in.ordinal = j;
-            if constexpr (LAST_UNIT) {   // the tile's last unit adds the slices and applies the epilogue
-                const int tile_row0 = tile.m * BM + (PINGPONG || COL_SPLIT ? 0 : consumer * 64);
-                if (last_unit_sums(p, acc, tile.m * tiles.tiles_n + tile.n, tiles.slice(id), tiles.slices, tile_row0, ttid))
-                    Ep::apply(p, in, acc, my_scratch, tile, (ttid >> 5) % WARPS_M, (ttid >> 5) / WARPS_M, ttid & 31);
-            } else if constexpr (SPLIT_K) {   // the unit's raw sums into its slice of the partial sums
+            if constexpr (SPLIT_K) {   // the unit's raw sums into its slice of the partial sums
                 Params q = p;
                 q.out = p.partials + static_cast<long long>(tiles.slice(id)) * p.m * p.n;
                 q.ldo = p.n;

@@ -90,19 +90,6 @@ static const fusegen_kernel *find_split_k_norm(const fusegen_library *lib)
     return NULL;
 }
 
-/* A split-K kernel whose last unit of a tile applies the epilogue (no reduce kernel; its tiles'
- * count words are tagged with the launch's %gridid, which a graph's replays may share), when one
- * can run here. */
-static const fusegen_kernel *find_split_k_last_unit(const fusegen_library *lib)
-{
-    for (size_t i = 0; i < lib->n_kernels; i++) {
-        const fusegen_kernel *k = &lib->kernels[i];
-        if (k->split_k && k->launch1.split_k == FUSEGEN_SPLIT_K_LAST_UNIT && eligible(k))
-            return k;
-    }
-    return NULL;
-}
-
 /* A cluster-strategy norm kernel (launched with cluster dimensions), when one can run here. */
 static const fusegen_kernel *find_cluster_norm(const fusegen_library *lib)
 {
@@ -227,20 +214,17 @@ int main(void)
         return 1;
     }
     printf("split norm kernel: %s\nchain kernel: %s\nsplit-K norm kernel: %s\n", ks->name, kc->name, ksk->name);
-    const fusegen_kernel *kcl = find_cluster_norm(lib), *klu = find_split_k_last_unit(lib);
+    const fusegen_kernel *kcl = find_cluster_norm(lib);
     printf("cluster norm kernel: %s\n", kcl ? kcl->name : "(none can run here)");
-    printf("split-K last-unit kernel: %s\n", klu ? klu->name : "(none can run here)");
 
     cudaStream_t stream;
     GPU_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
     gpu_rng rng;
     gpu_rng_seed(&rng, seed);
 
-    gpu_case cs[5];
-    const fusegen_kernel *kk[5] = {ks, kc, ksk, NULL, NULL};
-    int n_k = 3;
-    if (kcl) kk[n_k++] = kcl;
-    if (klu) kk[n_k++] = klu;
+    gpu_case cs[4];
+    const fusegen_kernel *kk[4] = {ks, kc, ksk, kcl};
+    const int n_k = kcl ? 4 : 3;
     for (int i = 0; i < n_k; i++) {
         gpu_shape s = shape_for(kk[i]);
         gpu_case_init(&cs[i], kk[i], &s, &rng);
@@ -256,7 +240,7 @@ int main(void)
     }
 
     /* Direct runs: the expected bytes. */
-    saved want[5] = {{0, {NULL}}, {0, {NULL}}, {0, {NULL}}, {0, {NULL}}, {0, {NULL}}};
+    saved want[4] = {{0, {NULL}}, {0, {NULL}}, {0, {NULL}}, {0, {NULL}}};
     int direct_ok = 1;
     for (int i = 0; i < n_k; i++)
         gpu_case_poison(&cs[i], stream);
@@ -284,8 +268,8 @@ int main(void)
             gpu_case_poison(&cs[i], stream);
         GPU_CHECK(cudaStreamSynchronize(stream));
         GPU_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal));
-        fusegen_status st[5];
-        char detail[5][400];
+        fusegen_status st[4];
+        char detail[4][400];
         for (int i = 0; i < n_k; i++) {
             st[i] = gpu_case_run(&cs[i], stream);
             snprintf(detail[i], sizeof detail[i], "%s", fusegen_last_detail());

@@ -119,7 +119,7 @@ static void reset(void)
 #define LN_SIG "bias+residual+store+layernorm+relu"
 #define FAKE_PTR(i) ((void *)(uintptr_t)(0x10000u * (unsigned)(i)))
 
-static fusegen_launch_cache g_caches[7];
+static fusegen_launch_cache g_caches[6];
 
 /* Portable GEMM, f16, scale+bias+gelu, tile 128x128x32. */
 static fusegen_kernel k_portable(void)
@@ -354,39 +354,6 @@ static void test_split_k(void)
     CHECK(fusegen_split_k_reduce_columns(1000, 4) == 252);   /* 250 groups of 4: 63 + 63 + 63 + 61 */
 }
 
-/* The last-unit split-K form (no norm): the partial kernel alone, with its units' blocks of sums
- * and the tiles' count words in the workspace; no reduce kernel. */
-static void test_split_k_last_unit(void)
-{
-    fusegen_kernel k = k_ln("br_sm90a_64x128x64_s4_splitk", 1, FUSEGEN_STRATEGY_NONE, 64, 128, 0, &g_caches[6]);
-    k.epilogue = "bias+residual";
-    k.norm = FUSEGEN_NORM_NONE, k.n_stores = 0, k.uses_gamma = 0, k.uses_beta = 0;
-    k.split_k = 1;
-    k.launch1.split_k = FUSEGEN_SPLIT_K_LAST_UNIT;
-    k.launch1.map_residual = 0, k.launch1.map_store_slot = -1, k.launch1.map_out = 0;
-    fusegen_problem p = ln_problem(48, 4096, 4096);
-    p.epilogue = "bias+residual";
-    fusegen_args a = args_all();
-    size_t need = 0;
-    CHECK(fusegen_workspace_size(&k, &p, &need) == FUSEGEN_OK);
-    const int slices = fusegen_k_slices(48, 4096, 4096, 64, 128, 64, 132);
-    const fusegen_ws_layout l = fusegen_ws_layout_for_split_k_last_unit(slices, 48, 4096, 64, 128);
-    /* a block of 64 x 128 sums a unit (rows past M included), then a word a tile */
-    CHECK(slices > 1 && l.partials == 0 && l.stats == (size_t)32 * (size_t)slices * 64 * 128 * 4);
-    CHECK(need == l.total && l.total >= l.stats + 32 * 8);
-    reset();
-    CHECK(fusegen_run(&k, &p, &a, g_ws, need, 0) == FUSEGEN_OK);
-    CHECK(g_n_launches == 1);
-    const launch_log *part = &g_launches[0];
-    CHECK(part->f == (CUfunction)(uintptr_t)0x100 && part->params.k_slices == slices);
-    CHECK(part->params.partials == (float *)g_ws && part->params.stats == (float *)((char *)g_ws + l.stats));
-    CHECK(part->params.out == a.out && part->params.bias == a.bias && part->params.gamma == NULL);
-    CHECK(part->grid[0] == (unsigned)(32 * slices < 132 ? 32 * slices : 132) && part->dependent);
-    /* a workspace one byte short: refused before anything runs */
-    reset();
-    CHECK(fusegen_run(&k, &p, &a, g_ws, need - 1, 0) == FUSEGEN_ERR_WORKSPACE && g_n_launches == 0);
-}
-
 /* A split-K chain: GEMM1's partial and reduce kernels (into hidden), then GEMM2's, whose partial
  * sums reuse GEMM1's region. */
 static void test_chain_split_k(void)
@@ -511,7 +478,6 @@ int main(void)
     test_hopper_persistent();
     test_hopper_cluster();
     test_split_k();
-    test_split_k_last_unit();
     test_chain_split_k();
     test_chain();
     test_bad_functions();

@@ -107,7 +107,6 @@ static_assert(golden_small_proj_scale_gelu_sm80_128x128x32_s4::Gemm1::kSmemBytes
 static_assert(golden_small_proj_scale_gelu_sm80_128x128x32_s4::Gemm1::kStrategy == fusegen_sm80::STRATEGY_NONE, "fusegen: the strategy of golden_small_proj_scale_gelu_sm80_128x128x32_s4 GEMM1 differs from its launch record");
 static_assert(golden_small_proj_scale_gelu_sm80_128x128x32_s4::Gemm1::kOutBytes == 4 && golden_small_proj_scale_gelu_sm80_128x128x32_s4::Gemm1::kDtAB == fusegen_sm80::DT_F16, "fusegen: the dtypes of golden_small_proj_scale_gelu_sm80_128x128x32_s4 GEMM1 differ from its launch record");
 static_assert(golden_small_proj_scale_gelu_sm80_128x128x32_s4::Gemm1::kSplitK == false && golden_small_proj_scale_gelu_sm80_128x128x32_s4::Gemm1::kTileK == 32, "fusegen: the K slicing of golden_small_proj_scale_gelu_sm80_128x128x32_s4 GEMM1 differs from its launch record");
-static_assert(golden_small_proj_scale_gelu_sm80_128x128x32_s4::Gemm1::kLastUnit == false, "fusegen: the split-K form of golden_small_proj_scale_gelu_sm80_128x128x32_s4 GEMM1 differs from its launch record");
 static_assert(golden_small_proj_scale_gelu_sm80_128x128x32_s4::Gemm1::kHopper == false, "fusegen: the family of golden_small_proj_scale_gelu_sm80_128x128x32_s4 GEMM1 differs from its launch record");
 
 #ifndef __CUDACC_RTC__

@@ -439,7 +439,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) fusegen_default_block_tail_
     fusegen_default_block_tail_sm90a_128x128x64_s3_splitk_g2_128x256x64_s3::Gemm1::run(p, map_a, map_b, maps);
 }
 
-extern "C" __global__ void __launch_bounds__(fusegen_default_block_tail_sm90a_128x128x64_s3_splitk_g2_128x256x64_s3::Reduce1::kMaxThreads, 2) fusegen_default_block_tail_sm90a_128x128x64_s3_splitk_g2_128x256x64_s3_reduce1(fusegen_sm80::Params p)
+extern "C" __global__ void __launch_bounds__(fusegen_default_block_tail_sm90a_128x128x64_s3_splitk_g2_128x256x64_s3::Reduce1::kMaxThreads, 1) fusegen_default_block_tail_sm90a_128x128x64_s3_splitk_g2_128x256x64_s3_reduce1(fusegen_sm80::Params p)
 {
     fusegen_default_block_tail_sm90a_128x128x64_s3_splitk_g2_128x256x64_s3::Reduce1::run(p);
 }
@@ -451,7 +451,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) fusegen_default_block_tail_
     fusegen_default_block_tail_sm90a_128x128x64_s3_splitk_g2_128x256x64_s3::Gemm2::run(p, map_a, map_b, maps);
 }
 
-extern "C" __global__ void __launch_bounds__(fusegen_default_block_tail_sm90a_128x128x64_s3_splitk_g2_128x256x64_s3::Reduce2::kMaxThreads, 2) fusegen_default_block_tail_sm90a_128x128x64_s3_splitk_g2_128x256x64_s3_reduce2(fusegen_sm80::Params p)
+extern "C" __global__ void __launch_bounds__(fusegen_default_block_tail_sm90a_128x128x64_s3_splitk_g2_128x256x64_s3::Reduce2::kMaxThreads, 1) fusegen_default_block_tail_sm90a_128x128x64_s3_splitk_g2_128x256x64_s3_reduce2(fusegen_sm80::Params p)
 {
     fusegen_default_block_tail_sm90a_128x128x64_s3_splitk_g2_128x256x64_s3::Reduce2::run(p);
 }
@@ -1111,7 +1111,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) fusegen_default_block_tail_
     fusegen_default_block_tail_sm90a_64x256x64_s4_splitk_g2_128x256x64_s3::Gemm1::run(p, map_a, map_b, maps);
 }
 
-extern "C" __global__ void __launch_bounds__(fusegen_default_block_tail_sm90a_64x256x64_s4_splitk_g2_128x256x64_s3::Reduce1::kMaxThreads, 2) fusegen_default_block_tail_sm90a_64x256x64_s4_splitk_g2_128x256x64_s3_reduce1(fusegen_sm80::Params p)
+extern "C" __global__ void __launch_bounds__(fusegen_default_block_tail_sm90a_64x256x64_s4_splitk_g2_128x256x64_s3::Reduce1::kMaxThreads, 1) fusegen_default_block_tail_sm90a_64x256x64_s4_splitk_g2_128x256x64_s3_reduce1(fusegen_sm80::Params p)
 {
     fusegen_default_block_tail_sm90a_64x256x64_s4_splitk_g2_128x256x64_s3::Reduce1::run(p);
 }
@@ -1123,7 +1123,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) fusegen_default_block_tail_
     fusegen_default_block_tail_sm90a_64x256x64_s4_splitk_g2_128x256x64_s3::Gemm2::run(p, map_a, map_b, maps);
 }
 
-extern "C" __global__ void __launch_bounds__(fusegen_default_block_tail_sm90a_64x256x64_s4_splitk_g2_128x256x64_s3::Reduce2::kMaxThreads, 2) fusegen_default_block_tail_sm90a_64x256x64_s4_splitk_g2_128x256x64_s3_reduce2(fusegen_sm80::Params p)
+extern "C" __global__ void __launch_bounds__(fusegen_default_block_tail_sm90a_64x256x64_s4_splitk_g2_128x256x64_s3::Reduce2::kMaxThreads, 1) fusegen_default_block_tail_sm90a_64x256x64_s4_splitk_g2_128x256x64_s3_reduce2(fusegen_sm80::Params p)
 {
     fusegen_default_block_tail_sm90a_64x256x64_s4_splitk_g2_128x256x64_s3::Reduce2::run(p);
 }
@@ -1783,7 +1783,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) fusegen_default_block_tail_
     fusegen_default_block_tail_sm90a_128x256x64_s3_splitk_g2_128x256x64_s3::Gemm1::run(p, map_a, map_b, maps);
 }
 
-extern "C" __global__ void __launch_bounds__(fusegen_default_block_tail_sm90a_128x256x64_s3_splitk_g2_128x256x64_s3::Reduce1::kMaxThreads, 2) fusegen_default_block_tail_sm90a_128x256x64_s3_splitk_g2_128x256x64_s3_reduce1(fusegen_sm80::Params p)
+extern "C" __global__ void __launch_bounds__(fusegen_default_block_tail_sm90a_128x256x64_s3_splitk_g2_128x256x64_s3::Reduce1::kMaxThreads, 1) fusegen_default_block_tail_sm90a_128x256x64_s3_splitk_g2_128x256x64_s3_reduce1(fusegen_sm80::Params p)
 {
     fusegen_default_block_tail_sm90a_128x256x64_s3_splitk_g2_128x256x64_s3::Reduce1::run(p);
 }
@@ -1795,7 +1795,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) fusegen_default_block_tail_
     fusegen_default_block_tail_sm90a_128x256x64_s3_splitk_g2_128x256x64_s3::Gemm2::run(p, map_a, map_b, maps);
 }
 
-extern "C" __global__ void __launch_bounds__(fusegen_default_block_tail_sm90a_128x256x64_s3_splitk_g2_128x256x64_s3::Reduce2::kMaxThreads, 2) fusegen_default_block_tail_sm90a_128x256x64_s3_splitk_g2_128x256x64_s3_reduce2(fusegen_sm80::Params p)
+extern "C" __global__ void __launch_bounds__(fusegen_default_block_tail_sm90a_128x256x64_s3_splitk_g2_128x256x64_s3::Reduce2::kMaxThreads, 1) fusegen_default_block_tail_sm90a_128x256x64_s3_splitk_g2_128x256x64_s3_reduce2(fusegen_sm80::Params p)
 {
     fusegen_default_block_tail_sm90a_128x256x64_s3_splitk_g2_128x256x64_s3::Reduce2::run(p);
 }

@@ -117,7 +117,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) fusegen_default_proj_sm90a_
     fusegen_default_proj_sm90a_128x256x64_s3_splitk::Gemm1::run(p, map_a, map_b, maps);
 }
 
-extern "C" __global__ void __launch_bounds__(fusegen_default_proj_sm90a_128x256x64_s3_splitk::Reduce1::kMaxThreads, 2) fusegen_default_proj_sm90a_128x256x64_s3_splitk_reduce1(fusegen_sm80::Params p)
+extern "C" __global__ void __launch_bounds__(fusegen_default_proj_sm90a_128x256x64_s3_splitk::Reduce1::kMaxThreads, 1) fusegen_default_proj_sm90a_128x256x64_s3_splitk_reduce1(fusegen_sm80::Params p)
 {
     fusegen_default_proj_sm90a_128x256x64_s3_splitk::Reduce1::run(p);
 }
@@ -234,7 +234,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) fusegen_default_proj_sm90a_
     fusegen_default_proj_sm90a_64x256x64_s4_splitk::Gemm1::run(p, map_a, map_b, maps);
 }
 
-extern "C" __global__ void __launch_bounds__(fusegen_default_proj_sm90a_64x256x64_s4_splitk::Reduce1::kMaxThreads, 2) fusegen_default_proj_sm90a_64x256x64_s4_splitk_reduce1(fusegen_sm80::Params p)
+extern "C" __global__ void __launch_bounds__(fusegen_default_proj_sm90a_64x256x64_s4_splitk::Reduce1::kMaxThreads, 1) fusegen_default_proj_sm90a_64x256x64_s4_splitk_reduce1(fusegen_sm80::Params p)
 {
     fusegen_default_proj_sm90a_64x256x64_s4_splitk::Reduce1::run(p);
 }
@@ -406,7 +406,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) fusegen_default_proj_sm90a_
     fusegen_default_proj_sm90a_128x160x64_s5_splitk::Gemm1::run(p, map_a, map_b, maps);
 }
 
-extern "C" __global__ void __launch_bounds__(fusegen_default_proj_sm90a_128x160x64_s5_splitk::Reduce1::kMaxThreads, 2) fusegen_default_proj_sm90a_128x160x64_s5_splitk_reduce1(fusegen_sm80::Params p)
+extern "C" __global__ void __launch_bounds__(fusegen_default_proj_sm90a_128x160x64_s5_splitk::Reduce1::kMaxThreads, 1) fusegen_default_proj_sm90a_128x160x64_s5_splitk_reduce1(fusegen_sm80::Params p)
 {
     fusegen_default_proj_sm90a_128x160x64_s5_splitk::Reduce1::run(p);
 }
@@ -523,7 +523,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) fusegen_default_proj_sm90a_
     fusegen_default_proj_sm90a_64x128x64_s4_splitk::Gemm1::run(p, map_a, map_b, maps);
 }
 
-extern "C" __global__ void __launch_bounds__(fusegen_default_proj_sm90a_64x128x64_s4_splitk::Reduce1::kMaxThreads, 2) fusegen_default_proj_sm90a_64x128x64_s4_splitk_reduce1(fusegen_sm80::Params p)
+extern "C" __global__ void __launch_bounds__(fusegen_default_proj_sm90a_64x128x64_s4_splitk::Reduce1::kMaxThreads, 1) fusegen_default_proj_sm90a_64x128x64_s4_splitk_reduce1(fusegen_sm80::Params p)
 {
     fusegen_default_proj_sm90a_64x128x64_s4_splitk::Reduce1::run(p);
 }
@@ -665,7 +665,7 @@ extern "C" __global__ void __launch_bounds__(128, 1) fusegen_default_proj_sm80_6
     fusegen_default_proj_sm80_64x128x64_s4_splitk::Gemm1::run(p);
 }
 
-extern "C" __global__ void __launch_bounds__(fusegen_default_proj_sm80_64x128x64_s4_splitk::Reduce1::kMaxThreads, 2) fusegen_default_proj_sm80_64x128x64_s4_splitk_reduce1(fusegen_sm80::Params p)
+extern "C" __global__ void __launch_bounds__(fusegen_default_proj_sm80_64x128x64_s4_splitk::Reduce1::kMaxThreads, 1) fusegen_default_proj_sm80_64x128x64_s4_splitk_reduce1(fusegen_sm80::Params p)
 {
     fusegen_default_proj_sm80_64x128x64_s4_splitk::Reduce1::run(p);
 }

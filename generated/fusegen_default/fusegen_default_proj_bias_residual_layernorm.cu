@@ -248,7 +248,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) fusegen_default_proj_bias_r
     fusegen_default_proj_bias_residual_layernorm_sm90a_128x128x64_s5_splitk::Gemm1::run(p, map_a, map_b, maps);
 }
 
-extern "C" __global__ void __launch_bounds__(fusegen_default_proj_bias_residual_layernorm_sm90a_128x128x64_s5_splitk::Reduce1::kMaxThreads, 2) fusegen_default_proj_bias_residual_layernorm_sm90a_128x128x64_s5_splitk_reduce1(fusegen_sm80::Params p)
+extern "C" __global__ void __launch_bounds__(fusegen_default_proj_bias_residual_layernorm_sm90a_128x128x64_s5_splitk::Reduce1::kMaxThreads, 1) fusegen_default_proj_bias_residual_layernorm_sm90a_128x128x64_s5_splitk_reduce1(fusegen_sm80::Params p)
 {
     fusegen_default_proj_bias_residual_layernorm_sm90a_128x128x64_s5_splitk::Reduce1::run(p);
 }
@@ -619,7 +619,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) fusegen_default_proj_bias_r
     fusegen_default_proj_bias_residual_layernorm_sm90a_128x256x64_s3_splitk::Gemm1::run(p, map_a, map_b, maps);
 }
 
-extern "C" __global__ void __launch_bounds__(fusegen_default_proj_bias_residual_layernorm_sm90a_128x256x64_s3_splitk::Reduce1::kMaxThreads, 2) fusegen_default_proj_bias_residual_layernorm_sm90a_128x256x64_s3_splitk_reduce1(fusegen_sm80::Params p)
+extern "C" __global__ void __launch_bounds__(fusegen_default_proj_bias_residual_layernorm_sm90a_128x256x64_s3_splitk::Reduce1::kMaxThreads, 1) fusegen_default_proj_bias_residual_layernorm_sm90a_128x256x64_s3_splitk_reduce1(fusegen_sm80::Params p)
 {
     fusegen_default_proj_bias_residual_layernorm_sm90a_128x256x64_s3_splitk::Reduce1::run(p);
 }
@@ -867,7 +867,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) fusegen_default_proj_bias_r
     fusegen_default_proj_bias_residual_layernorm_sm90a_128x160x64_s5_splitk::Gemm1::run(p, map_a, map_b, maps);
 }
 
-extern "C" __global__ void __launch_bounds__(fusegen_default_proj_bias_residual_layernorm_sm90a_128x160x64_s5_splitk::Reduce1::kMaxThreads, 2) fusegen_default_proj_bias_residual_layernorm_sm90a_128x160x64_s5_splitk_reduce1(fusegen_sm80::Params p)
+extern "C" __global__ void __launch_bounds__(fusegen_default_proj_bias_residual_layernorm_sm90a_128x160x64_s5_splitk::Reduce1::kMaxThreads, 1) fusegen_default_proj_bias_residual_layernorm_sm90a_128x160x64_s5_splitk_reduce1(fusegen_sm80::Params p)
 {
     fusegen_default_proj_bias_residual_layernorm_sm90a_128x160x64_s5_splitk::Reduce1::run(p);
 }
@@ -1115,7 +1115,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) fusegen_default_proj_bias_r
     fusegen_default_proj_bias_residual_layernorm_sm90a_64x256x64_s4_splitk::Gemm1::run(p, map_a, map_b, maps);
 }
 
-extern "C" __global__ void __launch_bounds__(fusegen_default_proj_bias_residual_layernorm_sm90a_64x256x64_s4_splitk::Reduce1::kMaxThreads, 2) fusegen_default_proj_bias_residual_layernorm_sm90a_64x256x64_s4_splitk_reduce1(fusegen_sm80::Params p)
+extern "C" __global__ void __launch_bounds__(fusegen_default_proj_bias_residual_layernorm_sm90a_64x256x64_s4_splitk::Reduce1::kMaxThreads, 1) fusegen_default_proj_bias_residual_layernorm_sm90a_64x256x64_s4_splitk_reduce1(fusegen_sm80::Params p)
 {
     fusegen_default_proj_bias_residual_layernorm_sm90a_64x256x64_s4_splitk::Reduce1::run(p);
 }
@@ -1304,7 +1304,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) fusegen_default_proj_bias_r
     fusegen_default_proj_bias_residual_layernorm_sm90a_64x128x64_s4_splitk::Gemm1::run(p, map_a, map_b, maps);
 }
 
-extern "C" __global__ void __launch_bounds__(fusegen_default_proj_bias_residual_layernorm_sm90a_64x128x64_s4_splitk::Reduce1::kMaxThreads, 2) fusegen_default_proj_bias_residual_layernorm_sm90a_64x128x64_s4_splitk_reduce1(fusegen_sm80::Params p)
+extern "C" __global__ void __launch_bounds__(fusegen_default_proj_bias_residual_layernorm_sm90a_64x128x64_s4_splitk::Reduce1::kMaxThreads, 1) fusegen_default_proj_bias_residual_layernorm_sm90a_64x128x64_s4_splitk_reduce1(fusegen_sm80::Params p)
 {
     fusegen_default_proj_bias_residual_layernorm_sm90a_64x128x64_s4_splitk::Reduce1::run(p);
 }
@@ -1566,7 +1566,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) fusegen_default_proj_bias_r
     fusegen_default_proj_bias_residual_layernorm_sm80_64x256x32_s4_splitk::Gemm1::run(p);
 }
 
-extern "C" __global__ void __launch_bounds__(fusegen_default_proj_bias_residual_layernorm_sm80_64x256x32_s4_splitk::Reduce1::kMaxThreads, 2) fusegen_default_proj_bias_residual_layernorm_sm80_64x256x32_s4_splitk_reduce1(fusegen_sm80::Params p)
+extern "C" __global__ void __launch_bounds__(fusegen_default_proj_bias_residual_layernorm_sm80_64x256x32_s4_splitk::Reduce1::kMaxThreads, 1) fusegen_default_proj_bias_residual_layernorm_sm80_64x256x32_s4_splitk_reduce1(fusegen_sm80::Params p)
 {
     fusegen_default_proj_bias_residual_layernorm_sm80_64x256x32_s4_splitk::Reduce1::run(p);
 }
@@ -1725,7 +1725,7 @@ extern "C" __global__ void __launch_bounds__(128, 1) fusegen_default_proj_bias_r
     fusegen_default_proj_bias_residual_layernorm_sm80_64x128x64_s4_splitk::Gemm1::run(p);
 }
 
-extern "C" __global__ void __launch_bounds__(fusegen_default_proj_bias_residual_layernorm_sm80_64x128x64_s4_splitk::Reduce1::kMaxThreads, 2) fusegen_default_proj_bias_residual_layernorm_sm80_64x128x64_s4_splitk_reduce1(fusegen_sm80::Params p)
+extern "C" __global__ void __launch_bounds__(fusegen_default_proj_bias_residual_layernorm_sm80_64x128x64_s4_splitk::Reduce1::kMaxThreads, 1) fusegen_default_proj_bias_residual_layernorm_sm80_64x128x64_s4_splitk_reduce1(fusegen_sm80::Params p)
 {
     fusegen_default_proj_bias_residual_layernorm_sm80_64x128x64_s4_splitk::Reduce1::run(p);
 }

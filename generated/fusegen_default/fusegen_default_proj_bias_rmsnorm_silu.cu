@@ -183,7 +183,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) fusegen_default_proj_bias_r
     fusegen_default_proj_bias_rmsnorm_silu_sm90a_64x256x64_s4_splitk::Gemm1::run(p, map_a, map_b, maps);
 }
 
-extern "C" __global__ void __launch_bounds__(fusegen_default_proj_bias_rmsnorm_silu_sm90a_64x256x64_s4_splitk::Reduce1::kMaxThreads, 2) fusegen_default_proj_bias_rmsnorm_silu_sm90a_64x256x64_s4_splitk_reduce1(fusegen_sm80::Params p)
+extern "C" __global__ void __launch_bounds__(fusegen_default_proj_bias_rmsnorm_silu_sm90a_64x256x64_s4_splitk::Reduce1::kMaxThreads, 1) fusegen_default_proj_bias_rmsnorm_silu_sm90a_64x256x64_s4_splitk_reduce1(fusegen_sm80::Params p)
 {
     fusegen_default_proj_bias_rmsnorm_silu_sm90a_64x256x64_s4_splitk::Reduce1::run(p);
 }
@@ -336,7 +336,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) fusegen_default_proj_bias_r
     fusegen_default_proj_bias_rmsnorm_silu_sm80_64x256x32_s3_splitk::Gemm1::run(p);
 }
 
-extern "C" __global__ void __launch_bounds__(fusegen_default_proj_bias_rmsnorm_silu_sm80_64x256x32_s3_splitk::Reduce1::kMaxThreads, 2) fusegen_default_proj_bias_rmsnorm_silu_sm80_64x256x32_s3_splitk_reduce1(fusegen_sm80::Params p)
+extern "C" __global__ void __launch_bounds__(fusegen_default_proj_bias_rmsnorm_silu_sm80_64x256x32_s3_splitk::Reduce1::kMaxThreads, 1) fusegen_default_proj_bias_rmsnorm_silu_sm80_64x256x32_s3_splitk_reduce1(fusegen_sm80::Params p)
 {
     fusegen_default_proj_bias_rmsnorm_silu_sm80_64x256x32_s3_splitk::Reduce1::run(p);
 }

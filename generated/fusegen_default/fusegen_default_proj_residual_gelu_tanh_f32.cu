@@ -101,7 +101,7 @@ extern "C" __global__ void __launch_bounds__(128, 1) fusegen_default_proj_residu
     fusegen_default_proj_residual_gelu_tanh_f32_sm80_64x128x64_s3_splitk::Gemm1::run(p);
 }
 
-extern "C" __global__ void __launch_bounds__(fusegen_default_proj_residual_gelu_tanh_f32_sm80_64x128x64_s3_splitk::Reduce1::kMaxThreads, 2) fusegen_default_proj_residual_gelu_tanh_f32_sm80_64x128x64_s3_splitk_reduce1(fusegen_sm80::Params p)
+extern "C" __global__ void __launch_bounds__(fusegen_default_proj_residual_gelu_tanh_f32_sm80_64x128x64_s3_splitk::Reduce1::kMaxThreads, 1) fusegen_default_proj_residual_gelu_tanh_f32_sm80_64x128x64_s3_splitk_reduce1(fusegen_sm80::Params p)
 {
     fusegen_default_proj_residual_gelu_tanh_f32_sm80_64x128x64_s3_splitk::Reduce1::run(p);
 }

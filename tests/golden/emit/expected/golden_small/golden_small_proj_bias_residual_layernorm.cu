@@ -153,7 +153,7 @@ extern "C" __global__ void __launch_bounds__(128, 1) golden_small_proj_bias_resi
     golden_small_proj_bias_residual_layernorm_sm80_64x128x32_s3_splitk::Gemm1::run(p);
 }
 
-extern "C" __global__ void __launch_bounds__(golden_small_proj_bias_residual_layernorm_sm80_64x128x32_s3_splitk::Reduce1::kMaxThreads, 2) golden_small_proj_bias_residual_layernorm_sm80_64x128x32_s3_splitk_reduce1(fusegen_sm80::Params p)
+extern "C" __global__ void __launch_bounds__(golden_small_proj_bias_residual_layernorm_sm80_64x128x32_s3_splitk::Reduce1::kMaxThreads, 1) golden_small_proj_bias_residual_layernorm_sm80_64x128x32_s3_splitk_reduce1(fusegen_sm80::Params p)
 {
     golden_small_proj_bias_residual_layernorm_sm80_64x128x32_s3_splitk::Reduce1::run(p);
 }

@@ -182,13 +182,23 @@ int fg_tuning_add(fg_arena *a, const char *path, const char *text, size_t len, c
     const char *end = NULL;
     int before = fg_diag_errors(d);
     fg_diag_set_source(d, path, text, len);
-    if (strlen(text) != len) {
-        size_t off = strlen(text);
+    const char *nul = len ? memchr(text, '\0', len) : NULL;
+    if (nul) {
         int line, col;
-        fg_jsonpos_line_col(text, len, off, &line, &col);
+        fg_jsonpos_line_col(text, len, (size_t)(nul - text), &line, &col);
         fg_diag_error_at(d, line, col, NULL, "a NUL byte in the file");
         return -1;
     }
+    /* cJSON reads up to a NUL: a terminated copy, the caller's bytes being exactly len */
+    char *copy = fg_arena_alloc(a, len + 1);
+    if (!copy) {
+        fg_diag_error(d, NULL, "out of memory");
+        return -1;
+    }
+    if (len) memcpy(copy, text, len);
+    copy[len] = '\0';
+    text = copy;
+    fg_diag_set_source(d, path, text, len);
     const tuning_text tt = {text, len};
     cJSON *root = cJSON_ParseWithOpts(text, &end, 1);
     if (!root) {

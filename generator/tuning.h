@@ -34,9 +34,10 @@ typedef struct fg_tuning {
     size_t n_devices;
 } fg_tuning;
 
-/* Reads the tuning file path (text, len bytes), finds among plans[0..n_plans) the library it
- * names and adds its device to tunings[that index] (kept sorted). Returns 0, or -1 after
- * reporting every error found to d (whose source it sets to the file). */
+/* Reads the tuning file path (text, len bytes; it need not end in a NUL), finds among
+ * plans[0..n_plans) the library it names and adds its device to tunings[that index] (kept
+ * sorted). Returns 0, or -1 after reporting every error found to d (whose source it sets to the
+ * file). */
 int fg_tuning_add(fg_arena *a, const char *path, const char *text, size_t len, const fg_plan *const *plans,
                   size_t n_plans, fg_tuning *tunings, fg_diag *d);
 

@@ -85,6 +85,10 @@ int fusegen__tuning_is_winner(const fusegen_library *lib, const fusegen_kernel *
  * read: the tests, on machines without a GPU. */
 fusegen_status fusegen__tuning_load_for(const fusegen_library *lib, const char *path, const char *dev_name,
                                         int dev_sms, int dev_cc);
+/* ... and of a file's bytes already read (len of them, a NUL among them refused; path names it
+ * in the detail): what fusegen__tuning_load_for does after reading, and the fuzz target's entry. */
+fusegen_status fusegen__tuning_load_text(const fusegen_library *lib, const char *path, const char *text, size_t len,
+                                         const char *dev_name, int dev_sms, int dev_cc);
 /* The tests, on machines without a GPU: fusegen__device_info and fusegen__device_name answer
  * this device (name, SM count, compute capability x10) instead of the current one; name NULL
  * goes back to the current device. Forgets fusegen_select's remembered answers. */

@@ -835,14 +835,39 @@ static fg_tuning__entry *fg_tuning__entries(const fusegen_library *lib, const ch
     return entries;
 }
 
-fusegen_status fusegen__tuning_load_for(const fusegen_library *lib, const char *path, const char *dev_name,
-                                        int dev_sms, int dev_cc)
+fusegen_status fusegen__tuning_load_text(const fusegen_library *lib, const char *path, const char *text, size_t len,
+                                         const char *dev_name, int dev_sms, int dev_cc)
 {
     char why[256];
     fg_j root;
-    char *text;
-    size_t len = 0, count = 0;
+    size_t count = 0;
     fg_tuning__entry *entries;
+
+    if (memchr(text, '\0', len))
+        return fusegen__detail_set(FUSEGEN_ERR_INVALID_ARGUMENT, "tuning file '%s' holds a NUL byte", path);
+    if (!fg_j_parse(text, len, &root, why, sizeof why)) {
+        fg_j_free(&root);
+        return fusegen__detail_set(FUSEGEN_ERR_INVALID_ARGUMENT, "tuning file '%s' is not valid JSON: %s", path, why);
+    }
+    if (!fg_tuning__header(lib, path, &root, dev_name, dev_sms, dev_cc)) {
+        fg_j_free(&root);
+        return FUSEGEN_ERR_INVALID_ARGUMENT;
+    }
+    entries = fg_tuning__entries(lib, path, &root, &count);
+    fg_j_free(&root);
+    if (!entries)
+        return FUSEGEN_ERR_INVALID_ARGUMENT;
+    if (!fg_tuning__install(lib, entries, count))
+        return fusegen__detail_set(FUSEGEN_ERR_INVALID_ARGUMENT, "tuning file '%s': out of memory", path);
+    return fusegen__detail_set(FUSEGEN_OK, "%s", "");
+}
+
+fusegen_status fusegen__tuning_load_for(const fusegen_library *lib, const char *path, const char *dev_name,
+                                        int dev_sms, int dev_cc)
+{
+    char *text;
+    size_t len = 0;
+    fusegen_status st;
 
     if (!lib)
         return fusegen__detail_set(FUSEGEN_ERR_INVALID_ARGUMENT, "lib is NULL");
@@ -855,27 +880,9 @@ fusegen_status fusegen__tuning_load_for(const fusegen_library *lib, const char *
     text = fg_tuning__read(path, &len);
     if (!text)
         return FUSEGEN_ERR_INVALID_ARGUMENT;
-    if (strlen(text) != len) {
-        free(text);
-        return fusegen__detail_set(FUSEGEN_ERR_INVALID_ARGUMENT, "tuning file '%s' holds a NUL byte", path);
-    }
-    if (!fg_j_parse(text, len, &root, why, sizeof why)) {
-        free(text);
-        fg_j_free(&root);
-        return fusegen__detail_set(FUSEGEN_ERR_INVALID_ARGUMENT, "tuning file '%s' is not valid JSON: %s", path, why);
-    }
+    st = fusegen__tuning_load_text(lib, path, text, len, dev_name, dev_sms, dev_cc);
     free(text);
-    if (!fg_tuning__header(lib, path, &root, dev_name, dev_sms, dev_cc)) {
-        fg_j_free(&root);
-        return FUSEGEN_ERR_INVALID_ARGUMENT;
-    }
-    entries = fg_tuning__entries(lib, path, &root, &count);
-    fg_j_free(&root);
-    if (!entries)
-        return FUSEGEN_ERR_INVALID_ARGUMENT;
-    if (!fg_tuning__install(lib, entries, count))
-        return fusegen__detail_set(FUSEGEN_ERR_INVALID_ARGUMENT, "tuning file '%s': out of memory", path);
-    return fusegen__detail_set(FUSEGEN_OK, "%s", "");
+    return st;
 }
 
 fusegen_status fusegen_tuning_load(const fusegen_library *lib, const char *path)

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Builds the libFuzzer target with clang (CMake preset `fuzz`, folder build-fuzz) and runs the
-# bounded fuzz test fuzz_spec_short (FUSEGEN_FUZZ_SECONDS, default 60) plus the corpus replay.
+# Builds the libFuzzer targets with clang (CMake preset `fuzz`, folder build-fuzz) and runs the
+# bounded fuzz tests fuzz_spec_short (FUSEGEN_FUZZ_SECONDS, default 60), fuzz_tuning_load_short
+# and fuzz_tuning_gen_short (FUSEGEN_FUZZ_TUNING_SECONDS, default 30 each) plus the corpus replays.
 # Installs clang's fuzzer runtime (libclang-rt-14-dev) when it is missing and it runs as root.
 #   scripts/test-fuzz.sh [ctest args...]
 set -euo pipefail

@@ -843,7 +843,7 @@ fusegen_status fusegen__tuning_load_text(const fusegen_library *lib, const char 
     size_t count = 0;
     fg_tuning__entry *entries;
 
-    if (memchr(text, '\0', len))
+    if (len && memchr(text, '\0', len))
         return fusegen__detail_set(FUSEGEN_ERR_INVALID_ARGUMENT, "tuning file '%s' holds a NUL byte", path);
     if (!fg_j_parse(text, len, &root, why, sizeof why)) {
         fg_j_free(&root);

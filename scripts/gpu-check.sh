@@ -195,7 +195,7 @@ fi
 if [ $bench = 1 ] && [ -n "${FUSEGEN_BENCH_SPECS:-}" ] && [ -x "$build/bench/fusegen-bench" ]; then
   for spec in $FUSEGEN_BENCH_SPECS; do
     name=$(basename "$spec" .json)
-    "$build/bench/fusegen-bench" --spec "$spec" --all-variants ${FUSEGEN_SPEC_BENCH_ARGS:---quick} \
+    timeout 300 "$build/bench/fusegen-bench" --spec "$spec" --all-variants ${FUSEGEN_SPEC_BENCH_ARGS:---quick} \
       --csv "$out/bench-$name.csv" >"$out/bench-$name.log" 2>&1
     status "bench --spec $name" "rc=$?"
   done

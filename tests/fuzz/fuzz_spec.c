@@ -22,25 +22,13 @@
 #include "plan.h"
 #include "spec.h"
 
+#include "fuzz_sink.h"
+
 #ifndef FUSEGEN_FUZZ_TEMPLATE_DIR
 #error "FUSEGEN_FUZZ_TEMPLATE_DIR must name the templates/ folder"
 #endif
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-/* Diagnostics are formatted (that code is under test too) and then thrown away. */
-static FILE *fuzz__sink(void)
-{
-    static FILE *sink;
-    if (!sink) {
-        sink = fopen("/dev/null", "w");
-        if (!sink) {
-            perror("fuzz_spec: /dev/null");
-            abort();
-        }
-    }
-    return sink;
-}
 
 /* Checks what the emitter promises of every file: a banner first, a newline last, a safe
  * relative path. A broken promise is a bug, so it aborts and the fuzzer keeps the input. */
@@ -99,7 +87,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     fg_arena arena;
     fg_arena_init(&arena);
     fg_diag d;
-    fg_diag_init(&d, fuzz__sink());
+    fg_diag_init(&d, fuzz_sink("fuzz_spec"));
     fg_diag_set_source(&d, "fuzz.json", text, size);
 
     fg_spec spec;

@@ -22,6 +22,8 @@
 #include "spec.h"
 #include "tuning.h"
 
+#include "fuzz_sink.h"
+
 #ifndef FUSEGEN_FUZZ_TEMPLATE_DIR
 #error "FUSEGEN_FUZZ_TEMPLATE_DIR must name the templates/ folder"
 #endif
@@ -31,18 +33,6 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-static FILE *fuzz__sink(void)
-{
-    static FILE *sink;
-    if (!sink) {
-        sink = fopen("/dev/null", "w");
-        if (!sink) {
-            perror("fuzz_tuning_gen: /dev/null");
-            abort();
-        }
-    }
-    return sink;
-}
 
 /* The library's plan, made once (it lives as long as the process). */
 static const fg_plan *fuzz__plan(void)
@@ -86,7 +76,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     fg_arena arena;
     fg_arena_init(&arena);
     fg_diag d;
-    fg_diag_init(&d, fuzz__sink());
+    fg_diag_init(&d, fuzz_sink("fuzz_tuning_gen"));
     fg_tuning tuning;
     memset(&tuning, 0, sizeof tuning);
     const int rc = fg_tuning_add(&arena, "fuzz.json", text, size, plans, 1, &tuning, &d);

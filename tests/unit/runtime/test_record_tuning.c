@@ -291,6 +291,11 @@ static void test_tuning_refusals(void)
     write_file(tmp_path("trailing.json"), "{} {}");
     CHECK_FAIL(fusegen__tuning_load_for(&g_lib, tmp_path("trailing.json"), DEVICE), FUSEGEN_ERR_INVALID_ARGUMENT,
                "text after the JSON value");
+    /* bytes given directly (what the loader does after reading): a NUL among them, or none */
+    CHECK_FAIL(fusegen__tuning_load_text(&g_lib, "nul.json", "{\"a\": 1}\0{}", 12, DEVICE), FUSEGEN_ERR_INVALID_ARGUMENT,
+               "tuning file 'nul.json' holds a NUL byte");
+    CHECK_FAIL(fusegen__tuning_load_text(&g_lib, "empty.json", "", 0, DEVICE), FUSEGEN_ERR_INVALID_ARGUMENT,
+               "tuning file 'empty.json' is not valid JSON");
     write_file(tmp_path("array.json"), "[1, 2]");
     CHECK_FAIL(fusegen__tuning_load_for(&g_lib, tmp_path("array.json"), DEVICE), FUSEGEN_ERR_INVALID_ARGUMENT,
                "is not a JSON object");

@@ -190,15 +190,11 @@ int fg_tuning_add(fg_arena *a, const char *path, const char *text, size_t len, c
         return -1;
     }
     /* cJSON reads up to a NUL: a terminated copy, the caller's bytes being exactly len */
-    char *copy = fg_arena_alloc(a, len + 1);
-    if (!copy) {
+    text = fg_arena_strndup(a, text, len);
+    if (!text) {
         fg_diag_error(d, NULL, "out of memory");
         return -1;
     }
-    if (len) memcpy(copy, text, len);
-    copy[len] = '\0';
-    text = copy;
-    fg_diag_set_source(d, path, text, len);
     const tuning_text tt = {text, len};
     cJSON *root = cJSON_ParseWithOpts(text, &end, 1);
     if (!root) {

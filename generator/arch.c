@@ -16,7 +16,10 @@ bool fg_arch_sm80_tile_n_ok(long x) { return false FUSEGEN_REG_TILE_N(ARCH__IS);
 bool fg_arch_sm80_tile_k_ok(long x) { return false FUSEGEN_REG_TILE_K(ARCH__IS); }
 static bool arch__sm90_only_n(long x) { return false FUSEGEN_REG_SM90_ONLY_TILE_N(ARCH__IS); }
 #undef ARCH__IS
-bool fg_arch_stages_ok(long s) { return s >= FUSEGEN_REG_MIN_STAGES && s <= FUSEGEN_REG_MAX_STAGES; }
+bool fg_arch_stages_ok(long s, bool hopper_only)
+{
+    return s >= FUSEGEN_REG_MIN_STAGES && s <= (hopper_only ? FUSEGEN_REG_SM90_MAX_STAGES : FUSEGEN_REG_MAX_STAGES);
+}
 
 void fg_arch_sm80_warps(long m, long n, int *warps_m, int *warps_n)
 {
@@ -70,7 +73,8 @@ bool fg_arch_sm90_tile_ok(long m, long n, long k, bool pingpong)
     long wg_rows = pingpong || col_split ? m : m / 2;
     long wg_cols = col_split ? n / 2 : n;
     bool pingpong_320 = pingpong && m == 64 && n == 320;
-    bool n_ok = col_split ? (n == 128 || n == 256 || n == 320) : (n == 64 || n == 128 || n == 160 || n == 256 || pingpong_320);
+    bool n_ok = col_split ? (n == 128 || n == 256 || n == 320)
+                          : (n == 32 || n == 64 || n == 128 || n == 160 || n == 256 || pingpong_320);
     return m_ok && n_ok && k == 64 && (wg_rows * wg_cols <= 64 * 256 || pingpong_320);
 }
 

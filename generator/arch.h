@@ -16,7 +16,7 @@ size_t fg_arch_smem_limit(fg_arch a);
 bool fg_arch_sm80_tile_m_ok(long m);   /* 32, 64, 128, 256 */
 bool fg_arch_sm80_tile_n_ok(long n);   /* 32, 64, 128, 256 */
 bool fg_arch_sm80_tile_k_ok(long k);   /* 32, 64 */
-bool fg_arch_stages_ok(long s);        /* 2..5 */
+bool fg_arch_stages_ok(long s, bool hopper_only);   /* 2..5; 2..16 for a tile that is the Hopper family's alone */
 /* Warps along M and N for a tile (each warp tile a multiple of 16x16). */
 void fg_arch_sm80_warps(long m, long n, int *warps_m, int *warps_n);
 /* Shared memory the mainloop + epilogue of a tile needs, in bytes, for 16-bit operands. */

@@ -325,9 +325,9 @@ static void check_hopper_tile(checker *c, const fg_kernel_spec *k, const fg_gemm
         return;
     }
     if (!fg_arch_sm90_tile_ok(t->m, t->n, t->k, pingpong)) {
-        err(c, sptr, "tile %ldx%ldx%ld cannot take schedule '%s' (cooperative: m 128 with n 64, 128, 160 or 256, "
-            "or m 64 with n 128, 256 or 320, its warpgroups splitting the columns; pingpong: m 64 with n 64, 128, "
-            "160, 256 or 320, or m 128 with n 64 or 128; k 64)", t->m, t->n, t->k, name);
+        err(c, sptr, "tile %ldx%ldx%ld cannot take schedule '%s' (cooperative: m 128 with n 32, 64, 128, 160 or 256, "
+            "or m 64 with n 128, 256 or 320, its warpgroups splitting the columns; pingpong: m 64 with n 32, 64, "
+            "128, 160, 256 or 320, or m 128 with n 32, 64 or 128; k 64)", t->m, t->n, t->k, name);
         return;
     }
     /* a 64-row cooperative tile splits the columns between the warpgroups: whole rows only */
@@ -412,9 +412,11 @@ static void check_tiles(checker *c, const fg_kernel_spec *k, const fg_gemm *g)
                 values(&lb, tile_k_values, CHECK__COUNT(tile_k_values), false));
             ok = false;
         }
-        if (!fg_arch_stages_ok(t->stages)) {
-            err(c, ptr_cat(&pb, t->ptr, "/stages"), "stages %ld out of range (expected %d to %d)", t->stages,
-                FUSEGEN_REG_MIN_STAGES, FUSEGEN_REG_MAX_STAGES);
+        if (!fg_arch_stages_ok(t->stages, fg_arch_sm90_only(t->n, t->schedule))) {
+            err(c, ptr_cat(&pb, t->ptr, "/stages"),
+                "stages %ld out of range (expected %d to %d; up to %d for a tile that is the Hopper family's alone: "
+                "one that names a schedule)", t->stages, FUSEGEN_REG_MIN_STAGES, FUSEGEN_REG_MAX_STAGES,
+                FUSEGEN_REG_SM90_MAX_STAGES);
             ok = false;
         }
         if (!ok) continue;

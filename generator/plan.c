@@ -211,7 +211,7 @@ bool fg_plan_sm80_builds(const fg_kernel_spec *k, const fg_gemm *g, const fg_til
                 smem_limit = fg_arch_smem_limit(k->archs[i]);
     }
     if (!fg_arch_sm80_tile_m_ok(t->m) || !fg_arch_sm80_tile_n_ok(t->n) || !fg_arch_sm80_tile_k_ok(t->k) ||
-        !fg_arch_stages_ok(t->stages) || t->m * t->n > FG_ARCH_SM80_MAX_TILE_ELEMS)
+        !fg_arch_stages_ok(t->stages, false) || t->m * t->n > FG_ARCH_SM80_MAX_TILE_ELEMS)
         return false;
     if (fg_arch_sm90_only(t->n, t->schedule)) return false;   /* the Hopper family's alone */
     return fg_arch_sm80_layout_smem_bytes(t->m, t->n, t->k, t->stages, g->b_layout == FG_LAYOUT_KN) <= smem_limit;

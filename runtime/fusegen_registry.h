@@ -119,6 +119,7 @@
 #define FUSEGEN_REG_SM80_MAX_TILE_ELEMS (128 * 256)
 #define FUSEGEN_REG_MIN_STAGES 2
 #define FUSEGEN_REG_MAX_STAGES 5
+#define FUSEGEN_REG_SM90_MAX_STAGES 16   /* a tile that is the Hopper family's alone (a named schedule) */
 
 /* Limits and launch numbers. */
 #define FUSEGEN_REG_MAX_STORES 4               /* store ops per GEMM: fusegen_args.store[] */

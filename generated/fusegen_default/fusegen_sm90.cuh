@@ -44,6 +44,33 @@ __device__ __forceinline__ void wgmma_commit() { FUSEGEN_SM90_ASM("wgmma.commit_
 __device__ __forceinline__ void wgmma_wait_all() { FUSEGEN_SM90_ASM("wgmma.wait_group.sync.aligned 0;\n"); }
 __device__ __forceinline__ void wgmma_wait_one() { FUSEGEN_SM90_ASM("wgmma.wait_group.sync.aligned 1;\n"); }
 
+// m64n32k16: D[64 x 32] (f32, 16 registers a thread) += A[64 x 16] . B[16 x 32], both from shared memory.
+#define FUSEGEN_WGMMA_M64N32K16(TY, TB)                                                                \
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %18, 0;\n"                                          \
+                 "wgmma.mma_async.sync.aligned.m64n32k16.f32." TY "." TY " "                            \
+                 "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15}, "             \
+                 "%16, %17, p, 1, 1, 0, " TB ";\n}\n"                                                  \
+                 : "+f"(d[0][0]), "+f"(d[0][1]), "+f"(d[0][2]), "+f"(d[0][3]), \
+                     "+f"(d[1][0]), "+f"(d[1][1]), "+f"(d[1][2]), "+f"(d[1][3]), \
+                     "+f"(d[2][0]), "+f"(d[2][1]), "+f"(d[2][2]), "+f"(d[2][3]), \
+                     "+f"(d[3][0]), "+f"(d[3][1]), "+f"(d[3][2]), "+f"(d[3][3]) \
+                 : "l"(desc_a), "l"(desc_b), "r"(1))
+template <int DT, bool TRANS_B> __device__ __forceinline__ void wgmma_m64n32k16(float (&d)[4][4], unsigned long long desc_a,
+                                                             unsigned long long desc_b)
+{
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+    static_assert(!TRANS_B, "an N-major B tile is whole 64-column blocks");
+    if (DT == DT_BF16)
+        FUSEGEN_WGMMA_M64N32K16("bf16", "0");
+    else
+        FUSEGEN_WGMMA_M64N32K16("f16", "0");
+#else
+    (void)d, (void)desc_a, (void)desc_b;
+    __trap();
+#endif
+}
+#undef FUSEGEN_WGMMA_M64N32K16
+
 // m64n64k16: D[64 x 64] (f32, 32 registers a thread) += A[64 x 16] . B[16 x 64], both from shared memory.
 #define FUSEGEN_WGMMA_M64N64K16(TY, TB)                                                                \
     asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"                                          \
@@ -230,7 +257,9 @@ template <int DT, int BN, bool TRANS_B> __device__ __forceinline__ void wgmma_ti
                                                                                  unsigned long long b)
 {
     static_assert(!TRANS_B || BN == 64 || BN == 128 || BN == 256, "an N-major B tile is whole 64-column blocks");
-    if constexpr (BN == 64)
+    if constexpr (BN == 32)
+        wgmma_m64n32k16<DT, TRANS_B>(d, a, b);
+    else if constexpr (BN == 64)
         wgmma_m64n64k16<DT, TRANS_B>(d, a, b);
     else if constexpr (BN == 128)
         wgmma_m64n128k16<DT, TRANS_B>(d, a, b);
@@ -432,7 +461,8 @@ struct GemmSm90 {
     static_assert(!(COL_SPLIT && STRATEGY != fusegen_sm80::STRATEGY_ROW && NORM != fusegen_sm80::NORM_NONE),
                   "a 64-row cooperative tile takes the row strategy (or no norm)");
     static_assert(!(PINGPONG && CLUSTER), "the cluster strategy's exchange serves one tile at a time (tile m 128)");
-    static_assert(BN == 64 || BN == 128 || BN == 160 || BN == 256 || BN == 320, "tile n must be 64, 128, 160, 256 or 320");
+    static_assert(BN == 32 || BN == 64 || BN == 128 || BN == 160 || BN == 256 || BN == 320,
+                  "tile n must be 32, 64, 128, 160, 256 or 320");
     static_assert(BN % BLOCK_COLS == 0, "the tile is whole blocks wide");
     static_assert(!B_KN || (BN % 64 == 0 && BN <= 256 && WG_COLS % 64 == 0),
                   "B as [K, N] comes in whole 64-column blocks (n 64, 128 or 256)");

@@ -109,7 +109,8 @@ static void test_tiles(void)
     CHECK(fires("l", HEAD, "\"tiles\": [{\"m\": 64, \"n\": 64, \"k\": 128, \"stages\": 3}], " NOOPS,
                 "/kernels/0/tiles/0/k: tile k 128 is not supported (expected: 32, 64)", 1));
     CHECK(fires("l", HEAD, "\"tiles\": [{\"m\": 64, \"n\": 64, \"k\": 64, \"stages\": 1}], " NOOPS,
-                "/kernels/0/tiles/0/stages: stages 1 out of range (expected 2 to 5)", 1));
+                "/kernels/0/tiles/0/stages: stages 1 out of range (expected 2 to 5; up to 16 for a tile that is the Hopper "
+                "family's alone: one that names a schedule)", 1));
     CHECK(fires("l", HEAD, "\"tiles\": [{\"m\": 64, \"n\": 64, \"k\": 64, \"stages\": 6}], " NOOPS,
                 "/kernels/0/tiles/0/stages: stages 6 out of range", 1));
     CHECK(fires("l", HEAD, "\"tiles\": [{\"m\": -1, \"n\": 0, \"k\": 64, \"stages\": 9}], " NOOPS,
@@ -367,7 +368,10 @@ static void test_arch(void)
     CHECK(fg_arch_sm80_tile_n_ok(64) && !fg_arch_sm80_tile_n_ok(0));
     CHECK(fg_arch_sm80_tile_k_ok(32) && fg_arch_sm80_tile_k_ok(64) && !fg_arch_sm80_tile_k_ok(128) &&
           !fg_arch_sm80_tile_k_ok(16));
-    CHECK(!fg_arch_stages_ok(1) && fg_arch_stages_ok(2) && fg_arch_stages_ok(5) && !fg_arch_stages_ok(6));
+    CHECK(!fg_arch_stages_ok(1, false) && fg_arch_stages_ok(2, false) && fg_arch_stages_ok(5, false) &&
+          !fg_arch_stages_ok(6, false));
+    CHECK(!fg_arch_stages_ok(1, true) && fg_arch_stages_ok(6, true) && fg_arch_stages_ok(16, true) &&
+          !fg_arch_stages_ok(17, true));   /* a tile that is the Hopper family's alone */
     int wm, wn;
     fg_arch_sm80_warps(128, 128, &wm, &wn);
     CHECK(wm == 2 && wn == 4);

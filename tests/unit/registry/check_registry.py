@@ -78,7 +78,7 @@ def main():
          sorted(int(r[0]) for r in reg["tile_n"] + reg["tile_n_sm90"]))
     same("schema tile k", tile["k"]["enum"], [int(r[0]) for r in reg["tile_k"]])
     same("schema stages minimum", tile["stages"]["minimum"], limit["min_stages"])
-    same("schema stages maximum", tile["stages"]["maximum"], limit["max_stages"])
+    same("schema stages maximum", tile["stages"]["maximum"], limit["sm90_max_stages"])
     same("schema schedule", tile["schedule"]["enum"], [r[2] for r in reg["schedule"]])
     same("schema strategy", defs["strategy"]["enum"], [r[2] for r in reg["strategy"]])
     spelled = [r for r in reg["op"] if r[1] == r[2]]   # the ops a spec names by their word

@@ -35,6 +35,7 @@ int main(void)
     FUSEGEN_REG_TILE_K(TILE_K)
     printf("limit min_stages %d\n", FUSEGEN_REG_MIN_STAGES);
     printf("limit max_stages %d\n", FUSEGEN_REG_MAX_STAGES);
+    printf("limit sm90_max_stages %d\n", FUSEGEN_REG_SM90_MAX_STAGES);
     printf("limit max_stores %d\n", FUSEGEN_REG_MAX_STORES);
     printf("limit max_kernels %d\n", FG_SPEC_MAX_KERNELS);
     printf("limit max_tiles %d\n", FG_SPEC_MAX_TILES);

@@ -311,12 +311,14 @@ typedef struct launch__epilogue_maps {
 } launch__epilogue_maps;
 
 /* A Hopper GEMM's four parameters: the block, A's and B's maps, the epilogue's maps. */
-static int launch__hopper_maps(const fusegen_launch_gemm *rec, const fusegen_params *g, CUtensorMap *map_a,
+static int launch__hopper_maps(const fusegen_launch_gemm *rec, fusegen_params *g, CUtensorMap *map_a,
                                CUtensorMap *map_b, launch__epilogue_maps *maps, char *why, size_t len)
 {
     const int slot = rec->map_store_slot, rows = rec->tile_m, bytes = rec->epi_box_bytes;
     memset(maps, 0, sizeof *maps);
-    if (launch__tensor_map(map_a, g->a, rec->dt_ab, g->m, g->k, g->lda, rec->tma_box_a, 128, "A", why, len) ||
+    /* M below the tile: a box of M rows, none past A's end (the kernel expects its bytes) */
+    g->a_box_rows = g->m < rec->tma_box_a ? g->m : rec->tma_box_a;
+    if (launch__tensor_map(map_a, g->a, rec->dt_ab, g->m, g->k, g->lda, g->a_box_rows, 128, "A", why, len) ||
         /* B: [N, K] rows of K, or (b_kn) [K, N] rows of N */
         launch__tensor_map(map_b, g->b, rec->dt_ab, rec->b_kn ? g->k : g->n, rec->b_kn ? g->n : g->k, g->ldb,
                            rec->tma_box_b, 128, "B", why, len))

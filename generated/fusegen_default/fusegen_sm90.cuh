@@ -664,6 +664,10 @@ struct GemmSm90 {
                 // Shared addresses made once, as in the consumers' loop.
                 const unsigned stage0_addr = fusegen_sm80::smem_addr(base);
                 const unsigned full_addr = fusegen_sm80::smem_addr(full), empty_addr = fusegen_sm80::smem_addr(empty);
+                // M < BM: A's box stops at A's last row (TMA's zero fill of the rows past it
+                // is slow); the stage's other rows keep stale values, multiplied into
+                // accumulator rows that no epilogue writes.
+                const unsigned a_box_bytes = static_cast<unsigned>(p.a_box_rows) * 128u;
                 StageCursor at(0);   // k tiles issued so far, over all of this CTA's tiles
                 for (int id = tiles.first; id < tiles.count; id += tiles.step) {
                     const fusegen_sm80::TileCoord tile = tiles.coord(id);
@@ -673,7 +677,7 @@ struct GemmSm90 {
                         // A fresh barrier counts as having completed the phase before its
                         // first, so the first pass over the stages does not wait.
                         mbar_wait(empty_addr + 8 * at.stage, at.phase ^ 1);
-                        mbar_expect_tx(full_s, STAGE_BYTES);
+                        mbar_expect_tx(full_s, a_box_bytes + B_STAGE_BYTES);
                         tma_load_2d(sa, map_a, kt * BK, tile.m * BM, full_s);
                         for (int b = 0; b < B_BOXES; ++b) {
                             if constexpr (B_KN)   // columns n .. n + 63 of k rows kt * BK ...

@@ -23,7 +23,7 @@
 # resumed from the shipped file, as after a change of the kernels); the example library of
 # specs/examples/llama_block.json likewise (fusegen-tune --library over
 # bench/tune-shapes-llama.json into specs/examples/tuning/llama_block.<gpu>.json), back as
-# tuning-llama.json;
+# tuning-llama.json, unless FUSEGEN_TUNE_EXAMPLE=0;
 # --tune-only: the build, fusegen_test_kernels and FUSEGEN_TUNE's tuning, nothing else (a call
 # with a time limit that the whole run would not fit).
 #   scripts/gpu-check.sh [--no-bench] [--no-sanitize] [--tune-only]
@@ -139,8 +139,9 @@ if [ "${FUSEGEN_TUNE:-0}" = 1 ] && [ $bench = 1 ] && [ -x "$build/bench/fusegen-
       >>"$out/tune.log" 2>&1
     status "fusegen-tune $(basename "$shapes")" "rc=$? $(tail -1 "$out/tune.log")"
   done
-  # the example library: its own tuning file, resumed the same way (the rebuild below takes it in)
-  if [ -f "$build/libllama_block.so" ]; then
+  # the example library: its own tuning file, resumed the same way (the rebuild below takes it in);
+  # FUSEGEN_TUNE_EXAMPLE=0 leaves it as shipped
+  if [ -f "$build/libllama_block.so" ] && [ "${FUSEGEN_TUNE_EXAMPLE:-1}" != 0 ]; then
     shipped_llama=specs/examples/tuning/llama_block.${gpu:-gpu}.json
     [ -f "$shipped_llama" ] && [ "${FUSEGEN_TUNE_FRESH:-0}" != 1 ] && cp "$shipped_llama" "$out/tuning-llama.json"
     timeout "${FUSEGEN_TUNE_TIMEOUT:-420}" "$build/bench/fusegen-tune" --library "$build/libllama_block.so" \

@@ -313,9 +313,10 @@ static void emit__gemm_scope(emit_ctx *c, fg_tmpl_scope *s, int index, const fg_
         /* the operand and epilogue tensor maps travel as __grid_constant__ parameters */
         fg_tmpl_set(s, "kernel_params",
                     "fusegen_sm80::Params p, const __grid_constant__ fusegen_sm90::TensorMap map_a,\n"
+                    "    const __grid_constant__ fusegen_sm90::TensorMap map_a_tail,\n"
                     "    const __grid_constant__ fusegen_sm90::TensorMap map_b,\n"
                     "    const __grid_constant__ fusegen_sm90::EpilogueMaps maps");
-        fg_tmpl_set(s, "kernel_args", "p, map_a, map_b, maps");
+        fg_tmpl_set(s, "kernel_args", "p, map_a, map_a_tail, map_b, maps");
     } else {
         fg_tmpl_set(s, "kernel_params", "fusegen_sm80::Params p");
         fg_tmpl_set(s, "kernel_args", "p");

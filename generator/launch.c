@@ -111,7 +111,7 @@ static const struct {
     {"bias", "const void *"}, {"residual", "const void *"}, {"gamma", "const void *"}, {"beta", "const void *"},
     {"store", "void *[4]"}, {"ld_store", "long long[4]"},
     {"prenorm", "float *"}, {"stats", "float *"}, {"stats_ld", "int"},
-    {"partials", "float *"}, {"k_slices", "int"}, {"a_box_rows", "int"},
+    {"partials", "float *"}, {"k_slices", "int"},
 };
 
 /* The parameter block the launcher passes: the same size, the same field names and types, in

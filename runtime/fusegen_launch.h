@@ -60,7 +60,6 @@ typedef struct fusegen_params {
     int stats_ld;     /* N tiles per row */
     float *partials;  /* split K: [k_slices, m, n] f32 sums */
     int k_slices;     /* split K: slices of K; else 0 */
-    int a_box_rows;   /* Hopper: rows of A's TMA box (runtime/launch.c) */
 } fusegen_params;
 
 /* What the launcher remembers of a kernel, zero at first (a generated table has one per kernel,

@@ -262,7 +262,7 @@ typedef struct launch__map_key {
 /* The last tensor maps this thread encoded, by everything an encode reads: a decode step
  * launches the same problem on the same buffers thousands of times a second, and the encodes
  * are most of a Hopper launch's host work. An entry is the encoder's output for its key. */
-enum { LAUNCH__MEMO = 8 };
+enum { LAUNCH__MEMO = 16 };
 static _Thread_local struct {
     launch__map_key key[LAUNCH__MEMO];
     CUtensorMap map[LAUNCH__MEMO];
@@ -310,17 +310,25 @@ typedef struct launch__epilogue_maps {
     CUtensorMap residual, store, out;
 } launch__epilogue_maps;
 
-/* A Hopper GEMM's four parameters: the block, A's and B's maps, the epilogue's maps. */
-static int launch__hopper_maps(const fusegen_launch_gemm *rec, fusegen_params *g, CUtensorMap *map_a,
-                               CUtensorMap *map_b, launch__epilogue_maps *maps, char *why, size_t len)
+/* A Hopper GEMM's parameters after the block: A's maps (its row tiles', its last row tile's),
+ * B's, the epilogue's. The last row tile of an M that the tile's rows do not divide reads A in a
+ * box of the rows left (fusegen_sm90::GemmSm90::run); otherwise the tail map is A's map again. */
+static int launch__hopper_maps(const fusegen_launch_gemm *rec, const fusegen_params *g, CUtensorMap *map_a,
+                               CUtensorMap *map_a_tail, CUtensorMap *map_b, launch__epilogue_maps *maps, char *why,
+                               size_t len)
 {
     const int slot = rec->map_store_slot, rows = rec->tile_m, bytes = rec->epi_box_bytes;
+    const int tail_rows = g->m % rec->tma_box_a;
     memset(maps, 0, sizeof *maps);
-    /* M below the tile: a box of M rows, none past A's end (the kernel expects its bytes) */
-    g->a_box_rows = g->m < rec->tma_box_a ? g->m : rec->tma_box_a;
-    if (launch__tensor_map(map_a, g->a, rec->dt_ab, g->m, g->k, g->lda, g->a_box_rows, 128, "A", why, len) ||
-        /* B: [N, K] rows of K, or (b_kn) [K, N] rows of N */
-        launch__tensor_map(map_b, g->b, rec->dt_ab, rec->b_kn ? g->k : g->n, rec->b_kn ? g->n : g->k, g->ldb,
+    if (launch__tensor_map(map_a, g->a, rec->dt_ab, g->m, g->k, g->lda, rec->tma_box_a, 128, "A", why, len))
+        return 1;
+    if (tail_rows == 0)
+        *map_a_tail = *map_a;
+    else if (launch__tensor_map(map_a_tail, g->a, rec->dt_ab, g->m, g->k, g->lda, tail_rows, 128, "A's last rows", why,
+                                len))
+        return 1;
+    /* B: [N, K] rows of K, or (b_kn) [K, N] rows of N */
+    if (launch__tensor_map(map_b, g->b, rec->dt_ab, rec->b_kn ? g->k : g->n, rec->b_kn ? g->n : g->k, g->ldb,
                            rec->tma_box_b, 128, "B", why, len))
         return 1;
     if (rec->map_residual && launch__tensor_map(&maps->residual, g->residual, rec->dt_out, g->m, g->n, g->ldr, rows,
@@ -367,10 +375,10 @@ static int launch__gemm(const launch__kernel *lk, int fn, const fusegen_launch_g
         void *params[1] = {g};
         return launch__start(lk->fns, fn, &c, params, lk->why, lk->len);
     }
-    CUtensorMap map_a, map_b;
+    CUtensorMap map_a, map_a_tail, map_b;
     launch__epilogue_maps maps;
-    if (launch__hopper_maps(rec, g, &map_a, &map_b, &maps, lk->why, lk->len)) return 1;
-    void *params[4] = {g, &map_a, &map_b, &maps};
+    if (launch__hopper_maps(rec, g, &map_a, &map_a_tail, &map_b, &maps, lk->why, lk->len)) return 1;
+    void *params[5] = {g, &map_a, &map_a_tail, &map_b, &maps};
     c.dependent = 1;
     if (rec->persistent) {
         /* one CTA per SM (each takes an SM's shared memory), never more than the work units */

@@ -100,17 +100,19 @@ static_assert(Gemm2::kSmemBytes == 215104, "the plan and the family agree on sha
 }  // namespace fusegen_default_block_tail_sm90a_128x128x64_s3_row_g2_128x256x64_s3
 
 extern "C" __global__ void __launch_bounds__(384, 1) fusegen_default_block_tail_sm90a_128x128x64_s3_row_g2_128x256x64_s3_gemm1(fusegen_sm80::Params p, const __grid_constant__ fusegen_sm90::TensorMap map_a,
+    const __grid_constant__ fusegen_sm90::TensorMap map_a_tail,
     const __grid_constant__ fusegen_sm90::TensorMap map_b,
     const __grid_constant__ fusegen_sm90::EpilogueMaps maps)
 {
-    fusegen_default_block_tail_sm90a_128x128x64_s3_row_g2_128x256x64_s3::Gemm1::run(p, map_a, map_b, maps);
+    fusegen_default_block_tail_sm90a_128x128x64_s3_row_g2_128x256x64_s3::Gemm1::run(p, map_a, map_a_tail, map_b, maps);
 }
 
 extern "C" __global__ void __launch_bounds__(384, 1) fusegen_default_block_tail_sm90a_128x128x64_s3_row_g2_128x256x64_s3_gemm2(fusegen_sm80::Params p, const __grid_constant__ fusegen_sm90::TensorMap map_a,
+    const __grid_constant__ fusegen_sm90::TensorMap map_a_tail,
     const __grid_constant__ fusegen_sm90::TensorMap map_b,
     const __grid_constant__ fusegen_sm90::EpilogueMaps maps)
 {
-    fusegen_default_block_tail_sm90a_128x128x64_s3_row_g2_128x256x64_s3::Gemm2::run(p, map_a, map_b, maps);
+    fusegen_default_block_tail_sm90a_128x128x64_s3_row_g2_128x256x64_s3::Gemm2::run(p, map_a, map_a_tail, map_b, maps);
 }
 
 // ---- block_tail_sm90a_128x128x64_s3_cluster_g2_128x256x64_s3 ----
@@ -208,17 +210,19 @@ static_assert(Gemm2::kSmemBytes == 215104, "the plan and the family agree on sha
 }  // namespace fusegen_default_block_tail_sm90a_128x128x64_s3_cluster_g2_128x256x64_s3
 
 extern "C" __global__ void __launch_bounds__(384, 1) fusegen_default_block_tail_sm90a_128x128x64_s3_cluster_g2_128x256x64_s3_gemm1(fusegen_sm80::Params p, const __grid_constant__ fusegen_sm90::TensorMap map_a,
+    const __grid_constant__ fusegen_sm90::TensorMap map_a_tail,
     const __grid_constant__ fusegen_sm90::TensorMap map_b,
     const __grid_constant__ fusegen_sm90::EpilogueMaps maps)
 {
-    fusegen_default_block_tail_sm90a_128x128x64_s3_cluster_g2_128x256x64_s3::Gemm1::run(p, map_a, map_b, maps);
+    fusegen_default_block_tail_sm90a_128x128x64_s3_cluster_g2_128x256x64_s3::Gemm1::run(p, map_a, map_a_tail, map_b, maps);
 }
 
 extern "C" __global__ void __launch_bounds__(384, 1) fusegen_default_block_tail_sm90a_128x128x64_s3_cluster_g2_128x256x64_s3_gemm2(fusegen_sm80::Params p, const __grid_constant__ fusegen_sm90::TensorMap map_a,
+    const __grid_constant__ fusegen_sm90::TensorMap map_a_tail,
     const __grid_constant__ fusegen_sm90::TensorMap map_b,
     const __grid_constant__ fusegen_sm90::EpilogueMaps maps)
 {
-    fusegen_default_block_tail_sm90a_128x128x64_s3_cluster_g2_128x256x64_s3::Gemm2::run(p, map_a, map_b, maps);
+    fusegen_default_block_tail_sm90a_128x128x64_s3_cluster_g2_128x256x64_s3::Gemm2::run(p, map_a, map_a_tail, map_b, maps);
 }
 
 // ---- block_tail_sm90a_128x128x64_s3_split_g2_128x256x64_s3 ----
@@ -316,10 +320,11 @@ static_assert(Gemm2::kSmemBytes == 215104, "the plan and the family agree on sha
 }  // namespace fusegen_default_block_tail_sm90a_128x128x64_s3_split_g2_128x256x64_s3
 
 extern "C" __global__ void __launch_bounds__(384, 1) fusegen_default_block_tail_sm90a_128x128x64_s3_split_g2_128x256x64_s3_gemm1(fusegen_sm80::Params p, const __grid_constant__ fusegen_sm90::TensorMap map_a,
+    const __grid_constant__ fusegen_sm90::TensorMap map_a_tail,
     const __grid_constant__ fusegen_sm90::TensorMap map_b,
     const __grid_constant__ fusegen_sm90::EpilogueMaps maps)
 {
-    fusegen_default_block_tail_sm90a_128x128x64_s3_split_g2_128x256x64_s3::Gemm1::run(p, map_a, map_b, maps);
+    fusegen_default_block_tail_sm90a_128x128x64_s3_split_g2_128x256x64_s3::Gemm1::run(p, map_a, map_a_tail, map_b, maps);
 }
 
 extern "C" __global__ void __launch_bounds__(fusegen_sm80::NORMALIZE_THREADS) fusegen_default_block_tail_sm90a_128x128x64_s3_split_g2_128x256x64_s3_normalize1(fusegen_sm80::Params p)
@@ -328,10 +333,11 @@ extern "C" __global__ void __launch_bounds__(fusegen_sm80::NORMALIZE_THREADS) fu
 }
 
 extern "C" __global__ void __launch_bounds__(384, 1) fusegen_default_block_tail_sm90a_128x128x64_s3_split_g2_128x256x64_s3_gemm2(fusegen_sm80::Params p, const __grid_constant__ fusegen_sm90::TensorMap map_a,
+    const __grid_constant__ fusegen_sm90::TensorMap map_a_tail,
     const __grid_constant__ fusegen_sm90::TensorMap map_b,
     const __grid_constant__ fusegen_sm90::EpilogueMaps maps)
 {
-    fusegen_default_block_tail_sm90a_128x128x64_s3_split_g2_128x256x64_s3::Gemm2::run(p, map_a, map_b, maps);
+    fusegen_default_block_tail_sm90a_128x128x64_s3_split_g2_128x256x64_s3::Gemm2::run(p, map_a, map_a_tail, map_b, maps);
 }
 
 // ---- block_tail_sm90a_128x128x64_s3_splitk_g2_128x256x64_s3 ----
@@ -433,10 +439,11 @@ static_assert(Gemm2::kSmemBytes == 149056, "the plan and the family agree on sha
 }  // namespace fusegen_default_block_tail_sm90a_128x128x64_s3_splitk_g2_128x256x64_s3
 
 extern "C" __global__ void __launch_bounds__(384, 1) fusegen_default_block_tail_sm90a_128x128x64_s3_splitk_g2_128x256x64_s3_gemm1(fusegen_sm80::Params p, const __grid_constant__ fusegen_sm90::TensorMap map_a,
+    const __grid_constant__ fusegen_sm90::TensorMap map_a_tail,
     const __grid_constant__ fusegen_sm90::TensorMap map_b,
     const __grid_constant__ fusegen_sm90::EpilogueMaps maps)
 {
-    fusegen_default_block_tail_sm90a_128x128x64_s3_splitk_g2_128x256x64_s3::Gemm1::run(p, map_a, map_b, maps);
+    fusegen_default_block_tail_sm90a_128x128x64_s3_splitk_g2_128x256x64_s3::Gemm1::run(p, map_a, map_a_tail, map_b, maps);
 }
 
 extern "C" __global__ void __launch_bounds__(fusegen_default_block_tail_sm90a_128x128x64_s3_splitk_g2_128x256x64_s3::Reduce1::kMaxThreads, 1) fusegen_default_block_tail_sm90a_128x128x64_s3_splitk_g2_128x256x64_s3_reduce1(fusegen_sm80::Params p)
@@ -445,10 +452,11 @@ extern "C" __global__ void __launch_bounds__(fusegen_default_block_tail_sm90a_12
 }
 
 extern "C" __global__ void __launch_bounds__(384, 1) fusegen_default_block_tail_sm90a_128x128x64_s3_splitk_g2_128x256x64_s3_gemm2(fusegen_sm80::Params p, const __grid_constant__ fusegen_sm90::TensorMap map_a,
+    const __grid_constant__ fusegen_sm90::TensorMap map_a_tail,
     const __grid_constant__ fusegen_sm90::TensorMap map_b,
     const __grid_constant__ fusegen_sm90::EpilogueMaps maps)
 {
-    fusegen_default_block_tail_sm90a_128x128x64_s3_splitk_g2_128x256x64_s3::Gemm2::run(p, map_a, map_b, maps);
+    fusegen_default_block_tail_sm90a_128x128x64_s3_splitk_g2_128x256x64_s3::Gemm2::run(p, map_a, map_a_tail, map_b, maps);
 }
 
 extern "C" __global__ void __launch_bounds__(fusegen_default_block_tail_sm90a_128x128x64_s3_splitk_g2_128x256x64_s3::Reduce2::kMaxThreads, 1) fusegen_default_block_tail_sm90a_128x128x64_s3_splitk_g2_128x256x64_s3_reduce2(fusegen_sm80::Params p)
@@ -551,17 +559,19 @@ static_assert(Gemm2::kSmemBytes == 232064, "the plan and the family agree on sha
 }  // namespace fusegen_default_block_tail_sm90a_128x128x64_s3_row_g2_128x128x64_s5_pingpong
 
 extern "C" __global__ void __launch_bounds__(384, 1) fusegen_default_block_tail_sm90a_128x128x64_s3_row_g2_128x128x64_s5_pingpong_gemm1(fusegen_sm80::Params p, const __grid_constant__ fusegen_sm90::TensorMap map_a,
+    const __grid_constant__ fusegen_sm90::TensorMap map_a_tail,
     const __grid_constant__ fusegen_sm90::TensorMap map_b,
     const __grid_constant__ fusegen_sm90::EpilogueMaps maps)
 {
-    fusegen_default_block_tail_sm90a_128x128x64_s3_row_g2_128x128x64_s5_pingpong::Gemm1::run(p, map_a, map_b, maps);
+    fusegen_default_block_tail_sm90a_128x128x64_s3_row_g2_128x128x64_s5_pingpong::Gemm1::run(p, map_a, map_a_tail, map_b, maps);
 }
 
 extern "C" __global__ void __launch_bounds__(384, 1) fusegen_default_block_tail_sm90a_128x128x64_s3_row_g2_128x128x64_s5_pingpong_gemm2(fusegen_sm80::Params p, const __grid_constant__ fusegen_sm90::TensorMap map_a,
+    const __grid_constant__ fusegen_sm90::TensorMap map_a_tail,
     const __grid_constant__ fusegen_sm90::TensorMap map_b,
     const __grid_constant__ fusegen_sm90::EpilogueMaps maps)
 {
-    fusegen_default_block_tail_sm90a_128x128x64_s3_row_g2_128x128x64_s5_pingpong::Gemm2::run(p, map_a, map_b, maps);
+    fusegen_default_block_tail_sm90a_128x128x64_s3_row_g2_128x128x64_s5_pingpong::Gemm2::run(p, map_a, map_a_tail, map_b, maps);
 }
 
 // ---- block_tail_sm90a_128x128x64_s3_cluster_g2_128x128x64_s5_pingpong ----
@@ -659,17 +669,19 @@ static_assert(Gemm2::kSmemBytes == 232064, "the plan and the family agree on sha
 }  // namespace fusegen_default_block_tail_sm90a_128x128x64_s3_cluster_g2_128x128x64_s5_pingpong
 
 extern "C" __global__ void __launch_bounds__(384, 1) fusegen_default_block_tail_sm90a_128x128x64_s3_cluster_g2_128x128x64_s5_pingpong_gemm1(fusegen_sm80::Params p, const __grid_constant__ fusegen_sm90::TensorMap map_a,
+    const __grid_constant__ fusegen_sm90::TensorMap map_a_tail,
     const __grid_constant__ fusegen_sm90::TensorMap map_b,
     const __grid_constant__ fusegen_sm90::EpilogueMaps maps)
 {
-    fusegen_default_block_tail_sm90a_128x128x64_s3_cluster_g2_128x128x64_s5_pingpong::Gemm1::run(p, map_a, map_b, maps);
+    fusegen_default_block_tail_sm90a_128x128x64_s3_cluster_g2_128x128x64_s5_pingpong::Gemm1::run(p, map_a, map_a_tail, map_b, maps);
 }
 
 extern "C" __global__ void __launch_bounds__(384, 1) fusegen_default_block_tail_sm90a_128x128x64_s3_cluster_g2_128x128x64_s5_pingpong_gemm2(fusegen_sm80::Params p, const __grid_constant__ fusegen_sm90::TensorMap map_a,
+    const __grid_constant__ fusegen_sm90::TensorMap map_a_tail,
     const __grid_constant__ fusegen_sm90::TensorMap map_b,
     const __grid_constant__ fusegen_sm90::EpilogueMaps maps)
 {
-    fusegen_default_block_tail_sm90a_128x128x64_s3_cluster_g2_128x128x64_s5_pingpong::Gemm2::run(p, map_a, map_b, maps);
+    fusegen_default_block_tail_sm90a_128x128x64_s3_cluster_g2_128x128x64_s5_pingpong::Gemm2::run(p, map_a, map_a_tail, map_b, maps);
 }
 
 // ---- block_tail_sm90a_128x128x64_s3_split_g2_128x128x64_s5_pingpong ----
@@ -767,10 +779,11 @@ static_assert(Gemm2::kSmemBytes == 232064, "the plan and the family agree on sha
 }  // namespace fusegen_default_block_tail_sm90a_128x128x64_s3_split_g2_128x128x64_s5_pingpong
 
 extern "C" __global__ void __launch_bounds__(384, 1) fusegen_default_block_tail_sm90a_128x128x64_s3_split_g2_128x128x64_s5_pingpong_gemm1(fusegen_sm80::Params p, const __grid_constant__ fusegen_sm90::TensorMap map_a,
+    const __grid_constant__ fusegen_sm90::TensorMap map_a_tail,
     const __grid_constant__ fusegen_sm90::TensorMap map_b,
     const __grid_constant__ fusegen_sm90::EpilogueMaps maps)
 {
-    fusegen_default_block_tail_sm90a_128x128x64_s3_split_g2_128x128x64_s5_pingpong::Gemm1::run(p, map_a, map_b, maps);
+    fusegen_default_block_tail_sm90a_128x128x64_s3_split_g2_128x128x64_s5_pingpong::Gemm1::run(p, map_a, map_a_tail, map_b, maps);
 }
 
 extern "C" __global__ void __launch_bounds__(fusegen_sm80::NORMALIZE_THREADS) fusegen_default_block_tail_sm90a_128x128x64_s3_split_g2_128x128x64_s5_pingpong_normalize1(fusegen_sm80::Params p)
@@ -779,10 +792,11 @@ extern "C" __global__ void __launch_bounds__(fusegen_sm80::NORMALIZE_THREADS) fu
 }
 
 extern "C" __global__ void __launch_bounds__(384, 1) fusegen_default_block_tail_sm90a_128x128x64_s3_split_g2_128x128x64_s5_pingpong_gemm2(fusegen_sm80::Params p, const __grid_constant__ fusegen_sm90::TensorMap map_a,
+    const __grid_constant__ fusegen_sm90::TensorMap map_a_tail,
     const __grid_constant__ fusegen_sm90::TensorMap map_b,
     const __grid_constant__ fusegen_sm90::EpilogueMaps maps)
 {
-    fusegen_default_block_tail_sm90a_128x128x64_s3_split_g2_128x128x64_s5_pingpong::Gemm2::run(p, map_a, map_b, maps);
+    fusegen_default_block_tail_sm90a_128x128x64_s3_split_g2_128x128x64_s5_pingpong::Gemm2::run(p, map_a, map_a_tail, map_b, maps);
 }
 
 // ---- block_tail_sm90a_64x256x64_s4_row_g2_128x256x64_s3 ----
@@ -880,17 +894,19 @@ static_assert(Gemm2::kSmemBytes == 215104, "the plan and the family agree on sha
 }  // namespace fusegen_default_block_tail_sm90a_64x256x64_s4_row_g2_128x256x64_s3
 
 extern "C" __global__ void __launch_bounds__(384, 1) fusegen_default_block_tail_sm90a_64x256x64_s4_row_g2_128x256x64_s3_gemm1(fusegen_sm80::Params p, const __grid_constant__ fusegen_sm90::TensorMap map_a,
+    const __grid_constant__ fusegen_sm90::TensorMap map_a_tail,
     const __grid_constant__ fusegen_sm90::TensorMap map_b,
     const __grid_constant__ fusegen_sm90::EpilogueMaps maps)
 {
-    fusegen_default_block_tail_sm90a_64x256x64_s4_row_g2_128x256x64_s3::Gemm1::run(p, map_a, map_b, maps);
+    fusegen_default_block_tail_sm90a_64x256x64_s4_row_g2_128x256x64_s3::Gemm1::run(p, map_a, map_a_tail, map_b, maps);
 }
 
 extern "C" __global__ void __launch_bounds__(384, 1) fusegen_default_block_tail_sm90a_64x256x64_s4_row_g2_128x256x64_s3_gemm2(fusegen_sm80::Params p, const __grid_constant__ fusegen_sm90::TensorMap map_a,
+    const __grid_constant__ fusegen_sm90::TensorMap map_a_tail,
     const __grid_constant__ fusegen_sm90::TensorMap map_b,
     const __grid_constant__ fusegen_sm90::EpilogueMaps maps)
 {
-    fusegen_default_block_tail_sm90a_64x256x64_s4_row_g2_128x256x64_s3::Gemm2::run(p, map_a, map_b, maps);
+    fusegen_default_block_tail_sm90a_64x256x64_s4_row_g2_128x256x64_s3::Gemm2::run(p, map_a, map_a_tail, map_b, maps);
 }
 
 // ---- block_tail_sm90a_64x256x64_s4_split_g2_128x256x64_s3 ----
@@ -988,10 +1004,11 @@ static_assert(Gemm2::kSmemBytes == 215104, "the plan and the family agree on sha
 }  // namespace fusegen_default_block_tail_sm90a_64x256x64_s4_split_g2_128x256x64_s3
 
 extern "C" __global__ void __launch_bounds__(384, 1) fusegen_default_block_tail_sm90a_64x256x64_s4_split_g2_128x256x64_s3_gemm1(fusegen_sm80::Params p, const __grid_constant__ fusegen_sm90::TensorMap map_a,
+    const __grid_constant__ fusegen_sm90::TensorMap map_a_tail,
     const __grid_constant__ fusegen_sm90::TensorMap map_b,
     const __grid_constant__ fusegen_sm90::EpilogueMaps maps)
 {
-    fusegen_default_block_tail_sm90a_64x256x64_s4_split_g2_128x256x64_s3::Gemm1::run(p, map_a, map_b, maps);
+    fusegen_default_block_tail_sm90a_64x256x64_s4_split_g2_128x256x64_s3::Gemm1::run(p, map_a, map_a_tail, map_b, maps);
 }
 
 extern "C" __global__ void __launch_bounds__(fusegen_sm80::NORMALIZE_THREADS) fusegen_default_block_tail_sm90a_64x256x64_s4_split_g2_128x256x64_s3_normalize1(fusegen_sm80::Params p)
@@ -1000,10 +1017,11 @@ extern "C" __global__ void __launch_bounds__(fusegen_sm80::NORMALIZE_THREADS) fu
 }
 
 extern "C" __global__ void __launch_bounds__(384, 1) fusegen_default_block_tail_sm90a_64x256x64_s4_split_g2_128x256x64_s3_gemm2(fusegen_sm80::Params p, const __grid_constant__ fusegen_sm90::TensorMap map_a,
+    const __grid_constant__ fusegen_sm90::TensorMap map_a_tail,
     const __grid_constant__ fusegen_sm90::TensorMap map_b,
     const __grid_constant__ fusegen_sm90::EpilogueMaps maps)
 {
-    fusegen_default_block_tail_sm90a_64x256x64_s4_split_g2_128x256x64_s3::Gemm2::run(p, map_a, map_b, maps);
+    fusegen_default_block_tail_sm90a_64x256x64_s4_split_g2_128x256x64_s3::Gemm2::run(p, map_a, map_a_tail, map_b, maps);
 }
 
 // ---- block_tail_sm90a_64x256x64_s4_splitk_g2_128x256x64_s3 ----
@@ -1105,10 +1123,11 @@ static_assert(Gemm2::kSmemBytes == 149056, "the plan and the family agree on sha
 }  // namespace fusegen_default_block_tail_sm90a_64x256x64_s4_splitk_g2_128x256x64_s3
 
 extern "C" __global__ void __launch_bounds__(384, 1) fusegen_default_block_tail_sm90a_64x256x64_s4_splitk_g2_128x256x64_s3_gemm1(fusegen_sm80::Params p, const __grid_constant__ fusegen_sm90::TensorMap map_a,
+    const __grid_constant__ fusegen_sm90::TensorMap map_a_tail,
     const __grid_constant__ fusegen_sm90::TensorMap map_b,
     const __grid_constant__ fusegen_sm90::EpilogueMaps maps)
 {
-    fusegen_default_block_tail_sm90a_64x256x64_s4_splitk_g2_128x256x64_s3::Gemm1::run(p, map_a, map_b, maps);
+    fusegen_default_block_tail_sm90a_64x256x64_s4_splitk_g2_128x256x64_s3::Gemm1::run(p, map_a, map_a_tail, map_b, maps);
 }
 
 extern "C" __global__ void __launch_bounds__(fusegen_default_block_tail_sm90a_64x256x64_s4_splitk_g2_128x256x64_s3::Reduce1::kMaxThreads, 1) fusegen_default_block_tail_sm90a_64x256x64_s4_splitk_g2_128x256x64_s3_reduce1(fusegen_sm80::Params p)
@@ -1117,10 +1136,11 @@ extern "C" __global__ void __launch_bounds__(fusegen_default_block_tail_sm90a_64
 }
 
 extern "C" __global__ void __launch_bounds__(384, 1) fusegen_default_block_tail_sm90a_64x256x64_s4_splitk_g2_128x256x64_s3_gemm2(fusegen_sm80::Params p, const __grid_constant__ fusegen_sm90::TensorMap map_a,
+    const __grid_constant__ fusegen_sm90::TensorMap map_a_tail,
     const __grid_constant__ fusegen_sm90::TensorMap map_b,
     const __grid_constant__ fusegen_sm90::EpilogueMaps maps)
 {
-    fusegen_default_block_tail_sm90a_64x256x64_s4_splitk_g2_128x256x64_s3::Gemm2::run(p, map_a, map_b, maps);
+    fusegen_default_block_tail_sm90a_64x256x64_s4_splitk_g2_128x256x64_s3::Gemm2::run(p, map_a, map_a_tail, map_b, maps);
 }
 
 extern "C" __global__ void __launch_bounds__(fusegen_default_block_tail_sm90a_64x256x64_s4_splitk_g2_128x256x64_s3::Reduce2::kMaxThreads, 1) fusegen_default_block_tail_sm90a_64x256x64_s4_splitk_g2_128x256x64_s3_reduce2(fusegen_sm80::Params p)
@@ -1223,17 +1243,19 @@ static_assert(Gemm2::kSmemBytes == 232064, "the plan and the family agree on sha
 }  // namespace fusegen_default_block_tail_sm90a_64x256x64_s4_row_g2_128x128x64_s5_pingpong
 
 extern "C" __global__ void __launch_bounds__(384, 1) fusegen_default_block_tail_sm90a_64x256x64_s4_row_g2_128x128x64_s5_pingpong_gemm1(fusegen_sm80::Params p, const __grid_constant__ fusegen_sm90::TensorMap map_a,
+    const __grid_constant__ fusegen_sm90::TensorMap map_a_tail,
     const __grid_constant__ fusegen_sm90::TensorMap map_b,
     const __grid_constant__ fusegen_sm90::EpilogueMaps maps)
 {
-    fusegen_default_block_tail_sm90a_64x256x64_s4_row_g2_128x128x64_s5_pingpong::Gemm1::run(p, map_a, map_b, maps);
+    fusegen_default_block_tail_sm90a_64x256x64_s4_row_g2_128x128x64_s5_pingpong::Gemm1::run(p, map_a, map_a_tail, map_b, maps);
 }
 
 extern "C" __global__ void __launch_bounds__(384, 1) fusegen_default_block_tail_sm90a_64x256x64_s4_row_g2_128x128x64_s5_pingpong_gemm2(fusegen_sm80::Params p, const __grid_constant__ fusegen_sm90::TensorMap map_a,
+    const __grid_constant__ fusegen_sm90::TensorMap map_a_tail,
     const __grid_constant__ fusegen_sm90::TensorMap map_b,
     const __grid_constant__ fusegen_sm90::EpilogueMaps maps)
 {
-    fusegen_default_block_tail_sm90a_64x256x64_s4_row_g2_128x128x64_s5_pingpong::Gemm2::run(p, map_a, map_b, maps);
+    fusegen_default_block_tail_sm90a_64x256x64_s4_row_g2_128x128x64_s5_pingpong::Gemm2::run(p, map_a, map_a_tail, map_b, maps);
 }
 
 // ---- block_tail_sm90a_64x256x64_s4_split_g2_128x128x64_s5_pingpong ----
@@ -1331,10 +1353,11 @@ static_assert(Gemm2::kSmemBytes == 232064, "the plan and the family agree on sha
 }  // namespace fusegen_default_block_tail_sm90a_64x256x64_s4_split_g2_128x128x64_s5_pingpong
 
 extern "C" __global__ void __launch_bounds__(384, 1) fusegen_default_block_tail_sm90a_64x256x64_s4_split_g2_128x128x64_s5_pingpong_gemm1(fusegen_sm80::Params p, const __grid_constant__ fusegen_sm90::TensorMap map_a,
+    const __grid_constant__ fusegen_sm90::TensorMap map_a_tail,
     const __grid_constant__ fusegen_sm90::TensorMap map_b,
     const __grid_constant__ fusegen_sm90::EpilogueMaps maps)
 {
-    fusegen_default_block_tail_sm90a_64x256x64_s4_split_g2_128x128x64_s5_pingpong::Gemm1::run(p, map_a, map_b, maps);
+    fusegen_default_block_tail_sm90a_64x256x64_s4_split_g2_128x128x64_s5_pingpong::Gemm1::run(p, map_a, map_a_tail, map_b, maps);
 }
 
 extern "C" __global__ void __launch_bounds__(fusegen_sm80::NORMALIZE_THREADS) fusegen_default_block_tail_sm90a_64x256x64_s4_split_g2_128x128x64_s5_pingpong_normalize1(fusegen_sm80::Params p)
@@ -1343,10 +1366,11 @@ extern "C" __global__ void __launch_bounds__(fusegen_sm80::NORMALIZE_THREADS) fu
 }
 
 extern "C" __global__ void __launch_bounds__(384, 1) fusegen_default_block_tail_sm90a_64x256x64_s4_split_g2_128x128x64_s5_pingpong_gemm2(fusegen_sm80::Params p, const __grid_constant__ fusegen_sm90::TensorMap map_a,
+    const __grid_constant__ fusegen_sm90::TensorMap map_a_tail,
     const __grid_constant__ fusegen_sm90::TensorMap map_b,
     const __grid_constant__ fusegen_sm90::EpilogueMaps maps)
 {
-    fusegen_default_block_tail_sm90a_64x256x64_s4_split_g2_128x128x64_s5_pingpong::Gemm2::run(p, map_a, map_b, maps);
+    fusegen_default_block_tail_sm90a_64x256x64_s4_split_g2_128x128x64_s5_pingpong::Gemm2::run(p, map_a, map_a_tail, map_b, maps);
 }
 
 // ---- block_tail_sm90a_128x256x64_s3_row_g2_128x256x64_s3 ----
@@ -1444,17 +1468,19 @@ static_assert(Gemm2::kSmemBytes == 215104, "the plan and the family agree on sha
 }  // namespace fusegen_default_block_tail_sm90a_128x256x64_s3_row_g2_128x256x64_s3
 
 extern "C" __global__ void __launch_bounds__(384, 1) fusegen_default_block_tail_sm90a_128x256x64_s3_row_g2_128x256x64_s3_gemm1(fusegen_sm80::Params p, const __grid_constant__ fusegen_sm90::TensorMap map_a,
+    const __grid_constant__ fusegen_sm90::TensorMap map_a_tail,
     const __grid_constant__ fusegen_sm90::TensorMap map_b,
     const __grid_constant__ fusegen_sm90::EpilogueMaps maps)
 {
-    fusegen_default_block_tail_sm90a_128x256x64_s3_row_g2_128x256x64_s3::Gemm1::run(p, map_a, map_b, maps);
+    fusegen_default_block_tail_sm90a_128x256x64_s3_row_g2_128x256x64_s3::Gemm1::run(p, map_a, map_a_tail, map_b, maps);
 }
 
 extern "C" __global__ void __launch_bounds__(384, 1) fusegen_default_block_tail_sm90a_128x256x64_s3_row_g2_128x256x64_s3_gemm2(fusegen_sm80::Params p, const __grid_constant__ fusegen_sm90::TensorMap map_a,
+    const __grid_constant__ fusegen_sm90::TensorMap map_a_tail,
     const __grid_constant__ fusegen_sm90::TensorMap map_b,
     const __grid_constant__ fusegen_sm90::EpilogueMaps maps)
 {
-    fusegen_default_block_tail_sm90a_128x256x64_s3_row_g2_128x256x64_s3::Gemm2::run(p, map_a, map_b, maps);
+    fusegen_default_block_tail_sm90a_128x256x64_s3_row_g2_128x256x64_s3::Gemm2::run(p, map_a, map_a_tail, map_b, maps);
 }
 
 // ---- block_tail_sm90a_128x256x64_s3_cluster_g2_128x256x64_s3 ----
@@ -1552,17 +1578,19 @@ static_assert(Gemm2::kSmemBytes == 215104, "the plan and the family agree on sha
 }  // namespace fusegen_default_block_tail_sm90a_128x256x64_s3_cluster_g2_128x256x64_s3
 
 extern "C" __global__ void __launch_bounds__(384, 1) fusegen_default_block_tail_sm90a_128x256x64_s3_cluster_g2_128x256x64_s3_gemm1(fusegen_sm80::Params p, const __grid_constant__ fusegen_sm90::TensorMap map_a,
+    const __grid_constant__ fusegen_sm90::TensorMap map_a_tail,
     const __grid_constant__ fusegen_sm90::TensorMap map_b,
     const __grid_constant__ fusegen_sm90::EpilogueMaps maps)
 {
-    fusegen_default_block_tail_sm90a_128x256x64_s3_cluster_g2_128x256x64_s3::Gemm1::run(p, map_a, map_b, maps);
+    fusegen_default_block_tail_sm90a_128x256x64_s3_cluster_g2_128x256x64_s3::Gemm1::run(p, map_a, map_a_tail, map_b, maps);
 }
 
 extern "C" __global__ void __launch_bounds__(384, 1) fusegen_default_block_tail_sm90a_128x256x64_s3_cluster_g2_128x256x64_s3_gemm2(fusegen_sm80::Params p, const __grid_constant__ fusegen_sm90::TensorMap map_a,
+    const __grid_constant__ fusegen_sm90::TensorMap map_a_tail,
     const __grid_constant__ fusegen_sm90::TensorMap map_b,
     const __grid_constant__ fusegen_sm90::EpilogueMaps maps)
 {
-    fusegen_default_block_tail_sm90a_128x256x64_s3_cluster_g2_128x256x64_s3::Gemm2::run(p, map_a, map_b, maps);
+    fusegen_default_block_tail_sm90a_128x256x64_s3_cluster_g2_128x256x64_s3::Gemm2::run(p, map_a, map_a_tail, map_b, maps);
 }
 
 // ---- block_tail_sm90a_128x256x64_s3_split_g2_128x256x64_s3 ----
@@ -1660,10 +1688,11 @@ static_assert(Gemm2::kSmemBytes == 215104, "the plan and the family agree on sha
 }  // namespace fusegen_default_block_tail_sm90a_128x256x64_s3_split_g2_128x256x64_s3
 
 extern "C" __global__ void __launch_bounds__(384, 1) fusegen_default_block_tail_sm90a_128x256x64_s3_split_g2_128x256x64_s3_gemm1(fusegen_sm80::Params p, const __grid_constant__ fusegen_sm90::TensorMap map_a,
+    const __grid_constant__ fusegen_sm90::TensorMap map_a_tail,
     const __grid_constant__ fusegen_sm90::TensorMap map_b,
     const __grid_constant__ fusegen_sm90::EpilogueMaps maps)
 {
-    fusegen_default_block_tail_sm90a_128x256x64_s3_split_g2_128x256x64_s3::Gemm1::run(p, map_a, map_b, maps);
+    fusegen_default_block_tail_sm90a_128x256x64_s3_split_g2_128x256x64_s3::Gemm1::run(p, map_a, map_a_tail, map_b, maps);
 }
 
 extern "C" __global__ void __launch_bounds__(fusegen_sm80::NORMALIZE_THREADS) fusegen_default_block_tail_sm90a_128x256x64_s3_split_g2_128x256x64_s3_normalize1(fusegen_sm80::Params p)
@@ -1672,10 +1701,11 @@ extern "C" __global__ void __launch_bounds__(fusegen_sm80::NORMALIZE_THREADS) fu
 }
 
 extern "C" __global__ void __launch_bounds__(384, 1) fusegen_default_block_tail_sm90a_128x256x64_s3_split_g2_128x256x64_s3_gemm2(fusegen_sm80::Params p, const __grid_constant__ fusegen_sm90::TensorMap map_a,
+    const __grid_constant__ fusegen_sm90::TensorMap map_a_tail,
     const __grid_constant__ fusegen_sm90::TensorMap map_b,
     const __grid_constant__ fusegen_sm90::EpilogueMaps maps)
 {
-    fusegen_default_block_tail_sm90a_128x256x64_s3_split_g2_128x256x64_s3::Gemm2::run(p, map_a, map_b, maps);
+    fusegen_default_block_tail_sm90a_128x256x64_s3_split_g2_128x256x64_s3::Gemm2::run(p, map_a, map_a_tail, map_b, maps);
 }
 
 // ---- block_tail_sm90a_128x256x64_s3_splitk_g2_128x256x64_s3 ----
@@ -1777,10 +1807,11 @@ static_assert(Gemm2::kSmemBytes == 149056, "the plan and the family agree on sha
 }  // namespace fusegen_default_block_tail_sm90a_128x256x64_s3_splitk_g2_128x256x64_s3
 
 extern "C" __global__ void __launch_bounds__(384, 1) fusegen_default_block_tail_sm90a_128x256x64_s3_splitk_g2_128x256x64_s3_gemm1(fusegen_sm80::Params p, const __grid_constant__ fusegen_sm90::TensorMap map_a,
+    const __grid_constant__ fusegen_sm90::TensorMap map_a_tail,
     const __grid_constant__ fusegen_sm90::TensorMap map_b,
     const __grid_constant__ fusegen_sm90::EpilogueMaps maps)
 {
-    fusegen_default_block_tail_sm90a_128x256x64_s3_splitk_g2_128x256x64_s3::Gemm1::run(p, map_a, map_b, maps);
+    fusegen_default_block_tail_sm90a_128x256x64_s3_splitk_g2_128x256x64_s3::Gemm1::run(p, map_a, map_a_tail, map_b, maps);
 }
 
 extern "C" __global__ void __launch_bounds__(fusegen_default_block_tail_sm90a_128x256x64_s3_splitk_g2_128x256x64_s3::Reduce1::kMaxThreads, 1) fusegen_default_block_tail_sm90a_128x256x64_s3_splitk_g2_128x256x64_s3_reduce1(fusegen_sm80::Params p)
@@ -1789,10 +1820,11 @@ extern "C" __global__ void __launch_bounds__(fusegen_default_block_tail_sm90a_12
 }
 
 extern "C" __global__ void __launch_bounds__(384, 1) fusegen_default_block_tail_sm90a_128x256x64_s3_splitk_g2_128x256x64_s3_gemm2(fusegen_sm80::Params p, const __grid_constant__ fusegen_sm90::TensorMap map_a,
+    const __grid_constant__ fusegen_sm90::TensorMap map_a_tail,
     const __grid_constant__ fusegen_sm90::TensorMap map_b,
     const __grid_constant__ fusegen_sm90::EpilogueMaps maps)
 {
-    fusegen_default_block_tail_sm90a_128x256x64_s3_splitk_g2_128x256x64_s3::Gemm2::run(p, map_a, map_b, maps);
+    fusegen_default_block_tail_sm90a_128x256x64_s3_splitk_g2_128x256x64_s3::Gemm2::run(p, map_a, map_a_tail, map_b, maps);
 }
 
 extern "C" __global__ void __launch_bounds__(fusegen_default_block_tail_sm90a_128x256x64_s3_splitk_g2_128x256x64_s3::Reduce2::kMaxThreads, 1) fusegen_default_block_tail_sm90a_128x256x64_s3_splitk_g2_128x256x64_s3_reduce2(fusegen_sm80::Params p)
@@ -1895,17 +1927,19 @@ static_assert(Gemm2::kSmemBytes == 232064, "the plan and the family agree on sha
 }  // namespace fusegen_default_block_tail_sm90a_128x256x64_s3_row_g2_128x128x64_s5_pingpong
 
 extern "C" __global__ void __launch_bounds__(384, 1) fusegen_default_block_tail_sm90a_128x256x64_s3_row_g2_128x128x64_s5_pingpong_gemm1(fusegen_sm80::Params p, const __grid_constant__ fusegen_sm90::TensorMap map_a,
+    const __grid_constant__ fusegen_sm90::TensorMap map_a_tail,
     const __grid_constant__ fusegen_sm90::TensorMap map_b,
     const __grid_constant__ fusegen_sm90::EpilogueMaps maps)
 {
-    fusegen_default_block_tail_sm90a_128x256x64_s3_row_g2_128x128x64_s5_pingpong::Gemm1::run(p, map_a, map_b, maps);
+    fusegen_default_block_tail_sm90a_128x256x64_s3_row_g2_128x128x64_s5_pingpong::Gemm1::run(p, map_a, map_a_tail, map_b, maps);
 }
 
 extern "C" __global__ void __launch_bounds__(384, 1) fusegen_default_block_tail_sm90a_128x256x64_s3_row_g2_128x128x64_s5_pingpong_gemm2(fusegen_sm80::Params p, const __grid_constant__ fusegen_sm90::TensorMap map_a,
+    const __grid_constant__ fusegen_sm90::TensorMap map_a_tail,
     const __grid_constant__ fusegen_sm90::TensorMap map_b,
     const __grid_constant__ fusegen_sm90::EpilogueMaps maps)
 {
-    fusegen_default_block_tail_sm90a_128x256x64_s3_row_g2_128x128x64_s5_pingpong::Gemm2::run(p, map_a, map_b, maps);
+    fusegen_default_block_tail_sm90a_128x256x64_s3_row_g2_128x128x64_s5_pingpong::Gemm2::run(p, map_a, map_a_tail, map_b, maps);
 }
 
 // ---- block_tail_sm90a_128x256x64_s3_cluster_g2_128x128x64_s5_pingpong ----
@@ -2003,17 +2037,19 @@ static_assert(Gemm2::kSmemBytes == 232064, "the plan and the family agree on sha
 }  // namespace fusegen_default_block_tail_sm90a_128x256x64_s3_cluster_g2_128x128x64_s5_pingpong
 
 extern "C" __global__ void __launch_bounds__(384, 1) fusegen_default_block_tail_sm90a_128x256x64_s3_cluster_g2_128x128x64_s5_pingpong_gemm1(fusegen_sm80::Params p, const __grid_constant__ fusegen_sm90::TensorMap map_a,
+    const __grid_constant__ fusegen_sm90::TensorMap map_a_tail,
     const __grid_constant__ fusegen_sm90::TensorMap map_b,
     const __grid_constant__ fusegen_sm90::EpilogueMaps maps)
 {
-    fusegen_default_block_tail_sm90a_128x256x64_s3_cluster_g2_128x128x64_s5_pingpong::Gemm1::run(p, map_a, map_b, maps);
+    fusegen_default_block_tail_sm90a_128x256x64_s3_cluster_g2_128x128x64_s5_pingpong::Gemm1::run(p, map_a, map_a_tail, map_b, maps);
 }
 
 extern "C" __global__ void __launch_bounds__(384, 1) fusegen_default_block_tail_sm90a_128x256x64_s3_cluster_g2_128x128x64_s5_pingpong_gemm2(fusegen_sm80::Params p, const __grid_constant__ fusegen_sm90::TensorMap map_a,
+    const __grid_constant__ fusegen_sm90::TensorMap map_a_tail,
     const __grid_constant__ fusegen_sm90::TensorMap map_b,
     const __grid_constant__ fusegen_sm90::EpilogueMaps maps)
 {
-    fusegen_default_block_tail_sm90a_128x256x64_s3_cluster_g2_128x128x64_s5_pingpong::Gemm2::run(p, map_a, map_b, maps);
+    fusegen_default_block_tail_sm90a_128x256x64_s3_cluster_g2_128x128x64_s5_pingpong::Gemm2::run(p, map_a, map_a_tail, map_b, maps);
 }
 
 // ---- block_tail_sm90a_128x256x64_s3_split_g2_128x128x64_s5_pingpong ----
@@ -2111,10 +2147,11 @@ static_assert(Gemm2::kSmemBytes == 232064, "the plan and the family agree on sha
 }  // namespace fusegen_default_block_tail_sm90a_128x256x64_s3_split_g2_128x128x64_s5_pingpong
 
 extern "C" __global__ void __launch_bounds__(384, 1) fusegen_default_block_tail_sm90a_128x256x64_s3_split_g2_128x128x64_s5_pingpong_gemm1(fusegen_sm80::Params p, const __grid_constant__ fusegen_sm90::TensorMap map_a,
+    const __grid_constant__ fusegen_sm90::TensorMap map_a_tail,
     const __grid_constant__ fusegen_sm90::TensorMap map_b,
     const __grid_constant__ fusegen_sm90::EpilogueMaps maps)
 {
-    fusegen_default_block_tail_sm90a_128x256x64_s3_split_g2_128x128x64_s5_pingpong::Gemm1::run(p, map_a, map_b, maps);
+    fusegen_default_block_tail_sm90a_128x256x64_s3_split_g2_128x128x64_s5_pingpong::Gemm1::run(p, map_a, map_a_tail, map_b, maps);
 }
 
 extern "C" __global__ void __launch_bounds__(fusegen_sm80::NORMALIZE_THREADS) fusegen_default_block_tail_sm90a_128x256x64_s3_split_g2_128x128x64_s5_pingpong_normalize1(fusegen_sm80::Params p)
@@ -2123,10 +2160,11 @@ extern "C" __global__ void __launch_bounds__(fusegen_sm80::NORMALIZE_THREADS) fu
 }
 
 extern "C" __global__ void __launch_bounds__(384, 1) fusegen_default_block_tail_sm90a_128x256x64_s3_split_g2_128x128x64_s5_pingpong_gemm2(fusegen_sm80::Params p, const __grid_constant__ fusegen_sm90::TensorMap map_a,
+    const __grid_constant__ fusegen_sm90::TensorMap map_a_tail,
     const __grid_constant__ fusegen_sm90::TensorMap map_b,
     const __grid_constant__ fusegen_sm90::EpilogueMaps maps)
 {
-    fusegen_default_block_tail_sm90a_128x256x64_s3_split_g2_128x128x64_s5_pingpong::Gemm2::run(p, map_a, map_b, maps);
+    fusegen_default_block_tail_sm90a_128x256x64_s3_split_g2_128x128x64_s5_pingpong::Gemm2::run(p, map_a, map_a_tail, map_b, maps);
 }
 
 // ---- block_tail_sm90a_128x128x64_s5_pingpong_row_g2_128x256x64_s3 ----
@@ -2224,17 +2262,19 @@ static_assert(Gemm2::kSmemBytes == 215104, "the plan and the family agree on sha
 }  // namespace fusegen_default_block_tail_sm90a_128x128x64_s5_pingpong_row_g2_128x256x64_s3
 
 extern "C" __global__ void __launch_bounds__(384, 1) fusegen_default_block_tail_sm90a_128x128x64_s5_pingpong_row_g2_128x256x64_s3_gemm1(fusegen_sm80::Params p, const __grid_constant__ fusegen_sm90::TensorMap map_a,
+    const __grid_constant__ fusegen_sm90::TensorMap map_a_tail,
     const __grid_constant__ fusegen_sm90::TensorMap map_b,
     const __grid_constant__ fusegen_sm90::EpilogueMaps maps)
 {
-    fusegen_default_block_tail_sm90a_128x128x64_s5_pingpong_row_g2_128x256x64_s3::Gemm1::run(p, map_a, map_b, maps);
+    fusegen_default_block_tail_sm90a_128x128x64_s5_pingpong_row_g2_128x256x64_s3::Gemm1::run(p, map_a, map_a_tail, map_b, maps);
 }
 
 extern "C" __global__ void __launch_bounds__(384, 1) fusegen_default_block_tail_sm90a_128x128x64_s5_pingpong_row_g2_128x256x64_s3_gemm2(fusegen_sm80::Params p, const __grid_constant__ fusegen_sm90::TensorMap map_a,
+    const __grid_constant__ fusegen_sm90::TensorMap map_a_tail,
     const __grid_constant__ fusegen_sm90::TensorMap map_b,
     const __grid_constant__ fusegen_sm90::EpilogueMaps maps)
 {
-    fusegen_default_block_tail_sm90a_128x128x64_s5_pingpong_row_g2_128x256x64_s3::Gemm2::run(p, map_a, map_b, maps);
+    fusegen_default_block_tail_sm90a_128x128x64_s5_pingpong_row_g2_128x256x64_s3::Gemm2::run(p, map_a, map_a_tail, map_b, maps);
 }
 
 // ---- block_tail_sm90a_128x128x64_s5_pingpong_split_g2_128x256x64_s3 ----
@@ -2332,10 +2372,11 @@ static_assert(Gemm2::kSmemBytes == 215104, "the plan and the family agree on sha
 }  // namespace fusegen_default_block_tail_sm90a_128x128x64_s5_pingpong_split_g2_128x256x64_s3
 
 extern "C" __global__ void __launch_bounds__(384, 1) fusegen_default_block_tail_sm90a_128x128x64_s5_pingpong_split_g2_128x256x64_s3_gemm1(fusegen_sm80::Params p, const __grid_constant__ fusegen_sm90::TensorMap map_a,
+    const __grid_constant__ fusegen_sm90::TensorMap map_a_tail,
     const __grid_constant__ fusegen_sm90::TensorMap map_b,
     const __grid_constant__ fusegen_sm90::EpilogueMaps maps)
 {
-    fusegen_default_block_tail_sm90a_128x128x64_s5_pingpong_split_g2_128x256x64_s3::Gemm1::run(p, map_a, map_b, maps);
+    fusegen_default_block_tail_sm90a_128x128x64_s5_pingpong_split_g2_128x256x64_s3::Gemm1::run(p, map_a, map_a_tail, map_b, maps);
 }
 
 extern "C" __global__ void __launch_bounds__(fusegen_sm80::NORMALIZE_THREADS) fusegen_default_block_tail_sm90a_128x128x64_s5_pingpong_split_g2_128x256x64_s3_normalize1(fusegen_sm80::Params p)
@@ -2344,10 +2385,11 @@ extern "C" __global__ void __launch_bounds__(fusegen_sm80::NORMALIZE_THREADS) fu
 }
 
 extern "C" __global__ void __launch_bounds__(384, 1) fusegen_default_block_tail_sm90a_128x128x64_s5_pingpong_split_g2_128x256x64_s3_gemm2(fusegen_sm80::Params p, const __grid_constant__ fusegen_sm90::TensorMap map_a,
+    const __grid_constant__ fusegen_sm90::TensorMap map_a_tail,
     const __grid_constant__ fusegen_sm90::TensorMap map_b,
     const __grid_constant__ fusegen_sm90::EpilogueMaps maps)
 {
-    fusegen_default_block_tail_sm90a_128x128x64_s5_pingpong_split_g2_128x256x64_s3::Gemm2::run(p, map_a, map_b, maps);
+    fusegen_default_block_tail_sm90a_128x128x64_s5_pingpong_split_g2_128x256x64_s3::Gemm2::run(p, map_a, map_a_tail, map_b, maps);
 }
 
 // ---- block_tail_sm90a_128x128x64_s5_pingpong_row_g2_128x128x64_s5_pingpong ----
@@ -2445,17 +2487,19 @@ static_assert(Gemm2::kSmemBytes == 232064, "the plan and the family agree on sha
 }  // namespace fusegen_default_block_tail_sm90a_128x128x64_s5_pingpong_row_g2_128x128x64_s5_pingpong
 
 extern "C" __global__ void __launch_bounds__(384, 1) fusegen_default_block_tail_sm90a_128x128x64_s5_pingpong_row_g2_128x128x64_s5_pingpong_gemm1(fusegen_sm80::Params p, const __grid_constant__ fusegen_sm90::TensorMap map_a,
+    const __grid_constant__ fusegen_sm90::TensorMap map_a_tail,
     const __grid_constant__ fusegen_sm90::TensorMap map_b,
     const __grid_constant__ fusegen_sm90::EpilogueMaps maps)
 {
-    fusegen_default_block_tail_sm90a_128x128x64_s5_pingpong_row_g2_128x128x64_s5_pingpong::Gemm1::run(p, map_a, map_b, maps);
+    fusegen_default_block_tail_sm90a_128x128x64_s5_pingpong_row_g2_128x128x64_s5_pingpong::Gemm1::run(p, map_a, map_a_tail, map_b, maps);
 }
 
 extern "C" __global__ void __launch_bounds__(384, 1) fusegen_default_block_tail_sm90a_128x128x64_s5_pingpong_row_g2_128x128x64_s5_pingpong_gemm2(fusegen_sm80::Params p, const __grid_constant__ fusegen_sm90::TensorMap map_a,
+    const __grid_constant__ fusegen_sm90::TensorMap map_a_tail,
     const __grid_constant__ fusegen_sm90::TensorMap map_b,
     const __grid_constant__ fusegen_sm90::EpilogueMaps maps)
 {
-    fusegen_default_block_tail_sm90a_128x128x64_s5_pingpong_row_g2_128x128x64_s5_pingpong::Gemm2::run(p, map_a, map_b, maps);
+    fusegen_default_block_tail_sm90a_128x128x64_s5_pingpong_row_g2_128x128x64_s5_pingpong::Gemm2::run(p, map_a, map_a_tail, map_b, maps);
 }
 
 // ---- block_tail_sm90a_128x128x64_s5_pingpong_split_g2_128x128x64_s5_pingpong ----
@@ -2553,10 +2597,11 @@ static_assert(Gemm2::kSmemBytes == 232064, "the plan and the family agree on sha
 }  // namespace fusegen_default_block_tail_sm90a_128x128x64_s5_pingpong_split_g2_128x128x64_s5_pingpong
 
 extern "C" __global__ void __launch_bounds__(384, 1) fusegen_default_block_tail_sm90a_128x128x64_s5_pingpong_split_g2_128x128x64_s5_pingpong_gemm1(fusegen_sm80::Params p, const __grid_constant__ fusegen_sm90::TensorMap map_a,
+    const __grid_constant__ fusegen_sm90::TensorMap map_a_tail,
     const __grid_constant__ fusegen_sm90::TensorMap map_b,
     const __grid_constant__ fusegen_sm90::EpilogueMaps maps)
 {
-    fusegen_default_block_tail_sm90a_128x128x64_s5_pingpong_split_g2_128x128x64_s5_pingpong::Gemm1::run(p, map_a, map_b, maps);
+    fusegen_default_block_tail_sm90a_128x128x64_s5_pingpong_split_g2_128x128x64_s5_pingpong::Gemm1::run(p, map_a, map_a_tail, map_b, maps);
 }
 
 extern "C" __global__ void __launch_bounds__(fusegen_sm80::NORMALIZE_THREADS) fusegen_default_block_tail_sm90a_128x128x64_s5_pingpong_split_g2_128x128x64_s5_pingpong_normalize1(fusegen_sm80::Params p)
@@ -2565,10 +2610,11 @@ extern "C" __global__ void __launch_bounds__(fusegen_sm80::NORMALIZE_THREADS) fu
 }
 
 extern "C" __global__ void __launch_bounds__(384, 1) fusegen_default_block_tail_sm90a_128x128x64_s5_pingpong_split_g2_128x128x64_s5_pingpong_gemm2(fusegen_sm80::Params p, const __grid_constant__ fusegen_sm90::TensorMap map_a,
+    const __grid_constant__ fusegen_sm90::TensorMap map_a_tail,
     const __grid_constant__ fusegen_sm90::TensorMap map_b,
     const __grid_constant__ fusegen_sm90::EpilogueMaps maps)
 {
-    fusegen_default_block_tail_sm90a_128x128x64_s5_pingpong_split_g2_128x128x64_s5_pingpong::Gemm2::run(p, map_a, map_b, maps);
+    fusegen_default_block_tail_sm90a_128x128x64_s5_pingpong_split_g2_128x128x64_s5_pingpong::Gemm2::run(p, map_a, map_a_tail, map_b, maps);
 }
 
 // ---- block_tail_sm80_128x128x64_s3_row_g2_128x256x64_s3 ----
@@ -2800,8 +2846,6 @@ static_assert(static_cast<const void *>(&fusegen_sm80::kParamsProbe.stats_ld) < 
 static_assert(fusegen_sm80::same_type<decltype(fusegen_sm80::Params::partials), float *>::value, "fusegen: the type of fusegen_sm80::Params::partials changed");
 static_assert(static_cast<const void *>(&fusegen_sm80::kParamsProbe.partials) < static_cast<const void *>(&fusegen_sm80::kParamsProbe.k_slices), "fusegen: fusegen_sm80::Params::partials no longer comes before k_slices");
 static_assert(fusegen_sm80::same_type<decltype(fusegen_sm80::Params::k_slices), int>::value, "fusegen: the type of fusegen_sm80::Params::k_slices changed");
-static_assert(static_cast<const void *>(&fusegen_sm80::kParamsProbe.k_slices) < static_cast<const void *>(&fusegen_sm80::kParamsProbe.a_box_rows), "fusegen: fusegen_sm80::Params::k_slices no longer comes before a_box_rows");
-static_assert(fusegen_sm80::same_type<decltype(fusegen_sm80::Params::a_box_rows), int>::value, "fusegen: the type of fusegen_sm80::Params::a_box_rows changed");
 static_assert(sizeof(fusegen_sm90::TensorMap) == 128 && sizeof(fusegen_sm90::EpilogueMaps) == 3 * 128, "fusegen: the Hopper kernels' tensor maps are not CUtensorMaps");
 static_assert(fusegen_default_block_tail_sm90a_128x128x64_s3_row_g2_128x256x64_s3::Gemm1::kTileM == 128 && fusegen_default_block_tail_sm90a_128x128x64_s3_row_g2_128x256x64_s3::Gemm1::kTileN == 128, "fusegen: the tile of fusegen_default_block_tail_sm90a_128x128x64_s3_row_g2_128x256x64_s3 GEMM1 differs from its launch record");
 static_assert(fusegen_default_block_tail_sm90a_128x128x64_s3_row_g2_128x256x64_s3::Gemm1::kThreads == 384, "fusegen: the block size of fusegen_default_block_tail_sm90a_128x128x64_s3_row_g2_128x256x64_s3 GEMM1 differs from its launch record");

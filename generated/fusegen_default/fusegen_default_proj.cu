@@ -54,10 +54,11 @@ static_assert(Gemm1::kSmemBytes == 214592, "the plan and the family agree on sha
 }  // namespace fusegen_default_proj_sm90a_128x256x64_s3
 
 extern "C" __global__ void __launch_bounds__(384, 1) fusegen_default_proj_sm90a_128x256x64_s3_gemm1(fusegen_sm80::Params p, const __grid_constant__ fusegen_sm90::TensorMap map_a,
+    const __grid_constant__ fusegen_sm90::TensorMap map_a_tail,
     const __grid_constant__ fusegen_sm90::TensorMap map_b,
     const __grid_constant__ fusegen_sm90::EpilogueMaps maps)
 {
-    fusegen_default_proj_sm90a_128x256x64_s3::Gemm1::run(p, map_a, map_b, maps);
+    fusegen_default_proj_sm90a_128x256x64_s3::Gemm1::run(p, map_a, map_a_tail, map_b, maps);
 }
 
 // ---- proj_sm90a_128x256x64_s3_splitk ----
@@ -111,10 +112,11 @@ static_assert(Gemm1::kSmemBytes == 149056, "the plan and the family agree on sha
 }  // namespace fusegen_default_proj_sm90a_128x256x64_s3_splitk
 
 extern "C" __global__ void __launch_bounds__(384, 1) fusegen_default_proj_sm90a_128x256x64_s3_splitk_gemm1(fusegen_sm80::Params p, const __grid_constant__ fusegen_sm90::TensorMap map_a,
+    const __grid_constant__ fusegen_sm90::TensorMap map_a_tail,
     const __grid_constant__ fusegen_sm90::TensorMap map_b,
     const __grid_constant__ fusegen_sm90::EpilogueMaps maps)
 {
-    fusegen_default_proj_sm90a_128x256x64_s3_splitk::Gemm1::run(p, map_a, map_b, maps);
+    fusegen_default_proj_sm90a_128x256x64_s3_splitk::Gemm1::run(p, map_a, map_a_tail, map_b, maps);
 }
 
 extern "C" __global__ void __launch_bounds__(fusegen_default_proj_sm90a_128x256x64_s3_splitk::Reduce1::kMaxThreads, 1) fusegen_default_proj_sm90a_128x256x64_s3_splitk_reduce1(fusegen_sm80::Params p)
@@ -171,10 +173,11 @@ static_assert(Gemm1::kSmemBytes == 231024, "the plan and the family agree on sha
 }  // namespace fusegen_default_proj_sm90a_64x256x64_s4
 
 extern "C" __global__ void __launch_bounds__(384, 1) fusegen_default_proj_sm90a_64x256x64_s4_gemm1(fusegen_sm80::Params p, const __grid_constant__ fusegen_sm90::TensorMap map_a,
+    const __grid_constant__ fusegen_sm90::TensorMap map_a_tail,
     const __grid_constant__ fusegen_sm90::TensorMap map_b,
     const __grid_constant__ fusegen_sm90::EpilogueMaps maps)
 {
-    fusegen_default_proj_sm90a_64x256x64_s4::Gemm1::run(p, map_a, map_b, maps);
+    fusegen_default_proj_sm90a_64x256x64_s4::Gemm1::run(p, map_a, map_a_tail, map_b, maps);
 }
 
 // ---- proj_sm90a_64x256x64_s4_splitk ----
@@ -228,10 +231,11 @@ static_assert(Gemm1::kSmemBytes == 165488, "the plan and the family agree on sha
 }  // namespace fusegen_default_proj_sm90a_64x256x64_s4_splitk
 
 extern "C" __global__ void __launch_bounds__(384, 1) fusegen_default_proj_sm90a_64x256x64_s4_splitk_gemm1(fusegen_sm80::Params p, const __grid_constant__ fusegen_sm90::TensorMap map_a,
+    const __grid_constant__ fusegen_sm90::TensorMap map_a_tail,
     const __grid_constant__ fusegen_sm90::TensorMap map_b,
     const __grid_constant__ fusegen_sm90::EpilogueMaps maps)
 {
-    fusegen_default_proj_sm90a_64x256x64_s4_splitk::Gemm1::run(p, map_a, map_b, maps);
+    fusegen_default_proj_sm90a_64x256x64_s4_splitk::Gemm1::run(p, map_a, map_a_tail, map_b, maps);
 }
 
 extern "C" __global__ void __launch_bounds__(fusegen_default_proj_sm90a_64x256x64_s4_splitk::Reduce1::kMaxThreads, 1) fusegen_default_proj_sm90a_64x256x64_s4_splitk_reduce1(fusegen_sm80::Params p)
@@ -288,10 +292,11 @@ static_assert(Gemm1::kSmemBytes == 198768, "the plan and the family agree on sha
 }  // namespace fusegen_default_proj_sm90a_128x128x64_s4_pingpong
 
 extern "C" __global__ void __launch_bounds__(384, 1) fusegen_default_proj_sm90a_128x128x64_s4_pingpong_gemm1(fusegen_sm80::Params p, const __grid_constant__ fusegen_sm90::TensorMap map_a,
+    const __grid_constant__ fusegen_sm90::TensorMap map_a_tail,
     const __grid_constant__ fusegen_sm90::TensorMap map_b,
     const __grid_constant__ fusegen_sm90::EpilogueMaps maps)
 {
-    fusegen_default_proj_sm90a_128x128x64_s4_pingpong::Gemm1::run(p, map_a, map_b, maps);
+    fusegen_default_proj_sm90a_128x128x64_s4_pingpong::Gemm1::run(p, map_a, map_a_tail, map_b, maps);
 }
 
 // ---- proj_sm90a_128x160x64_s5 ----
@@ -343,10 +348,11 @@ static_assert(Gemm1::kSmemBytes == 226912, "the plan and the family agree on sha
 }  // namespace fusegen_default_proj_sm90a_128x160x64_s5
 
 extern "C" __global__ void __launch_bounds__(384, 1) fusegen_default_proj_sm90a_128x160x64_s5_gemm1(fusegen_sm80::Params p, const __grid_constant__ fusegen_sm90::TensorMap map_a,
+    const __grid_constant__ fusegen_sm90::TensorMap map_a_tail,
     const __grid_constant__ fusegen_sm90::TensorMap map_b,
     const __grid_constant__ fusegen_sm90::EpilogueMaps maps)
 {
-    fusegen_default_proj_sm90a_128x160x64_s5::Gemm1::run(p, map_a, map_b, maps);
+    fusegen_default_proj_sm90a_128x160x64_s5::Gemm1::run(p, map_a, map_a_tail, map_b, maps);
 }
 
 // ---- proj_sm90a_128x160x64_s5_splitk ----
@@ -400,10 +406,11 @@ static_assert(Gemm1::kSmemBytes == 185952, "the plan and the family agree on sha
 }  // namespace fusegen_default_proj_sm90a_128x160x64_s5_splitk
 
 extern "C" __global__ void __launch_bounds__(384, 1) fusegen_default_proj_sm90a_128x160x64_s5_splitk_gemm1(fusegen_sm80::Params p, const __grid_constant__ fusegen_sm90::TensorMap map_a,
+    const __grid_constant__ fusegen_sm90::TensorMap map_a_tail,
     const __grid_constant__ fusegen_sm90::TensorMap map_b,
     const __grid_constant__ fusegen_sm90::EpilogueMaps maps)
 {
-    fusegen_default_proj_sm90a_128x160x64_s5_splitk::Gemm1::run(p, map_a, map_b, maps);
+    fusegen_default_proj_sm90a_128x160x64_s5_splitk::Gemm1::run(p, map_a, map_a_tail, map_b, maps);
 }
 
 extern "C" __global__ void __launch_bounds__(fusegen_default_proj_sm90a_128x160x64_s5_splitk::Reduce1::kMaxThreads, 1) fusegen_default_proj_sm90a_128x160x64_s5_splitk_reduce1(fusegen_sm80::Params p)
@@ -460,10 +467,11 @@ static_assert(Gemm1::kSmemBytes == 132720, "the plan and the family agree on sha
 }  // namespace fusegen_default_proj_sm90a_64x128x64_s4
 
 extern "C" __global__ void __launch_bounds__(384, 1) fusegen_default_proj_sm90a_64x128x64_s4_gemm1(fusegen_sm80::Params p, const __grid_constant__ fusegen_sm90::TensorMap map_a,
+    const __grid_constant__ fusegen_sm90::TensorMap map_a_tail,
     const __grid_constant__ fusegen_sm90::TensorMap map_b,
     const __grid_constant__ fusegen_sm90::EpilogueMaps maps)
 {
-    fusegen_default_proj_sm90a_64x128x64_s4::Gemm1::run(p, map_a, map_b, maps);
+    fusegen_default_proj_sm90a_64x128x64_s4::Gemm1::run(p, map_a, map_a_tail, map_b, maps);
 }
 
 // ---- proj_sm90a_64x128x64_s4_splitk ----
@@ -517,10 +525,11 @@ static_assert(Gemm1::kSmemBytes == 99952, "the plan and the family agree on shar
 }  // namespace fusegen_default_proj_sm90a_64x128x64_s4_splitk
 
 extern "C" __global__ void __launch_bounds__(384, 1) fusegen_default_proj_sm90a_64x128x64_s4_splitk_gemm1(fusegen_sm80::Params p, const __grid_constant__ fusegen_sm90::TensorMap map_a,
+    const __grid_constant__ fusegen_sm90::TensorMap map_a_tail,
     const __grid_constant__ fusegen_sm90::TensorMap map_b,
     const __grid_constant__ fusegen_sm90::EpilogueMaps maps)
 {
-    fusegen_default_proj_sm90a_64x128x64_s4_splitk::Gemm1::run(p, map_a, map_b, maps);
+    fusegen_default_proj_sm90a_64x128x64_s4_splitk::Gemm1::run(p, map_a, map_a_tail, map_b, maps);
 }
 
 extern "C" __global__ void __launch_bounds__(fusegen_default_proj_sm90a_64x128x64_s4_splitk::Reduce1::kMaxThreads, 1) fusegen_default_proj_sm90a_64x128x64_s4_splitk_reduce1(fusegen_sm80::Params p)
@@ -577,10 +586,11 @@ static_assert(Gemm1::kSmemBytes == 214768, "the plan and the family agree on sha
 }  // namespace fusegen_default_proj_sm90a_64x64x64_s12
 
 extern "C" __global__ void __launch_bounds__(384, 1) fusegen_default_proj_sm90a_64x64x64_s12_gemm1(fusegen_sm80::Params p, const __grid_constant__ fusegen_sm90::TensorMap map_a,
+    const __grid_constant__ fusegen_sm90::TensorMap map_a_tail,
     const __grid_constant__ fusegen_sm90::TensorMap map_b,
     const __grid_constant__ fusegen_sm90::EpilogueMaps maps)
 {
-    fusegen_default_proj_sm90a_64x64x64_s12::Gemm1::run(p, map_a, map_b, maps);
+    fusegen_default_proj_sm90a_64x64x64_s12::Gemm1::run(p, map_a, map_a_tail, map_b, maps);
 }
 
 // ---- proj_sm90a_64x64x64_s12_splitk ----
@@ -634,10 +644,11 @@ static_assert(Gemm1::kSmemBytes == 198384, "the plan and the family agree on sha
 }  // namespace fusegen_default_proj_sm90a_64x64x64_s12_splitk
 
 extern "C" __global__ void __launch_bounds__(384, 1) fusegen_default_proj_sm90a_64x64x64_s12_splitk_gemm1(fusegen_sm80::Params p, const __grid_constant__ fusegen_sm90::TensorMap map_a,
+    const __grid_constant__ fusegen_sm90::TensorMap map_a_tail,
     const __grid_constant__ fusegen_sm90::TensorMap map_b,
     const __grid_constant__ fusegen_sm90::EpilogueMaps maps)
 {
-    fusegen_default_proj_sm90a_64x64x64_s12_splitk::Gemm1::run(p, map_a, map_b, maps);
+    fusegen_default_proj_sm90a_64x64x64_s12_splitk::Gemm1::run(p, map_a, map_a_tail, map_b, maps);
 }
 
 extern "C" __global__ void __launch_bounds__(fusegen_default_proj_sm90a_64x64x64_s12_splitk::Reduce1::kMaxThreads, 1) fusegen_default_proj_sm90a_64x64x64_s12_splitk_reduce1(fusegen_sm80::Params p)
@@ -694,10 +705,11 @@ static_assert(Gemm1::kSmemBytes == 157424, "the plan and the family agree on sha
 }  // namespace fusegen_default_proj_sm90a_64x32x64_s12
 
 extern "C" __global__ void __launch_bounds__(384, 1) fusegen_default_proj_sm90a_64x32x64_s12_gemm1(fusegen_sm80::Params p, const __grid_constant__ fusegen_sm90::TensorMap map_a,
+    const __grid_constant__ fusegen_sm90::TensorMap map_a_tail,
     const __grid_constant__ fusegen_sm90::TensorMap map_b,
     const __grid_constant__ fusegen_sm90::EpilogueMaps maps)
 {
-    fusegen_default_proj_sm90a_64x32x64_s12::Gemm1::run(p, map_a, map_b, maps);
+    fusegen_default_proj_sm90a_64x32x64_s12::Gemm1::run(p, map_a, map_a_tail, map_b, maps);
 }
 
 // ---- proj_sm90a_64x32x64_s12_splitk ----
@@ -751,10 +763,11 @@ static_assert(Gemm1::kSmemBytes == 149232, "the plan and the family agree on sha
 }  // namespace fusegen_default_proj_sm90a_64x32x64_s12_splitk
 
 extern "C" __global__ void __launch_bounds__(384, 1) fusegen_default_proj_sm90a_64x32x64_s12_splitk_gemm1(fusegen_sm80::Params p, const __grid_constant__ fusegen_sm90::TensorMap map_a,
+    const __grid_constant__ fusegen_sm90::TensorMap map_a_tail,
     const __grid_constant__ fusegen_sm90::TensorMap map_b,
     const __grid_constant__ fusegen_sm90::EpilogueMaps maps)
 {
-    fusegen_default_proj_sm90a_64x32x64_s12_splitk::Gemm1::run(p, map_a, map_b, maps);
+    fusegen_default_proj_sm90a_64x32x64_s12_splitk::Gemm1::run(p, map_a, map_a_tail, map_b, maps);
 }
 
 extern "C" __global__ void __launch_bounds__(fusegen_default_proj_sm90a_64x32x64_s12_splitk::Reduce1::kMaxThreads, 1) fusegen_default_proj_sm90a_64x32x64_s12_splitk_reduce1(fusegen_sm80::Params p)
@@ -952,8 +965,6 @@ static_assert(static_cast<const void *>(&fusegen_sm80::kParamsProbe.stats_ld) < 
 static_assert(fusegen_sm80::same_type<decltype(fusegen_sm80::Params::partials), float *>::value, "fusegen: the type of fusegen_sm80::Params::partials changed");
 static_assert(static_cast<const void *>(&fusegen_sm80::kParamsProbe.partials) < static_cast<const void *>(&fusegen_sm80::kParamsProbe.k_slices), "fusegen: fusegen_sm80::Params::partials no longer comes before k_slices");
 static_assert(fusegen_sm80::same_type<decltype(fusegen_sm80::Params::k_slices), int>::value, "fusegen: the type of fusegen_sm80::Params::k_slices changed");
-static_assert(static_cast<const void *>(&fusegen_sm80::kParamsProbe.k_slices) < static_cast<const void *>(&fusegen_sm80::kParamsProbe.a_box_rows), "fusegen: fusegen_sm80::Params::k_slices no longer comes before a_box_rows");
-static_assert(fusegen_sm80::same_type<decltype(fusegen_sm80::Params::a_box_rows), int>::value, "fusegen: the type of fusegen_sm80::Params::a_box_rows changed");
 static_assert(sizeof(fusegen_sm90::TensorMap) == 128 && sizeof(fusegen_sm90::EpilogueMaps) == 3 * 128, "fusegen: the Hopper kernels' tensor maps are not CUtensorMaps");
 static_assert(fusegen_default_proj_sm90a_128x256x64_s3::Gemm1::kTileM == 128 && fusegen_default_proj_sm90a_128x256x64_s3::Gemm1::kTileN == 256, "fusegen: the tile of fusegen_default_proj_sm90a_128x256x64_s3 GEMM1 differs from its launch record");
 static_assert(fusegen_default_proj_sm90a_128x256x64_s3::Gemm1::kThreads == 384, "fusegen: the block size of fusegen_default_proj_sm90a_128x256x64_s3 GEMM1 differs from its launch record");

@@ -58,10 +58,11 @@ static_assert(Gemm1::kSmemBytes == 198496, "the plan and the family agree on sha
 }  // namespace fusegen_default_proj_bias_residual_layernorm_sm90a_128x128x64_s5_row
 
 extern "C" __global__ void __launch_bounds__(384, 1) fusegen_default_proj_bias_residual_layernorm_sm90a_128x128x64_s5_row_gemm1(fusegen_sm80::Params p, const __grid_constant__ fusegen_sm90::TensorMap map_a,
+    const __grid_constant__ fusegen_sm90::TensorMap map_a_tail,
     const __grid_constant__ fusegen_sm90::TensorMap map_b,
     const __grid_constant__ fusegen_sm90::EpilogueMaps maps)
 {
-    fusegen_default_proj_bias_residual_layernorm_sm90a_128x128x64_s5_row::Gemm1::run(p, map_a, map_b, maps);
+    fusegen_default_proj_bias_residual_layernorm_sm90a_128x128x64_s5_row::Gemm1::run(p, map_a, map_a_tail, map_b, maps);
 }
 
 // ---- proj_bias_residual_layernorm_sm90a_128x128x64_s5_cluster ----
@@ -117,10 +118,11 @@ static_assert(Gemm1::kSmemBytes == 214896, "the plan and the family agree on sha
 }  // namespace fusegen_default_proj_bias_residual_layernorm_sm90a_128x128x64_s5_cluster
 
 extern "C" __global__ void __launch_bounds__(384, 1) fusegen_default_proj_bias_residual_layernorm_sm90a_128x128x64_s5_cluster_gemm1(fusegen_sm80::Params p, const __grid_constant__ fusegen_sm90::TensorMap map_a,
+    const __grid_constant__ fusegen_sm90::TensorMap map_a_tail,
     const __grid_constant__ fusegen_sm90::TensorMap map_b,
     const __grid_constant__ fusegen_sm90::EpilogueMaps maps)
 {
-    fusegen_default_proj_bias_residual_layernorm_sm90a_128x128x64_s5_cluster::Gemm1::run(p, map_a, map_b, maps);
+    fusegen_default_proj_bias_residual_layernorm_sm90a_128x128x64_s5_cluster::Gemm1::run(p, map_a, map_a_tail, map_b, maps);
 }
 
 // ---- proj_bias_residual_layernorm_sm90a_128x128x64_s5_split ----
@@ -176,10 +178,11 @@ static_assert(Gemm1::kSmemBytes == 198496, "the plan and the family agree on sha
 }  // namespace fusegen_default_proj_bias_residual_layernorm_sm90a_128x128x64_s5_split
 
 extern "C" __global__ void __launch_bounds__(384, 1) fusegen_default_proj_bias_residual_layernorm_sm90a_128x128x64_s5_split_gemm1(fusegen_sm80::Params p, const __grid_constant__ fusegen_sm90::TensorMap map_a,
+    const __grid_constant__ fusegen_sm90::TensorMap map_a_tail,
     const __grid_constant__ fusegen_sm90::TensorMap map_b,
     const __grid_constant__ fusegen_sm90::EpilogueMaps maps)
 {
-    fusegen_default_proj_bias_residual_layernorm_sm90a_128x128x64_s5_split::Gemm1::run(p, map_a, map_b, maps);
+    fusegen_default_proj_bias_residual_layernorm_sm90a_128x128x64_s5_split::Gemm1::run(p, map_a, map_a_tail, map_b, maps);
 }
 
 extern "C" __global__ void __launch_bounds__(fusegen_sm80::NORMALIZE_THREADS) fusegen_default_proj_bias_residual_layernorm_sm90a_128x128x64_s5_split_normalize1(fusegen_sm80::Params p)
@@ -242,10 +245,11 @@ static_assert(Gemm1::kSmemBytes == 165472, "the plan and the family agree on sha
 }  // namespace fusegen_default_proj_bias_residual_layernorm_sm90a_128x128x64_s5_splitk
 
 extern "C" __global__ void __launch_bounds__(384, 1) fusegen_default_proj_bias_residual_layernorm_sm90a_128x128x64_s5_splitk_gemm1(fusegen_sm80::Params p, const __grid_constant__ fusegen_sm90::TensorMap map_a,
+    const __grid_constant__ fusegen_sm90::TensorMap map_a_tail,
     const __grid_constant__ fusegen_sm90::TensorMap map_b,
     const __grid_constant__ fusegen_sm90::EpilogueMaps maps)
 {
-    fusegen_default_proj_bias_residual_layernorm_sm90a_128x128x64_s5_splitk::Gemm1::run(p, map_a, map_b, maps);
+    fusegen_default_proj_bias_residual_layernorm_sm90a_128x128x64_s5_splitk::Gemm1::run(p, map_a, map_a_tail, map_b, maps);
 }
 
 extern "C" __global__ void __launch_bounds__(fusegen_default_proj_bias_residual_layernorm_sm90a_128x128x64_s5_splitk::Reduce1::kMaxThreads, 1) fusegen_default_proj_bias_residual_layernorm_sm90a_128x128x64_s5_splitk_reduce1(fusegen_sm80::Params p)
@@ -306,10 +310,11 @@ static_assert(Gemm1::kSmemBytes == 232064, "the plan and the family agree on sha
 }  // namespace fusegen_default_proj_bias_residual_layernorm_sm90a_128x128x64_s5_pingpong_row
 
 extern "C" __global__ void __launch_bounds__(384, 1) fusegen_default_proj_bias_residual_layernorm_sm90a_128x128x64_s5_pingpong_row_gemm1(fusegen_sm80::Params p, const __grid_constant__ fusegen_sm90::TensorMap map_a,
+    const __grid_constant__ fusegen_sm90::TensorMap map_a_tail,
     const __grid_constant__ fusegen_sm90::TensorMap map_b,
     const __grid_constant__ fusegen_sm90::EpilogueMaps maps)
 {
-    fusegen_default_proj_bias_residual_layernorm_sm90a_128x128x64_s5_pingpong_row::Gemm1::run(p, map_a, map_b, maps);
+    fusegen_default_proj_bias_residual_layernorm_sm90a_128x128x64_s5_pingpong_row::Gemm1::run(p, map_a, map_a_tail, map_b, maps);
 }
 
 // ---- proj_bias_residual_layernorm_sm90a_128x128x64_s5_pingpong_split ----
@@ -365,10 +370,11 @@ static_assert(Gemm1::kSmemBytes == 232064, "the plan and the family agree on sha
 }  // namespace fusegen_default_proj_bias_residual_layernorm_sm90a_128x128x64_s5_pingpong_split
 
 extern "C" __global__ void __launch_bounds__(384, 1) fusegen_default_proj_bias_residual_layernorm_sm90a_128x128x64_s5_pingpong_split_gemm1(fusegen_sm80::Params p, const __grid_constant__ fusegen_sm90::TensorMap map_a,
+    const __grid_constant__ fusegen_sm90::TensorMap map_a_tail,
     const __grid_constant__ fusegen_sm90::TensorMap map_b,
     const __grid_constant__ fusegen_sm90::EpilogueMaps maps)
 {
-    fusegen_default_proj_bias_residual_layernorm_sm90a_128x128x64_s5_pingpong_split::Gemm1::run(p, map_a, map_b, maps);
+    fusegen_default_proj_bias_residual_layernorm_sm90a_128x128x64_s5_pingpong_split::Gemm1::run(p, map_a, map_a_tail, map_b, maps);
 }
 
 extern "C" __global__ void __launch_bounds__(fusegen_sm80::NORMALIZE_THREADS) fusegen_default_proj_bias_residual_layernorm_sm90a_128x128x64_s5_pingpong_split_normalize1(fusegen_sm80::Params p)
@@ -429,10 +435,11 @@ static_assert(Gemm1::kSmemBytes == 215104, "the plan and the family agree on sha
 }  // namespace fusegen_default_proj_bias_residual_layernorm_sm90a_128x256x64_s3_row
 
 extern "C" __global__ void __launch_bounds__(384, 1) fusegen_default_proj_bias_residual_layernorm_sm90a_128x256x64_s3_row_gemm1(fusegen_sm80::Params p, const __grid_constant__ fusegen_sm90::TensorMap map_a,
+    const __grid_constant__ fusegen_sm90::TensorMap map_a_tail,
     const __grid_constant__ fusegen_sm90::TensorMap map_b,
     const __grid_constant__ fusegen_sm90::EpilogueMaps maps)
 {
-    fusegen_default_proj_bias_residual_layernorm_sm90a_128x256x64_s3_row::Gemm1::run(p, map_a, map_b, maps);
+    fusegen_default_proj_bias_residual_layernorm_sm90a_128x256x64_s3_row::Gemm1::run(p, map_a, map_a_tail, map_b, maps);
 }
 
 // ---- proj_bias_residual_layernorm_sm90a_128x256x64_s3_cluster ----
@@ -488,10 +495,11 @@ static_assert(Gemm1::kSmemBytes == 231504, "the plan and the family agree on sha
 }  // namespace fusegen_default_proj_bias_residual_layernorm_sm90a_128x256x64_s3_cluster
 
 extern "C" __global__ void __launch_bounds__(384, 1) fusegen_default_proj_bias_residual_layernorm_sm90a_128x256x64_s3_cluster_gemm1(fusegen_sm80::Params p, const __grid_constant__ fusegen_sm90::TensorMap map_a,
+    const __grid_constant__ fusegen_sm90::TensorMap map_a_tail,
     const __grid_constant__ fusegen_sm90::TensorMap map_b,
     const __grid_constant__ fusegen_sm90::EpilogueMaps maps)
 {
-    fusegen_default_proj_bias_residual_layernorm_sm90a_128x256x64_s3_cluster::Gemm1::run(p, map_a, map_b, maps);
+    fusegen_default_proj_bias_residual_layernorm_sm90a_128x256x64_s3_cluster::Gemm1::run(p, map_a, map_a_tail, map_b, maps);
 }
 
 // ---- proj_bias_residual_layernorm_sm90a_128x256x64_s3_split ----
@@ -547,10 +555,11 @@ static_assert(Gemm1::kSmemBytes == 215104, "the plan and the family agree on sha
 }  // namespace fusegen_default_proj_bias_residual_layernorm_sm90a_128x256x64_s3_split
 
 extern "C" __global__ void __launch_bounds__(384, 1) fusegen_default_proj_bias_residual_layernorm_sm90a_128x256x64_s3_split_gemm1(fusegen_sm80::Params p, const __grid_constant__ fusegen_sm90::TensorMap map_a,
+    const __grid_constant__ fusegen_sm90::TensorMap map_a_tail,
     const __grid_constant__ fusegen_sm90::TensorMap map_b,
     const __grid_constant__ fusegen_sm90::EpilogueMaps maps)
 {
-    fusegen_default_proj_bias_residual_layernorm_sm90a_128x256x64_s3_split::Gemm1::run(p, map_a, map_b, maps);
+    fusegen_default_proj_bias_residual_layernorm_sm90a_128x256x64_s3_split::Gemm1::run(p, map_a, map_a_tail, map_b, maps);
 }
 
 extern "C" __global__ void __launch_bounds__(fusegen_sm80::NORMALIZE_THREADS) fusegen_default_proj_bias_residual_layernorm_sm90a_128x256x64_s3_split_normalize1(fusegen_sm80::Params p)
@@ -613,10 +622,11 @@ static_assert(Gemm1::kSmemBytes == 149056, "the plan and the family agree on sha
 }  // namespace fusegen_default_proj_bias_residual_layernorm_sm90a_128x256x64_s3_splitk
 
 extern "C" __global__ void __launch_bounds__(384, 1) fusegen_default_proj_bias_residual_layernorm_sm90a_128x256x64_s3_splitk_gemm1(fusegen_sm80::Params p, const __grid_constant__ fusegen_sm90::TensorMap map_a,
+    const __grid_constant__ fusegen_sm90::TensorMap map_a_tail,
     const __grid_constant__ fusegen_sm90::TensorMap map_b,
     const __grid_constant__ fusegen_sm90::EpilogueMaps maps)
 {
-    fusegen_default_proj_bias_residual_layernorm_sm90a_128x256x64_s3_splitk::Gemm1::run(p, map_a, map_b, maps);
+    fusegen_default_proj_bias_residual_layernorm_sm90a_128x256x64_s3_splitk::Gemm1::run(p, map_a, map_a_tail, map_b, maps);
 }
 
 extern "C" __global__ void __launch_bounds__(fusegen_default_proj_bias_residual_layernorm_sm90a_128x256x64_s3_splitk::Reduce1::kMaxThreads, 1) fusegen_default_proj_bias_residual_layernorm_sm90a_128x256x64_s3_splitk_reduce1(fusegen_sm80::Params p)
@@ -677,10 +687,11 @@ static_assert(Gemm1::kSmemBytes == 227232, "the plan and the family agree on sha
 }  // namespace fusegen_default_proj_bias_residual_layernorm_sm90a_128x160x64_s5_row
 
 extern "C" __global__ void __launch_bounds__(384, 1) fusegen_default_proj_bias_residual_layernorm_sm90a_128x160x64_s5_row_gemm1(fusegen_sm80::Params p, const __grid_constant__ fusegen_sm90::TensorMap map_a,
+    const __grid_constant__ fusegen_sm90::TensorMap map_a_tail,
     const __grid_constant__ fusegen_sm90::TensorMap map_b,
     const __grid_constant__ fusegen_sm90::EpilogueMaps maps)
 {
-    fusegen_default_proj_bias_residual_layernorm_sm90a_128x160x64_s5_row::Gemm1::run(p, map_a, map_b, maps);
+    fusegen_default_proj_bias_residual_layernorm_sm90a_128x160x64_s5_row::Gemm1::run(p, map_a, map_a_tail, map_b, maps);
 }
 
 // ---- proj_bias_residual_layernorm_sm90a_128x160x64_s5_cluster ----
@@ -736,10 +747,11 @@ static_assert(Gemm1::kSmemBytes == 202352, "the plan and the family agree on sha
 }  // namespace fusegen_default_proj_bias_residual_layernorm_sm90a_128x160x64_s5_cluster
 
 extern "C" __global__ void __launch_bounds__(384, 1) fusegen_default_proj_bias_residual_layernorm_sm90a_128x160x64_s5_cluster_gemm1(fusegen_sm80::Params p, const __grid_constant__ fusegen_sm90::TensorMap map_a,
+    const __grid_constant__ fusegen_sm90::TensorMap map_a_tail,
     const __grid_constant__ fusegen_sm90::TensorMap map_b,
     const __grid_constant__ fusegen_sm90::EpilogueMaps maps)
 {
-    fusegen_default_proj_bias_residual_layernorm_sm90a_128x160x64_s5_cluster::Gemm1::run(p, map_a, map_b, maps);
+    fusegen_default_proj_bias_residual_layernorm_sm90a_128x160x64_s5_cluster::Gemm1::run(p, map_a, map_a_tail, map_b, maps);
 }
 
 // ---- proj_bias_residual_layernorm_sm90a_128x160x64_s5_split ----
@@ -795,10 +807,11 @@ static_assert(Gemm1::kSmemBytes == 227232, "the plan and the family agree on sha
 }  // namespace fusegen_default_proj_bias_residual_layernorm_sm90a_128x160x64_s5_split
 
 extern "C" __global__ void __launch_bounds__(384, 1) fusegen_default_proj_bias_residual_layernorm_sm90a_128x160x64_s5_split_gemm1(fusegen_sm80::Params p, const __grid_constant__ fusegen_sm90::TensorMap map_a,
+    const __grid_constant__ fusegen_sm90::TensorMap map_a_tail,
     const __grid_constant__ fusegen_sm90::TensorMap map_b,
     const __grid_constant__ fusegen_sm90::EpilogueMaps maps)
 {
-    fusegen_default_proj_bias_residual_layernorm_sm90a_128x160x64_s5_split::Gemm1::run(p, map_a, map_b, maps);
+    fusegen_default_proj_bias_residual_layernorm_sm90a_128x160x64_s5_split::Gemm1::run(p, map_a, map_a_tail, map_b, maps);
 }
 
 extern "C" __global__ void __launch_bounds__(fusegen_sm80::NORMALIZE_THREADS) fusegen_default_proj_bias_residual_layernorm_sm90a_128x160x64_s5_split_normalize1(fusegen_sm80::Params p)
@@ -861,10 +874,11 @@ static_assert(Gemm1::kSmemBytes == 185952, "the plan and the family agree on sha
 }  // namespace fusegen_default_proj_bias_residual_layernorm_sm90a_128x160x64_s5_splitk
 
 extern "C" __global__ void __launch_bounds__(384, 1) fusegen_default_proj_bias_residual_layernorm_sm90a_128x160x64_s5_splitk_gemm1(fusegen_sm80::Params p, const __grid_constant__ fusegen_sm90::TensorMap map_a,
+    const __grid_constant__ fusegen_sm90::TensorMap map_a_tail,
     const __grid_constant__ fusegen_sm90::TensorMap map_b,
     const __grid_constant__ fusegen_sm90::EpilogueMaps maps)
 {
-    fusegen_default_proj_bias_residual_layernorm_sm90a_128x160x64_s5_splitk::Gemm1::run(p, map_a, map_b, maps);
+    fusegen_default_proj_bias_residual_layernorm_sm90a_128x160x64_s5_splitk::Gemm1::run(p, map_a, map_a_tail, map_b, maps);
 }
 
 extern "C" __global__ void __launch_bounds__(fusegen_default_proj_bias_residual_layernorm_sm90a_128x160x64_s5_splitk::Reduce1::kMaxThreads, 1) fusegen_default_proj_bias_residual_layernorm_sm90a_128x160x64_s5_splitk_reduce1(fusegen_sm80::Params p)
@@ -925,10 +939,11 @@ static_assert(Gemm1::kSmemBytes == 232288, "the plan and the family agree on sha
 }  // namespace fusegen_default_proj_bias_residual_layernorm_sm90a_64x320x64_s3_row
 
 extern "C" __global__ void __launch_bounds__(384, 1) fusegen_default_proj_bias_residual_layernorm_sm90a_64x320x64_s3_row_gemm1(fusegen_sm80::Params p, const __grid_constant__ fusegen_sm90::TensorMap map_a,
+    const __grid_constant__ fusegen_sm90::TensorMap map_a_tail,
     const __grid_constant__ fusegen_sm90::TensorMap map_b,
     const __grid_constant__ fusegen_sm90::EpilogueMaps maps)
 {
-    fusegen_default_proj_bias_residual_layernorm_sm90a_64x320x64_s3_row::Gemm1::run(p, map_a, map_b, maps);
+    fusegen_default_proj_bias_residual_layernorm_sm90a_64x320x64_s3_row::Gemm1::run(p, map_a, map_a_tail, map_b, maps);
 }
 
 // ---- proj_bias_residual_layernorm_sm90a_64x256x64_s4_row ----
@@ -984,10 +999,11 @@ static_assert(Gemm1::kSmemBytes == 232048, "the plan and the family agree on sha
 }  // namespace fusegen_default_proj_bias_residual_layernorm_sm90a_64x256x64_s4_row
 
 extern "C" __global__ void __launch_bounds__(384, 1) fusegen_default_proj_bias_residual_layernorm_sm90a_64x256x64_s4_row_gemm1(fusegen_sm80::Params p, const __grid_constant__ fusegen_sm90::TensorMap map_a,
+    const __grid_constant__ fusegen_sm90::TensorMap map_a_tail,
     const __grid_constant__ fusegen_sm90::TensorMap map_b,
     const __grid_constant__ fusegen_sm90::EpilogueMaps maps)
 {
-    fusegen_default_proj_bias_residual_layernorm_sm90a_64x256x64_s4_row::Gemm1::run(p, map_a, map_b, maps);
+    fusegen_default_proj_bias_residual_layernorm_sm90a_64x256x64_s4_row::Gemm1::run(p, map_a, map_a_tail, map_b, maps);
 }
 
 // ---- proj_bias_residual_layernorm_sm90a_64x256x64_s4_split ----
@@ -1043,10 +1059,11 @@ static_assert(Gemm1::kSmemBytes == 232048, "the plan and the family agree on sha
 }  // namespace fusegen_default_proj_bias_residual_layernorm_sm90a_64x256x64_s4_split
 
 extern "C" __global__ void __launch_bounds__(384, 1) fusegen_default_proj_bias_residual_layernorm_sm90a_64x256x64_s4_split_gemm1(fusegen_sm80::Params p, const __grid_constant__ fusegen_sm90::TensorMap map_a,
+    const __grid_constant__ fusegen_sm90::TensorMap map_a_tail,
     const __grid_constant__ fusegen_sm90::TensorMap map_b,
     const __grid_constant__ fusegen_sm90::EpilogueMaps maps)
 {
-    fusegen_default_proj_bias_residual_layernorm_sm90a_64x256x64_s4_split::Gemm1::run(p, map_a, map_b, maps);
+    fusegen_default_proj_bias_residual_layernorm_sm90a_64x256x64_s4_split::Gemm1::run(p, map_a, map_a_tail, map_b, maps);
 }
 
 extern "C" __global__ void __launch_bounds__(fusegen_sm80::NORMALIZE_THREADS) fusegen_default_proj_bias_residual_layernorm_sm90a_64x256x64_s4_split_normalize1(fusegen_sm80::Params p)
@@ -1109,10 +1126,11 @@ static_assert(Gemm1::kSmemBytes == 165488, "the plan and the family agree on sha
 }  // namespace fusegen_default_proj_bias_residual_layernorm_sm90a_64x256x64_s4_splitk
 
 extern "C" __global__ void __launch_bounds__(384, 1) fusegen_default_proj_bias_residual_layernorm_sm90a_64x256x64_s4_splitk_gemm1(fusegen_sm80::Params p, const __grid_constant__ fusegen_sm90::TensorMap map_a,
+    const __grid_constant__ fusegen_sm90::TensorMap map_a_tail,
     const __grid_constant__ fusegen_sm90::TensorMap map_b,
     const __grid_constant__ fusegen_sm90::EpilogueMaps maps)
 {
-    fusegen_default_proj_bias_residual_layernorm_sm90a_64x256x64_s4_splitk::Gemm1::run(p, map_a, map_b, maps);
+    fusegen_default_proj_bias_residual_layernorm_sm90a_64x256x64_s4_splitk::Gemm1::run(p, map_a, map_a_tail, map_b, maps);
 }
 
 extern "C" __global__ void __launch_bounds__(fusegen_default_proj_bias_residual_layernorm_sm90a_64x256x64_s4_splitk::Reduce1::kMaxThreads, 1) fusegen_default_proj_bias_residual_layernorm_sm90a_64x256x64_s4_splitk_reduce1(fusegen_sm80::Params p)
@@ -1173,10 +1191,11 @@ static_assert(Gemm1::kSmemBytes == 133232, "the plan and the family agree on sha
 }  // namespace fusegen_default_proj_bias_residual_layernorm_sm90a_64x128x64_s4_row
 
 extern "C" __global__ void __launch_bounds__(384, 1) fusegen_default_proj_bias_residual_layernorm_sm90a_64x128x64_s4_row_gemm1(fusegen_sm80::Params p, const __grid_constant__ fusegen_sm90::TensorMap map_a,
+    const __grid_constant__ fusegen_sm90::TensorMap map_a_tail,
     const __grid_constant__ fusegen_sm90::TensorMap map_b,
     const __grid_constant__ fusegen_sm90::EpilogueMaps maps)
 {
-    fusegen_default_proj_bias_residual_layernorm_sm90a_64x128x64_s4_row::Gemm1::run(p, map_a, map_b, maps);
+    fusegen_default_proj_bias_residual_layernorm_sm90a_64x128x64_s4_row::Gemm1::run(p, map_a, map_a_tail, map_b, maps);
 }
 
 // ---- proj_bias_residual_layernorm_sm90a_64x128x64_s4_split ----
@@ -1232,10 +1251,11 @@ static_assert(Gemm1::kSmemBytes == 133232, "the plan and the family agree on sha
 }  // namespace fusegen_default_proj_bias_residual_layernorm_sm90a_64x128x64_s4_split
 
 extern "C" __global__ void __launch_bounds__(384, 1) fusegen_default_proj_bias_residual_layernorm_sm90a_64x128x64_s4_split_gemm1(fusegen_sm80::Params p, const __grid_constant__ fusegen_sm90::TensorMap map_a,
+    const __grid_constant__ fusegen_sm90::TensorMap map_a_tail,
     const __grid_constant__ fusegen_sm90::TensorMap map_b,
     const __grid_constant__ fusegen_sm90::EpilogueMaps maps)
 {
-    fusegen_default_proj_bias_residual_layernorm_sm90a_64x128x64_s4_split::Gemm1::run(p, map_a, map_b, maps);
+    fusegen_default_proj_bias_residual_layernorm_sm90a_64x128x64_s4_split::Gemm1::run(p, map_a, map_a_tail, map_b, maps);
 }
 
 extern "C" __global__ void __launch_bounds__(fusegen_sm80::NORMALIZE_THREADS) fusegen_default_proj_bias_residual_layernorm_sm90a_64x128x64_s4_split_normalize1(fusegen_sm80::Params p)
@@ -1298,10 +1318,11 @@ static_assert(Gemm1::kSmemBytes == 99952, "the plan and the family agree on shar
 }  // namespace fusegen_default_proj_bias_residual_layernorm_sm90a_64x128x64_s4_splitk
 
 extern "C" __global__ void __launch_bounds__(384, 1) fusegen_default_proj_bias_residual_layernorm_sm90a_64x128x64_s4_splitk_gemm1(fusegen_sm80::Params p, const __grid_constant__ fusegen_sm90::TensorMap map_a,
+    const __grid_constant__ fusegen_sm90::TensorMap map_a_tail,
     const __grid_constant__ fusegen_sm90::TensorMap map_b,
     const __grid_constant__ fusegen_sm90::EpilogueMaps maps)
 {
-    fusegen_default_proj_bias_residual_layernorm_sm90a_64x128x64_s4_splitk::Gemm1::run(p, map_a, map_b, maps);
+    fusegen_default_proj_bias_residual_layernorm_sm90a_64x128x64_s4_splitk::Gemm1::run(p, map_a, map_a_tail, map_b, maps);
 }
 
 extern "C" __global__ void __launch_bounds__(fusegen_default_proj_bias_residual_layernorm_sm90a_64x128x64_s4_splitk::Reduce1::kMaxThreads, 1) fusegen_default_proj_bias_residual_layernorm_sm90a_64x128x64_s4_splitk_reduce1(fusegen_sm80::Params p)
@@ -1362,10 +1383,11 @@ static_assert(Gemm1::kSmemBytes == 215024, "the plan and the family agree on sha
 }  // namespace fusegen_default_proj_bias_residual_layernorm_sm90a_64x64x64_s12_row
 
 extern "C" __global__ void __launch_bounds__(384, 1) fusegen_default_proj_bias_residual_layernorm_sm90a_64x64x64_s12_row_gemm1(fusegen_sm80::Params p, const __grid_constant__ fusegen_sm90::TensorMap map_a,
+    const __grid_constant__ fusegen_sm90::TensorMap map_a_tail,
     const __grid_constant__ fusegen_sm90::TensorMap map_b,
     const __grid_constant__ fusegen_sm90::EpilogueMaps maps)
 {
-    fusegen_default_proj_bias_residual_layernorm_sm90a_64x64x64_s12_row::Gemm1::run(p, map_a, map_b, maps);
+    fusegen_default_proj_bias_residual_layernorm_sm90a_64x64x64_s12_row::Gemm1::run(p, map_a, map_a_tail, map_b, maps);
 }
 
 // ---- proj_bias_residual_layernorm_sm90a_64x64x64_s12_split ----
@@ -1421,10 +1443,11 @@ static_assert(Gemm1::kSmemBytes == 215024, "the plan and the family agree on sha
 }  // namespace fusegen_default_proj_bias_residual_layernorm_sm90a_64x64x64_s12_split
 
 extern "C" __global__ void __launch_bounds__(384, 1) fusegen_default_proj_bias_residual_layernorm_sm90a_64x64x64_s12_split_gemm1(fusegen_sm80::Params p, const __grid_constant__ fusegen_sm90::TensorMap map_a,
+    const __grid_constant__ fusegen_sm90::TensorMap map_a_tail,
     const __grid_constant__ fusegen_sm90::TensorMap map_b,
     const __grid_constant__ fusegen_sm90::EpilogueMaps maps)
 {
-    fusegen_default_proj_bias_residual_layernorm_sm90a_64x64x64_s12_split::Gemm1::run(p, map_a, map_b, maps);
+    fusegen_default_proj_bias_residual_layernorm_sm90a_64x64x64_s12_split::Gemm1::run(p, map_a, map_a_tail, map_b, maps);
 }
 
 extern "C" __global__ void __launch_bounds__(fusegen_sm80::NORMALIZE_THREADS) fusegen_default_proj_bias_residual_layernorm_sm90a_64x64x64_s12_split_normalize1(fusegen_sm80::Params p)
@@ -1487,10 +1510,11 @@ static_assert(Gemm1::kSmemBytes == 198384, "the plan and the family agree on sha
 }  // namespace fusegen_default_proj_bias_residual_layernorm_sm90a_64x64x64_s12_splitk
 
 extern "C" __global__ void __launch_bounds__(384, 1) fusegen_default_proj_bias_residual_layernorm_sm90a_64x64x64_s12_splitk_gemm1(fusegen_sm80::Params p, const __grid_constant__ fusegen_sm90::TensorMap map_a,
+    const __grid_constant__ fusegen_sm90::TensorMap map_a_tail,
     const __grid_constant__ fusegen_sm90::TensorMap map_b,
     const __grid_constant__ fusegen_sm90::EpilogueMaps maps)
 {
-    fusegen_default_proj_bias_residual_layernorm_sm90a_64x64x64_s12_splitk::Gemm1::run(p, map_a, map_b, maps);
+    fusegen_default_proj_bias_residual_layernorm_sm90a_64x64x64_s12_splitk::Gemm1::run(p, map_a, map_a_tail, map_b, maps);
 }
 
 extern "C" __global__ void __launch_bounds__(fusegen_default_proj_bias_residual_layernorm_sm90a_64x64x64_s12_splitk::Reduce1::kMaxThreads, 1) fusegen_default_proj_bias_residual_layernorm_sm90a_64x64x64_s12_splitk_reduce1(fusegen_sm80::Params p)
@@ -1551,10 +1575,11 @@ static_assert(Gemm1::kSmemBytes == 157552, "the plan and the family agree on sha
 }  // namespace fusegen_default_proj_bias_residual_layernorm_sm90a_64x32x64_s12_row
 
 extern "C" __global__ void __launch_bounds__(384, 1) fusegen_default_proj_bias_residual_layernorm_sm90a_64x32x64_s12_row_gemm1(fusegen_sm80::Params p, const __grid_constant__ fusegen_sm90::TensorMap map_a,
+    const __grid_constant__ fusegen_sm90::TensorMap map_a_tail,
     const __grid_constant__ fusegen_sm90::TensorMap map_b,
     const __grid_constant__ fusegen_sm90::EpilogueMaps maps)
 {
-    fusegen_default_proj_bias_residual_layernorm_sm90a_64x32x64_s12_row::Gemm1::run(p, map_a, map_b, maps);
+    fusegen_default_proj_bias_residual_layernorm_sm90a_64x32x64_s12_row::Gemm1::run(p, map_a, map_a_tail, map_b, maps);
 }
 
 // ---- proj_bias_residual_layernorm_sm90a_64x32x64_s12_split ----
@@ -1610,10 +1635,11 @@ static_assert(Gemm1::kSmemBytes == 157552, "the plan and the family agree on sha
 }  // namespace fusegen_default_proj_bias_residual_layernorm_sm90a_64x32x64_s12_split
 
 extern "C" __global__ void __launch_bounds__(384, 1) fusegen_default_proj_bias_residual_layernorm_sm90a_64x32x64_s12_split_gemm1(fusegen_sm80::Params p, const __grid_constant__ fusegen_sm90::TensorMap map_a,
+    const __grid_constant__ fusegen_sm90::TensorMap map_a_tail,
     const __grid_constant__ fusegen_sm90::TensorMap map_b,
     const __grid_constant__ fusegen_sm90::EpilogueMaps maps)
 {
-    fusegen_default_proj_bias_residual_layernorm_sm90a_64x32x64_s12_split::Gemm1::run(p, map_a, map_b, maps);
+    fusegen_default_proj_bias_residual_layernorm_sm90a_64x32x64_s12_split::Gemm1::run(p, map_a, map_a_tail, map_b, maps);
 }
 
 extern "C" __global__ void __launch_bounds__(fusegen_sm80::NORMALIZE_THREADS) fusegen_default_proj_bias_residual_layernorm_sm90a_64x32x64_s12_split_normalize1(fusegen_sm80::Params p)
@@ -1676,10 +1702,11 @@ static_assert(Gemm1::kSmemBytes == 149232, "the plan and the family agree on sha
 }  // namespace fusegen_default_proj_bias_residual_layernorm_sm90a_64x32x64_s12_splitk
 
 extern "C" __global__ void __launch_bounds__(384, 1) fusegen_default_proj_bias_residual_layernorm_sm90a_64x32x64_s12_splitk_gemm1(fusegen_sm80::Params p, const __grid_constant__ fusegen_sm90::TensorMap map_a,
+    const __grid_constant__ fusegen_sm90::TensorMap map_a_tail,
     const __grid_constant__ fusegen_sm90::TensorMap map_b,
     const __grid_constant__ fusegen_sm90::EpilogueMaps maps)
 {
-    fusegen_default_proj_bias_residual_layernorm_sm90a_64x32x64_s12_splitk::Gemm1::run(p, map_a, map_b, maps);
+    fusegen_default_proj_bias_residual_layernorm_sm90a_64x32x64_s12_splitk::Gemm1::run(p, map_a, map_a_tail, map_b, maps);
 }
 
 extern "C" __global__ void __launch_bounds__(fusegen_default_proj_bias_residual_layernorm_sm90a_64x32x64_s12_splitk::Reduce1::kMaxThreads, 1) fusegen_default_proj_bias_residual_layernorm_sm90a_64x32x64_s12_splitk_reduce1(fusegen_sm80::Params p)
@@ -2156,8 +2183,6 @@ static_assert(static_cast<const void *>(&fusegen_sm80::kParamsProbe.stats_ld) < 
 static_assert(fusegen_sm80::same_type<decltype(fusegen_sm80::Params::partials), float *>::value, "fusegen: the type of fusegen_sm80::Params::partials changed");
 static_assert(static_cast<const void *>(&fusegen_sm80::kParamsProbe.partials) < static_cast<const void *>(&fusegen_sm80::kParamsProbe.k_slices), "fusegen: fusegen_sm80::Params::partials no longer comes before k_slices");
 static_assert(fusegen_sm80::same_type<decltype(fusegen_sm80::Params::k_slices), int>::value, "fusegen: the type of fusegen_sm80::Params::k_slices changed");
-static_assert(static_cast<const void *>(&fusegen_sm80::kParamsProbe.k_slices) < static_cast<const void *>(&fusegen_sm80::kParamsProbe.a_box_rows), "fusegen: fusegen_sm80::Params::k_slices no longer comes before a_box_rows");
-static_assert(fusegen_sm80::same_type<decltype(fusegen_sm80::Params::a_box_rows), int>::value, "fusegen: the type of fusegen_sm80::Params::a_box_rows changed");
 static_assert(sizeof(fusegen_sm90::TensorMap) == 128 && sizeof(fusegen_sm90::EpilogueMaps) == 3 * 128, "fusegen: the Hopper kernels' tensor maps are not CUtensorMaps");
 static_assert(fusegen_default_proj_bias_residual_layernorm_sm90a_128x128x64_s5_row::Gemm1::kTileM == 128 && fusegen_default_proj_bias_residual_layernorm_sm90a_128x128x64_s5_row::Gemm1::kTileN == 128, "fusegen: the tile of fusegen_default_proj_bias_residual_layernorm_sm90a_128x128x64_s5_row GEMM1 differs from its launch record");
 static_assert(fusegen_default_proj_bias_residual_layernorm_sm90a_128x128x64_s5_row::Gemm1::kThreads == 384, "fusegen: the block size of fusegen_default_proj_bias_residual_layernorm_sm90a_128x128x64_s5_row GEMM1 differs from its launch record");

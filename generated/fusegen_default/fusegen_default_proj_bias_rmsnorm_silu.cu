@@ -56,10 +56,11 @@ static_assert(Gemm1::kSmemBytes == 232048, "the plan and the family agree on sha
 }  // namespace fusegen_default_proj_bias_rmsnorm_silu_sm90a_64x256x64_s4_row
 
 extern "C" __global__ void __launch_bounds__(384, 1) fusegen_default_proj_bias_rmsnorm_silu_sm90a_64x256x64_s4_row_gemm1(fusegen_sm80::Params p, const __grid_constant__ fusegen_sm90::TensorMap map_a,
+    const __grid_constant__ fusegen_sm90::TensorMap map_a_tail,
     const __grid_constant__ fusegen_sm90::TensorMap map_b,
     const __grid_constant__ fusegen_sm90::EpilogueMaps maps)
 {
-    fusegen_default_proj_bias_rmsnorm_silu_sm90a_64x256x64_s4_row::Gemm1::run(p, map_a, map_b, maps);
+    fusegen_default_proj_bias_rmsnorm_silu_sm90a_64x256x64_s4_row::Gemm1::run(p, map_a, map_a_tail, map_b, maps);
 }
 
 // ---- proj_bias_rmsnorm_silu_sm90a_64x256x64_s4_split ----
@@ -113,10 +114,11 @@ static_assert(Gemm1::kSmemBytes == 232048, "the plan and the family agree on sha
 }  // namespace fusegen_default_proj_bias_rmsnorm_silu_sm90a_64x256x64_s4_split
 
 extern "C" __global__ void __launch_bounds__(384, 1) fusegen_default_proj_bias_rmsnorm_silu_sm90a_64x256x64_s4_split_gemm1(fusegen_sm80::Params p, const __grid_constant__ fusegen_sm90::TensorMap map_a,
+    const __grid_constant__ fusegen_sm90::TensorMap map_a_tail,
     const __grid_constant__ fusegen_sm90::TensorMap map_b,
     const __grid_constant__ fusegen_sm90::EpilogueMaps maps)
 {
-    fusegen_default_proj_bias_rmsnorm_silu_sm90a_64x256x64_s4_split::Gemm1::run(p, map_a, map_b, maps);
+    fusegen_default_proj_bias_rmsnorm_silu_sm90a_64x256x64_s4_split::Gemm1::run(p, map_a, map_a_tail, map_b, maps);
 }
 
 extern "C" __global__ void __launch_bounds__(fusegen_sm80::NORMALIZE_THREADS) fusegen_default_proj_bias_rmsnorm_silu_sm90a_64x256x64_s4_split_normalize1(fusegen_sm80::Params p)
@@ -177,10 +179,11 @@ static_assert(Gemm1::kSmemBytes == 165488, "the plan and the family agree on sha
 }  // namespace fusegen_default_proj_bias_rmsnorm_silu_sm90a_64x256x64_s4_splitk
 
 extern "C" __global__ void __launch_bounds__(384, 1) fusegen_default_proj_bias_rmsnorm_silu_sm90a_64x256x64_s4_splitk_gemm1(fusegen_sm80::Params p, const __grid_constant__ fusegen_sm90::TensorMap map_a,
+    const __grid_constant__ fusegen_sm90::TensorMap map_a_tail,
     const __grid_constant__ fusegen_sm90::TensorMap map_b,
     const __grid_constant__ fusegen_sm90::EpilogueMaps maps)
 {
-    fusegen_default_proj_bias_rmsnorm_silu_sm90a_64x256x64_s4_splitk::Gemm1::run(p, map_a, map_b, maps);
+    fusegen_default_proj_bias_rmsnorm_silu_sm90a_64x256x64_s4_splitk::Gemm1::run(p, map_a, map_a_tail, map_b, maps);
 }
 
 extern "C" __global__ void __launch_bounds__(fusegen_default_proj_bias_rmsnorm_silu_sm90a_64x256x64_s4_splitk::Reduce1::kMaxThreads, 1) fusegen_default_proj_bias_rmsnorm_silu_sm90a_64x256x64_s4_splitk_reduce1(fusegen_sm80::Params p)
@@ -239,10 +242,11 @@ static_assert(Gemm1::kSmemBytes == 215024, "the plan and the family agree on sha
 }  // namespace fusegen_default_proj_bias_rmsnorm_silu_sm90a_64x64x64_s12_row
 
 extern "C" __global__ void __launch_bounds__(384, 1) fusegen_default_proj_bias_rmsnorm_silu_sm90a_64x64x64_s12_row_gemm1(fusegen_sm80::Params p, const __grid_constant__ fusegen_sm90::TensorMap map_a,
+    const __grid_constant__ fusegen_sm90::TensorMap map_a_tail,
     const __grid_constant__ fusegen_sm90::TensorMap map_b,
     const __grid_constant__ fusegen_sm90::EpilogueMaps maps)
 {
-    fusegen_default_proj_bias_rmsnorm_silu_sm90a_64x64x64_s12_row::Gemm1::run(p, map_a, map_b, maps);
+    fusegen_default_proj_bias_rmsnorm_silu_sm90a_64x64x64_s12_row::Gemm1::run(p, map_a, map_a_tail, map_b, maps);
 }
 
 // ---- proj_bias_rmsnorm_silu_sm90a_64x64x64_s12_split ----
@@ -296,10 +300,11 @@ static_assert(Gemm1::kSmemBytes == 215024, "the plan and the family agree on sha
 }  // namespace fusegen_default_proj_bias_rmsnorm_silu_sm90a_64x64x64_s12_split
 
 extern "C" __global__ void __launch_bounds__(384, 1) fusegen_default_proj_bias_rmsnorm_silu_sm90a_64x64x64_s12_split_gemm1(fusegen_sm80::Params p, const __grid_constant__ fusegen_sm90::TensorMap map_a,
+    const __grid_constant__ fusegen_sm90::TensorMap map_a_tail,
     const __grid_constant__ fusegen_sm90::TensorMap map_b,
     const __grid_constant__ fusegen_sm90::EpilogueMaps maps)
 {
-    fusegen_default_proj_bias_rmsnorm_silu_sm90a_64x64x64_s12_split::Gemm1::run(p, map_a, map_b, maps);
+    fusegen_default_proj_bias_rmsnorm_silu_sm90a_64x64x64_s12_split::Gemm1::run(p, map_a, map_a_tail, map_b, maps);
 }
 
 extern "C" __global__ void __launch_bounds__(fusegen_sm80::NORMALIZE_THREADS) fusegen_default_proj_bias_rmsnorm_silu_sm90a_64x64x64_s12_split_normalize1(fusegen_sm80::Params p)
@@ -360,10 +365,11 @@ static_assert(Gemm1::kSmemBytes == 198384, "the plan and the family agree on sha
 }  // namespace fusegen_default_proj_bias_rmsnorm_silu_sm90a_64x64x64_s12_splitk
 
 extern "C" __global__ void __launch_bounds__(384, 1) fusegen_default_proj_bias_rmsnorm_silu_sm90a_64x64x64_s12_splitk_gemm1(fusegen_sm80::Params p, const __grid_constant__ fusegen_sm90::TensorMap map_a,
+    const __grid_constant__ fusegen_sm90::TensorMap map_a_tail,
     const __grid_constant__ fusegen_sm90::TensorMap map_b,
     const __grid_constant__ fusegen_sm90::EpilogueMaps maps)
 {
-    fusegen_default_proj_bias_rmsnorm_silu_sm90a_64x64x64_s12_splitk::Gemm1::run(p, map_a, map_b, maps);
+    fusegen_default_proj_bias_rmsnorm_silu_sm90a_64x64x64_s12_splitk::Gemm1::run(p, map_a, map_a_tail, map_b, maps);
 }
 
 extern "C" __global__ void __launch_bounds__(fusegen_default_proj_bias_rmsnorm_silu_sm90a_64x64x64_s12_splitk::Reduce1::kMaxThreads, 1) fusegen_default_proj_bias_rmsnorm_silu_sm90a_64x64x64_s12_splitk_reduce1(fusegen_sm80::Params p)
@@ -572,8 +578,6 @@ static_assert(static_cast<const void *>(&fusegen_sm80::kParamsProbe.stats_ld) < 
 static_assert(fusegen_sm80::same_type<decltype(fusegen_sm80::Params::partials), float *>::value, "fusegen: the type of fusegen_sm80::Params::partials changed");
 static_assert(static_cast<const void *>(&fusegen_sm80::kParamsProbe.partials) < static_cast<const void *>(&fusegen_sm80::kParamsProbe.k_slices), "fusegen: fusegen_sm80::Params::partials no longer comes before k_slices");
 static_assert(fusegen_sm80::same_type<decltype(fusegen_sm80::Params::k_slices), int>::value, "fusegen: the type of fusegen_sm80::Params::k_slices changed");
-static_assert(static_cast<const void *>(&fusegen_sm80::kParamsProbe.k_slices) < static_cast<const void *>(&fusegen_sm80::kParamsProbe.a_box_rows), "fusegen: fusegen_sm80::Params::k_slices no longer comes before a_box_rows");
-static_assert(fusegen_sm80::same_type<decltype(fusegen_sm80::Params::a_box_rows), int>::value, "fusegen: the type of fusegen_sm80::Params::a_box_rows changed");
 static_assert(sizeof(fusegen_sm90::TensorMap) == 128 && sizeof(fusegen_sm90::EpilogueMaps) == 3 * 128, "fusegen: the Hopper kernels' tensor maps are not CUtensorMaps");
 static_assert(fusegen_default_proj_bias_rmsnorm_silu_sm90a_64x256x64_s4_row::Gemm1::kTileM == 64 && fusegen_default_proj_bias_rmsnorm_silu_sm90a_64x256x64_s4_row::Gemm1::kTileN == 256, "fusegen: the tile of fusegen_default_proj_bias_rmsnorm_silu_sm90a_64x256x64_s4_row GEMM1 differs from its launch record");
 static_assert(fusegen_default_proj_bias_rmsnorm_silu_sm90a_64x256x64_s4_row::Gemm1::kThreads == 384, "fusegen: the block size of fusegen_default_proj_bias_rmsnorm_silu_sm90a_64x256x64_s4_row GEMM1 differs from its launch record");

@@ -31,7 +31,6 @@ struct Params {
     int stats_ld;     // N tiles per row
     float *partials;  // split K: [k_slices, m, n] f32 sums, slice z over k tiles z*KT/S ... (z+1)*KT/S - 1
     int k_slices;     // split K: slices of K (the partial kernel's grid z); else 0
-    int a_box_rows;   // Hopper: rows of A's TMA box, BM or (M < BM) M: no box row past A's last
 };
 
 // For the launch checks every kernel source carries (generator/launch.c): the runtime passes

@@ -612,10 +612,11 @@ struct GemmSm90 {
         }
     }
 
-    __device__ static void run(const Params &p, const TensorMap &map_a, const TensorMap &map_b, const EpilogueMaps &maps)
+    __device__ static void run(const Params &p, const TensorMap &map_a, const TensorMap &map_a_tail, const TensorMap &map_b,
+                               const EpilogueMaps &maps)
     {
 #if defined(__CUDA_ARCH__) && !defined(__CUDA_ARCH_FEAT_SM90_ALL)
-        (void)p, (void)map_a, (void)map_b, (void)maps;
+        (void)p, (void)map_a, (void)map_a_tail, (void)map_b, (void)maps;
         __trap();   // never selected off sm_90a; keeps other targets from compiling the body
 #else
         extern __shared__ __align__(1024) unsigned char smem_raw[];
@@ -664,21 +665,26 @@ struct GemmSm90 {
                 // Shared addresses made once, as in the consumers' loop.
                 const unsigned stage0_addr = fusegen_sm80::smem_addr(base);
                 const unsigned full_addr = fusegen_sm80::smem_addr(full), empty_addr = fusegen_sm80::smem_addr(empty);
-                // M < BM: A's box stops at A's last row (TMA's zero fill of the rows past it
-                // is slow); the stage's other rows keep stale values, multiplied into
-                // accumulator rows that no epilogue writes.
-                const unsigned a_box_bytes = static_cast<unsigned>(p.a_box_rows) * 128u;
                 StageCursor at(0);   // k tiles issued so far, over all of this CTA's tiles
                 for (int id = tiles.first; id < tiles.count; id += tiles.step) {
                     const fusegen_sm80::TileCoord tile = tiles.coord(id);
                     const int kt_first = tiles.k_first(id), kt_end = kt_first + tiles.k_count(id);
+                    // The last row tile of an M that BM does not divide reads A through the tail
+                    // map, whose box ends at A's last row: TMA's zero fill of rows past the end
+                    // runs slower than the copy (most of a decode step's tile at M < BM). The
+                    // stage's rows past M keep stale values, multiplied into accumulator rows
+                    // that no epilogue writes.
+                    const int m0 = tile.m * BM;
+                    const bool a_tail = m0 + BM > p.m;
+                    const TensorMap &a_map = a_tail ? map_a_tail : map_a;
+                    const unsigned a_bytes = static_cast<unsigned>(a_tail ? p.m - m0 : BM) * 128u;
                     for (int kt = kt_first; kt < kt_end; ++kt, at.next()) {
                         const unsigned full_s = full_addr + 8 * at.stage, sa = stage0_addr + at.stage * STAGE_BYTES;
                         // A fresh barrier counts as having completed the phase before its
                         // first, so the first pass over the stages does not wait.
                         mbar_wait(empty_addr + 8 * at.stage, at.phase ^ 1);
-                        mbar_expect_tx(full_s, a_box_bytes + B_STAGE_BYTES);
-                        tma_load_2d(sa, map_a, kt * BK, tile.m * BM, full_s);
+                        mbar_expect_tx(full_s, a_bytes + B_STAGE_BYTES);
+                        tma_load_2d(sa, a_map, kt * BK, m0, full_s);
                         for (int b = 0; b < B_BOXES; ++b) {
                             if constexpr (B_KN)   // columns n .. n + 63 of k rows kt * BK ...
                                 tma_load_2d(sa + A_STAGE_BYTES + b * B_BOX_BYTES, map_b, tile.n * BN + b * 64, kt * BK,

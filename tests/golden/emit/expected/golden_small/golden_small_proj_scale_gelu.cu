@@ -101,8 +101,6 @@ static_assert(static_cast<const void *>(&fusegen_sm80::kParamsProbe.stats_ld) < 
 static_assert(fusegen_sm80::same_type<decltype(fusegen_sm80::Params::partials), float *>::value, "fusegen: the type of fusegen_sm80::Params::partials changed");
 static_assert(static_cast<const void *>(&fusegen_sm80::kParamsProbe.partials) < static_cast<const void *>(&fusegen_sm80::kParamsProbe.k_slices), "fusegen: fusegen_sm80::Params::partials no longer comes before k_slices");
 static_assert(fusegen_sm80::same_type<decltype(fusegen_sm80::Params::k_slices), int>::value, "fusegen: the type of fusegen_sm80::Params::k_slices changed");
-static_assert(static_cast<const void *>(&fusegen_sm80::kParamsProbe.k_slices) < static_cast<const void *>(&fusegen_sm80::kParamsProbe.a_box_rows), "fusegen: fusegen_sm80::Params::k_slices no longer comes before a_box_rows");
-static_assert(fusegen_sm80::same_type<decltype(fusegen_sm80::Params::a_box_rows), int>::value, "fusegen: the type of fusegen_sm80::Params::a_box_rows changed");
 static_assert(golden_small_proj_scale_gelu_sm80_128x128x32_s4::Gemm1::kTileM == 128 && golden_small_proj_scale_gelu_sm80_128x128x32_s4::Gemm1::kTileN == 128, "fusegen: the tile of golden_small_proj_scale_gelu_sm80_128x128x32_s4 GEMM1 differs from its launch record");
 static_assert(golden_small_proj_scale_gelu_sm80_128x128x32_s4::Gemm1::kThreads == 256, "fusegen: the block size of golden_small_proj_scale_gelu_sm80_128x128x32_s4 GEMM1 differs from its launch record");
 static_assert(golden_small_proj_scale_gelu_sm80_128x128x32_s4::Gemm1::kSmemBytes == 75776, "fusegen: the shared memory of golden_small_proj_scale_gelu_sm80_128x128x32_s4 GEMM1 differs from its launch record");

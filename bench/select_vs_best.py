@@ -13,11 +13,16 @@ is the first variant timed for the problem in the order that TOOL (the dispatch-
 program, tests/unit/runtime/fusegen_test_dispatch_order, `--show SMS M N K [N2]`: the model's
 order for the default library) prints, for a device of N SMs (default 132).
 
+A FILE ending in .log is a fusegen-bench --all-variants log instead: its plain GEMMs ("fusegen
+GEMM alone" lines, the selected kernel first, every other eligible one after it; a FAIL line
+counts as a failed check) are judged the same way, the problem's name getting " (plain)".
+
 A problem whose selected variant failed its check, or that has no selected row, is reported and
 makes the exit status 1. Exit status: 0, 1 (a problem could not be judged), 2 (bad input).
 """
 import csv
 import math
+import re
 import subprocess
 import sys
 
@@ -43,10 +48,32 @@ def spec_kernel_of(variant):
     return variant
 
 
+PROBLEM_LINE = re.compile(r"^\[\d+/\d+\] (.+): m=(\d+) n=(\d+) k=(\d+)")
+PLAIN_LINE = re.compile(r"^  fusegen GEMM alone \((\S+)\)\s+(?:([0-9.]+) ms|rel err \S+\s+FAIL)")
+
+
+def plain_rows(f):
+    """The plain GEMMs of a fusegen-bench log as CSV-like rows (the first of a problem selected)."""
+    rows, problem = [], None
+    for line in f:
+        m = PROBLEM_LINE.match(line)
+        if m:
+            problem, first = m.groups(), True
+            continue
+        m = PLAIN_LINE.match(line)
+        if m and problem:
+            name, ms = m.groups()
+            rows.append({"kind": "plain", "problem": problem[0] + " (plain)", "m": problem[1], "n": problem[2],
+                         "k": problem[3], "n2": "0", "kernel": name, "selected": "1" if first else "0",
+                         "fusegen_ms": ms or "nan", "check": "ok" if ms else "FAIL"})
+            first = False
+    return rows
+
+
 def judge(path, tool=None, sms=132):
     try:
         with open(path, newline="") as f:
-            rows = list(csv.DictReader(f))
+            rows = plain_rows(f) if path.endswith(".log") else list(csv.DictReader(f))
     except (OSError, csv.Error) as e:
         print(f"select_vs_best: {path}: {e}", file=sys.stderr)
         return None

@@ -14,8 +14,8 @@
 # FUSEGEN_TORCH_COMPARE_ARGS and FUSEGEN_TORCH_COMPARE_TIMEOUT (then bench/torch_host_time.py too);
 # FUSEGEN_TORCH_REQUIRE_FAST (default 1: the PyTorch tests fail unless the ops' C++ path is in use);
 # with FUSEGEN_TORCH_COMPARE=1 also bench/llama_block.py --block (llama_block.*);
-# FUSEGEN_ALL_VARIANTS=1: every variant timed on both shapes files, and the selected one against
-# the fastest (select-vs-best.txt);
+# FUSEGEN_ALL_VARIANTS=1: every variant timed on both shapes files and the decode set (weights from
+# DRAM), and the selected one against the fastest, fused and plain (select-vs-best.txt);
 # FUSEGEN_TUNE=1: fusegen-tune over bench/tune-shapes.json and bench/shapes.json into this GPU's
 # shipped tuning file, the library rebuilt with it before the benchmark; it comes back as
 # tuning.json (kept out of the bundle; FUSEGEN_TUNE_TIMEOUT seconds a shapes file, default 420:
@@ -182,14 +182,23 @@ if [ $bench = 1 ] && [ -x "$build/bench/fusegen-bench" ]; then
 fi
 run_numerics
 # FUSEGEN_ALL_VARIANTS=1: every eligible variant timed beside the selected one (--quick), on both
-# shapes files, and the dispatch's choice against the fastest (bench/select_vs_best.py)
+# shapes files and on the decode set with the weights from DRAM, and the dispatch's choice
+# against the fastest (bench/select_vs_best.py: the fused problems from each CSV, the plain
+# GEMMs from each log)
 if [ $bench = 1 ] && [ "${FUSEGEN_ALL_VARIANTS:-0}" = 1 ] && [ -x "$build/bench/fusegen-bench" ]; then
   timeout 300 "$build/bench/fusegen-bench" --all-variants --quick --csv "$out/all-variants.csv" >"$out/all-variants.log" 2>&1
   timeout 300 "$build/bench/fusegen-bench" --shapes bench/shapes-unseen.json --all-variants --quick \
     --csv "$out/all-variants-unseen.csv" >"$out/all-variants-unseen.log" 2>&1
-  python3 bench/select_vs_best.py "$out/all-variants.csv" "$out/all-variants-unseen.csv" >"$out/select-vs-best.txt" 2>&1
-  status "selected/best (sample)" "$(grep 'geometric mean' "$out/select-vs-best.txt" | head -1 | sed 's/^ *selected\/best: //')"
-  status "selected/best (unseen)" "$(grep 'geometric mean' "$out/select-vs-best.txt" | sed -n 2p | sed 's/^ *selected\/best: //')"
+  timeout 300 "$build/bench/fusegen-bench" --shapes bench/shapes-decode.json --cold-weights --all-variants --quick \
+    --csv "$out/all-variants-decode.csv" >"$out/all-variants-decode.log" 2>&1
+  : >"$out/select-vs-best.txt"
+  for f in all-variants all-variants-unseen all-variants-decode; do
+    for ext in csv log; do
+      python3 bench/select_vs_best.py "$out/$f.$ext" >>"$out/select-vs-best.txt" 2>&1
+      status "selected/best $f.$ext" \
+        "$(grep 'geometric mean' "$out/select-vs-best.txt" | tail -1 | sed 's/^ *selected\/best: //')"
+    done
+  done
 fi
 # Experiments: each spec of FUSEGEN_BENCH_SPECS (space-separated paths, e.g. bench/specs/*.json)
 # benchmarked through the JIT with every variant (fusegen-bench --spec FILE --all-variants).

@@ -1,5 +1,5 @@
 #!/bin/sh
-# bench/select_vs_best.py on a fixture CSV (tests/cli/select/all-variants.csv): the fastest
+# bench/select_vs_best.py on a fixture CSV (tests/cli/select/all-variants.csv) and log (.log): the fastest
 # variant whose check passed is the reference (a faster failed one is not), the ratio is the
 # selected one's time over it, the summary is their geometric mean and maximum; a problem whose
 # selected variant failed exits 1, input that is not such a CSV exits 2.
@@ -46,5 +46,12 @@ echo "$out"
 check "--model: exit 0" '[ $rc -eq 0 ]'
 check "--model: the model's first timed variant" 'echo "$out" | grep -Eq "first .*selected/best 1\.000 of 2 variants$"'
 check "--model: ... even where it is slower" 'echo "$out" | grep -Eq "second .*selected/best 1\.100 of 2 variants"'
+# a log: its plain GEMMs, the first of a problem the selected one; a FAIL line is a failed check
+out=$("$py" "$tool" "$src/tests/cli/select/all-variants.log")
+rc=$?
+echo "$out"
+check "a log: a selected plain GEMM that failed: exit 1" '[ $rc -eq 1 ]'
+check "a log: the plain GEMM against the fastest that passed" 'echo "$out" | grep -Eq "first \(plain\) +64x4096x4096 +selected/best 2\.000 of 3 variants +\(best: proj_sm90a_b\)"'
+check "a log: the failed selected one" 'echo "$out" | grep -Eq "second \(plain\) +no selected variant that passed"'
 [ $fail -eq 0 ] && echo "all passed"
 exit $fail

@@ -37,7 +37,8 @@ typedef struct launch_log {
 static launch_log g_launches[8];
 static int g_n_launches, g_n_encodes, g_n_attributes, g_n_occupancy, g_n_functions, g_occupancy = 5;
 static CUtensorMap g_last_map;
-static long long g_encode_rows[8], g_encode_cols[8];
+static long long g_encode_rows[8], g_encode_cols[8], g_encode_box_rows[8];
+static const void *g_encode_base[8];
 
 static CUresult fake_ctx_get_current(CUcontext *ctx)
 {
@@ -83,11 +84,13 @@ static CUresult fake_encode(CUtensorMap *map, CUtensorMapDataType t, cuuint32_t 
                             const cuuint32_t *es, CUtensorMapInterleave il, CUtensorMapSwizzle sw,
                             CUtensorMapL2promotion l2, CUtensorMapFloatOOBfill oob)
 {
-    (void)t, (void)rank, (void)strides, (void)box, (void)es, (void)il, (void)sw, (void)l2, (void)oob;
+    (void)t, (void)rank, (void)strides, (void)es, (void)il, (void)sw, (void)l2, (void)oob;
     memset(map, 0, sizeof *map);
     memcpy(map, &base, sizeof base);   /* distinct maps for distinct tensors */
     g_encode_rows[g_n_encodes % 8] = (long long)dims[1];
     g_encode_cols[g_n_encodes % 8] = (long long)dims[0];
+    g_encode_box_rows[g_n_encodes % 8] = (long long)box[1];
+    g_encode_base[g_n_encodes % 8] = base;
     g_last_map = *map;
     g_n_encodes++;
     return CUDA_SUCCESS;
@@ -272,6 +275,23 @@ static void test_hopper_persistent(void)
     reset();
     CHECK(fusegen_run(&k, &p, &a, NULL, 0, 0) == FUSEGEN_OK);
     CHECK(g_launches[0].grid[0] == 132);
+    /* M that the tile's 128 rows do not divide: A's map, then its tail map, a box of the 72
+     * rows left */
+    p.m = 1000;
+    reset();
+    CHECK(fusegen_run(&k, &p, &a, NULL, 0, 0) == FUSEGEN_OK);
+    CHECK(g_n_encodes >= 2 && g_encode_base[0] == a.a && g_encode_box_rows[0] == 128 && g_encode_rows[0] == 1000);
+    CHECK(g_encode_base[1] == a.a && g_encode_box_rows[1] == 1000 % 128 && g_encode_rows[1] == 1000);
+    /* M below the tile: the tail map holds all of A's rows */
+    p.m = 5;
+    reset();
+    CHECK(fusegen_run(&k, &p, &a, NULL, 0, 0) == FUSEGEN_OK);
+    CHECK(g_n_encodes >= 2 && g_encode_base[1] == a.a && g_encode_box_rows[1] == 5 && g_encode_rows[1] == 5);
+    /* 256 rows: no tail, A encoded once */
+    p.m = 256;
+    reset();
+    CHECK(fusegen_run(&k, &p, &a, NULL, 0, 0) == FUSEGEN_OK);
+    CHECK(g_n_encodes >= 2 && g_encode_base[0] == a.a && g_encode_box_rows[0] == 128 && g_encode_base[1] != a.a);
 }
 
 static void test_hopper_cluster(void)

@@ -37,7 +37,6 @@ static const fg_dispatch_model fg_dispatch__portable = {
     .split_k_fill_tile = 128, .split_k_fill_divisor = 2,
     .split_k_min_slices = 2, .split_k_min_k = 1024, .split_k_partials_per_operand = 2,
     .split_k_norm_max_m = 0,
-    .unsliced_first_min_stages = 0,
 };
 
 static const fg_dispatch_model fg_dispatch__hopper = {
@@ -53,18 +52,11 @@ static const fg_dispatch_model fg_dispatch__hopper = {
     .split_k_fill_tile = 128, .split_k_fill_divisor = 2,
     .split_k_min_slices = 2, .split_k_min_k = 1024, .split_k_partials_per_operand = 2,
     .split_k_norm_max_m = 512,
-    .unsliced_first_min_stages = 8,
 };
 
 /* Class of a split-K variant: before or after every other class, or (with a norm, at small M)
- * just above the split strategy's kernels of both families and below row kernels; an unsliced
- * kernel on a deep ring that fills the device goes above the first of them. */
-enum {
-    FG_DISPATCH__SPLIT_K_FIRST = 1000,
-    FG_DISPATCH__UNSLICED_FIRST = 1001,
-    FG_DISPATCH__SPLIT_K_LAST = -1,
-    FG_DISPATCH__SPLIT_K_NORM = 8
-};
+ * just above the split strategy's kernels of both families and below row kernels. */
+enum { FG_DISPATCH__SPLIT_K_FIRST = 1000, FG_DISPATCH__SPLIT_K_LAST = -1, FG_DISPATCH__SPLIT_K_NORM = 8 };
 
 const fg_dispatch_model *fg_dispatch_model_of(const fusegen_kernel *k)
 {
@@ -98,28 +90,18 @@ static int fg_dispatch__strategy_rank(fusegen_strategy s)
 
 /* Key 1. A kernel's class is 2 x (strategy rank x 2 + family rank) + 1: doubled, so that the
  * wide-row demotion fits just below the family's split class (2 x its split class). */
-/* Where split K would go first by the device's fill (its other conditions are the variant's). */
-static int fg_dispatch__split_k_fills(const fg_dispatch_model *md, const fusegen_problem *p, int sms)
-{
-    return md->split_k_fill_divisor * fg_dispatch__tiles(p->m, p->n, md->split_k_fill_tile, md->split_k_fill_tile) <=
-               sms &&
-           p->k >= md->split_k_min_k;
-}
-
 static int fg_dispatch__class(const fusegen_kernel *k, const fg_dispatch_model *md, const fusegen_problem *p, int sms)
 {
     int base = 2 * fg_dispatch__strategy_rank(k->strategy) + md->family_rank;
-    if (md->unsliced_first_min_stages > 0 && sms > 0 && !k->split_k && !k->chain && k->norm == FUSEGEN_NORM_NONE &&
-        k->stages >= md->unsliced_first_min_stages && p->m <= k->tile_m && fg_dispatch__split_k_fills(md, p, sms) &&
-        md->split_k_fill_divisor * fg_dispatch__tiles(p->m, p->n, k->tile_m, k->tile_n) > sms)
-        return FG_DISPATCH__UNSLICED_FIRST;
     if (k->split_k) {
         int64_t slices;
         if (sms <= 0)
             return FG_DISPATCH__SPLIT_K_LAST;
         slices = fg_dispatch_k_slices(k, p, sms);
         /* 8 S M N <= ratio x 2 (M + N) K, in doubles: M N S reaches 2^50 within the limits */
-        if (fg_dispatch__split_k_fills(md, p, sms) && slices >= md->split_k_min_slices &&
+        if (md->split_k_fill_divisor * fg_dispatch__tiles(p->m, p->n, md->split_k_fill_tile, md->split_k_fill_tile) <=
+                sms &&
+            slices >= md->split_k_min_slices && p->k >= md->split_k_min_k &&
             4.0 * (double)slices * (double)p->m * (double)p->n <=
                 (double)md->split_k_partials_per_operand * (double)(p->m + p->n) * (double)p->k)
             return FG_DISPATCH__SPLIT_K_FIRST;

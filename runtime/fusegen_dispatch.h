@@ -57,12 +57,6 @@ typedef struct fg_dispatch_model {
      * block, where the split strategy's normalize kernel, a warp a row over few rows, is
      * latency-bound */
     int64_t split_k_norm_max_m;
-    /* a kernel without a norm, not a chain nor split K, on a ring of at least this many stages
-     * ranks above the split-K variants where they would go first (the fill rule above), M fits
-     * one row of its tiles and its tiles fill more than 1/split_k_fill_divisor of the SMs: a
-     * narrow tile on a deep ring streams the weights as fast without the second launch (more
-     * rows of tiles read the weights again from L2); 0: never */
-    int unsliced_first_min_stages;
 } fg_dispatch_model;
 
 /* The model of a kernel's family (the portable one for an unknown value). */

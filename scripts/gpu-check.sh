@@ -194,9 +194,10 @@ if [ $bench = 1 ] && [ "${FUSEGEN_ALL_VARIANTS:-0}" = 1 ] && [ -x "$build/bench/
   : >"$out/select-vs-best.txt"
   for f in all-variants all-variants-unseen all-variants-decode; do
     for ext in csv log; do
-      python3 bench/select_vs_best.py "$out/$f.$ext" >>"$out/select-vs-best.txt" 2>&1
+      judged=$(python3 bench/select_vs_best.py "$out/$f.$ext" 2>&1)
+      printf '%s\n' "$judged" >>"$out/select-vs-best.txt"
       status "selected/best $f.$ext" \
-        "$(grep 'geometric mean' "$out/select-vs-best.txt" | tail -1 | sed 's/^ *selected\/best: //')"
+        "$(printf '%s\n' "$judged" | grep 'geometric mean' | sed 's/^ *selected\/best: //')"
     done
   done
 fi

@@ -342,7 +342,7 @@ __device__ __forceinline__ void tma_load_2d(void *dst, const TensorMap &map, int
 
 // An operand whose rows do not all start on 128-byte boundaries (its base or its row stride):
 // TMA reads such rows at a fraction of its aligned rate (1.5-2x the kernel's time with 16-byte
-// aligned rows; decisions.md, "Unaligned rows"), so warps 0-2 of the producer copy its stages with cp.async.
+// aligned rows; decisions.md, "Unaligned rows"), so warp 0's lanes copy its stages with cp.async.
 __device__ __forceinline__ bool rows_unaligned(const void *base, long long ld_elements)
 {
     return ((reinterpret_cast<unsigned long long>(base) | static_cast<unsigned long long>(ld_elements) * 2u) & 127u) != 0;
@@ -359,34 +359,25 @@ __device__ __forceinline__ void cp_async_arrive_noinc(unsigned bar_addr)
     asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];\n" ::"r"(bar_addr) : "memory");
 }
 // ROWS rows of 128 bytes (64 16-bit elements) into a stage, in TMA's 128-byte swizzle (16-byte
-// chunk c of row r at chunk c ^ (r % 8); the stage is 1024-byte aligned), by THREADS threads
-// (whole warps): thread t copies chunk t % 8 of rows t / 8, t / 8 + G, ... (G = THREADS / 8, a
-// multiple of 4, so r % 8 takes two values, one for even and one for odd steps). src is that
-// chunk in row 0; rows from `rows_valid` on, and the chunk where `chunk_valid` is false, are
-// zero filled (a source size of 0: nothing is read from the address past the tensor).
-template <int ROWS, int THREADS, int UNROLL>
+// chunk c of row r at chunk c ^ (r % 8); the stage is 1024-byte aligned), by one warp: lane l
+// copies chunk l % 8 of rows l / 8, l / 8 + 4, ... src is that chunk in row 0; rows from
+// `rows_valid` on, and the chunk where `chunk_valid` is false, are zero filled (a source size of
+// 0: nothing is read from the address past the tensor).
+template <int ROWS>
 __device__ __forceinline__ void copy_rows_async(unsigned dst, const unsigned char *src, long long ld_bytes,
-                                                int rows_valid, bool chunk_valid, int t)
+                                                int rows_valid, bool chunk_valid, int lane)
 {
-    constexpr int G = THREADS / 8;
-    static_assert(G % 4 == 0, "rows r0 + G i: r % 8 alternates between two values");
-    const int c = t & 7, r0 = t >> 3;
-    const unsigned x0 = static_cast<unsigned>(c ^ (r0 & 7)) << 4;
-    const unsigned d_even = dst + r0 * 128 + x0, d_odd = dst + r0 * 128 + (x0 ^ (G % 8 ? 64u : 0u));
+    const int c = lane & 7, r0 = lane >> 3;
+    const unsigned x0 = static_cast<unsigned>(c ^ r0) << 4;   // rows r0 + 8i; rows r0 + 4 + 8i: x0 ^ 64
+    dst += r0 * 128;
     src += r0 * ld_bytes;
-    const long long step = G * ld_bytes;
-    const int rows = rows_valid < ROWS ? rows_valid : ROWS;
-    const int bytes = chunk_valid ? 16 : 0;
-#pragma unroll UNROLL
-    for (int i = 0; i < (ROWS + G - 1) / G; i += 2) {
-        if (r0 + i * G >= ROWS) break;
-        asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(d_even + i * G * 128), "l"(src),
-                     "r"(r0 + i * G < rows ? bytes : 0)
-                     : "memory");
-        src += step;
-        if (r0 + (i + 1) * G >= ROWS) break;
-        asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(d_odd + (i + 1) * G * 128), "l"(src),
-                     "r"(r0 + (i + 1) * G < rows ? bytes : 0)
+    const long long step = 4 * ld_bytes;
+#pragma unroll 1   // the producer's 40-56 registers
+    for (int i = 0; i < ROWS / 4; ++i) {
+        const bool valid = chunk_valid && r0 + 4 * i < rows_valid;
+        const unsigned d = dst + i * 512 + (x0 ^ ((i & 1) << 6));
+        asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(d), "l"(src),
+                     "r"(valid ? 16 : 0)
                      : "memory");
         src += step;
     }
@@ -472,9 +463,7 @@ struct GemmSm90 {
                          BLOCKS = BN / BLOCK_COLS;
     static constexpr int TILE_BYTES = Staging::kTile ? BLOCKS * BLOCK_BYTES : 0;
     static constexpr int BIAS_BYTES = Staging::kBias ? BN * OUT_BYTES : 0;
-    static constexpr int COPY_THREADS = 32;   // warp 3 of the producer warpgroup
-    // Warps 0-2 copy the operands whose rows TMA reads slowly (rows_unaligned)
-    static constexpr int OPERAND_THREADS = 96;
+    static constexpr int COPY_THREADS = 96;   // warps 1-3 of the producer warpgroup
     static constexpr bool STAGED = Staging::kTile || Staging::kBias;
     // inputs_full: every copying thread, plus the residual's expected TMA bytes
     static constexpr int INPUT_ARRIVALS = COPY_THREADS + (Staging::kResidual ? 1 : 0);
@@ -612,7 +601,7 @@ struct GemmSm90 {
         }
     };
 
-    // Warp 3 of the producer warpgroup: bring one tile's residual (one thread issues its
+    // Warps 1-3 of the producer warpgroup: bring one tile's residual (one thread issues its
     // TMA copies, counted on inputs_full) and bias (16 bytes a thread, zeros past the edge).
     // Cooperative schedule: the residual is read late in the tile's mainloop, when k tile
     // KT - RESIDUAL_LEAD has arrived, not at its start, where the operand loads of the tile's
@@ -628,7 +617,7 @@ struct GemmSm90 {
                                        unsigned char *bias, unsigned long long *inputs_full, int m0, int n0,
                                        unsigned long long *full, int j, int KT)
     {
-        const int t = threadIdx.x - 96;
+        const int t = threadIdx.x - 32;
         if constexpr (Staging::kResidual) {
             if (t == 0) {
                 if (!PINGPONG && KT > RESIDUAL_LEAD) {
@@ -688,7 +677,7 @@ struct GemmSm90 {
         const Tiles tiles(p);
         const int KT = tiles.KT;
         // Operands copied by cp.async (rows_unaligned): each stage's full barrier then also
-        // counts the copying threads (warps 0-2), and the consumers order the copies' generic-proxy writes
+        // counts warp 0's 32 lanes, and the consumers order the copies' generic-proxy writes
         // before their wgmmas read the stage.
         // (Not where the producer has 40 registers (WIDE_WG): its copy loop would spill.)
         const bool a_async = !WIDE_WG && rows_unaligned(p.a, p.lda), b_async = !WIDE_WG && rows_unaligned(p.b, p.ldb);
@@ -696,7 +685,7 @@ struct GemmSm90 {
 
         if (threadIdx.x == 0) {
             for (int s = 0; s < STAGES; ++s) {
-                mbar_init(&full[s], any_async ? 1 + OPERAND_THREADS : 1);
+                mbar_init(&full[s], any_async ? 1 + 32 : 1);
                 mbar_init(&empty[s], TILE_CONSUMERS);
             }
             for (int b = 0; b < BUFFERS; ++b) {
@@ -720,10 +709,10 @@ struct GemmSm90 {
         // Both pairs free exactly what they take (56 + 2 * 224 = 40 + 2 * 232 = 3 * 168).
         if (warpgroup == 0) {
             asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(PRODUCER_REGS) : "memory");
-            if (threadIdx.x < 32 || (any_async && threadIdx.x < OPERAND_THREADS)) {
-                // Thread 0 issues the TMA copies; warps 0-2 copy the operands TMA does not
-                // (a_async, b_async). Shared addresses made once, as in the consumers' loop.
-                const int t = threadIdx.x;
+            if (threadIdx.x < 32) {
+                // Warp 0: lane 0 issues the TMA copies; all lanes copy the operands TMA does
+                // not (a_async, b_async). Shared addresses made once, as in the consumers' loop.
+                const int lane = threadIdx.x;
                 const unsigned stage0_addr = fusegen_sm80::smem_addr(base);
                 const unsigned full_addr = fusegen_sm80::smem_addr(full), empty_addr = fusegen_sm80::smem_addr(empty);
                 StageCursor at(0);   // k tiles issued so far, over all of this CTA's tiles
@@ -744,7 +733,7 @@ struct GemmSm90 {
                         // A fresh barrier counts as having completed the phase before its
                         // first, so the first pass over the stages does not wait.
                         mbar_wait(empty_addr + 8 * at.stage, at.phase ^ 1);
-                        if (t == 0) {
+                        if (lane == 0) {
                             mbar_expect_tx(full_s, (a_async ? 0u : a_bytes) + (b_async ? 0u : B_STAGE_BYTES));
                             if (!a_async) tma_load_2d(sa, a_map, kt * BK, m0, full_s);
                             for (int b = 0; b < B_BOXES && !b_async; ++b) {
@@ -757,30 +746,28 @@ struct GemmSm90 {
                             }
                         }
                         if (!any_async) continue;
-                        const int k0 = kt * BK, kc = k0 + (t & 7) * 8;   // this thread's chunk's first k
-                        // (p's fields read where used: the producer has 56 registers)
+                        const int k0 = kt * BK, kc = k0 + (lane & 7) * 8;   // this lane's chunk's first k
+                        // (p's fields read where used: the producer has 40-56 registers)
                         if (a_async)
-                            copy_rows_async<BM, OPERAND_THREADS, 2>(sa, element_at(p.a, m0, p.lda, kc), p.lda * 2, p.m - m0,
-                                                                 kc < p.k, t);
+                            copy_rows_async<BM>(sa, element_at(p.a, m0, p.lda, kc), p.lda * 2, p.m - m0, kc < p.k,
+                                                lane);
                         if (b_async) {
-                            if constexpr (B_KN) {   // a box: 64 k rows of columns n0 + 64b ... (unrolled: spills)
+                            if constexpr (B_KN) {   // a box: 64 k rows of columns n0 + 64b ...
 #pragma unroll 1
                                 for (int b = 0; b < B_BOXES; ++b) {
-                                    const int nc = tile.n * BN + b * 64 + (t & 7) * 8;
-                                    copy_rows_async<64, OPERAND_THREADS, 1>(sa + A_STAGE_BYTES + b * B_BOX_BYTES,
-                                                                         element_at(p.b, k0, p.ldb, nc), p.ldb * 2,
-                                                                         p.k - k0, nc < p.n, t);
+                                    const int nc = tile.n * BN + b * 64 + (lane & 7) * 8;
+                                    copy_rows_async<64>(sa + A_STAGE_BYTES + b * B_BOX_BYTES, element_at(p.b, k0, p.ldb, nc),
+                                                        p.ldb * 2, p.k - k0, nc < p.n, lane);
                                 }
                             } else {                // BN rows of n, the boxes one after the other
-                                copy_rows_async<BN, OPERAND_THREADS, 2>(sa + A_STAGE_BYTES,
-                                                                     element_at(p.b, tile.n * BN, p.ldb, kc), p.ldb * 2,
-                                                                     p.n - tile.n * BN, kc < p.k, t);
+                                copy_rows_async<BN>(sa + A_STAGE_BYTES, element_at(p.b, tile.n * BN, p.ldb, kc),
+                                                    p.ldb * 2, p.n - tile.n * BN, kc < p.k, lane);
                             }
                         }
                         cp_async_arrive_noinc(full_s);
                     }
                 }
-            } else if (STAGED && threadIdx.x >= OPERAND_THREADS) {
+            } else if (STAGED && threadIdx.x >= 32) {
                 int j = 0;   // tiles whose inputs were copied
                 for (int id = tiles.first; id < tiles.count; id += tiles.step, ++j) {
                     const fusegen_sm80::TileCoord tile = tiles.coord(id);

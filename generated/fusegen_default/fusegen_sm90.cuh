@@ -341,49 +341,6 @@ __device__ __forceinline__ void tma_load_2d(void *dst, const TensorMap &map, int
     tma_load_2d(fusegen_sm80::smem_addr(dst), map, c0, c1, fusegen_sm80::smem_addr(bar));
 }
 
-// An operand whose rows do not all start on 128-byte boundaries (its base or its row stride):
-// TMA reads such rows at a fraction of its aligned rate (1.5-2x the kernel's time with 16-byte
-// aligned rows; decisions.md, "Unaligned rows"), so warp 0's lanes copy its stages with cp.async.
-__device__ __forceinline__ bool rows_unaligned(const void *base, long long ld_elements)
-{
-    return ((reinterpret_cast<unsigned long long>(base) | static_cast<unsigned long long>(ld_elements) * 2u) & 127u) != 0;
-}
-// The byte address of element (row, col) of a row-major 16-bit operand.
-__device__ __forceinline__ const unsigned char *element_at(const void *base, int row, long long ld, int col)
-{
-    return static_cast<const unsigned char *>(base) + (row * ld + col) * 2;
-}
-// Arrives on the barrier once this thread's cp.async copies so far have landed; the barrier's
-// count includes the arrival (.noinc).
-__device__ __forceinline__ void cp_async_arrive_noinc(unsigned bar_addr)
-{
-    asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];\n" ::"r"(bar_addr) : "memory");
-}
-// ROWS rows of 128 bytes (64 16-bit elements) into a stage, in TMA's 128-byte swizzle (16-byte
-// chunk c of row r at chunk c ^ (r % 8); the stage is 1024-byte aligned), by one warp: lane l
-// copies chunk l % 8 of rows l / 8, l / 8 + 4, ... src is that chunk in row 0; rows from
-// `rows_valid` on, and the chunk where `chunk_valid` is false, are zero filled (a source size of
-// 0: nothing is read from the address past the tensor).
-template <int ROWS>
-__device__ __forceinline__ void copy_rows_async(unsigned dst, const unsigned char *src, long long ld_bytes,
-                                                int rows_valid, bool chunk_valid, int lane)
-{
-    const int c = lane & 7, r0 = lane >> 3;
-    const unsigned x0 = static_cast<unsigned>(c ^ r0) << 4;   // rows r0 + 8i; rows r0 + 4 + 8i: x0 ^ 64
-    dst += r0 * 128;
-    src += r0 * ld_bytes;
-    const long long step = 4 * ld_bytes;
-#pragma unroll 1   // the producer's 40-56 registers
-    for (int i = 0; i < ROWS / 4; ++i) {
-        const bool valid = chunk_valid && r0 + 4 * i < rows_valid;
-        const unsigned d = dst + i * 512 + (x0 ^ ((i & 1) << 6));
-        asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(d), "l"(src),
-                     "r"(valid ? 16 : 0)
-                     : "memory");
-        src += step;
-    }
-}
-
 // BM in {64, 128}; BN in {64, 128, 160, 256, 320}; BK = 64, one 128-byte swizzle row. B is [N, K] (K-major, the "nk" layout). Three warpgroups: warpgroup 0 produces
 // (one thread issues the TMA copies of each stage; its other three warps bring each tile's
 // residual (TMA, into the tile buffer) and bias (cp.async) into shared memory when Staging
@@ -677,16 +634,10 @@ struct GemmSm90 {
         const int warpgroup = threadIdx.x >> 7;
         const Tiles tiles(p);
         const int KT = tiles.KT;
-        // Operands copied by cp.async (rows_unaligned): each stage's full barrier then also
-        // counts warp 0's 32 lanes, and the consumers order the copies' generic-proxy writes
-        // before their wgmmas read the stage.
-        // (Not where the producer has 40 registers (WIDE_WG): its copy loop would spill.)
-        const bool a_async = !WIDE_WG && rows_unaligned(p.a, p.lda), b_async = !WIDE_WG && rows_unaligned(p.b, p.ldb);
-        const bool any_async = a_async || b_async;
 
         if (threadIdx.x == 0) {
             for (int s = 0; s < STAGES; ++s) {
-                mbar_init(&full[s], any_async ? 1 + 32 : 1);
+                mbar_init(&full[s], 1);
                 mbar_init(&empty[s], TILE_CONSUMERS);
             }
             for (int b = 0; b < BUFFERS; ++b) {
@@ -710,10 +661,8 @@ struct GemmSm90 {
         // Both pairs free exactly what they take (56 + 2 * 224 = 40 + 2 * 232 = 3 * 168).
         if (warpgroup == 0) {
             asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(PRODUCER_REGS) : "memory");
-            if (threadIdx.x < 32) {
-                // Warp 0: lane 0 issues the TMA copies; all lanes copy the operands TMA does
-                // not (a_async, b_async). Shared addresses made once, as in the consumers' loop.
-                const int lane = threadIdx.x;
+            if (threadIdx.x == 0) {
+                // Shared addresses made once, as in the consumers' loop.
                 const unsigned stage0_addr = fusegen_sm80::smem_addr(base);
                 const unsigned full_addr = fusegen_sm80::smem_addr(full), empty_addr = fusegen_sm80::smem_addr(empty);
                 StageCursor at(0);   // k tiles issued so far, over all of this CTA's tiles
@@ -734,38 +683,16 @@ struct GemmSm90 {
                         // A fresh barrier counts as having completed the phase before its
                         // first, so the first pass over the stages does not wait.
                         mbar_wait(empty_addr + 8 * at.stage, at.phase ^ 1);
-                        if (lane == 0) {
-                            mbar_expect_tx(full_s, (a_async ? 0u : a_bytes) + (b_async ? 0u : B_STAGE_BYTES));
-                            if (!a_async) tma_load_2d(sa, a_map, kt * BK, m0, full_s);
-                            for (int b = 0; b < B_BOXES && !b_async; ++b) {
-                                if constexpr (B_KN)   // columns n .. n + 63 of k rows kt * BK ...
-                                    tma_load_2d(sa + A_STAGE_BYTES + b * B_BOX_BYTES, map_b, tile.n * BN + b * 64,
-                                                kt * BK, full_s);
-                                else                  // rows n ... of k columns kt * BK ...
-                                    tma_load_2d(sa + A_STAGE_BYTES + b * B_BOX_BYTES, map_b, kt * BK,
-                                                tile.n * BN + b * kTmaBoxB, full_s);
-                            }
+                        mbar_expect_tx(full_s, a_bytes + B_STAGE_BYTES);
+                        tma_load_2d(sa, a_map, kt * BK, m0, full_s);
+                        for (int b = 0; b < B_BOXES; ++b) {
+                            if constexpr (B_KN)   // columns n .. n + 63 of k rows kt * BK ...
+                                tma_load_2d(sa + A_STAGE_BYTES + b * B_BOX_BYTES, map_b, tile.n * BN + b * 64, kt * BK,
+                                            full_s);
+                            else                  // rows n ... of k columns kt * BK ...
+                                tma_load_2d(sa + A_STAGE_BYTES + b * B_BOX_BYTES, map_b, kt * BK,
+                                            tile.n * BN + b * kTmaBoxB, full_s);
                         }
-                        if (!any_async) continue;
-                        const int k0 = kt * BK, kc = k0 + (lane & 7) * 8;   // this lane's chunk's first k
-                        // (p's fields read where used: the producer has 40-56 registers)
-                        if (a_async)
-                            copy_rows_async<BM>(sa, element_at(p.a, m0, p.lda, kc), p.lda * 2, p.m - m0, kc < p.k,
-                                                lane);
-                        if (b_async) {
-                            if constexpr (B_KN) {   // a box: 64 k rows of columns n0 + 64b ...
-#pragma unroll 1
-                                for (int b = 0; b < B_BOXES; ++b) {
-                                    const int nc = tile.n * BN + b * 64 + (lane & 7) * 8;
-                                    copy_rows_async<64>(sa + A_STAGE_BYTES + b * B_BOX_BYTES, element_at(p.b, k0, p.ldb, nc),
-                                                        p.ldb * 2, p.k - k0, nc < p.n, lane);
-                                }
-                            } else {                // BN rows of n, the boxes one after the other
-                                copy_rows_async<BN>(sa + A_STAGE_BYTES, element_at(p.b, tile.n * BN, p.ldb, kc),
-                                                    p.ldb * 2, p.n - tile.n * BN, kc < p.k, lane);
-                            }
-                        }
-                        cp_async_arrive_noinc(full_s);
                     }
                 }
             } else if (STAGED && threadIdx.x >= 32) {
@@ -841,7 +768,6 @@ struct GemmSm90 {
             int released = 0;   // the stage of the k tile before
             for (int kt = 0; kt < unit_kt; ++kt, at.next()) {
                 mbar_wait(full_addr + 8 * at.stage, at.phase);
-                if (any_async) fusegen_sm80::fence_proxy_async_shared();   // cp.async wrote the stage
                 if (kt == unit_kt - 1) pass_turn();
                 const unsigned long long stage_units = at.stage * (STAGE_BYTES >> 4);
                 const unsigned long long desc_a = desc_a0 + stage_units, desc_b = desc_b0 + stage_units;

@@ -498,7 +498,7 @@ static int check_entry(const fusegen_kernel *k, char *why, size_t len)
 
 /* ---- shapes ------------------------------------------------------------------------------- */
 
-#define MAX_SHAPES 10   /* kernel_shapes adds at most 8 */
+#define MAX_SHAPES 10   /* kernel_shapes adds at most 9 */
 
 typedef struct test_shape {
     gpu_shape s;
@@ -592,6 +592,14 @@ static int kernel_shapes(const fusegen_kernel *k, test_shape *out, int cap)
         int64_t tiles_n = (mn + k->tile_n - 1) / k->tile_n;
         int64_t tiles_m = (2 * (int64_t)g_dev_sms + tiles_n - 1) / tiles_n;
         ADD("many-tiles", tiles_m * k->tile_m + 5, mn, round_up(72, al), n2, 0, 0);
+        /* The shapes above have rows of A that start off 128-byte boundaries (K = 1000,
+         * 72, ...), which TMA reads more slowly than aligned rows (decisions.md, "Unaligned
+         * rows"): this one aligns them (K = 128, N = 1024), with several tiles a CTA and a last
+         * row tile of 5 rows (the tail map) */
+        int64_t an = row ? nmax : 1024;
+        int64_t atiles_n = (an + k->tile_n - 1) / k->tile_n;
+        int64_t atiles_m = (2 * (int64_t)g_dev_sms + atiles_n - 1) / atiles_n;
+        ADD("aligned", atiles_m * k->tile_m + 5, an, 128, n2, 0, 0);
     }
 #undef ADD
     return n;

@@ -10,7 +10,8 @@
  *      idle on a long mainloop;
  *   2. two split-K variants: fewer slices first;
  *   3. the column cost: the busiest SM's share of tile columns (or the padded columns, on an
- *      unknown device) times the tile's rate;
+ *      unknown device) times the tile's rate; where the operands' rows start off a 32-byte
+ *      sector (Hopper family), at least the rows its copies fetch;
  *   4. the family of larger family_rank (two split-K variants of different families; other
  *      kernels differ in family only across classes);
  *   5. the generator's rank (tile area, staging, depth: plan.c);
@@ -19,6 +20,7 @@
  * Every coefficient is in the family's table below; docs/decisions.md ("Dispatch rules") and
  * docs/performance.md give the measurements behind each. */
 #include "fusegen_dispatch.h"
+#include "fusegen_internal.h"
 #include "fusegen_workspace.h"
 
 /* The two families share the column rates (both measured on one H200) and the row-tile
@@ -37,6 +39,7 @@ static const fg_dispatch_model fg_dispatch__portable = {
     .split_k_fill_tile = 128, .split_k_fill_divisor = 2,
     .split_k_min_slices = 2, .split_k_min_k = 1024, .split_k_partials_per_operand = 2,
     .split_k_norm_max_m = 0,
+    .offsector_row_rate = 0,
 };
 
 static const fg_dispatch_model fg_dispatch__hopper = {
@@ -52,6 +55,7 @@ static const fg_dispatch_model fg_dispatch__hopper = {
     .split_k_fill_tile = 128, .split_k_fill_divisor = 2,
     .split_k_min_slices = 2, .split_k_min_k = 1024, .split_k_partials_per_operand = 2,
     .split_k_norm_max_m = 512,
+    .offsector_row_rate = 9900,
 };
 
 /* Class of a split-K variant: before or after every other class, or (with a norm, at small M)
@@ -138,6 +142,17 @@ static long long fg_dispatch__rate(const fusegen_kernel *k, const fg_dispatch_mo
     return rate;
 }
 
+/* Whether A's or B's rows start 16 bytes off a 32-byte sector (their strides in bytes are not
+ * multiples of 32): TMA then fetches each row at about twice the requests (decisions.md,
+ * "Unaligned rows"). */
+static int fg_dispatch__rows_off_sector(const fusegen_kernel *k, const fusegen_problem *p)
+{
+    int64_t lda = p->lda > 0 ? p->lda : p->k;
+    int64_t ldb = p->ldb > 0 ? p->ldb : p->b_layout == FUSEGEN_LAYOUT_NK ? p->k : p->n;
+    int64_t bytes = (int64_t)fusegen__dtype_bytes(k->a);
+    return (lda * bytes) % 32 != 0 || (ldb * bytes) % 32 != 0;
+}
+
 /* Key 3, smaller first. On a known device the busiest SM's share: waves of tiles
  * (ceil(tiles / SMs)) x a tile's columns x the rate; past a few waves this orders tiles as the
  * padded columns do, below one wave it prefers the tile that spreads over more SMs. On an
@@ -148,8 +163,13 @@ static long long fg_dispatch__column_cost(const fusegen_kernel *k, const fg_disp
     long long tile_n = k->tile_n > 0 ? k->tile_n : 1, tile_m = k->tile_m > 0 ? k->tile_m : 1;
     long long rate = fg_dispatch__rate(k, md, p, sms);
     if (sms > 0) {
-        long long tiles = fg_dispatch__tiles(p->m, p->n, (int)tile_m, (int)tile_n);
-        return (tiles + sms - 1) / sms * tile_m * tile_n * rate;
+        long long waves = (fg_dispatch__tiles(p->m, p->n, (int)tile_m, (int)tile_n) + sms - 1) / sms;
+        long long cost = waves * tile_m * tile_n * rate;
+        if (md->offsector_row_rate > 0 && fg_dispatch__rows_off_sector(k, p)) {
+            long long rows = waves * (tile_m + tile_n) * md->offsector_row_rate;
+            cost = rows > cost ? rows : cost;
+        }
+        return cost;
     }
     return (p->n + tile_n - 1) / tile_n * tile_n * rate;
 }

@@ -57,6 +57,11 @@ typedef struct fg_dispatch_model {
      * block, where the split strategy's normalize kernel, a warp a row over few rows, is
      * latency-bound */
     int64_t split_k_norm_max_m;
+    /* where A's or B's rows start 16 bytes off a 32-byte sector (K or a leading dimension an odd
+     * multiple of 8 16-bit elements), the family's copies are bound by the rows they fetch: a
+     * kernel's column cost is at least the busiest SM's waves x (tile_m + tile_n) x this rate,
+     * in the units of the area rates (0: no such bound) */
+    int offsector_row_rate;
 } fg_dispatch_model;
 
 /* The model of a kernel's family (the portable one for an unknown value). */

@@ -4,7 +4,8 @@
  * of the eligible variants as table indices, one line per case. The lines are compared with a
  * committed file; a change of the heuristic that changes any order shows as a diff of that file.
  *
- *   fusegen_test_dispatch_order EXPECTED            compare (exit 1 and the first differences)
+ *   fusegen_test_dispatch_order EXPECTED            compare (exit 1 and the first differences),
+ *                                                   then check the off-sector rule
  *   fusegen_test_dispatch_order EXPECTED --write    rewrite EXPECTED (review the diff)
  *   fusegen_test_dispatch_order --memo              fusegen_select's memory of its last answer
  *   fusegen_test_dispatch_order --show SMS M N K [N2]
@@ -154,6 +155,44 @@ static int memo_check(const fusegen_library *lib)
 #undef MEMO_CHECK
 }
 
+/* The off-sector rule (dispatch.c, key 3): 5000 x 1000 x K on 132 SMs, plain GEMM. At K = 3008
+ * (rows of 6016 bytes) the area rates put a 64-row tile first (3 waves of 64x256 against 2 of
+ * 128x256); at K = 3000 (6000 bytes, 16 off a sector) the rows fetched decide: 128x256, the
+ * fastest there of every variant measured (decisions.md, "Unaligned rows"). */
+static int offsector_check(const fusegen_library *lib)
+{
+    const fusegen_kernel *proj = NULL, *out[256];
+    int failures = 0;
+    for (size_t s = 0; s < lib->n_kernels && !proj; s++)
+        if (strcmp(lib->kernels[s].spec_kernel, "proj") == 0) proj = &lib->kernels[s];
+    if (!proj) {
+        fprintf(stderr, "offsector: no spec kernel 'proj' in %s\n", lib->name);
+        return 1;
+    }
+    for (int aligned = 0; aligned < 2; aligned++) {
+        fusegen_problem p;
+        size_t found = 0;
+        memset(&p, 0, sizeof p);
+        p.m = 5000; p.n = 1000; p.k = aligned ? 3008 : 3000;
+        p.a = proj->a; p.b = proj->b; p.out = proj->out;
+        p.b_layout = proj->b_layout;
+        p.epilogue = proj->epilogue;
+        p.sm = 90;
+        if (fusegen__query_sms(lib, &p, out, COUNT(out), &found, 132) != FUSEGEN_OK || found == 0) {
+            fprintf(stderr, "offsector: K = %lld: nothing eligible\n", (long long)p.k);
+            failures++;
+            continue;
+        }
+        int tile_128x256 = out[0]->family == FUSEGEN_FAMILY_HOPPER && out[0]->tile_m == 128 && out[0]->tile_n == 256;
+        if (tile_128x256 == aligned) {
+            fprintf(stderr, "offsector: K = %lld: first %s\n", (long long)p.k, out[0]->name);
+            failures++;
+        }
+    }
+    printf("offsector rule: %d failed\n", failures);
+    return failures;
+}
+
 int main(int argc, char **argv)
 {
     const fusegen_library *lib = &fusegen_default_library;
@@ -228,5 +267,5 @@ int main(int argc, char **argv)
         return 1;
     }
     printf("%d cases: every order as pinned\n", lines);
-    return 0;
+    return offsector_check(lib) ? 1 : 0;
 }

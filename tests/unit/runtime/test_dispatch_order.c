@@ -64,16 +64,10 @@ static const int64_t g_n2[] = {1024, 4096};
 
 #define COUNT(a) (sizeof(a) / sizeof((a)[0]))
 
-/* One case's line into line: "S m n k n2 sm/sms: i j k ..." (S: the table index of the spec
- * kernel's first variant; "-" when none is eligible). */
-static void order_line(const fusegen_library *lib, const fusegen_kernel *first, int64_t m, int64_t n, int64_t k,
-                       int64_t n2, int sm, int sms, char *line, size_t len)
+/* The problem of spec kernel `first`'s signature at this size (packed) on an sm device. */
+static fusegen_problem problem_of(const fusegen_kernel *first, int64_t m, int64_t n, int64_t k, int64_t n2, int sm)
 {
-    const fusegen_kernel *out[256];
     fusegen_problem p;
-    size_t found = 0, i, used;
-    fusegen_status st;
-
     memset(&p, 0, sizeof p);
     p.m = m; p.n = n; p.k = k;
     p.a = first->a; p.b = first->b; p.out = first->out;
@@ -85,6 +79,19 @@ static void order_line(const fusegen_library *lib, const fusegen_kernel *first, 
         p.epilogue2 = first->epilogue2;
     }
     p.sm = sm;
+    return p;
+}
+
+/* One case's line into line: "S m n k n2 sm/sms: i j k ..." (S: the table index of the spec
+ * kernel's first variant; "-" when none is eligible). */
+static void order_line(const fusegen_library *lib, const fusegen_kernel *first, int64_t m, int64_t n, int64_t k,
+                       int64_t n2, int sm, int sms, char *line, size_t len)
+{
+    const fusegen_kernel *out[256];
+    fusegen_problem p = problem_of(first, m, n, k, n2, sm);
+    size_t found = 0, i, used;
+    fusegen_status st;
+
     st = fusegen__query_sms(lib, &p, out, COUNT(out), &found, sms);
     used = (size_t)snprintf(line, len, "%d %lld %lld %lld %lld %d/%d:", (int)(first - lib->kernels), (long long)m,
                             (long long)n, (long long)k, (long long)p.n2, sm, sms);
@@ -170,14 +177,8 @@ static int offsector_check(const fusegen_library *lib)
         return 1;
     }
     for (int aligned = 0; aligned < 2; aligned++) {
-        fusegen_problem p;
+        fusegen_problem p = problem_of(proj, 5000, 1000, aligned ? 3008 : 3000, 0, 90);
         size_t found = 0;
-        memset(&p, 0, sizeof p);
-        p.m = 5000; p.n = 1000; p.k = aligned ? 3008 : 3000;
-        p.a = proj->a; p.b = proj->b; p.out = proj->out;
-        p.b_layout = proj->b_layout;
-        p.epilogue = proj->epilogue;
-        p.sm = 90;
         if (fusegen__query_sms(lib, &p, out, COUNT(out), &found, 132) != FUSEGEN_OK || found == 0) {
             fprintf(stderr, "offsector: K = %lld: nothing eligible\n", (long long)p.k);
             failures++;

@@ -14,8 +14,9 @@
 # FUSEGEN_TORCH_COMPARE_ARGS and FUSEGEN_TORCH_COMPARE_TIMEOUT (then bench/torch_host_time.py too);
 # FUSEGEN_TORCH_REQUIRE_FAST (default 1: the PyTorch tests fail unless the ops' C++ path is in use);
 # with FUSEGEN_TORCH_COMPARE=1 also bench/llama_block.py --block (llama_block.*);
-# FUSEGEN_ALL_VARIANTS=1: every variant timed on both shapes files and the decode set (weights from
-# DRAM), and the selected one against the fastest, fused and plain (select-vs-best.txt);
+# FUSEGEN_ALL_VARIANTS=1: every variant timed on both shapes files, the decode set (weights from
+# DRAM) and bench/shapes-offsector.json, and the selected one (and the model's first, without
+# tuning) against the fastest, fused and plain (select-vs-best.txt);
 # FUSEGEN_TUNE=1: fusegen-tune over bench/tune-shapes.json and bench/shapes.json into this GPU's
 # shipped tuning file, the library rebuilt with it before the benchmark; it comes back as
 # tuning.json (kept out of the bundle; FUSEGEN_TUNE_TIMEOUT seconds a shapes file, default 420:
@@ -182,7 +183,7 @@ if [ $bench = 1 ] && [ -x "$build/bench/fusegen-bench" ]; then
 fi
 run_numerics
 # FUSEGEN_ALL_VARIANTS=1: every eligible variant timed beside the selected one (--quick), on both
-# shapes files and on the decode set with the weights from DRAM, and the dispatch's choice
+# shapes files, the decode set with the weights from DRAM and the off-sector set, and the dispatch's choice
 # against the fastest (bench/select_vs_best.py: the fused problems from each CSV, the plain
 # GEMMs from each log)
 if [ $bench = 1 ] && [ "${FUSEGEN_ALL_VARIANTS:-0}" = 1 ] && [ -x "$build/bench/fusegen-bench" ]; then
@@ -191,12 +192,21 @@ if [ $bench = 1 ] && [ "${FUSEGEN_ALL_VARIANTS:-0}" = 1 ] && [ -x "$build/bench/
     --csv "$out/all-variants-unseen.csv" >"$out/all-variants-unseen.log" 2>&1
   timeout 300 "$build/bench/fusegen-bench" --shapes bench/shapes-decode.json --cold-weights --all-variants --quick \
     --csv "$out/all-variants-decode.csv" >"$out/all-variants-decode.log" 2>&1
+  timeout 300 "$build/bench/fusegen-bench" --shapes bench/shapes-offsector.json --all-variants --quick \
+    --csv "$out/all-variants-offsector.csv" >"$out/all-variants-offsector.log" 2>&1
   : >"$out/select-vs-best.txt"
-  for f in all-variants all-variants-unseen all-variants-decode; do
+  order="$build/tests/unit/runtime/fusegen_test_dispatch_order"
+  for f in all-variants all-variants-unseen all-variants-decode all-variants-offsector; do
     for ext in csv log; do
       judged=$(python3 bench/select_vs_best.py "$out/$f.$ext" 2>&1)
       printf '%s\n' "$judged" >>"$out/select-vs-best.txt"
       status "selected/best $f.$ext" \
+        "$(printf '%s\n' "$judged" | grep 'geometric mean' | sed 's/^ *selected\/best: //')"
+      # the model alone (no tuning): its first variant in the dispatch order tool's order
+      [ -x "$order" ] || continue
+      judged=$(python3 bench/select_vs_best.py --model "$order" "$out/$f.$ext" 2>&1)
+      printf 'model alone:\n%s\n' "$judged" >>"$out/select-vs-best.txt"
+      status "model/best $f.$ext" \
         "$(printf '%s\n' "$judged" | grep 'geometric mean' | sed 's/^ *selected\/best: //')"
     done
   done

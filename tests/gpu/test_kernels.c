@@ -529,6 +529,15 @@ static int64_t row_n(const fusegen_kernel *k, int64_t al)
     return n > 0 ? n : al;
 }
 
+/* M for at least twice as many tiles as the device has SMs at this N, plus a last row tile of 5
+ * rows: a persistent CTA works through several tiles, the last one a tail. */
+static int64_t many_tiles_m(const fusegen_kernel *k, int64_t n)
+{
+    int64_t tiles_n = (n + k->tile_n - 1) / k->tile_n;
+    int64_t tiles_m = (2 * (int64_t)g_dev_sms + tiles_n - 1) / tiles_n;
+    return tiles_m * k->tile_m + 5;
+}
+
 static int kernel_shapes(const fusegen_kernel *k, test_shape *out, int cap)
 {
     /* (a gated activation's N: whole blocks of 8 gate and 8 up columns) */
@@ -589,17 +598,13 @@ static int kernel_shapes(const fusegen_kernel *k, test_shape *out, int cap)
          * works through several tiles and reuses its stages and staged inputs; short K keeps
          * the host reference cheap */
         int64_t mn = row ? nmax : round_up(1032, al);
-        int64_t tiles_n = (mn + k->tile_n - 1) / k->tile_n;
-        int64_t tiles_m = (2 * (int64_t)g_dev_sms + tiles_n - 1) / tiles_n;
-        ADD("many-tiles", tiles_m * k->tile_m + 5, mn, round_up(72, al), n2, 0, 0);
+        ADD("many-tiles", many_tiles_m(k, mn), mn, round_up(72, al), n2, 0, 0);
         /* The shapes above have rows of A that start off 128-byte boundaries (K = 1000,
          * 72, ...), which TMA reads more slowly than aligned rows (decisions.md, "Unaligned
          * rows"): this one aligns them (K = 128, N = 1024), with several tiles a CTA and a last
          * row tile of 5 rows (the tail map) */
         int64_t an = row ? nmax : 1024;
-        int64_t atiles_n = (an + k->tile_n - 1) / k->tile_n;
-        int64_t atiles_m = (2 * (int64_t)g_dev_sms + atiles_n - 1) / atiles_n;
-        ADD("aligned", atiles_m * k->tile_m + 5, an, 128, n2, 0, 0);
+        ADD("aligned", many_tiles_m(k, an), an, 128, n2, 0, 0);
     }
 #undef ADD
     return n;

@@ -154,13 +154,13 @@ int fusegen__is_split(const fusegen_kernel *k)
 static int check__ws_fits(const fusegen_kernel *k, const fusegen_problem *p, size_t *total)
 {
     size_t at = 0, bytes;
-    size_t m = (size_t)p->m, n = (size_t)p->n;
+    size_t m = (size_t)p->m, n = (size_t)p->n, hidden_ld = (size_t)fusegen_ws_hidden_ld(p->n);
     if (k->split_k) {
         if (!check__mul_sz(m, n, &bytes) || !check__mul_sz(bytes, 4u * FUSEGEN_SPLIT_K_MAX_SLICES, &bytes) ||
             !check__ws_add(&at, bytes))
             return 0;
         if (k->chain &&   /* GEMM1's result, and GEMM2's partial sums (a bound on the larger) */
-            (!check__mul_sz(m, n, &bytes) || !check__mul_sz(bytes, fusegen__dtype_bytes(k->out), &bytes) ||
+            (!check__mul_sz(m, hidden_ld, &bytes) || !check__mul_sz(bytes, fusegen__dtype_bytes(k->out), &bytes) ||
              !check__ws_add(&at, bytes) || !check__mul_sz(m, (size_t)p->n2, &bytes) ||
              !check__mul_sz(bytes, 4u * FUSEGEN_SPLIT_K_MAX_SLICES, &bytes) || !check__ws_add(&at, bytes) ||
              !check__ws_add(&at, 2u * FUSEGEN_REG_WORKSPACE_ALIGN)))
@@ -177,7 +177,7 @@ static int check__ws_fits(const fusegen_kernel *k, const fusegen_problem *p, siz
             return 0;
     }
     if (k->chain) {
-        if (!check__mul_sz(m, n, &bytes) || !check__mul_sz(bytes, fusegen__dtype_bytes(k->out), &bytes) ||
+        if (!check__mul_sz(m, hidden_ld, &bytes) || !check__mul_sz(bytes, fusegen__dtype_bytes(k->out), &bytes) ||
             !check__ws_add(&at, bytes))
             return 0;
     }

@@ -4,7 +4,8 @@
  *                                        outputs keep bf16 in its first half: deviations from
  *                                        the tile mean for LayerNorm, the values for RMSNorm)
  *   stats    f32x2 [M, ceil(N/tile_n)]  split strategy: per-row partial (mean, M2) of each N tile
- *   hidden   out dtype [M, N]           chains: GEMM1's result, GEMM2's A operand
+ *   hidden   out dtype [M, ld]          chains: GEMM1's result, GEMM2's A operand; its rows
+ *                                        fusegen_ws_hidden_ld(N) elements apart
  *   partials f32 [S, M, N]              split-K variants: the K slices' sums (S from
  *                                        fusegen_k_slices), reduced by the epilogue kernel
  *                                        (a split-K chain: hidden, then partials for each GEMM
@@ -42,8 +43,18 @@ static inline size_t fusegen_ws_align(size_t x)
     return (x + (FUSEGEN_REG_WORKSPACE_ALIGN - 1u)) & ~(size_t)(FUSEGEN_REG_WORKSPACE_ALIGN - 1u);
 }
 
+/* A chain's hidden rows start FUSEGEN_WS_HIDDEN_ROW_ELEMS elements apart at least: 128 bytes
+ * for 16-bit values, so that GEMM2's copies of its A operand start every row on a 128-byte
+ * boundary whatever N is (TMA fetches rows that start off a 32-byte sector at about half its
+ * rate: docs/decisions.md, "Unaligned rows"). */
+#define FUSEGEN_WS_HIDDEN_ROW_ELEMS 64
+static inline int64_t fusegen_ws_hidden_ld(int64_t n)
+{
+    return (n + FUSEGEN_WS_HIDDEN_ROW_ELEMS - 1) / FUSEGEN_WS_HIDDEN_ROW_ELEMS * FUSEGEN_WS_HIDDEN_ROW_ELEMS;
+}
+
 /* Caller guarantees m, n, tile_n > 0 and that the sizes do not overflow (the runtime checks
- * m * n against its limits before calling). */
+ * m * fusegen_ws_hidden_ld(n) against its limits before calling). */
 static inline fusegen_ws_layout fusegen_ws_layout_for(int split, int64_t tile_n, int chain,
                                                       size_t out_elem_bytes, int64_t m, int64_t n)
 {
@@ -55,7 +66,7 @@ static inline fusegen_ws_layout fusegen_ws_layout_for(int split, int64_t tile_n,
         l.stats = at;   at = fusegen_ws_align(at + (size_t)m * (size_t)tiles_n * 8u);
     }
     if (chain) {
-        l.hidden = at;  at = fusegen_ws_align(at + (size_t)m * (size_t)n * out_elem_bytes);
+        l.hidden = at;  at = fusegen_ws_align(at + (size_t)m * (size_t)fusegen_ws_hidden_ld(n) * out_elem_bytes);
     }
     l.total = at;
     return l;
@@ -141,7 +152,7 @@ static inline fusegen_ws_chain_split_k fusegen_ws_layout_for_chain_split_k(int s
     fusegen_ws_chain_split_k c;
     size_t p1 = (size_t)slices1 * (size_t)m * (size_t)n * 4u, p2 = (size_t)slices2 * (size_t)m * (size_t)n2 * 4u;
     c.hidden = 0;
-    c.partials = fusegen_ws_align((size_t)m * (size_t)n * out_elem_bytes);
+    c.partials = fusegen_ws_align((size_t)m * (size_t)fusegen_ws_hidden_ld(n) * out_elem_bytes);
     c.total = c.partials + fusegen_ws_align(p1 > p2 ? p1 : p2);
     return c;
 }

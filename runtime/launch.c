@@ -485,8 +485,8 @@ static void launch__gemm1_params(const fusegen_problem *pr, const fusegen_args *
     }
 }
 
-/* A chain's GEMM2: A is GEMM1's result in the workspace (hidden, [m, n] packed); the bias and
- * residual only where kernel k's GEMM2 reads them. */
+/* A chain's GEMM2: A is GEMM1's result in the workspace (hidden, [m, n], its rows
+ * fusegen_ws_hidden_ld(n) apart); the bias and residual only where kernel k's GEMM2 reads them. */
 static void launch__gemm2_params(const fusegen_kernel *k, const fusegen_problem *pr, const fusegen_args *args, void *hidden,
                                  fusegen_params *g)
 {
@@ -497,7 +497,7 @@ static void launch__gemm2_params(const fusegen_kernel *k, const fusegen_problem 
     g->m = (int)pr->m;
     g->n = (int)pr->n2;
     g->k = (int)pr->n;
-    g->lda = pr->n;
+    g->lda = fusegen_ws_hidden_ld(pr->n);
     g->ldb = fusegen_ld_or(pr->ldb2, pr->b2_layout == FUSEGEN_LAYOUT_NK ? pr->n : pr->n2);
     g->ldo = fusegen_ld_or(pr->ldo2, pr->n2);
     g->ldr = pr->n2;
@@ -546,7 +546,7 @@ int fusegen__launch(const fusegen_kernel *k, const CUfunction *fns, const fusege
         float *partials = (float *)((char *)workspace + c.partials);
         fusegen_params g2;
         g1.out = hidden;
-        g1.ldo = p->n;
+        g1.ldo = fusegen_ws_hidden_ld(p->n);
         if (launch__split_k(&lk, FUSEGEN_LAUNCH_GEMM1, FUSEGEN_LAUNCH_EPILOGUE1, rec1, &g1, partials)) return 1;
         launch__gemm2_params(k, p, args, hidden, &g2);
         return launch__split_k(&lk, FUSEGEN_LAUNCH_GEMM2, FUSEGEN_LAUNCH_EPILOGUE2, &k->launch2, &g2, partials);
@@ -557,7 +557,7 @@ int fusegen__launch(const fusegen_kernel *k, const CUfunction *fns, const fusege
     fusegen_ws_layout l = fusegen_ws_layout_for(rec1->split, rec1->tile_n, 1, (size_t)rec1->out_bytes, p->m, p->n);
     void *hidden = (char *)workspace + l.hidden;
     g1.out = hidden;
-    g1.ldo = p->n;
+    g1.ldo = fusegen_ws_hidden_ld(p->n);
     if (launch__gemm_and_norm(&lk, FUSEGEN_LAUNCH_GEMM1, rec1, &g1, workspace, "GEMM1")) return 1;
     fusegen_params g2;
     launch__gemm2_params(k, p, args, hidden, &g2);

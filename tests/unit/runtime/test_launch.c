@@ -448,11 +448,12 @@ static void test_chain(void)
     CHECK(g_n_launches == 2 && g_n_attributes == 2);   /* both GEMMs' shared memory */
     void *hidden = (char *)g_ws + fusegen_ws_layout_for(0, 128, 1, 2, 100, 1000).hidden;
     const launch_log *g1 = &g_launches[0], *g2 = &g_launches[1];
-    CHECK(g1->params.out == hidden && g1->params.ldo == 1000 && g1->grid[0] == 8 && g1->grid[1] == 1);
+    /* hidden's rows 1024 elements apart: GEMM2's A rows start on 128-byte boundaries */
+    CHECK(g1->params.out == hidden && g1->params.ldo == 1024 && g1->grid[0] == 8 && g1->grid[1] == 1);
     CHECK(g2->f == (CUfunction)(uintptr_t)0x102 && g2->block == 128 && g2->smem == 70000);
     CHECK(g2->grid[0] == 4 && g2->grid[1] == 2);   /* 512 / 128 columns, 100 rows of 64 */
     CHECK(g2->params.a == hidden && g2->params.b == a.b2 && g2->params.out == a.out2);
-    CHECK(g2->params.m == 100 && g2->params.n == 512 && g2->params.k == 1000 && g2->params.lda == 1000);
+    CHECK(g2->params.m == 100 && g2->params.n == 512 && g2->params.k == 1000 && g2->params.lda == 1024);
     CHECK(g2->params.ldb == 1000 && g2->params.ldo == 512 && g2->params.bias == a.bias2 && g2->params.residual == NULL);
     CHECK(g2->params.store[0] == a.store2[0] && g2->params.ld_store[0] == 512);
 }

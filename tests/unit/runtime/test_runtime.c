@@ -794,9 +794,10 @@ static void test_workspace_size(void)
     CHECK(bytes == align256(400000u) + align256(100u * 4u * 8u));
     l = fusegen_ws_layout_for(1, 128, 0, 2, 100, 1000);
     CHECK(l.prenorm == 0 && l.stats == 400128u && l.total == 406528u);
-    /* chain: the bf16 hidden [M, N] */
+    /* chain: the bf16 hidden [M, N], its rows 1024 elements apart (N rounded up to 64) */
     CHECK(fusegen_workspace_size(K(K_CHAIN), &c, &bytes) == FUSEGEN_OK);
-    CHECK(bytes == align256(100u * 1000u * 2u) && bytes == 200192u);
+    CHECK(bytes == align256(100u * 1024u * 2u) && bytes == 204800u);
+    CHECK(fusegen_ws_hidden_ld(1000) == 1024 && fusegen_ws_hidden_ld(1024) == 1024 && fusegen_ws_hidden_ld(1) == 64);
 
     /* ineligible problems and bad arguments report like run does */
     p.sm = 75;
@@ -1008,7 +1009,7 @@ static void test_run_arg_errors(void)
     RUN_FAIL(split, &s, &a, FAKE_PTR(20), 0, FUSEGEN_ERR_WORKSPACE, "workspace_bytes = 0", "406528");
     RUN_FAIL(split, &s, &a, (void *)(0x200000 + 128), need, FUSEGEN_ERR_MISALIGNED,
              "workspace = 0x200080 is not 256-byte aligned", NULL);
-    RUN_FAIL(chain, &c, &a, NULL, 0, FUSEGEN_ERR_WORKSPACE, "workspace is NULL", "200192 bytes");
+    RUN_FAIL(chain, &c, &a, NULL, 0, FUSEGEN_ERR_WORKSPACE, "workspace is NULL", "204800 bytes");
 
     /* unknown kernel name: nothing to run */
     {

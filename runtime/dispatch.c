@@ -15,7 +15,8 @@
  *   4. the family of larger family_rank (two split-K variants of different families; other
  *      kernels differ in family only across classes);
  *   5. the generator's rank (tile area, staging, depth: plan.c);
- *   6. chains: a 128-row ping-pong GEMM2 first where GEMM2's K is short.
+ *   6. chains: a GEMM2 tile that fills the SMs before one that leaves most of them idle;
+ *   7. chains: a 128-row ping-pong GEMM2 first where GEMM2's K is short.
  *
  * Every coefficient is in the family's table below; docs/decisions.md ("Dispatch rules") and
  * docs/performance.md give the measurements behind each. */
@@ -35,7 +36,7 @@ static const fg_dispatch_model fg_dispatch__portable = {
     .pingpong128_rate = 0, .pingpong128_min_n = 0, .pingpong128_max_n = 0, .pingpong128_max_k = 0,
     .wide_row64_max_k = 1024, .wide_row64_pingpong_max_tile_n = 0, .wide_row64_pingpong_max_k = 0,
     .row_fill_divisor = 2, .row_fill_min_k = 1024,
-    .gemm2_pingpong128_max_k = 0,
+    .gemm2_pingpong128_max_k = 0, .gemm2_fill_divisor = 2,
     .split_k_fill_tile = 128, .split_k_fill_divisor = 2,
     .split_k_min_slices = 2, .split_k_min_k = 1024, .split_k_partials_per_operand = 2,
     .split_k_norm_max_m = 0,
@@ -51,7 +52,7 @@ static const fg_dispatch_model fg_dispatch__hopper = {
     .pingpong128_rate = 77, .pingpong128_min_n = 641, .pingpong128_max_n = 1280, .pingpong128_max_k = 1024,
     .wide_row64_max_k = 1024, .wide_row64_pingpong_max_tile_n = 256, .wide_row64_pingpong_max_k = 2048,
     .row_fill_divisor = 2, .row_fill_min_k = 1024,
-    .gemm2_pingpong128_max_k = 3072,
+    .gemm2_pingpong128_max_k = 3072, .gemm2_fill_divisor = 2,
     .split_k_fill_tile = 128, .split_k_fill_divisor = 2,
     .split_k_min_slices = 2, .split_k_min_k = 1024, .split_k_partials_per_operand = 2,
     .split_k_norm_max_m = 512,
@@ -174,7 +175,17 @@ static long long fg_dispatch__column_cost(const fusegen_kernel *k, const fg_disp
     return (p->n + tile_n - 1) / tile_n * tile_n * rate;
 }
 
-/* Key 5: 1 for a chain whose GEMM2 runs a 128-row ping-pong tile while GEMM2's K is short. */
+/* Key 6: 1 for a chain whose GEMM2's tiles fill more than 1/gemm2_fill_divisor of the SMs (or on
+ * an unknown device, or without the rule). */
+static int fg_dispatch__gemm2_fills(const fusegen_kernel *k, const fg_dispatch_model *md, const fusegen_problem *p,
+                                    int sms)
+{
+    if (!k->chain || md->gemm2_fill_divisor <= 0 || sms <= 0)
+        return 1;
+    return md->gemm2_fill_divisor * fg_dispatch__tiles(p->m, p->n2, k->tile2_m, k->tile2_n) > sms;
+}
+
+/* Key 7: 1 for a chain whose GEMM2 runs a 128-row ping-pong tile while GEMM2's K is short. */
 static int fg_dispatch__gemm2_pingpong_first(const fusegen_kernel *k, const fg_dispatch_model *md,
                                              const fusegen_problem *p)
 {
@@ -203,5 +214,7 @@ int fg_dispatch_better(const fusegen_kernel *a, const fusegen_kernel *b, const f
         return ma->family_rank > mb->family_rank;
     if (a->rank != b->rank)
         return a->rank > b->rank;
+    if (fg_dispatch__gemm2_fills(a, ma, p, sms) != fg_dispatch__gemm2_fills(b, mb, p, sms))
+        return fg_dispatch__gemm2_fills(a, ma, p, sms) > fg_dispatch__gemm2_fills(b, mb, p, sms);
     return fg_dispatch__gemm2_pingpong_first(a, ma, p) > fg_dispatch__gemm2_pingpong_first(b, mb, p);
 }

@@ -41,6 +41,9 @@ typedef struct fg_dispatch_model {
     int64_t row_fill_min_k;
     /* chains: a 128-row ping-pong GEMM2 first while GEMM2's K (the chain's N) is at most this */
     int64_t gemm2_pingpong128_max_k;
+    /* chains of one GEMM1 tile: a GEMM2 tile whose M x N2 tiles fill at most 1/gemm2_fill_divisor
+     * of the SMs (a decode step's few rows on a wide tile) after one that fills more (0: no rule) */
+    int gemm2_fill_divisor;
     /* split K: first where the problem in split_k_fill_tile-square tiles would fill at most
      * 1/split_k_fill_divisor of the SMs (an unsliced kernel of an efficient tile leaves SMs
      * idle), it runs at least split_k_min_slices slices (fusegen_k_slices), K is at least

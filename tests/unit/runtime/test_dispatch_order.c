@@ -194,6 +194,40 @@ static int offsector_check(const fusegen_library *lib)
     return failures;
 }
 
+/* The chains' GEMM2 fill rule (dispatch.c, key 6): on 132 SMs a decode-sized chain (M 64, N 2048,
+ * K 2048, N2 8192) runs its first variant's GEMM2 on a tile whose M x N2 tiles fill more than half
+ * the SMs (32 tiles of 128x256 would leave 100 idle; decisions.md, "Decode chains on narrow
+ * tiles"); a prefill-sized one (M 16384, N 768, N2 3072) keeps the 128-row GEMM2 tiles. */
+static int gemm2_fill_check(const fusegen_library *lib)
+{
+    const fusegen_kernel *chain = NULL, *out[256];
+    int failures = 0;
+    for (size_t s = 0; s < lib->n_kernels && !chain; s++)
+        if (lib->kernels[s].chain) chain = &lib->kernels[s];
+    if (!chain) {
+        fprintf(stderr, "gemm2 fill: no chain in %s\n", lib->name);
+        return 1;
+    }
+    for (int decode = 0; decode < 2; decode++) {
+        fusegen_problem p =
+            decode ? problem_of(chain, 64, 2048, 2048, 8192, 90) : problem_of(chain, 16384, 768, 768, 3072, 90);
+        size_t found = 0;
+        if (fusegen__query_sms(lib, &p, out, COUNT(out), &found, 132) != FUSEGEN_OK || found == 0) {
+            fprintf(stderr, "gemm2 fill: M = %lld: nothing eligible\n", (long long)p.m);
+            failures++;
+            continue;
+        }
+        const int64_t tiles2 =
+            (p.m + out[0]->tile2_m - 1) / out[0]->tile2_m * ((p.n2 + out[0]->tile2_n - 1) / out[0]->tile2_n);
+        if (decode ? 2 * tiles2 <= 132 : out[0]->tile2_m != 128) {
+            fprintf(stderr, "gemm2 fill: M = %lld: first %s\n", (long long)p.m, out[0]->name);
+            failures++;
+        }
+    }
+    printf("gemm2 fill rule: %d failed\n", failures);
+    return failures;
+}
+
 int main(int argc, char **argv)
 {
     const fusegen_library *lib = &fusegen_default_library;
@@ -268,5 +302,5 @@ int main(int argc, char **argv)
         return 1;
     }
     printf("%d cases: every order as pinned\n", lines);
-    return offsector_check(lib) ? 1 : 0;
+    return offsector_check(lib) + gemm2_fill_check(lib) ? 1 : 0;
 }

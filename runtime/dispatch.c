@@ -30,8 +30,8 @@
 static const fg_dispatch_model fg_dispatch__portable = {
     .family = FUSEGEN_FAMILY_PORTABLE,
     .family_rank = 0,
-    .area_large = 128 * 256, .area_medium = 128 * 128,
-    .rate_large = 80, .rate_medium = 90, .rate_small = 112,
+    .area_large = 128 * 256, .area_medium = 128 * 128, .area_small = 64 * 128,
+    .rate_large = 80, .rate_medium = 90, .rate_small = 112, .rate_tiny = 180,
     .pingpong_min_tiles = 0, .pingpong_short_k_rate = 0, .pingpong_short_k_max_k = 0,
     .pingpong128_rate = 0, .pingpong128_min_n = 0, .pingpong128_max_n = 0, .pingpong128_max_k = 0,
     .wide_row64_max_k = 1024, .wide_row64_pingpong_max_tile_n = 0, .wide_row64_pingpong_max_k = 0,
@@ -46,8 +46,8 @@ static const fg_dispatch_model fg_dispatch__portable = {
 static const fg_dispatch_model fg_dispatch__hopper = {
     .family = FUSEGEN_FAMILY_HOPPER,
     .family_rank = 1,
-    .area_large = 128 * 256, .area_medium = 128 * 128,
-    .rate_large = 80, .rate_medium = 90, .rate_small = 112,
+    .area_large = 128 * 256, .area_medium = 128 * 128, .area_small = 64 * 128,
+    .rate_large = 80, .rate_medium = 90, .rate_small = 112, .rate_tiny = 180,
     .pingpong_min_tiles = 3, .pingpong_short_k_rate = 78, .pingpong_short_k_max_k = 1024,
     .pingpong128_rate = 77, .pingpong128_min_n = 641, .pingpong128_max_n = 1280, .pingpong128_max_k = 1024,
     .wide_row64_max_k = 1024, .wide_row64_pingpong_max_tile_n = 256, .wide_row64_pingpong_max_k = 2048,
@@ -129,7 +129,10 @@ static long long fg_dispatch__rate(const fusegen_kernel *k, const fg_dispatch_mo
                                    int sms)
 {
     long long area = (long long)k->tile_m * k->tile_n;
-    long long rate = area >= md->area_large ? md->rate_large : area >= md->area_medium ? md->rate_medium : md->rate_small;
+    long long rate = area >= md->area_large    ? md->rate_large
+                     : area >= md->area_medium ? md->rate_medium
+                     : area >= md->area_small  ? md->rate_small
+                                               : md->rate_tiny;
     int64_t busiest_sm_tiles = sms > 0 ? (fg_dispatch__tiles(p->m, p->n, k->tile_m, k->tile_n) + sms - 1) / sms : 0;
     int pingpong = k->schedule == FUSEGEN_SCHEDULE_PINGPONG &&
                    (sms <= 0 || k->chain || busiest_sm_tiles >= md->pingpong_min_tiles);

@@ -14,8 +14,9 @@ typedef struct fg_dispatch_model {
     fusegen_family family;
     int family_rank;                    /* between kernels of one strategy: larger first */
     /* the column rate by tile area (tile_m x tile_n) */
-    int64_t area_large, area_medium;    /* area >= area_large: rate_large; >= area_medium: rate_medium */
-    int rate_large, rate_medium, rate_small;
+    int64_t area_large, area_medium;    /* area >= area_large: rate_large; >= area_medium: rate_medium; */
+    int64_t area_small;                 /* >= area_small: rate_small; below: rate_tiny */
+    int rate_large, rate_medium, rate_small, rate_tiny;
     /* the ping-pong schedule, where the busiest SM gets at least pingpong_min_tiles tiles (its
      * gain is one warpgroup's epilogue under the other's mainloop: nothing to overlap with one
      * tile, little with two; the rules below hold everywhere on an unknown device, and for a

@@ -487,7 +487,6 @@ static const char *emit__launch_init(emit_ctx *c, const fusegen_launch_gemm *g)
         {"hopper", g->hopper}, {"tile_m", g->tile_m}, {"tile_n", g->tile_n}, {"tile_k", g->tile_k},
         {"threads", g->threads}, {"smem_bytes", g->smem_bytes}, {"split", g->split}, {"split_k", g->split_k},
         {"split_k_row_smem", g->split_k_row_smem}, {"cluster", g->cluster}, {"persistent", g->persistent},
-        {"cluster_m", g->cluster_m},
         {"tma_box_a", g->tma_box_a}, {"tma_box_b", g->tma_box_b}, {"b_kn", g->b_kn}, {"dt_ab", g->dt_ab},
         {"dt_out", g->dt_out}, {"out_bytes", g->out_bytes}, {"map_residual", g->map_residual},
         {"map_store_slot", g->map_store_slot}, {"map_out", g->map_out}, {"epi_box_bytes", g->epi_box_bytes},

@@ -45,12 +45,7 @@ void fg_launch_record(const fg_plan_kernel *pk, int index, fusegen_launch_gemm *
     out->tma_box_a = pk->family == FG_FAMILY_SM90 ? (int)g->bm : 0;
     /* a TMA box spans at most 256 rows: B of a 320-column tile comes in two boxes */
     out->b_kn = g->b_layout == FG_LAYOUT_KN;
-    /* cooperative 128-row persistent tiles share B in clusters of two CTAs along M, each loading
-     * half of its box (fusegen_sm90::GemmSm90::MCAST) */
-    out->cluster_m = out->persistent && !out->split_k && !out->b_kn && !g->pingpong && g->bm == 128 && g->bn <= 256 ? 2 : 1;
-    out->tma_box_b = pk->family != FG_FAMILY_SM90 ? 0
-                     : out->b_kn                   ? (int)g->bk
-                                                   : (int)(g->bn > 256 ? g->bn / 2 : g->bn) / out->cluster_m;
+    out->tma_box_b = pk->family != FG_FAMILY_SM90 ? 0 : out->b_kn ? (int)g->bk : (int)(g->bn > 256 ? g->bn / 2 : g->bn);
     /* a split-K partial kernel's epilogue writes f32 sums */
     out->epi_box_bytes =
         pk->family == FG_FAMILY_SM90 ? fg_arch_sm90_epilogue_row_bytes(g->bn, out->split_k ? 4 : out->out_bytes) : 0;
@@ -92,9 +87,9 @@ static void launch__checks(fg_buf *b, const char *library, const fg_plan_kernel 
                          "%s::Gemm%d::kBKn == %s, "
                          "\"fusegen: the TMA boxes of %s GEMM%d differ from its launch record\");\n",
                       n, index, r.tma_box_a, n, index, r.tma_box_b, n, index, r.b_kn ? "true" : "false", n, index);
-        fg_buf_printf(b, "static_assert(%s::Gemm%d::kPersistent == %s && %s::Gemm%d::kClusterM == %d, "
+        fg_buf_printf(b, "static_assert(%s::Gemm%d::kPersistent == %s, "
                          "\"fusegen: the grid of %s GEMM%d differs from its launch record\");\n",
-                      n, index, r.persistent ? "true" : "false", n, index, r.cluster_m, n, index);
+                      n, index, r.persistent ? "true" : "false", n, index);
         fg_buf_printf(b, "static_assert(%s::Gemm%d::kMapResidual == %s && %s::Gemm%d::kMapStoreSlot == %d && "
                          "%s::Gemm%d::kMapOut == %d && %s::Gemm%d::kDtOut == fusegen_sm80::%s && "
                          "%s::Gemm%d::kTmaBoxEpi == %d && %s::Gemm%d::kTmaBoxEpiBytes == %d, "

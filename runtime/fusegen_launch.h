@@ -35,8 +35,6 @@ typedef struct fusegen_launch_gemm {
     int cluster;              /* Hopper cluster strategy: clusters of ceil(N / tile_n) CTAs, as many
                                  as fit at once, walk down the row tiles */
     int persistent;           /* Hopper, not cluster: min(work units, SMs) CTAs on a 1-D grid */
-    int cluster_m;            /* persistent: > 1, clusters of cluster_m CTAs sharing B (pairs of row
-                                 tiles a work unit); 0 or 1: none */
     int tma_box_a, tma_box_b; /* Hopper: rows of the A and B boxes (64 columns each) */
     int b_kn;                 /* B stored [K, N] (its map: K rows of N columns) */
     int dt_ab, dt_out;        /* fusegen_dtype of the operands and of the output (also the

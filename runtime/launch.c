@@ -165,10 +165,8 @@ static int launch__clusters(const fusegen_kernel *k, const CUfunction *fns, int 
     int device = 0;
     cudaError_t e = fusegen__device_ordinal(&device);
     if (e != cudaSuccess) return launch__fail(e, why, len, "%s: cudaGetDevice", c->what);
-    /* (the kernel's functions differ in shared memory, so in how many clusters fit) */
-    const unsigned long long key =
-        ((unsigned long long)(unsigned)(device + 1) << 16 | (unsigned long long)(unsigned)fn << 8 | c->cluster_x) << 32;
-    unsigned long long *slot = k->cache ? &k->cache->clusters[(c->cluster_x + (unsigned)fn) % 4] : NULL;
+    const unsigned long long key = ((unsigned long long)(unsigned)(device + 1) << 8 | c->cluster_x) << 32;
+    unsigned long long *slot = k->cache ? &k->cache->clusters[c->cluster_x % 4] : NULL;
     if (slot) {
         unsigned long long v = __atomic_load_n(slot, __ATOMIC_RELAXED);
         if ((v & ~0xffffffffull) == key) {
@@ -382,19 +380,6 @@ static int launch__gemm(const launch__kernel *lk, int fn, const fusegen_launch_g
     if (launch__hopper_maps(rec, g, &map_a, &map_a_tail, &map_b, &maps, lk->why, lk->len)) return 1;
     void *params[5] = {g, &map_a, &map_a_tail, &map_b, &maps};
     c.dependent = 1;
-    if (rec->persistent && rec->cluster_m > 1) {
-        /* clusters of cluster_m CTAs, a work unit cluster_m row tiles: as many clusters as fit
-         * at once, never more than the units */
-        const unsigned cm = (unsigned)rec->cluster_m;
-        const unsigned long long units = (unsigned long long)c.grid[0] * ((c.grid[1] + cm - 1) / cm) * c.grid[2];
-        int clusters = 0;
-        c.grid[0] = cm;
-        c.grid[1] = c.grid[2] = 1;
-        c.cluster_x = cm;
-        if (launch__clusters(lk->k, lk->fns, fn, &c, &clusters, lk->why, lk->len)) return 1;
-        c.grid[0] = cm * (unsigned)(units < (unsigned long long)clusters ? units : (unsigned long long)clusters);
-        return launch__start(lk->fns, fn, &c, params, lk->why, lk->len);
-    }
     if (rec->persistent) {
         /* one CTA per SM (each takes an SM's shared memory), never more than the work units */
         const unsigned long long units = (unsigned long long)c.grid[0] * c.grid[1] * c.grid[2];

@@ -339,34 +339,6 @@ __device__ __forceinline__ void tma_load_2d(void *dst, const TensorMap &map, int
 {
     tma_load_2d(fusegen_sm80::smem_addr(dst), map, c0, c1, fusegen_sm80::smem_addr(bar));
 }
-// tma_load_2d into the same shared-memory offset of every CTA of the cluster in cta_mask; each
-// destination's barrier at bar_addr's offset counts the bytes it received.
-__device__ __forceinline__ void tma_load_2d_multicast(unsigned dst_addr, const TensorMap &map, int c0, int c1,
-                                                      unsigned bar_addr, unsigned short cta_mask)
-{
-#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
-    asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster"
-                 " [%0], [%1, {%2, %3}], [%4], %5;\n"
-                 ::"r"(dst_addr), "l"(reinterpret_cast<unsigned long long>(&map)), "r"(c0), "r"(c1), "r"(bar_addr),
-                   "h"(cta_mask)
-                 : "memory");
-#else
-    (void)dst_addr, (void)map, (void)c0, (void)c1, (void)bar_addr, (void)cta_mask;
-#endif
-}
-// Arrives on the barrier at bar_addr's offset in the cluster's CTA of this rank (release at
-// cluster scope: this CTA's reads of the stage happen before the peer's refill of it).
-__device__ __forceinline__ void mbar_arrive_peer(unsigned bar_addr, unsigned rank)
-{
-#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
-    asm volatile("{\n.reg .b32 remote;\nmapa.shared::cluster.u32 remote, %0, %1;\n"
-                 "mbarrier.arrive.release.cluster.shared::cluster.b64 _, [remote];\n}\n"
-                 ::"r"(bar_addr), "r"(rank)
-                 : "memory");
-#else
-    (void)bar_addr, (void)rank;
-#endif
-}
 
 // BM in {64, 128}; BN in {64, 128, 160, 256, 320}; BK = 64, one 128-byte swizzle row. B is [N, K] (K-major, the "nk" layout). Three warpgroups: warpgroup 0 produces
 // (one thread issues the TMA copies of each stage; its other three warps bring each tile's
@@ -453,13 +425,6 @@ struct GemmSm90 {
     // inputs_full: every copying thread, plus the residual's expected TMA bytes
     static constexpr int INPUT_ARRIVALS = COPY_THREADS + (Staging::kResidual ? 1 : 0);
     static constexpr bool CLUSTER = STRATEGY == fusegen_sm80::STRATEGY_CLUSTER;
-    // Cooperative 128-row persistent kernels run in clusters of MCAST = 2 CTAs along M: a cluster
-    // takes pairs of row tiles with the same columns (rank r the tile 2 i + r), each CTA loads
-    // its A tile and half of the B tile, which it multicasts into both CTAs' stage, so B's reads
-    // from L2 halve. A stage is free for the refill once the consumers of both CTAs are done
-    // with it (each arrives on both CTAs' empty barrier).
-    static constexpr int MCAST = !PINGPONG && !CLUSTER && !SPLIT_K && !B_KN && BM == 128 && BN <= 256 ? 2 : 1;
-    static constexpr int kClusterM = MCAST;
     // stages, barriers, and per buffer the epilogue scratch and staged inputs; room to align the
     // first stage to 1024 bytes
     static constexpr int SMEM_BYTES =
@@ -475,8 +440,7 @@ struct GemmSm90 {
     // columns (128 bytes) x 64 k rows, BN / 64 of them, which the wgmmas read N-major.
     static constexpr int B_BOXES = B_KN ? BN / 64 : BN > 256 ? 2 : 1;
     static constexpr int B_BOX_BYTES = B_STAGE_BYTES / B_BOXES;
-    static constexpr int kTmaBoxA = BM, kTmaBoxB = B_KN ? BK : BN / B_BOXES / MCAST;
-    static constexpr int B_MCAST_BYTES = kTmaBoxB * 128;   // a CTA's share of the B stage (MCAST = 2)
+    static constexpr int kTmaBoxA = BM, kTmaBoxB = B_KN ? BK : BN / B_BOXES;
     static constexpr bool kBKn = B_KN;
     // A k16 step along B in 16-byte units: 32 bytes along a K-major row, or 16 rows of 128
     // bytes down an N-major block.
@@ -552,20 +516,17 @@ struct GemmSm90 {
     // The work units of this CTA: id = first, first + step, ... below count. A unit is a tile,
     // or with SPLIT_K a (tile, slice) pair: slice id / tiles of tile id % tiles, so that the
     // CTAs of one wave share the slices' k ranges of A and spread over the columns of B.
-    // With MCAST = 2 a unit is a pair of row tiles, shared by the cluster (consecutive CTAs).
     struct Tiles {
-        int first, step, count, tiles_m, tiles_n, units_m, slices, KT, rank;
+        int first, step, count, tiles_m, tiles_n, slices, KT;
         __device__ Tiles(const Params &p)
         {
             tiles_m = (p.m + BM - 1) / BM;
             tiles_n = (p.n + BN - 1) / BN;
-            units_m = (tiles_m + MCAST - 1) / MCAST;
             slices = SPLIT_K ? p.k_slices : 1;
             KT = (p.k + BK - 1) / BK;
-            count = units_m * tiles_n * slices;
-            rank = MCAST > 1 ? static_cast<int>(fusegen_sm80::cluster_rank()) : 0;
-            first = (blockIdx.y * gridDim.x + blockIdx.x) / MCAST;
-            step = gridDim.x * gridDim.y / MCAST;
+            count = tiles_m * tiles_n * slices;
+            first = blockIdx.y * gridDim.x + blockIdx.x;
+            step = gridDim.x * gridDim.y;
         }
         // A cluster spans one row of tiles (the grid's x, one CTA a column tile) and walks down
         // the row tiles, so it keeps grid order.
@@ -573,9 +534,7 @@ struct GemmSm90 {
         {
             if (SPLIT_K) id %= tiles_m * tiles_n;
             if (CLUSTER) return fusegen_sm80::TileCoord{id / tiles_n, id % tiles_n};
-            fusegen_sm80::TileCoord t = fusegen_sm80::grouped_tile(id, units_m, tiles_n);
-            t.m = t.m * MCAST + rank;   // past the last row tile for rank 1 of an odd count: no rows
-            return t;
+            return fusegen_sm80::grouped_tile(id, tiles_m, tiles_n);
         }
         __device__ int slice(int id) const { return SPLIT_K ? id / (tiles_m * tiles_n) : 0; }
         // The unit's first k tile and its count (the whole of K without SPLIT_K).
@@ -641,20 +600,12 @@ struct GemmSm90 {
         }
     }
 
-    // A consumer warpgroup is done with a stage: the producers of every CTA that fills it may refill it.
-    __device__ static __forceinline__ void release_stage(unsigned empty_s, int rank)
-    {
-        mbar_arrive(empty_s);
-        if constexpr (MCAST > 1) mbar_arrive_peer(empty_s, static_cast<unsigned>(rank ^ 1));
-    }
-
-    // Cluster strategy and MCAST, every thread at its end: no CTA exits while a peer may still
-    // push into its exchange or arrive on its stage barriers (the tools cannot see that each
-    // waits for what it gets; the barrier is the documented way). .aligned: the warp reconverges
-    // first.
+    // Cluster strategy, every thread at its end: no CTA exits while a peer may still push into
+    // its exchange (each waits for every push it gets, but the tools cannot see that; the
+    // barrier is the documented way). .aligned: the warp reconverges first.
     __device__ static void end_cluster()
     {
-        if constexpr (CLUSTER || MCAST > 1) {
+        if constexpr (CLUSTER) {
             __syncwarp();
             fusegen_sm80::cluster_sync();
         }
@@ -686,7 +637,7 @@ struct GemmSm90 {
         if (threadIdx.x == 0) {
             for (int s = 0; s < STAGES; ++s) {
                 mbar_init(&full[s], 1);
-                mbar_init(&empty[s], TILE_CONSUMERS * MCAST);   // the consumers of every CTA it feeds
+                mbar_init(&empty[s], TILE_CONSUMERS);
             }
             for (int b = 0; b < BUFFERS; ++b) {
                 mbar_init(&inputs_full[b], INPUT_ARRIVALS);
@@ -698,8 +649,8 @@ struct GemmSm90 {
             mbar_init_fence();
         }
         __syncthreads();
-        // Peers arrive on this CTA's exchange (or stage) barriers: they are initialized first.
-        if constexpr (CLUSTER || MCAST > 1) fusegen_sm80::cluster_sync();
+        // Peers arrive on this CTA's exchange barriers: they are initialized first.
+        if constexpr (CLUSTER) fusegen_sm80::cluster_sync();
         // The launch is a programmatic dependent one (runtime/launch.c): the CTA may start while the
         // kernel before it in the stream drains; nothing is read or written before it is done.
         asm volatile("griddepcontrol.wait;\n" ::: "memory");
@@ -722,10 +673,8 @@ struct GemmSm90 {
                     // runs slower than the copy (most of a decode step's tile at M < BM). The
                     // stage's rows past M keep stale values, multiplied into accumulator rows
                     // that no epilogue writes.
-                    // (A tile past M, a cluster's second tile of an odd count: the whole box,
-                    // zero filled, so that the peer's B still arrives in a stage of known bytes.)
                     const int m0 = tile.m * BM;
-                    const bool a_tail = m0 + BM > p.m && m0 < p.m;
+                    const bool a_tail = m0 + BM > p.m;
                     const TensorMap &a_map = a_tail ? map_a_tail : map_a;
                     const unsigned a_bytes = static_cast<unsigned>(a_tail ? p.m - m0 : BM) * 128u;
                     for (int kt = kt_first; kt < kt_end; ++kt, at.next()) {
@@ -735,18 +684,13 @@ struct GemmSm90 {
                         mbar_wait(empty_addr + 8 * at.stage, at.phase ^ 1);
                         mbar_expect_tx(full_s, a_bytes + B_STAGE_BYTES);
                         tma_load_2d(sa, a_map, kt * BK, m0, full_s);
-                        if constexpr (MCAST > 1) {   // this CTA's half of B, into both CTAs
-                            tma_load_2d_multicast(sa + A_STAGE_BYTES + tiles.rank * B_MCAST_BYTES, map_b, kt * BK,
-                                                  tile.n * BN + tiles.rank * kTmaBoxB, full_s, 0x3);
-                        } else {
-                            for (int b = 0; b < B_BOXES; ++b) {
-                                if constexpr (B_KN)   // columns n .. n + 63 of k rows kt * BK ...
-                                    tma_load_2d(sa + A_STAGE_BYTES + b * B_BOX_BYTES, map_b, tile.n * BN + b * 64,
-                                                kt * BK, full_s);
-                                else                  // rows n ... of k columns kt * BK ...
-                                    tma_load_2d(sa + A_STAGE_BYTES + b * B_BOX_BYTES, map_b, kt * BK,
-                                                tile.n * BN + b * kTmaBoxB, full_s);
-                            }
+                        for (int b = 0; b < B_BOXES; ++b) {
+                            if constexpr (B_KN)   // columns n .. n + 63 of k rows kt * BK ...
+                                tma_load_2d(sa + A_STAGE_BYTES + b * B_BOX_BYTES, map_b, tile.n * BN + b * 64, kt * BK,
+                                            full_s);
+                            else                  // rows n ... of k columns kt * BK ...
+                                tma_load_2d(sa + A_STAGE_BYTES + b * B_BOX_BYTES, map_b, kt * BK,
+                                            tile.n * BN + b * kTmaBoxB, full_s);
                         }
                     }
                 }
@@ -834,7 +778,7 @@ struct GemmSm90 {
                         wgmma_tile<DT_AB, WG_COLS, B_KN>(acc[mb], desc_a + 512 * mb + 2 * kk, desc_b + B_K16_UNITS * kk);
                 wgmma_commit();
                 wgmma_wait_one();
-                if (kt > 0 && (ttid & 127) == 0) release_stage(empty_addr + 8 * released, tiles.rank);
+                if (kt > 0 && (ttid & 127) == 0) mbar_arrive(empty_addr + 8 * released);
                 released = at.stage;
                 if (STAGED && release_pending) release(in);
                 // a_norm: this stage's squares while the tensor cores work on it, after the
@@ -850,7 +794,7 @@ struct GemmSm90 {
             if constexpr (kANorm) fusegen_sm80::a_norm_scale(acc, sq, p.k, Epi::kANormEps);
             if (unit_kt == 0) pass_turn();
             // The tile's last stage: the producer may refill it with the next tile's operands.
-            if (unit_kt > 0 && (ttid & 127) == 0) release_stage(empty_addr + 8 * released, tiles.rank);
+            if (unit_kt > 0 && (ttid & 127) == 0) mbar_arrive(empty_addr + 8 * released);
             if (STAGED && release_pending) release(in);   // K == 0: no mainloop to overlap
 
             if constexpr (STAGED) {

@@ -17,9 +17,15 @@ A FILE ending in .log is a fusegen-bench --all-variants log instead: its plain G
 GEMM alone" lines, the selected kernel first, every other eligible one after it; a FAIL line
 counts as a failed check) are judged the same way, the problem's name getting " (plain)".
 
+A FILE ending in .json is a tuning file (fusegen-tune) instead, judged with --model only: for
+each entry the model's first variant against the entry's measured winner and runner-up (the
+file's device's SM count; --sms is ignored), counted as the winner (ratio 1), the runner-up
+(runner_up_ms / winner_ms) or another variant (not timed there, so no ratio).
+
 A problem whose selected variant failed its check, or that has no selected row, is reported and
 makes the exit status 1. Exit status: 0, 1 (a problem could not be judged), 2 (bad input).
 """
+import json
 import csv
 import math
 import re
@@ -68,6 +74,43 @@ def plain_rows(f):
                          "fusegen_ms": ms or "nan", "check": "ok" if ms else "FAIL"})
             first = False
     return rows
+
+
+def judge_tuning(path, tool):
+    """The model's first variant against a tuning file's winners and runners-up."""
+    try:
+        with open(path) as f:
+            t = json.load(f)
+        sms, entries = int(t["device"]["sms"]), t["entries"]
+    except (OSError, ValueError, KeyError, TypeError) as e:
+        print(f"select_vs_best: {path}: not a tuning file ({e})", file=sys.stderr)
+        return None
+    print(f"{path}")
+    winner = runner_up = other = unknown = 0
+    ratios = []
+    for e in entries:
+        key = ("tuning", "", str(e["m_bucket"]), str(e["n"]), str(e["k"]), str(e.get("n2", 0)))
+        order = model_order(tool, sms, key, e["spec_kernel"])
+        first = order[0] if order else None
+        if first is None:   # a spec kernel the tool's library does not have
+            unknown += 1
+        elif first == e["winner"]:
+            winner += 1
+            ratios.append(1.0)
+        elif first is not None and first == e.get("runner_up"):
+            runner_up += 1
+            ratios.append(float(e["runner_up_ms"]) / float(e["winner_ms"]))
+        else:
+            other += 1
+    n = winner + runner_up + other
+    if not n:
+        print(f"select_vs_best: {path}: no entry of a spec kernel the model's library has", file=sys.stderr)
+        return 1
+    geo = math.exp(sum(math.log(x) for x in ratios) / len(ratios))
+    print(f"  model's first: the winner on {winner} of {n} entries, the runner-up on {runner_up} "
+          f"(model/best over those: geometric mean {geo:.3f}, max {max(ratios):.3f}), another variant on "
+          f"{other}" + (f"; {unknown} entries of spec kernels not in the model's library" if unknown else ""))
+    return 0
 
 
 def judge(path, tool=None, sms=132):
@@ -126,7 +169,10 @@ def main():
         args = args[2:]
     status = 0
     for path in args:
-        bad = judge(path, tool, sms)
+        if path.endswith(".json") and not tool:
+            print(f"select_vs_best: {path}: a tuning file needs --model", file=sys.stderr)
+            return 2
+        bad = judge_tuning(path, tool) if path.endswith(".json") else judge(path, tool, sms)
         if bad is None:
             return 2
         if bad:

@@ -46,6 +46,16 @@ echo "$out"
 check "--model: exit 0" '[ $rc -eq 0 ]'
 check "--model: the model's first timed variant" 'echo "$out" | grep -Eq "first .*selected/best 1\.000 of 2 variants$"'
 check "--model: ... even where it is slower" 'echo "$out" | grep -Eq "second .*selected/best 1\.100 of 2 variants"'
+# a tuning file (--model only): the model's first against each entry's winner and runner-up; the
+# stand-in's first for ln is ln_sm90a_untimed at every size: the winner once (1.000), the
+# runner-up once (0.025 / 0.020 = 1.250), another variant once; a spec kernel it lacks apart
+out=$("$py" "$tool" --model "$tmp/order" "$src/tests/cli/select/tuning.json")
+rc=$?
+echo "$out"
+check "a tuning file: exit 0" '[ $rc -eq 0 ]'
+check "a tuning file: winner, runner-up, other, ratios" 'echo "$out" | grep -q "the winner on 1 of 3 entries, the runner-up on 1 (model/best over those: geometric mean 1.118, max 1.250), another variant on 1; 1 entries of spec kernels not in"'
+"$py" "$tool" "$src/tests/cli/select/tuning.json" >/dev/null 2>&1
+check "a tuning file without --model: exit 2" '[ $? -eq 2 ]'
 # a log: its plain GEMMs, the first of a problem the selected one; a FAIL line is a failed check
 out=$("$py" "$tool" "$src/tests/cli/select/all-variants.log")
 rc=$?

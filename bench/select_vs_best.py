@@ -25,8 +25,8 @@ file's device's SM count; --sms is ignored), counted as the winner (ratio 1), th
 A problem whose selected variant failed its check, or that has no selected row, is reported and
 makes the exit status 1. Exit status: 0, 1 (a problem could not be judged), 2 (bad input).
 """
-import json
 import csv
+import json
 import math
 import re
 import subprocess
@@ -97,7 +97,7 @@ def judge_tuning(path, tool):
         elif first == e["winner"]:
             winner += 1
             ratios.append(1.0)
-        elif first is not None and first == e.get("runner_up"):
+        elif first == e.get("runner_up"):
             runner_up += 1
             ratios.append(float(e["runner_up_ms"]) / float(e["winner_ms"]))
         else:

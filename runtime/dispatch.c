@@ -201,6 +201,7 @@ int fg_dispatch_better(const fusegen_kernel *a, const fusegen_kernel *b, const f
     const fg_dispatch_model *ma = fg_dispatch_model_of(a), *mb = fg_dispatch_model_of(b);
     int class_a = fg_dispatch__class(a, ma, p, sms), class_b = fg_dispatch__class(b, mb, p, sms);
     long long ca, cb;
+    int fills_a, fills_b;
     if (class_a != class_b)
         return class_a > class_b;
     if (a->split_k && b->split_k) {
@@ -217,7 +218,9 @@ int fg_dispatch_better(const fusegen_kernel *a, const fusegen_kernel *b, const f
         return ma->family_rank > mb->family_rank;
     if (a->rank != b->rank)
         return a->rank > b->rank;
-    if (fg_dispatch__gemm2_fills(a, ma, p, sms) != fg_dispatch__gemm2_fills(b, mb, p, sms))
-        return fg_dispatch__gemm2_fills(a, ma, p, sms) > fg_dispatch__gemm2_fills(b, mb, p, sms);
+    fills_a = fg_dispatch__gemm2_fills(a, ma, p, sms);
+    fills_b = fg_dispatch__gemm2_fills(b, mb, p, sms);
+    if (fills_a != fills_b)
+        return fills_a > fills_b;
     return fg_dispatch__gemm2_pingpong_first(a, ma, p) > fg_dispatch__gemm2_pingpong_first(b, mb, p);
 }

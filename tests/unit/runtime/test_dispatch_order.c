@@ -5,7 +5,7 @@
  * committed file; a change of the heuristic that changes any order shows as a diff of that file.
  *
  *   fusegen_test_dispatch_order EXPECTED            compare (exit 1 and the first differences),
- *                                                   then check the off-sector rule
+ *                                                   then check the off-sector and GEMM2 fill rules
  *   fusegen_test_dispatch_order EXPECTED --write    rewrite EXPECTED (review the diff)
  *   fusegen_test_dispatch_order --memo              fusegen_select's memory of its last answer
  *   fusegen_test_dispatch_order --show SMS M N K [N2]
@@ -162,13 +162,25 @@ static int memo_check(const fusegen_library *lib)
 #undef MEMO_CHECK
 }
 
+/* The model's first kernel for p on a device of sms SMs, or NULL (reported) when none is eligible. */
+static const fusegen_kernel *first_choice(const fusegen_library *lib, const fusegen_problem *p, int sms, const char *what)
+{
+    const fusegen_kernel *out[256];
+    size_t found = 0;
+    if (fusegen__query_sms(lib, p, out, COUNT(out), &found, sms) != FUSEGEN_OK || found == 0) {
+        fprintf(stderr, "%s: M = %lld, K = %lld: nothing eligible\n", what, (long long)p->m, (long long)p->k);
+        return NULL;
+    }
+    return out[0];
+}
+
 /* The off-sector rule (dispatch.c, key 3): 5000 x 1000 x K on 132 SMs, plain GEMM. At K = 3008
  * (rows of 6016 bytes) the area rates put a 64-row tile first (3 waves of 64x256 against 2 of
  * 128x256); at K = 3000 (6000 bytes, 16 off a sector) the rows fetched decide: 128x256, the
  * fastest there of every variant measured (decisions.md, "Unaligned rows"). */
 static int offsector_check(const fusegen_library *lib)
 {
-    const fusegen_kernel *proj = NULL, *out[256];
+    const fusegen_kernel *proj = NULL;
     int failures = 0;
     for (size_t s = 0; s < lib->n_kernels && !proj; s++)
         if (strcmp(lib->kernels[s].spec_kernel, "proj") == 0) proj = &lib->kernels[s];
@@ -178,15 +190,14 @@ static int offsector_check(const fusegen_library *lib)
     }
     for (int aligned = 0; aligned < 2; aligned++) {
         fusegen_problem p = problem_of(proj, 5000, 1000, aligned ? 3008 : 3000, 0, 90);
-        size_t found = 0;
-        if (fusegen__query_sms(lib, &p, out, COUNT(out), &found, 132) != FUSEGEN_OK || found == 0) {
-            fprintf(stderr, "offsector: K = %lld: nothing eligible\n", (long long)p.k);
+        const fusegen_kernel *first = first_choice(lib, &p, 132, "offsector");
+        if (!first) {
             failures++;
             continue;
         }
-        int tile_128x256 = out[0]->family == FUSEGEN_FAMILY_HOPPER && out[0]->tile_m == 128 && out[0]->tile_n == 256;
+        int tile_128x256 = first->family == FUSEGEN_FAMILY_HOPPER && first->tile_m == 128 && first->tile_n == 256;
         if (tile_128x256 == aligned) {
-            fprintf(stderr, "offsector: K = %lld: first %s\n", (long long)p.k, out[0]->name);
+            fprintf(stderr, "offsector: K = %lld: first %s\n", (long long)p.k, first->name);
             failures++;
         }
     }
@@ -200,7 +211,7 @@ static int offsector_check(const fusegen_library *lib)
  * tiles"); a prefill-sized one (M 16384, N 768, N2 3072) keeps the 128-row GEMM2 tiles. */
 static int gemm2_fill_check(const fusegen_library *lib)
 {
-    const fusegen_kernel *chain = NULL, *out[256];
+    const fusegen_kernel *chain = NULL;
     int failures = 0;
     for (size_t s = 0; s < lib->n_kernels && !chain; s++)
         if (lib->kernels[s].chain) chain = &lib->kernels[s];
@@ -211,16 +222,14 @@ static int gemm2_fill_check(const fusegen_library *lib)
     for (int decode = 0; decode < 2; decode++) {
         fusegen_problem p =
             decode ? problem_of(chain, 64, 2048, 2048, 8192, 90) : problem_of(chain, 16384, 768, 768, 3072, 90);
-        size_t found = 0;
-        if (fusegen__query_sms(lib, &p, out, COUNT(out), &found, 132) != FUSEGEN_OK || found == 0) {
-            fprintf(stderr, "gemm2 fill: M = %lld: nothing eligible\n", (long long)p.m);
+        const fusegen_kernel *first = first_choice(lib, &p, 132, "gemm2 fill");
+        if (!first) {
             failures++;
             continue;
         }
-        const int64_t tiles2 =
-            (p.m + out[0]->tile2_m - 1) / out[0]->tile2_m * ((p.n2 + out[0]->tile2_n - 1) / out[0]->tile2_n);
-        if (decode ? 2 * tiles2 <= 132 : out[0]->tile2_m != 128) {
-            fprintf(stderr, "gemm2 fill: M = %lld: first %s\n", (long long)p.m, out[0]->name);
+        const int64_t tiles2 = (p.m + first->tile2_m - 1) / first->tile2_m * ((p.n2 + first->tile2_n - 1) / first->tile2_n);
+        if (decode ? 2 * tiles2 <= 132 : first->tile2_m != 128) {
+            fprintf(stderr, "gemm2 fill: M = %lld: first %s\n", (long long)p.m, first->name);
             failures++;
         }
     }

@@ -121,10 +121,12 @@ size_t fg_arch_sm90_smem_bytes(long m, long n, long stages, bool pingpong, int c
            buffers * ((size_t)m * 4u * warps_n + exchange) + staged_inputs + 1024u;
 }
 
-size_t fg_arch_sm90_staged_inputs_bytes(long m, long n, int out_bytes, bool tile, bool bias, bool pingpong)
+size_t fg_arch_sm90_staged_inputs_bytes(long m, long n, int out_bytes, bool tile, bool bias, bool pingpong,
+                                        int ring_blocks)
 {
     /* a buffer's tile (residual in, outputs out; TMA boxes with the 128-byte swizzle, no
-     * padding) and bias (one row) */
+     * padding), or ring_blocks of its column blocks, and bias (one row) */
     size_t row = (size_t)n * (size_t)out_bytes;
-    return (size_t)fg_arch_sm90_epilogue_buffers(pingpong) * ((tile ? (size_t)m * row : 0u) + (bias ? row : 0u));
+    size_t tile_row = ring_blocks > 0 ? (size_t)ring_blocks * (size_t)fg_arch_sm90_epilogue_row_bytes(n, out_bytes) : row;
+    return (size_t)fg_arch_sm90_epilogue_buffers(pingpong) * ((tile ? (size_t)m * tile_row : 0u) + (bias ? row : 0u));
 }

@@ -54,7 +54,9 @@ bool fg_arch_sm90_builds(long m, long n, long k, long stages, bool pingpong);
  * variant's clusters (its exchange slots hold a row partial of each), 0 for other variants. */
 size_t fg_arch_sm90_smem_bytes(long m, long n, long stages, bool pingpong, int cluster_ranks, size_t staged_inputs);
 /* Bytes a Hopper CTA stages in shared memory for its epilogues: the tile buffers (residual in,
- * outputs out) and the biases. */
-size_t fg_arch_sm90_staged_inputs_bytes(long m, long n, int out_bytes, bool tile, bool bias, bool pingpong);
+ * outputs out; ring_blocks > 0: that many of the tile's column blocks, a ring that the outputs
+ * go out through block by block) and the biases. */
+size_t fg_arch_sm90_staged_inputs_bytes(long m, long n, int out_bytes, bool tile, bool bias, bool pingpong,
+                                        int ring_blocks);
 
 #endif

@@ -306,6 +306,7 @@ static void emit__gemm_scope(emit_ctx *c, fg_tmpl_scope *s, int index, const fg_
     fg_tmpl_set(s, "stage_bias", g->stage_bias ? "true" : "false");
     fg_tmpl_setf(s, "staged_store_slot", "%d", g->staged_store_slot);
     fg_tmpl_set(s, "stage_out", g->stage_out ? "true" : "false");
+    fg_tmpl_setf(s, "stage_ring", "%d", g->stage_ring);
     /* The 1: one CTA per SM is enough, so ptxas may use every register (the widest portable
      * tiles hold 128 accumulators; Hopper warpgroups then trade registers with setmaxnreg). */
     fg_tmpl_setf(s, "launch_bounds", "%d, 1", g->threads);

@@ -90,13 +90,28 @@ static void plan__sm90_staging(fg_plan_gemm *pg, const fg_tile *t, fg_dtype out,
 
     size_t base = pg->smem_bytes;
     const bool tile = residual || store_slot >= 0 || out_through;
+    const int out_bytes = out == FG_DTYPE_F32 ? 4 : 2;
     /* The staged bias shares the tile buffer's copy and handshake (the template asserts
      * "staging needs the tile buffer"): with nothing for the tile buffer to do (a split kernel
      * with f16 out, no residual and no store before its norm), nothing is staged and the
      * epilogue reads the bias from global memory, as where the staging does not fit. */
-    size_t staged = tile ? fg_arch_sm90_staged_inputs_bytes(t->m, t->n, out == FG_DTYPE_F32 ? 4 : 2, tile, bias,
-                                                             pg->pingpong)
-                         : 0;
+    size_t staged = tile ? fg_arch_sm90_staged_inputs_bytes(t->m, t->n, out_bytes, tile, bias, pg->pingpong, 0) : 0;
+    /* Where the whole tile does not fit beside the stages (128x256 with 4), a kernel whose
+     * buffer only carries out (no norm, no residual, no store op) keeps a ring of two column
+     * blocks: the epilogue writes and sends out one block while the copy of the one before
+     * reads the other (a warp's direct stores cover 8 rows x 16 bytes; docs/decisions.md, v95).
+     * Tiles whose warps split the columns keep their whole buffer (a warp's blocks would depend
+     * on its column). */
+    const int ring = 2;
+    if (staged > 0 && base + staged > fg_arch_smem_limit(FG_ARCH_SM90A) && out_through && !residual &&
+        store_slot < 0 && pg->norm == FG_NORM_NONE && !fg_arch_sm90_col_split(t->m, pg->pingpong) &&
+        t->n * out_bytes / fg_arch_sm90_epilogue_row_bytes(t->n, out_bytes) > ring) {
+        size_t ringed = fg_arch_sm90_staged_inputs_bytes(t->m, t->n, out_bytes, tile, bias, pg->pingpong, ring);
+        if (base + ringed <= fg_arch_smem_limit(FG_ARCH_SM90A)) {
+            staged = ringed;
+            pg->stage_ring = ring;
+        }
+    }
     if (staged > 0 && base + staged <= fg_arch_smem_limit(FG_ARCH_SM90A)) {
         pg->stage_tile = tile;
         pg->stage_residual = residual;
@@ -122,6 +137,7 @@ static void plan__sm90_partial(fg_plan_gemm *pg, const fg_tile *t)
 {
     pg->stage_tile = pg->stage_residual = pg->stage_bias = pg->stage_out = false;
     pg->staged_store_slot = -1;
+    pg->stage_ring = 0;
     pg->cluster_ranks = 0;
     pg->smem_bytes = fg_arch_sm90_smem_bytes(t->m, t->n, t->stages, pg->pingpong, 0, 0);
 }

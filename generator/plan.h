@@ -38,6 +38,9 @@ typedef struct fg_plan_gemm {
     bool stage_tile, stage_residual, stage_bias;
     int staged_store_slot;              /* the store op written through the tile buffer, or -1 */
     bool stage_out;                     /* out (split: the pre-norm values) through the tile buffer */
+    int stage_ring;                     /* > 0: the tile buffer holds that many of the tile's column
+                                           blocks, a ring the outputs go out through block by block
+                                           (out alone staged); 0: the whole tile */
     int prenorm_store_slot;             /* split, bf16 out, not a chain: the store op that is the last
                                            op before the norm (it holds the norm's input), whose
                                            output the normalize kernel reads where its precision

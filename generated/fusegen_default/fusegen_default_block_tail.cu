@@ -43,11 +43,13 @@ struct Epilogue1 {
 };
 // GEMM1's epilogue staging in shared memory, as planned: whether the tile buffer exists,
 // whether it holds the residual, whether the bias is staged, the store op written through the
-// buffer (-1: none), and whether out (split: the pre-norm values) goes through it.
+// buffer (-1: none), whether out (split: the pre-norm values) goes through it, and the column
+// blocks the buffer holds when fewer than the tile's (0: all).
 struct Staging1 {
     static constexpr bool kTile = true, kResidual = true, kBias = true;
     static constexpr int kStoreSlot = -1;
     static constexpr bool kOut = true;
+    static constexpr int kRing = 0;
 };
 using Gemm1 = fusegen_sm90::GemmSm90<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF16, 128, 128, 3, false,
                                        fusegen_sm80::NORM_LAYERNORM, fusegen_sm80::STRATEGY_ROW, Epilogue1, Staging1>;
@@ -87,11 +89,13 @@ struct Epilogue2 {
 };
 // GEMM2's epilogue staging in shared memory, as planned: whether the tile buffer exists,
 // whether it holds the residual, whether the bias is staged, the store op written through the
-// buffer (-1: none), and whether out (split: the pre-norm values) goes through it.
+// buffer (-1: none), whether out (split: the pre-norm values) goes through it, and the column
+// blocks the buffer holds when fewer than the tile's (0: all).
 struct Staging2 {
     static constexpr bool kTile = true, kResidual = false, kBias = true;
     static constexpr int kStoreSlot = -1;
     static constexpr bool kOut = true;
+    static constexpr int kRing = 0;
 };
 using Gemm2 = fusegen_sm90::GemmSm90<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF16, 128, 256, 3, false,
                                        fusegen_sm80::NORM_NONE, fusegen_sm80::STRATEGY_NONE, Epilogue2, Staging2>;
@@ -153,11 +157,13 @@ struct Epilogue1 {
 };
 // GEMM1's epilogue staging in shared memory, as planned: whether the tile buffer exists,
 // whether it holds the residual, whether the bias is staged, the store op written through the
-// buffer (-1: none), and whether out (split: the pre-norm values) goes through it.
+// buffer (-1: none), whether out (split: the pre-norm values) goes through it, and the column
+// blocks the buffer holds when fewer than the tile's (0: all).
 struct Staging1 {
     static constexpr bool kTile = true, kResidual = true, kBias = true;
     static constexpr int kStoreSlot = -1;
     static constexpr bool kOut = true;
+    static constexpr int kRing = 0;
 };
 using Gemm1 = fusegen_sm90::GemmSm90<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF16, 128, 128, 3, false,
                                        fusegen_sm80::NORM_LAYERNORM, fusegen_sm80::STRATEGY_CLUSTER, Epilogue1, Staging1>;
@@ -197,11 +203,13 @@ struct Epilogue2 {
 };
 // GEMM2's epilogue staging in shared memory, as planned: whether the tile buffer exists,
 // whether it holds the residual, whether the bias is staged, the store op written through the
-// buffer (-1: none), and whether out (split: the pre-norm values) goes through it.
+// buffer (-1: none), whether out (split: the pre-norm values) goes through it, and the column
+// blocks the buffer holds when fewer than the tile's (0: all).
 struct Staging2 {
     static constexpr bool kTile = true, kResidual = false, kBias = true;
     static constexpr int kStoreSlot = -1;
     static constexpr bool kOut = true;
+    static constexpr int kRing = 0;
 };
 using Gemm2 = fusegen_sm90::GemmSm90<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF16, 128, 256, 3, false,
                                        fusegen_sm80::NORM_NONE, fusegen_sm80::STRATEGY_NONE, Epilogue2, Staging2>;
@@ -263,11 +271,13 @@ struct Epilogue1 {
 };
 // GEMM1's epilogue staging in shared memory, as planned: whether the tile buffer exists,
 // whether it holds the residual, whether the bias is staged, the store op written through the
-// buffer (-1: none), and whether out (split: the pre-norm values) goes through it.
+// buffer (-1: none), whether out (split: the pre-norm values) goes through it, and the column
+// blocks the buffer holds when fewer than the tile's (0: all).
 struct Staging1 {
     static constexpr bool kTile = true, kResidual = true, kBias = true;
     static constexpr int kStoreSlot = -1;
     static constexpr bool kOut = true;
+    static constexpr int kRing = 0;
 };
 using Gemm1 = fusegen_sm90::GemmSm90<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF16, 128, 128, 3, false,
                                        fusegen_sm80::NORM_LAYERNORM, fusegen_sm80::STRATEGY_SPLIT, Epilogue1, Staging1>;
@@ -307,11 +317,13 @@ struct Epilogue2 {
 };
 // GEMM2's epilogue staging in shared memory, as planned: whether the tile buffer exists,
 // whether it holds the residual, whether the bias is staged, the store op written through the
-// buffer (-1: none), and whether out (split: the pre-norm values) goes through it.
+// buffer (-1: none), whether out (split: the pre-norm values) goes through it, and the column
+// blocks the buffer holds when fewer than the tile's (0: all).
 struct Staging2 {
     static constexpr bool kTile = true, kResidual = false, kBias = true;
     static constexpr int kStoreSlot = -1;
     static constexpr bool kOut = true;
+    static constexpr int kRing = 0;
 };
 using Gemm2 = fusegen_sm90::GemmSm90<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF16, 128, 256, 3, false,
                                        fusegen_sm80::NORM_NONE, fusegen_sm80::STRATEGY_NONE, Epilogue2, Staging2>;
@@ -378,11 +390,13 @@ struct Epilogue1 {
 };
 // GEMM1's epilogue staging in shared memory, as planned: whether the tile buffer exists,
 // whether it holds the residual, whether the bias is staged, the store op written through the
-// buffer (-1: none), and whether out (split: the pre-norm values) goes through it.
+// buffer (-1: none), whether out (split: the pre-norm values) goes through it, and the column
+// blocks the buffer holds when fewer than the tile's (0: all).
 struct Staging1 {
     static constexpr bool kTile = false, kResidual = false, kBias = false;
     static constexpr int kStoreSlot = -1;
     static constexpr bool kOut = false;
+    static constexpr int kRing = 0;
 };
 // Split K: the partial kernel's sums reduced row by row, with the epilogue above.
 using Reduce1 = fusegen_sm80::SplitKReduce<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF16, fusegen_sm80::NORM_LAYERNORM, Epilogue1>;
@@ -424,11 +438,13 @@ struct Epilogue2 {
 };
 // GEMM2's epilogue staging in shared memory, as planned: whether the tile buffer exists,
 // whether it holds the residual, whether the bias is staged, the store op written through the
-// buffer (-1: none), and whether out (split: the pre-norm values) goes through it.
+// buffer (-1: none), whether out (split: the pre-norm values) goes through it, and the column
+// blocks the buffer holds when fewer than the tile's (0: all).
 struct Staging2 {
     static constexpr bool kTile = false, kResidual = false, kBias = false;
     static constexpr int kStoreSlot = -1;
     static constexpr bool kOut = false;
+    static constexpr int kRing = 0;
 };
 // Split K: the partial kernel's sums reduced row by row, with the epilogue above.
 using Reduce2 = fusegen_sm80::SplitKReduce<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF16, fusegen_sm80::NORM_NONE, Epilogue2>;
@@ -502,11 +518,13 @@ struct Epilogue1 {
 };
 // GEMM1's epilogue staging in shared memory, as planned: whether the tile buffer exists,
 // whether it holds the residual, whether the bias is staged, the store op written through the
-// buffer (-1: none), and whether out (split: the pre-norm values) goes through it.
+// buffer (-1: none), whether out (split: the pre-norm values) goes through it, and the column
+// blocks the buffer holds when fewer than the tile's (0: all).
 struct Staging1 {
     static constexpr bool kTile = true, kResidual = true, kBias = true;
     static constexpr int kStoreSlot = -1;
     static constexpr bool kOut = true;
+    static constexpr int kRing = 0;
 };
 using Gemm1 = fusegen_sm90::GemmSm90<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF16, 128, 128, 3, false,
                                        fusegen_sm80::NORM_LAYERNORM, fusegen_sm80::STRATEGY_ROW, Epilogue1, Staging1>;
@@ -546,11 +564,13 @@ struct Epilogue2 {
 };
 // GEMM2's epilogue staging in shared memory, as planned: whether the tile buffer exists,
 // whether it holds the residual, whether the bias is staged, the store op written through the
-// buffer (-1: none), and whether out (split: the pre-norm values) goes through it.
+// buffer (-1: none), whether out (split: the pre-norm values) goes through it, and the column
+// blocks the buffer holds when fewer than the tile's (0: all).
 struct Staging2 {
     static constexpr bool kTile = true, kResidual = false, kBias = true;
     static constexpr int kStoreSlot = -1;
     static constexpr bool kOut = true;
+    static constexpr int kRing = 0;
 };
 using Gemm2 = fusegen_sm90::GemmSm90<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF16, 128, 128, 5, true,
                                        fusegen_sm80::NORM_NONE, fusegen_sm80::STRATEGY_NONE, Epilogue2, Staging2>;
@@ -612,11 +632,13 @@ struct Epilogue1 {
 };
 // GEMM1's epilogue staging in shared memory, as planned: whether the tile buffer exists,
 // whether it holds the residual, whether the bias is staged, the store op written through the
-// buffer (-1: none), and whether out (split: the pre-norm values) goes through it.
+// buffer (-1: none), whether out (split: the pre-norm values) goes through it, and the column
+// blocks the buffer holds when fewer than the tile's (0: all).
 struct Staging1 {
     static constexpr bool kTile = true, kResidual = true, kBias = true;
     static constexpr int kStoreSlot = -1;
     static constexpr bool kOut = true;
+    static constexpr int kRing = 0;
 };
 using Gemm1 = fusegen_sm90::GemmSm90<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF16, 128, 128, 3, false,
                                        fusegen_sm80::NORM_LAYERNORM, fusegen_sm80::STRATEGY_CLUSTER, Epilogue1, Staging1>;
@@ -656,11 +678,13 @@ struct Epilogue2 {
 };
 // GEMM2's epilogue staging in shared memory, as planned: whether the tile buffer exists,
 // whether it holds the residual, whether the bias is staged, the store op written through the
-// buffer (-1: none), and whether out (split: the pre-norm values) goes through it.
+// buffer (-1: none), whether out (split: the pre-norm values) goes through it, and the column
+// blocks the buffer holds when fewer than the tile's (0: all).
 struct Staging2 {
     static constexpr bool kTile = true, kResidual = false, kBias = true;
     static constexpr int kStoreSlot = -1;
     static constexpr bool kOut = true;
+    static constexpr int kRing = 0;
 };
 using Gemm2 = fusegen_sm90::GemmSm90<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF16, 128, 128, 5, true,
                                        fusegen_sm80::NORM_NONE, fusegen_sm80::STRATEGY_NONE, Epilogue2, Staging2>;
@@ -722,11 +746,13 @@ struct Epilogue1 {
 };
 // GEMM1's epilogue staging in shared memory, as planned: whether the tile buffer exists,
 // whether it holds the residual, whether the bias is staged, the store op written through the
-// buffer (-1: none), and whether out (split: the pre-norm values) goes through it.
+// buffer (-1: none), whether out (split: the pre-norm values) goes through it, and the column
+// blocks the buffer holds when fewer than the tile's (0: all).
 struct Staging1 {
     static constexpr bool kTile = true, kResidual = true, kBias = true;
     static constexpr int kStoreSlot = -1;
     static constexpr bool kOut = true;
+    static constexpr int kRing = 0;
 };
 using Gemm1 = fusegen_sm90::GemmSm90<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF16, 128, 128, 3, false,
                                        fusegen_sm80::NORM_LAYERNORM, fusegen_sm80::STRATEGY_SPLIT, Epilogue1, Staging1>;
@@ -766,11 +792,13 @@ struct Epilogue2 {
 };
 // GEMM2's epilogue staging in shared memory, as planned: whether the tile buffer exists,
 // whether it holds the residual, whether the bias is staged, the store op written through the
-// buffer (-1: none), and whether out (split: the pre-norm values) goes through it.
+// buffer (-1: none), whether out (split: the pre-norm values) goes through it, and the column
+// blocks the buffer holds when fewer than the tile's (0: all).
 struct Staging2 {
     static constexpr bool kTile = true, kResidual = false, kBias = true;
     static constexpr int kStoreSlot = -1;
     static constexpr bool kOut = true;
+    static constexpr int kRing = 0;
 };
 using Gemm2 = fusegen_sm90::GemmSm90<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF16, 128, 128, 5, true,
                                        fusegen_sm80::NORM_NONE, fusegen_sm80::STRATEGY_NONE, Epilogue2, Staging2>;
@@ -837,11 +865,13 @@ struct Epilogue1 {
 };
 // GEMM1's epilogue staging in shared memory, as planned: whether the tile buffer exists,
 // whether it holds the residual, whether the bias is staged, the store op written through the
-// buffer (-1: none), and whether out (split: the pre-norm values) goes through it.
+// buffer (-1: none), whether out (split: the pre-norm values) goes through it, and the column
+// blocks the buffer holds when fewer than the tile's (0: all).
 struct Staging1 {
     static constexpr bool kTile = true, kResidual = true, kBias = true;
     static constexpr int kStoreSlot = -1;
     static constexpr bool kOut = true;
+    static constexpr int kRing = 0;
 };
 using Gemm1 = fusegen_sm90::GemmSm90<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF16, 128, 128, 3, false,
                                        fusegen_sm80::NORM_LAYERNORM, fusegen_sm80::STRATEGY_ROW, Epilogue1, Staging1>;
@@ -881,11 +911,13 @@ struct Epilogue2 {
 };
 // GEMM2's epilogue staging in shared memory, as planned: whether the tile buffer exists,
 // whether it holds the residual, whether the bias is staged, the store op written through the
-// buffer (-1: none), and whether out (split: the pre-norm values) goes through it.
+// buffer (-1: none), whether out (split: the pre-norm values) goes through it, and the column
+// blocks the buffer holds when fewer than the tile's (0: all).
 struct Staging2 {
     static constexpr bool kTile = true, kResidual = false, kBias = true;
     static constexpr int kStoreSlot = -1;
     static constexpr bool kOut = true;
+    static constexpr int kRing = 0;
 };
 using Gemm2 = fusegen_sm90::GemmSm90<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF16, 64, 64, 12, true,
                                        fusegen_sm80::NORM_NONE, fusegen_sm80::STRATEGY_NONE, Epilogue2, Staging2>;
@@ -947,11 +979,13 @@ struct Epilogue1 {
 };
 // GEMM1's epilogue staging in shared memory, as planned: whether the tile buffer exists,
 // whether it holds the residual, whether the bias is staged, the store op written through the
-// buffer (-1: none), and whether out (split: the pre-norm values) goes through it.
+// buffer (-1: none), whether out (split: the pre-norm values) goes through it, and the column
+// blocks the buffer holds when fewer than the tile's (0: all).
 struct Staging1 {
     static constexpr bool kTile = true, kResidual = true, kBias = true;
     static constexpr int kStoreSlot = -1;
     static constexpr bool kOut = true;
+    static constexpr int kRing = 0;
 };
 using Gemm1 = fusegen_sm90::GemmSm90<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF16, 128, 128, 3, false,
                                        fusegen_sm80::NORM_LAYERNORM, fusegen_sm80::STRATEGY_CLUSTER, Epilogue1, Staging1>;
@@ -991,11 +1025,13 @@ struct Epilogue2 {
 };
 // GEMM2's epilogue staging in shared memory, as planned: whether the tile buffer exists,
 // whether it holds the residual, whether the bias is staged, the store op written through the
-// buffer (-1: none), and whether out (split: the pre-norm values) goes through it.
+// buffer (-1: none), whether out (split: the pre-norm values) goes through it, and the column
+// blocks the buffer holds when fewer than the tile's (0: all).
 struct Staging2 {
     static constexpr bool kTile = true, kResidual = false, kBias = true;
     static constexpr int kStoreSlot = -1;
     static constexpr bool kOut = true;
+    static constexpr int kRing = 0;
 };
 using Gemm2 = fusegen_sm90::GemmSm90<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF16, 64, 64, 12, true,
                                        fusegen_sm80::NORM_NONE, fusegen_sm80::STRATEGY_NONE, Epilogue2, Staging2>;
@@ -1057,11 +1093,13 @@ struct Epilogue1 {
 };
 // GEMM1's epilogue staging in shared memory, as planned: whether the tile buffer exists,
 // whether it holds the residual, whether the bias is staged, the store op written through the
-// buffer (-1: none), and whether out (split: the pre-norm values) goes through it.
+// buffer (-1: none), whether out (split: the pre-norm values) goes through it, and the column
+// blocks the buffer holds when fewer than the tile's (0: all).
 struct Staging1 {
     static constexpr bool kTile = true, kResidual = true, kBias = true;
     static constexpr int kStoreSlot = -1;
     static constexpr bool kOut = true;
+    static constexpr int kRing = 0;
 };
 using Gemm1 = fusegen_sm90::GemmSm90<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF16, 128, 128, 3, false,
                                        fusegen_sm80::NORM_LAYERNORM, fusegen_sm80::STRATEGY_SPLIT, Epilogue1, Staging1>;
@@ -1101,11 +1139,13 @@ struct Epilogue2 {
 };
 // GEMM2's epilogue staging in shared memory, as planned: whether the tile buffer exists,
 // whether it holds the residual, whether the bias is staged, the store op written through the
-// buffer (-1: none), and whether out (split: the pre-norm values) goes through it.
+// buffer (-1: none), whether out (split: the pre-norm values) goes through it, and the column
+// blocks the buffer holds when fewer than the tile's (0: all).
 struct Staging2 {
     static constexpr bool kTile = true, kResidual = false, kBias = true;
     static constexpr int kStoreSlot = -1;
     static constexpr bool kOut = true;
+    static constexpr int kRing = 0;
 };
 using Gemm2 = fusegen_sm90::GemmSm90<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF16, 64, 64, 12, true,
                                        fusegen_sm80::NORM_NONE, fusegen_sm80::STRATEGY_NONE, Epilogue2, Staging2>;
@@ -1172,11 +1212,13 @@ struct Epilogue1 {
 };
 // GEMM1's epilogue staging in shared memory, as planned: whether the tile buffer exists,
 // whether it holds the residual, whether the bias is staged, the store op written through the
-// buffer (-1: none), and whether out (split: the pre-norm values) goes through it.
+// buffer (-1: none), whether out (split: the pre-norm values) goes through it, and the column
+// blocks the buffer holds when fewer than the tile's (0: all).
 struct Staging1 {
     static constexpr bool kTile = false, kResidual = false, kBias = false;
     static constexpr int kStoreSlot = -1;
     static constexpr bool kOut = false;
+    static constexpr int kRing = 0;
 };
 // Split K: the partial kernel's sums reduced row by row, with the epilogue above.
 using Reduce1 = fusegen_sm80::SplitKReduce<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF16, fusegen_sm80::NORM_LAYERNORM, Epilogue1>;
@@ -1218,11 +1260,13 @@ struct Epilogue2 {
 };
 // GEMM2's epilogue staging in shared memory, as planned: whether the tile buffer exists,
 // whether it holds the residual, whether the bias is staged, the store op written through the
-// buffer (-1: none), and whether out (split: the pre-norm values) goes through it.
+// buffer (-1: none), whether out (split: the pre-norm values) goes through it, and the column
+// blocks the buffer holds when fewer than the tile's (0: all).
 struct Staging2 {
     static constexpr bool kTile = false, kResidual = false, kBias = false;
     static constexpr int kStoreSlot = -1;
     static constexpr bool kOut = false;
+    static constexpr int kRing = 0;
 };
 // Split K: the partial kernel's sums reduced row by row, with the epilogue above.
 using Reduce2 = fusegen_sm80::SplitKReduce<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF16, fusegen_sm80::NORM_NONE, Epilogue2>;
@@ -1296,11 +1340,13 @@ struct Epilogue1 {
 };
 // GEMM1's epilogue staging in shared memory, as planned: whether the tile buffer exists,
 // whether it holds the residual, whether the bias is staged, the store op written through the
-// buffer (-1: none), and whether out (split: the pre-norm values) goes through it.
+// buffer (-1: none), whether out (split: the pre-norm values) goes through it, and the column
+// blocks the buffer holds when fewer than the tile's (0: all).
 struct Staging1 {
     static constexpr bool kTile = true, kResidual = true, kBias = true;
     static constexpr int kStoreSlot = -1;
     static constexpr bool kOut = true;
+    static constexpr int kRing = 0;
 };
 using Gemm1 = fusegen_sm90::GemmSm90<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF16, 64, 256, 4, true,
                                        fusegen_sm80::NORM_LAYERNORM, fusegen_sm80::STRATEGY_ROW, Epilogue1, Staging1>;
@@ -1340,11 +1386,13 @@ struct Epilogue2 {
 };
 // GEMM2's epilogue staging in shared memory, as planned: whether the tile buffer exists,
 // whether it holds the residual, whether the bias is staged, the store op written through the
-// buffer (-1: none), and whether out (split: the pre-norm values) goes through it.
+// buffer (-1: none), whether out (split: the pre-norm values) goes through it, and the column
+// blocks the buffer holds when fewer than the tile's (0: all).
 struct Staging2 {
     static constexpr bool kTile = true, kResidual = false, kBias = true;
     static constexpr int kStoreSlot = -1;
     static constexpr bool kOut = true;
+    static constexpr int kRing = 0;
 };
 using Gemm2 = fusegen_sm90::GemmSm90<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF16, 128, 256, 3, false,
                                        fusegen_sm80::NORM_NONE, fusegen_sm80::STRATEGY_NONE, Epilogue2, Staging2>;
@@ -1406,11 +1454,13 @@ struct Epilogue1 {
 };
 // GEMM1's epilogue staging in shared memory, as planned: whether the tile buffer exists,
 // whether it holds the residual, whether the bias is staged, the store op written through the
-// buffer (-1: none), and whether out (split: the pre-norm values) goes through it.
+// buffer (-1: none), whether out (split: the pre-norm values) goes through it, and the column
+// blocks the buffer holds when fewer than the tile's (0: all).
 struct Staging1 {
     static constexpr bool kTile = true, kResidual = true, kBias = true;
     static constexpr int kStoreSlot = -1;
     static constexpr bool kOut = true;
+    static constexpr int kRing = 0;
 };
 using Gemm1 = fusegen_sm90::GemmSm90<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF16, 64, 256, 4, true,
                                        fusegen_sm80::NORM_LAYERNORM, fusegen_sm80::STRATEGY_SPLIT, Epilogue1, Staging1>;
@@ -1450,11 +1500,13 @@ struct Epilogue2 {
 };
 // GEMM2's epilogue staging in shared memory, as planned: whether the tile buffer exists,
 // whether it holds the residual, whether the bias is staged, the store op written through the
-// buffer (-1: none), and whether out (split: the pre-norm values) goes through it.
+// buffer (-1: none), whether out (split: the pre-norm values) goes through it, and the column
+// blocks the buffer holds when fewer than the tile's (0: all).
 struct Staging2 {
     static constexpr bool kTile = true, kResidual = false, kBias = true;
     static constexpr int kStoreSlot = -1;
     static constexpr bool kOut = true;
+    static constexpr int kRing = 0;
 };
 using Gemm2 = fusegen_sm90::GemmSm90<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF16, 128, 256, 3, false,
                                        fusegen_sm80::NORM_NONE, fusegen_sm80::STRATEGY_NONE, Epilogue2, Staging2>;
@@ -1521,11 +1573,13 @@ struct Epilogue1 {
 };
 // GEMM1's epilogue staging in shared memory, as planned: whether the tile buffer exists,
 // whether it holds the residual, whether the bias is staged, the store op written through the
-// buffer (-1: none), and whether out (split: the pre-norm values) goes through it.
+// buffer (-1: none), whether out (split: the pre-norm values) goes through it, and the column
+// blocks the buffer holds when fewer than the tile's (0: all).
 struct Staging1 {
     static constexpr bool kTile = false, kResidual = false, kBias = false;
     static constexpr int kStoreSlot = -1;
     static constexpr bool kOut = false;
+    static constexpr int kRing = 0;
 };
 // Split K: the partial kernel's sums reduced row by row, with the epilogue above.
 using Reduce1 = fusegen_sm80::SplitKReduce<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF16, fusegen_sm80::NORM_LAYERNORM, Epilogue1>;
@@ -1567,11 +1621,13 @@ struct Epilogue2 {
 };
 // GEMM2's epilogue staging in shared memory, as planned: whether the tile buffer exists,
 // whether it holds the residual, whether the bias is staged, the store op written through the
-// buffer (-1: none), and whether out (split: the pre-norm values) goes through it.
+// buffer (-1: none), whether out (split: the pre-norm values) goes through it, and the column
+// blocks the buffer holds when fewer than the tile's (0: all).
 struct Staging2 {
     static constexpr bool kTile = false, kResidual = false, kBias = false;
     static constexpr int kStoreSlot = -1;
     static constexpr bool kOut = false;
+    static constexpr int kRing = 0;
 };
 // Split K: the partial kernel's sums reduced row by row, with the epilogue above.
 using Reduce2 = fusegen_sm80::SplitKReduce<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF16, fusegen_sm80::NORM_NONE, Epilogue2>;
@@ -1645,11 +1701,13 @@ struct Epilogue1 {
 };
 // GEMM1's epilogue staging in shared memory, as planned: whether the tile buffer exists,
 // whether it holds the residual, whether the bias is staged, the store op written through the
-// buffer (-1: none), and whether out (split: the pre-norm values) goes through it.
+// buffer (-1: none), whether out (split: the pre-norm values) goes through it, and the column
+// blocks the buffer holds when fewer than the tile's (0: all).
 struct Staging1 {
     static constexpr bool kTile = true, kResidual = true, kBias = true;
     static constexpr int kStoreSlot = -1;
     static constexpr bool kOut = true;
+    static constexpr int kRing = 0;
 };
 using Gemm1 = fusegen_sm90::GemmSm90<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF16, 64, 256, 4, true,
                                        fusegen_sm80::NORM_LAYERNORM, fusegen_sm80::STRATEGY_ROW, Epilogue1, Staging1>;
@@ -1689,11 +1747,13 @@ struct Epilogue2 {
 };
 // GEMM2's epilogue staging in shared memory, as planned: whether the tile buffer exists,
 // whether it holds the residual, whether the bias is staged, the store op written through the
-// buffer (-1: none), and whether out (split: the pre-norm values) goes through it.
+// buffer (-1: none), whether out (split: the pre-norm values) goes through it, and the column
+// blocks the buffer holds when fewer than the tile's (0: all).
 struct Staging2 {
     static constexpr bool kTile = true, kResidual = false, kBias = true;
     static constexpr int kStoreSlot = -1;
     static constexpr bool kOut = true;
+    static constexpr int kRing = 0;
 };
 using Gemm2 = fusegen_sm90::GemmSm90<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF16, 128, 128, 5, true,
                                        fusegen_sm80::NORM_NONE, fusegen_sm80::STRATEGY_NONE, Epilogue2, Staging2>;
@@ -1755,11 +1815,13 @@ struct Epilogue1 {
 };
 // GEMM1's epilogue staging in shared memory, as planned: whether the tile buffer exists,
 // whether it holds the residual, whether the bias is staged, the store op written through the
-// buffer (-1: none), and whether out (split: the pre-norm values) goes through it.
+// buffer (-1: none), whether out (split: the pre-norm values) goes through it, and the column
+// blocks the buffer holds when fewer than the tile's (0: all).
 struct Staging1 {
     static constexpr bool kTile = true, kResidual = true, kBias = true;
     static constexpr int kStoreSlot = -1;
     static constexpr bool kOut = true;
+    static constexpr int kRing = 0;
 };
 using Gemm1 = fusegen_sm90::GemmSm90<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF16, 64, 256, 4, true,
                                        fusegen_sm80::NORM_LAYERNORM, fusegen_sm80::STRATEGY_SPLIT, Epilogue1, Staging1>;
@@ -1799,11 +1861,13 @@ struct Epilogue2 {
 };
 // GEMM2's epilogue staging in shared memory, as planned: whether the tile buffer exists,
 // whether it holds the residual, whether the bias is staged, the store op written through the
-// buffer (-1: none), and whether out (split: the pre-norm values) goes through it.
+// buffer (-1: none), whether out (split: the pre-norm values) goes through it, and the column
+// blocks the buffer holds when fewer than the tile's (0: all).
 struct Staging2 {
     static constexpr bool kTile = true, kResidual = false, kBias = true;
     static constexpr int kStoreSlot = -1;
     static constexpr bool kOut = true;
+    static constexpr int kRing = 0;
 };
 using Gemm2 = fusegen_sm90::GemmSm90<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF16, 128, 128, 5, true,
                                        fusegen_sm80::NORM_NONE, fusegen_sm80::STRATEGY_NONE, Epilogue2, Staging2>;
@@ -1870,11 +1934,13 @@ struct Epilogue1 {
 };
 // GEMM1's epilogue staging in shared memory, as planned: whether the tile buffer exists,
 // whether it holds the residual, whether the bias is staged, the store op written through the
-// buffer (-1: none), and whether out (split: the pre-norm values) goes through it.
+// buffer (-1: none), whether out (split: the pre-norm values) goes through it, and the column
+// blocks the buffer holds when fewer than the tile's (0: all).
 struct Staging1 {
     static constexpr bool kTile = true, kResidual = true, kBias = true;
     static constexpr int kStoreSlot = -1;
     static constexpr bool kOut = true;
+    static constexpr int kRing = 0;
 };
 using Gemm1 = fusegen_sm90::GemmSm90<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF16, 64, 256, 4, true,
                                        fusegen_sm80::NORM_LAYERNORM, fusegen_sm80::STRATEGY_ROW, Epilogue1, Staging1>;
@@ -1914,11 +1980,13 @@ struct Epilogue2 {
 };
 // GEMM2's epilogue staging in shared memory, as planned: whether the tile buffer exists,
 // whether it holds the residual, whether the bias is staged, the store op written through the
-// buffer (-1: none), and whether out (split: the pre-norm values) goes through it.
+// buffer (-1: none), whether out (split: the pre-norm values) goes through it, and the column
+// blocks the buffer holds when fewer than the tile's (0: all).
 struct Staging2 {
     static constexpr bool kTile = true, kResidual = false, kBias = true;
     static constexpr int kStoreSlot = -1;
     static constexpr bool kOut = true;
+    static constexpr int kRing = 0;
 };
 using Gemm2 = fusegen_sm90::GemmSm90<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF16, 64, 64, 12, true,
                                        fusegen_sm80::NORM_NONE, fusegen_sm80::STRATEGY_NONE, Epilogue2, Staging2>;
@@ -1980,11 +2048,13 @@ struct Epilogue1 {
 };
 // GEMM1's epilogue staging in shared memory, as planned: whether the tile buffer exists,
 // whether it holds the residual, whether the bias is staged, the store op written through the
-// buffer (-1: none), and whether out (split: the pre-norm values) goes through it.
+// buffer (-1: none), whether out (split: the pre-norm values) goes through it, and the column
+// blocks the buffer holds when fewer than the tile's (0: all).
 struct Staging1 {
     static constexpr bool kTile = true, kResidual = true, kBias = true;
     static constexpr int kStoreSlot = -1;
     static constexpr bool kOut = true;
+    static constexpr int kRing = 0;
 };
 using Gemm1 = fusegen_sm90::GemmSm90<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF16, 64, 256, 4, true,
                                        fusegen_sm80::NORM_LAYERNORM, fusegen_sm80::STRATEGY_SPLIT, Epilogue1, Staging1>;
@@ -2024,11 +2094,13 @@ struct Epilogue2 {
 };
 // GEMM2's epilogue staging in shared memory, as planned: whether the tile buffer exists,
 // whether it holds the residual, whether the bias is staged, the store op written through the
-// buffer (-1: none), and whether out (split: the pre-norm values) goes through it.
+// buffer (-1: none), whether out (split: the pre-norm values) goes through it, and the column
+// blocks the buffer holds when fewer than the tile's (0: all).
 struct Staging2 {
     static constexpr bool kTile = true, kResidual = false, kBias = true;
     static constexpr int kStoreSlot = -1;
     static constexpr bool kOut = true;
+    static constexpr int kRing = 0;
 };
 using Gemm2 = fusegen_sm90::GemmSm90<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF16, 64, 64, 12, true,
                                        fusegen_sm80::NORM_NONE, fusegen_sm80::STRATEGY_NONE, Epilogue2, Staging2>;
@@ -2095,11 +2167,13 @@ struct Epilogue1 {
 };
 // GEMM1's epilogue staging in shared memory, as planned: whether the tile buffer exists,
 // whether it holds the residual, whether the bias is staged, the store op written through the
-// buffer (-1: none), and whether out (split: the pre-norm values) goes through it.
+// buffer (-1: none), whether out (split: the pre-norm values) goes through it, and the column
+// blocks the buffer holds when fewer than the tile's (0: all).
 struct Staging1 {
     static constexpr bool kTile = false, kResidual = false, kBias = false;
     static constexpr int kStoreSlot = -1;
     static constexpr bool kOut = false;
+    static constexpr int kRing = 0;
 };
 // Split K: the partial kernel's sums reduced row by row, with the epilogue above.
 using Reduce1 = fusegen_sm80::SplitKReduce<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF16, fusegen_sm80::NORM_LAYERNORM, Epilogue1>;
@@ -2141,11 +2215,13 @@ struct Epilogue2 {
 };
 // GEMM2's epilogue staging in shared memory, as planned: whether the tile buffer exists,
 // whether it holds the residual, whether the bias is staged, the store op written through the
-// buffer (-1: none), and whether out (split: the pre-norm values) goes through it.
+// buffer (-1: none), whether out (split: the pre-norm values) goes through it, and the column
+// blocks the buffer holds when fewer than the tile's (0: all).
 struct Staging2 {
     static constexpr bool kTile = false, kResidual = false, kBias = false;
     static constexpr int kStoreSlot = -1;
     static constexpr bool kOut = false;
+    static constexpr int kRing = 0;
 };
 // Split K: the partial kernel's sums reduced row by row, with the epilogue above.
 using Reduce2 = fusegen_sm80::SplitKReduce<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF16, fusegen_sm80::NORM_NONE, Epilogue2>;
@@ -2219,11 +2295,13 @@ struct Epilogue1 {
 };
 // GEMM1's epilogue staging in shared memory, as planned: whether the tile buffer exists,
 // whether it holds the residual, whether the bias is staged, the store op written through the
-// buffer (-1: none), and whether out (split: the pre-norm values) goes through it.
+// buffer (-1: none), whether out (split: the pre-norm values) goes through it, and the column
+// blocks the buffer holds when fewer than the tile's (0: all).
 struct Staging1 {
     static constexpr bool kTile = true, kResidual = true, kBias = true;
     static constexpr int kStoreSlot = -1;
     static constexpr bool kOut = true;
+    static constexpr int kRing = 0;
 };
 using Gemm1 = fusegen_sm90::GemmSm90<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF16, 128, 256, 3, false,
                                        fusegen_sm80::NORM_LAYERNORM, fusegen_sm80::STRATEGY_ROW, Epilogue1, Staging1>;
@@ -2263,11 +2341,13 @@ struct Epilogue2 {
 };
 // GEMM2's epilogue staging in shared memory, as planned: whether the tile buffer exists,
 // whether it holds the residual, whether the bias is staged, the store op written through the
-// buffer (-1: none), and whether out (split: the pre-norm values) goes through it.
+// buffer (-1: none), whether out (split: the pre-norm values) goes through it, and the column
+// blocks the buffer holds when fewer than the tile's (0: all).
 struct Staging2 {
     static constexpr bool kTile = true, kResidual = false, kBias = true;
     static constexpr int kStoreSlot = -1;
     static constexpr bool kOut = true;
+    static constexpr int kRing = 0;
 };
 using Gemm2 = fusegen_sm90::GemmSm90<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF16, 128, 256, 3, false,
                                        fusegen_sm80::NORM_NONE, fusegen_sm80::STRATEGY_NONE, Epilogue2, Staging2>;
@@ -2329,11 +2409,13 @@ struct Epilogue1 {
 };
 // GEMM1's epilogue staging in shared memory, as planned: whether the tile buffer exists,
 // whether it holds the residual, whether the bias is staged, the store op written through the
-// buffer (-1: none), and whether out (split: the pre-norm values) goes through it.
+// buffer (-1: none), whether out (split: the pre-norm values) goes through it, and the column
+// blocks the buffer holds when fewer than the tile's (0: all).
 struct Staging1 {
     static constexpr bool kTile = true, kResidual = true, kBias = true;
     static constexpr int kStoreSlot = -1;
     static constexpr bool kOut = true;
+    static constexpr int kRing = 0;
 };
 using Gemm1 = fusegen_sm90::GemmSm90<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF16, 128, 256, 3, false,
                                        fusegen_sm80::NORM_LAYERNORM, fusegen_sm80::STRATEGY_CLUSTER, Epilogue1, Staging1>;
@@ -2373,11 +2455,13 @@ struct Epilogue2 {
 };
 // GEMM2's epilogue staging in shared memory, as planned: whether the tile buffer exists,
 // whether it holds the residual, whether the bias is staged, the store op written through the
-// buffer (-1: none), and whether out (split: the pre-norm values) goes through it.
+// buffer (-1: none), whether out (split: the pre-norm values) goes through it, and the column
+// blocks the buffer holds when fewer than the tile's (0: all).
 struct Staging2 {
     static constexpr bool kTile = true, kResidual = false, kBias = true;
     static constexpr int kStoreSlot = -1;
     static constexpr bool kOut = true;
+    static constexpr int kRing = 0;
 };
 using Gemm2 = fusegen_sm90::GemmSm90<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF16, 128, 256, 3, false,
                                        fusegen_sm80::NORM_NONE, fusegen_sm80::STRATEGY_NONE, Epilogue2, Staging2>;
@@ -2439,11 +2523,13 @@ struct Epilogue1 {
 };
 // GEMM1's epilogue staging in shared memory, as planned: whether the tile buffer exists,
 // whether it holds the residual, whether the bias is staged, the store op written through the
-// buffer (-1: none), and whether out (split: the pre-norm values) goes through it.
+// buffer (-1: none), whether out (split: the pre-norm values) goes through it, and the column
+// blocks the buffer holds when fewer than the tile's (0: all).
 struct Staging1 {
     static constexpr bool kTile = true, kResidual = true, kBias = true;
     static constexpr int kStoreSlot = -1;
     static constexpr bool kOut = true;
+    static constexpr int kRing = 0;
 };
 using Gemm1 = fusegen_sm90::GemmSm90<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF16, 128, 256, 3, false,
                                        fusegen_sm80::NORM_LAYERNORM, fusegen_sm80::STRATEGY_SPLIT, Epilogue1, Staging1>;
@@ -2483,11 +2569,13 @@ struct Epilogue2 {
 };
 // GEMM2's epilogue staging in shared memory, as planned: whether the tile buffer exists,
 // whether it holds the residual, whether the bias is staged, the store op written through the
-// buffer (-1: none), and whether out (split: the pre-norm values) goes through it.
+// buffer (-1: none), whether out (split: the pre-norm values) goes through it, and the column
+// blocks the buffer holds when fewer than the tile's (0: all).
 struct Staging2 {
     static constexpr bool kTile = true, kResidual = false, kBias = true;
     static constexpr int kStoreSlot = -1;
     static constexpr bool kOut = true;
+    static constexpr int kRing = 0;
 };
 using Gemm2 = fusegen_sm90::GemmSm90<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF16, 128, 256, 3, false,
                                        fusegen_sm80::NORM_NONE, fusegen_sm80::STRATEGY_NONE, Epilogue2, Staging2>;
@@ -2554,11 +2642,13 @@ struct Epilogue1 {
 };
 // GEMM1's epilogue staging in shared memory, as planned: whether the tile buffer exists,
 // whether it holds the residual, whether the bias is staged, the store op written through the
-// buffer (-1: none), and whether out (split: the pre-norm values) goes through it.
+// buffer (-1: none), whether out (split: the pre-norm values) goes through it, and the column
+// blocks the buffer holds when fewer than the tile's (0: all).
 struct Staging1 {
     static constexpr bool kTile = false, kResidual = false, kBias = false;
     static constexpr int kStoreSlot = -1;
     static constexpr bool kOut = false;
+    static constexpr int kRing = 0;
 };
 // Split K: the partial kernel's sums reduced row by row, with the epilogue above.
 using Reduce1 = fusegen_sm80::SplitKReduce<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF16, fusegen_sm80::NORM_LAYERNORM, Epilogue1>;
@@ -2600,11 +2690,13 @@ struct Epilogue2 {
 };
 // GEMM2's epilogue staging in shared memory, as planned: whether the tile buffer exists,
 // whether it holds the residual, whether the bias is staged, the store op written through the
-// buffer (-1: none), and whether out (split: the pre-norm values) goes through it.
+// buffer (-1: none), whether out (split: the pre-norm values) goes through it, and the column
+// blocks the buffer holds when fewer than the tile's (0: all).
 struct Staging2 {
     static constexpr bool kTile = false, kResidual = false, kBias = false;
     static constexpr int kStoreSlot = -1;
     static constexpr bool kOut = false;
+    static constexpr int kRing = 0;
 };
 // Split K: the partial kernel's sums reduced row by row, with the epilogue above.
 using Reduce2 = fusegen_sm80::SplitKReduce<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF16, fusegen_sm80::NORM_NONE, Epilogue2>;
@@ -2678,11 +2770,13 @@ struct Epilogue1 {
 };
 // GEMM1's epilogue staging in shared memory, as planned: whether the tile buffer exists,
 // whether it holds the residual, whether the bias is staged, the store op written through the
-// buffer (-1: none), and whether out (split: the pre-norm values) goes through it.
+// buffer (-1: none), whether out (split: the pre-norm values) goes through it, and the column
+// blocks the buffer holds when fewer than the tile's (0: all).
 struct Staging1 {
     static constexpr bool kTile = true, kResidual = true, kBias = true;
     static constexpr int kStoreSlot = -1;
     static constexpr bool kOut = true;
+    static constexpr int kRing = 0;
 };
 using Gemm1 = fusegen_sm90::GemmSm90<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF16, 128, 256, 3, false,
                                        fusegen_sm80::NORM_LAYERNORM, fusegen_sm80::STRATEGY_ROW, Epilogue1, Staging1>;
@@ -2722,11 +2816,13 @@ struct Epilogue2 {
 };
 // GEMM2's epilogue staging in shared memory, as planned: whether the tile buffer exists,
 // whether it holds the residual, whether the bias is staged, the store op written through the
-// buffer (-1: none), and whether out (split: the pre-norm values) goes through it.
+// buffer (-1: none), whether out (split: the pre-norm values) goes through it, and the column
+// blocks the buffer holds when fewer than the tile's (0: all).
 struct Staging2 {
     static constexpr bool kTile = true, kResidual = false, kBias = true;
     static constexpr int kStoreSlot = -1;
     static constexpr bool kOut = true;
+    static constexpr int kRing = 0;
 };
 using Gemm2 = fusegen_sm90::GemmSm90<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF16, 128, 128, 5, true,
                                        fusegen_sm80::NORM_NONE, fusegen_sm80::STRATEGY_NONE, Epilogue2, Staging2>;
@@ -2788,11 +2884,13 @@ struct Epilogue1 {
 };
 // GEMM1's epilogue staging in shared memory, as planned: whether the tile buffer exists,
 // whether it holds the residual, whether the bias is staged, the store op written through the
-// buffer (-1: none), and whether out (split: the pre-norm values) goes through it.
+// buffer (-1: none), whether out (split: the pre-norm values) goes through it, and the column
+// blocks the buffer holds when fewer than the tile's (0: all).
 struct Staging1 {
     static constexpr bool kTile = true, kResidual = true, kBias = true;
     static constexpr int kStoreSlot = -1;
     static constexpr bool kOut = true;
+    static constexpr int kRing = 0;
 };
 using Gemm1 = fusegen_sm90::GemmSm90<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF16, 128, 256, 3, false,
                                        fusegen_sm80::NORM_LAYERNORM, fusegen_sm80::STRATEGY_CLUSTER, Epilogue1, Staging1>;
@@ -2832,11 +2930,13 @@ struct Epilogue2 {
 };
 // GEMM2's epilogue staging in shared memory, as planned: whether the tile buffer exists,
 // whether it holds the residual, whether the bias is staged, the store op written through the
-// buffer (-1: none), and whether out (split: the pre-norm values) goes through it.
+// buffer (-1: none), whether out (split: the pre-norm values) goes through it, and the column
+// blocks the buffer holds when fewer than the tile's (0: all).
 struct Staging2 {
     static constexpr bool kTile = true, kResidual = false, kBias = true;
     static constexpr int kStoreSlot = -1;
     static constexpr bool kOut = true;
+    static constexpr int kRing = 0;
 };
 using Gemm2 = fusegen_sm90::GemmSm90<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF16, 128, 128, 5, true,
                                        fusegen_sm80::NORM_NONE, fusegen_sm80::STRATEGY_NONE, Epilogue2, Staging2>;
@@ -2898,11 +2998,13 @@ struct Epilogue1 {
 };
 // GEMM1's epilogue staging in shared memory, as planned: whether the tile buffer exists,
 // whether it holds the residual, whether the bias is staged, the store op written through the
-// buffer (-1: none), and whether out (split: the pre-norm values) goes through it.
+// buffer (-1: none), whether out (split: the pre-norm values) goes through it, and the column
+// blocks the buffer holds when fewer than the tile's (0: all).
 struct Staging1 {
     static constexpr bool kTile = true, kResidual = true, kBias = true;
     static constexpr int kStoreSlot = -1;
     static constexpr bool kOut = true;
+    static constexpr int kRing = 0;
 };
 using Gemm1 = fusegen_sm90::GemmSm90<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF16, 128, 256, 3, false,
                                        fusegen_sm80::NORM_LAYERNORM, fusegen_sm80::STRATEGY_SPLIT, Epilogue1, Staging1>;
@@ -2942,11 +3044,13 @@ struct Epilogue2 {
 };
 // GEMM2's epilogue staging in shared memory, as planned: whether the tile buffer exists,
 // whether it holds the residual, whether the bias is staged, the store op written through the
-// buffer (-1: none), and whether out (split: the pre-norm values) goes through it.
+// buffer (-1: none), whether out (split: the pre-norm values) goes through it, and the column
+// blocks the buffer holds when fewer than the tile's (0: all).
 struct Staging2 {
     static constexpr bool kTile = true, kResidual = false, kBias = true;
     static constexpr int kStoreSlot = -1;
     static constexpr bool kOut = true;
+    static constexpr int kRing = 0;
 };
 using Gemm2 = fusegen_sm90::GemmSm90<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF16, 128, 128, 5, true,
                                        fusegen_sm80::NORM_NONE, fusegen_sm80::STRATEGY_NONE, Epilogue2, Staging2>;
@@ -3013,11 +3117,13 @@ struct Epilogue1 {
 };
 // GEMM1's epilogue staging in shared memory, as planned: whether the tile buffer exists,
 // whether it holds the residual, whether the bias is staged, the store op written through the
-// buffer (-1: none), and whether out (split: the pre-norm values) goes through it.
+// buffer (-1: none), whether out (split: the pre-norm values) goes through it, and the column
+// blocks the buffer holds when fewer than the tile's (0: all).
 struct Staging1 {
     static constexpr bool kTile = true, kResidual = true, kBias = true;
     static constexpr int kStoreSlot = -1;
     static constexpr bool kOut = true;
+    static constexpr int kRing = 0;
 };
 using Gemm1 = fusegen_sm90::GemmSm90<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF16, 128, 256, 3, false,
                                        fusegen_sm80::NORM_LAYERNORM, fusegen_sm80::STRATEGY_ROW, Epilogue1, Staging1>;
@@ -3057,11 +3163,13 @@ struct Epilogue2 {
 };
 // GEMM2's epilogue staging in shared memory, as planned: whether the tile buffer exists,
 // whether it holds the residual, whether the bias is staged, the store op written through the
-// buffer (-1: none), and whether out (split: the pre-norm values) goes through it.
+// buffer (-1: none), whether out (split: the pre-norm values) goes through it, and the column
+// blocks the buffer holds when fewer than the tile's (0: all).
 struct Staging2 {
     static constexpr bool kTile = true, kResidual = false, kBias = true;
     static constexpr int kStoreSlot = -1;
     static constexpr bool kOut = true;
+    static constexpr int kRing = 0;
 };
 using Gemm2 = fusegen_sm90::GemmSm90<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF16, 64, 64, 12, true,
                                        fusegen_sm80::NORM_NONE, fusegen_sm80::STRATEGY_NONE, Epilogue2, Staging2>;
@@ -3123,11 +3231,13 @@ struct Epilogue1 {
 };
 // GEMM1's epilogue staging in shared memory, as planned: whether the tile buffer exists,
 // whether it holds the residual, whether the bias is staged, the store op written through the
-// buffer (-1: none), and whether out (split: the pre-norm values) goes through it.
+// buffer (-1: none), whether out (split: the pre-norm values) goes through it, and the column
+// blocks the buffer holds when fewer than the tile's (0: all).
 struct Staging1 {
     static constexpr bool kTile = true, kResidual = true, kBias = true;
     static constexpr int kStoreSlot = -1;
     static constexpr bool kOut = true;
+    static constexpr int kRing = 0;
 };
 using Gemm1 = fusegen_sm90::GemmSm90<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF16, 128, 256, 3, false,
                                        fusegen_sm80::NORM_LAYERNORM, fusegen_sm80::STRATEGY_CLUSTER, Epilogue1, Staging1>;
@@ -3167,11 +3277,13 @@ struct Epilogue2 {
 };
 // GEMM2's epilogue staging in shared memory, as planned: whether the tile buffer exists,
 // whether it holds the residual, whether the bias is staged, the store op written through the
-// buffer (-1: none), and whether out (split: the pre-norm values) goes through it.
+// buffer (-1: none), whether out (split: the pre-norm values) goes through it, and the column
+// blocks the buffer holds when fewer than the tile's (0: all).
 struct Staging2 {
     static constexpr bool kTile = true, kResidual = false, kBias = true;
     static constexpr int kStoreSlot = -1;
     static constexpr bool kOut = true;
+    static constexpr int kRing = 0;
 };
 using Gemm2 = fusegen_sm90::GemmSm90<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF16, 64, 64, 12, true,
                                        fusegen_sm80::NORM_NONE, fusegen_sm80::STRATEGY_NONE, Epilogue2, Staging2>;
@@ -3233,11 +3345,13 @@ struct Epilogue1 {
 };
 // GEMM1's epilogue staging in shared memory, as planned: whether the tile buffer exists,
 // whether it holds the residual, whether the bias is staged, the store op written through the
-// buffer (-1: none), and whether out (split: the pre-norm values) goes through it.
+// buffer (-1: none), whether out (split: the pre-norm values) goes through it, and the column
+// blocks the buffer holds when fewer than the tile's (0: all).
 struct Staging1 {
     static constexpr bool kTile = true, kResidual = true, kBias = true;
     static constexpr int kStoreSlot = -1;
     static constexpr bool kOut = true;
+    static constexpr int kRing = 0;
 };
 using Gemm1 = fusegen_sm90::GemmSm90<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF16, 128, 256, 3, false,
                                        fusegen_sm80::NORM_LAYERNORM, fusegen_sm80::STRATEGY_SPLIT, Epilogue1, Staging1>;
@@ -3277,11 +3391,13 @@ struct Epilogue2 {
 };
 // GEMM2's epilogue staging in shared memory, as planned: whether the tile buffer exists,
 // whether it holds the residual, whether the bias is staged, the store op written through the
-// buffer (-1: none), and whether out (split: the pre-norm values) goes through it.
+// buffer (-1: none), whether out (split: the pre-norm values) goes through it, and the column
+// blocks the buffer holds when fewer than the tile's (0: all).
 struct Staging2 {
     static constexpr bool kTile = true, kResidual = false, kBias = true;
     static constexpr int kStoreSlot = -1;
     static constexpr bool kOut = true;
+    static constexpr int kRing = 0;
 };
 using Gemm2 = fusegen_sm90::GemmSm90<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF16, 64, 64, 12, true,
                                        fusegen_sm80::NORM_NONE, fusegen_sm80::STRATEGY_NONE, Epilogue2, Staging2>;
@@ -3348,11 +3464,13 @@ struct Epilogue1 {
 };
 // GEMM1's epilogue staging in shared memory, as planned: whether the tile buffer exists,
 // whether it holds the residual, whether the bias is staged, the store op written through the
-// buffer (-1: none), and whether out (split: the pre-norm values) goes through it.
+// buffer (-1: none), whether out (split: the pre-norm values) goes through it, and the column
+// blocks the buffer holds when fewer than the tile's (0: all).
 struct Staging1 {
     static constexpr bool kTile = false, kResidual = false, kBias = false;
     static constexpr int kStoreSlot = -1;
     static constexpr bool kOut = false;
+    static constexpr int kRing = 0;
 };
 // Split K: the partial kernel's sums reduced row by row, with the epilogue above.
 using Reduce1 = fusegen_sm80::SplitKReduce<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF16, fusegen_sm80::NORM_LAYERNORM, Epilogue1>;
@@ -3394,11 +3512,13 @@ struct Epilogue2 {
 };
 // GEMM2's epilogue staging in shared memory, as planned: whether the tile buffer exists,
 // whether it holds the residual, whether the bias is staged, the store op written through the
-// buffer (-1: none), and whether out (split: the pre-norm values) goes through it.
+// buffer (-1: none), whether out (split: the pre-norm values) goes through it, and the column
+// blocks the buffer holds when fewer than the tile's (0: all).
 struct Staging2 {
     static constexpr bool kTile = false, kResidual = false, kBias = false;
     static constexpr int kStoreSlot = -1;
     static constexpr bool kOut = false;
+    static constexpr int kRing = 0;
 };
 // Split K: the partial kernel's sums reduced row by row, with the epilogue above.
 using Reduce2 = fusegen_sm80::SplitKReduce<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF16, fusegen_sm80::NORM_NONE, Epilogue2>;
@@ -3472,11 +3592,13 @@ struct Epilogue1 {
 };
 // GEMM1's epilogue staging in shared memory, as planned: whether the tile buffer exists,
 // whether it holds the residual, whether the bias is staged, the store op written through the
-// buffer (-1: none), and whether out (split: the pre-norm values) goes through it.
+// buffer (-1: none), whether out (split: the pre-norm values) goes through it, and the column
+// blocks the buffer holds when fewer than the tile's (0: all).
 struct Staging1 {
     static constexpr bool kTile = true, kResidual = true, kBias = true;
     static constexpr int kStoreSlot = -1;
     static constexpr bool kOut = true;
+    static constexpr int kRing = 0;
 };
 using Gemm1 = fusegen_sm90::GemmSm90<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF16, 128, 128, 5, true,
                                        fusegen_sm80::NORM_LAYERNORM, fusegen_sm80::STRATEGY_ROW, Epilogue1, Staging1>;
@@ -3516,11 +3638,13 @@ struct Epilogue2 {
 };
 // GEMM2's epilogue staging in shared memory, as planned: whether the tile buffer exists,
 // whether it holds the residual, whether the bias is staged, the store op written through the
-// buffer (-1: none), and whether out (split: the pre-norm values) goes through it.
+// buffer (-1: none), whether out (split: the pre-norm values) goes through it, and the column
+// blocks the buffer holds when fewer than the tile's (0: all).
 struct Staging2 {
     static constexpr bool kTile = true, kResidual = false, kBias = true;
     static constexpr int kStoreSlot = -1;
     static constexpr bool kOut = true;
+    static constexpr int kRing = 0;
 };
 using Gemm2 = fusegen_sm90::GemmSm90<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF16, 128, 256, 3, false,
                                        fusegen_sm80::NORM_NONE, fusegen_sm80::STRATEGY_NONE, Epilogue2, Staging2>;
@@ -3582,11 +3706,13 @@ struct Epilogue1 {
 };
 // GEMM1's epilogue staging in shared memory, as planned: whether the tile buffer exists,
 // whether it holds the residual, whether the bias is staged, the store op written through the
-// buffer (-1: none), and whether out (split: the pre-norm values) goes through it.
+// buffer (-1: none), whether out (split: the pre-norm values) goes through it, and the column
+// blocks the buffer holds when fewer than the tile's (0: all).
 struct Staging1 {
     static constexpr bool kTile = true, kResidual = true, kBias = true;
     static constexpr int kStoreSlot = -1;
     static constexpr bool kOut = true;
+    static constexpr int kRing = 0;
 };
 using Gemm1 = fusegen_sm90::GemmSm90<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF16, 128, 128, 5, true,
                                        fusegen_sm80::NORM_LAYERNORM, fusegen_sm80::STRATEGY_SPLIT, Epilogue1, Staging1>;
@@ -3626,11 +3752,13 @@ struct Epilogue2 {
 };
 // GEMM2's epilogue staging in shared memory, as planned: whether the tile buffer exists,
 // whether it holds the residual, whether the bias is staged, the store op written through the
-// buffer (-1: none), and whether out (split: the pre-norm values) goes through it.
+// buffer (-1: none), whether out (split: the pre-norm values) goes through it, and the column
+// blocks the buffer holds when fewer than the tile's (0: all).
 struct Staging2 {
     static constexpr bool kTile = true, kResidual = false, kBias = true;
     static constexpr int kStoreSlot = -1;
     static constexpr bool kOut = true;
+    static constexpr int kRing = 0;
 };
 using Gemm2 = fusegen_sm90::GemmSm90<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF16, 128, 256, 3, false,
                                        fusegen_sm80::NORM_NONE, fusegen_sm80::STRATEGY_NONE, Epilogue2, Staging2>;
@@ -3697,11 +3825,13 @@ struct Epilogue1 {
 };
 // GEMM1's epilogue staging in shared memory, as planned: whether the tile buffer exists,
 // whether it holds the residual, whether the bias is staged, the store op written through the
-// buffer (-1: none), and whether out (split: the pre-norm values) goes through it.
+// buffer (-1: none), whether out (split: the pre-norm values) goes through it, and the column
+// blocks the buffer holds when fewer than the tile's (0: all).
 struct Staging1 {
     static constexpr bool kTile = true, kResidual = true, kBias = true;
     static constexpr int kStoreSlot = -1;
     static constexpr bool kOut = true;
+    static constexpr int kRing = 0;
 };
 using Gemm1 = fusegen_sm90::GemmSm90<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF16, 128, 128, 5, true,
                                        fusegen_sm80::NORM_LAYERNORM, fusegen_sm80::STRATEGY_ROW, Epilogue1, Staging1>;
@@ -3741,11 +3871,13 @@ struct Epilogue2 {
 };
 // GEMM2's epilogue staging in shared memory, as planned: whether the tile buffer exists,
 // whether it holds the residual, whether the bias is staged, the store op written through the
-// buffer (-1: none), and whether out (split: the pre-norm values) goes through it.
+// buffer (-1: none), whether out (split: the pre-norm values) goes through it, and the column
+// blocks the buffer holds when fewer than the tile's (0: all).
 struct Staging2 {
     static constexpr bool kTile = true, kResidual = false, kBias = true;
     static constexpr int kStoreSlot = -1;
     static constexpr bool kOut = true;
+    static constexpr int kRing = 0;
 };
 using Gemm2 = fusegen_sm90::GemmSm90<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF16, 128, 128, 5, true,
                                        fusegen_sm80::NORM_NONE, fusegen_sm80::STRATEGY_NONE, Epilogue2, Staging2>;
@@ -3807,11 +3939,13 @@ struct Epilogue1 {
 };
 // GEMM1's epilogue staging in shared memory, as planned: whether the tile buffer exists,
 // whether it holds the residual, whether the bias is staged, the store op written through the
-// buffer (-1: none), and whether out (split: the pre-norm values) goes through it.
+// buffer (-1: none), whether out (split: the pre-norm values) goes through it, and the column
+// blocks the buffer holds when fewer than the tile's (0: all).
 struct Staging1 {
     static constexpr bool kTile = true, kResidual = true, kBias = true;
     static constexpr int kStoreSlot = -1;
     static constexpr bool kOut = true;
+    static constexpr int kRing = 0;
 };
 using Gemm1 = fusegen_sm90::GemmSm90<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF16, 128, 128, 5, true,
                                        fusegen_sm80::NORM_LAYERNORM, fusegen_sm80::STRATEGY_SPLIT, Epilogue1, Staging1>;
@@ -3851,11 +3985,13 @@ struct Epilogue2 {
 };
 // GEMM2's epilogue staging in shared memory, as planned: whether the tile buffer exists,
 // whether it holds the residual, whether the bias is staged, the store op written through the
-// buffer (-1: none), and whether out (split: the pre-norm values) goes through it.
+// buffer (-1: none), whether out (split: the pre-norm values) goes through it, and the column
+// blocks the buffer holds when fewer than the tile's (0: all).
 struct Staging2 {
     static constexpr bool kTile = true, kResidual = false, kBias = true;
     static constexpr int kStoreSlot = -1;
     static constexpr bool kOut = true;
+    static constexpr int kRing = 0;
 };
 using Gemm2 = fusegen_sm90::GemmSm90<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF16, 128, 128, 5, true,
                                        fusegen_sm80::NORM_NONE, fusegen_sm80::STRATEGY_NONE, Epilogue2, Staging2>;
@@ -3922,11 +4058,13 @@ struct Epilogue1 {
 };
 // GEMM1's epilogue staging in shared memory, as planned: whether the tile buffer exists,
 // whether it holds the residual, whether the bias is staged, the store op written through the
-// buffer (-1: none), and whether out (split: the pre-norm values) goes through it.
+// buffer (-1: none), whether out (split: the pre-norm values) goes through it, and the column
+// blocks the buffer holds when fewer than the tile's (0: all).
 struct Staging1 {
     static constexpr bool kTile = true, kResidual = true, kBias = true;
     static constexpr int kStoreSlot = -1;
     static constexpr bool kOut = true;
+    static constexpr int kRing = 0;
 };
 using Gemm1 = fusegen_sm90::GemmSm90<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF16, 128, 128, 5, true,
                                        fusegen_sm80::NORM_LAYERNORM, fusegen_sm80::STRATEGY_ROW, Epilogue1, Staging1>;
@@ -3966,11 +4104,13 @@ struct Epilogue2 {
 };
 // GEMM2's epilogue staging in shared memory, as planned: whether the tile buffer exists,
 // whether it holds the residual, whether the bias is staged, the store op written through the
-// buffer (-1: none), and whether out (split: the pre-norm values) goes through it.
+// buffer (-1: none), whether out (split: the pre-norm values) goes through it, and the column
+// blocks the buffer holds when fewer than the tile's (0: all).
 struct Staging2 {
     static constexpr bool kTile = true, kResidual = false, kBias = true;
     static constexpr int kStoreSlot = -1;
     static constexpr bool kOut = true;
+    static constexpr int kRing = 0;
 };
 using Gemm2 = fusegen_sm90::GemmSm90<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF16, 64, 64, 12, true,
                                        fusegen_sm80::NORM_NONE, fusegen_sm80::STRATEGY_NONE, Epilogue2, Staging2>;
@@ -4032,11 +4172,13 @@ struct Epilogue1 {
 };
 // GEMM1's epilogue staging in shared memory, as planned: whether the tile buffer exists,
 // whether it holds the residual, whether the bias is staged, the store op written through the
-// buffer (-1: none), and whether out (split: the pre-norm values) goes through it.
+// buffer (-1: none), whether out (split: the pre-norm values) goes through it, and the column
+// blocks the buffer holds when fewer than the tile's (0: all).
 struct Staging1 {
     static constexpr bool kTile = true, kResidual = true, kBias = true;
     static constexpr int kStoreSlot = -1;
     static constexpr bool kOut = true;
+    static constexpr int kRing = 0;
 };
 using Gemm1 = fusegen_sm90::GemmSm90<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF16, 128, 128, 5, true,
                                        fusegen_sm80::NORM_LAYERNORM, fusegen_sm80::STRATEGY_SPLIT, Epilogue1, Staging1>;
@@ -4076,11 +4218,13 @@ struct Epilogue2 {
 };
 // GEMM2's epilogue staging in shared memory, as planned: whether the tile buffer exists,
 // whether it holds the residual, whether the bias is staged, the store op written through the
-// buffer (-1: none), and whether out (split: the pre-norm values) goes through it.
+// buffer (-1: none), whether out (split: the pre-norm values) goes through it, and the column
+// blocks the buffer holds when fewer than the tile's (0: all).
 struct Staging2 {
     static constexpr bool kTile = true, kResidual = false, kBias = true;
     static constexpr int kStoreSlot = -1;
     static constexpr bool kOut = true;
+    static constexpr int kRing = 0;
 };
 using Gemm2 = fusegen_sm90::GemmSm90<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF16, 64, 64, 12, true,
                                        fusegen_sm80::NORM_NONE, fusegen_sm80::STRATEGY_NONE, Epilogue2, Staging2>;
@@ -4147,11 +4291,13 @@ struct Epilogue1 {
 };
 // GEMM1's epilogue staging in shared memory, as planned: whether the tile buffer exists,
 // whether it holds the residual, whether the bias is staged, the store op written through the
-// buffer (-1: none), and whether out (split: the pre-norm values) goes through it.
+// buffer (-1: none), whether out (split: the pre-norm values) goes through it, and the column
+// blocks the buffer holds when fewer than the tile's (0: all).
 struct Staging1 {
     static constexpr bool kTile = true, kResidual = true, kBias = true;
     static constexpr int kStoreSlot = -1;
     static constexpr bool kOut = true;
+    static constexpr int kRing = 0;
 };
 using Gemm1 = fusegen_sm90::GemmSm90<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF16, 64, 64, 12, true,
                                        fusegen_sm80::NORM_LAYERNORM, fusegen_sm80::STRATEGY_ROW, Epilogue1, Staging1>;
@@ -4191,11 +4337,13 @@ struct Epilogue2 {
 };
 // GEMM2's epilogue staging in shared memory, as planned: whether the tile buffer exists,
 // whether it holds the residual, whether the bias is staged, the store op written through the
-// buffer (-1: none), and whether out (split: the pre-norm values) goes through it.
+// buffer (-1: none), whether out (split: the pre-norm values) goes through it, and the column
+// blocks the buffer holds when fewer than the tile's (0: all).
 struct Staging2 {
     static constexpr bool kTile = true, kResidual = false, kBias = true;
     static constexpr int kStoreSlot = -1;
     static constexpr bool kOut = true;
+    static constexpr int kRing = 0;
 };
 using Gemm2 = fusegen_sm90::GemmSm90<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF16, 128, 256, 3, false,
                                        fusegen_sm80::NORM_NONE, fusegen_sm80::STRATEGY_NONE, Epilogue2, Staging2>;
@@ -4257,11 +4405,13 @@ struct Epilogue1 {
 };
 // GEMM1's epilogue staging in shared memory, as planned: whether the tile buffer exists,
 // whether it holds the residual, whether the bias is staged, the store op written through the
-// buffer (-1: none), and whether out (split: the pre-norm values) goes through it.
+// buffer (-1: none), whether out (split: the pre-norm values) goes through it, and the column
+// blocks the buffer holds when fewer than the tile's (0: all).
 struct Staging1 {
     static constexpr bool kTile = true, kResidual = true, kBias = true;
     static constexpr int kStoreSlot = -1;
     static constexpr bool kOut = true;
+    static constexpr int kRing = 0;
 };
 using Gemm1 = fusegen_sm90::GemmSm90<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF16, 64, 64, 12, true,
                                        fusegen_sm80::NORM_LAYERNORM, fusegen_sm80::STRATEGY_SPLIT, Epilogue1, Staging1>;
@@ -4301,11 +4451,13 @@ struct Epilogue2 {
 };
 // GEMM2's epilogue staging in shared memory, as planned: whether the tile buffer exists,
 // whether it holds the residual, whether the bias is staged, the store op written through the
-// buffer (-1: none), and whether out (split: the pre-norm values) goes through it.
+// buffer (-1: none), whether out (split: the pre-norm values) goes through it, and the column
+// blocks the buffer holds when fewer than the tile's (0: all).
 struct Staging2 {
     static constexpr bool kTile = true, kResidual = false, kBias = true;
     static constexpr int kStoreSlot = -1;
     static constexpr bool kOut = true;
+    static constexpr int kRing = 0;
 };
 using Gemm2 = fusegen_sm90::GemmSm90<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF16, 128, 256, 3, false,
                                        fusegen_sm80::NORM_NONE, fusegen_sm80::STRATEGY_NONE, Epilogue2, Staging2>;
@@ -4372,11 +4524,13 @@ struct Epilogue1 {
 };
 // GEMM1's epilogue staging in shared memory, as planned: whether the tile buffer exists,
 // whether it holds the residual, whether the bias is staged, the store op written through the
-// buffer (-1: none), and whether out (split: the pre-norm values) goes through it.
+// buffer (-1: none), whether out (split: the pre-norm values) goes through it, and the column
+// blocks the buffer holds when fewer than the tile's (0: all).
 struct Staging1 {
     static constexpr bool kTile = false, kResidual = false, kBias = false;
     static constexpr int kStoreSlot = -1;
     static constexpr bool kOut = false;
+    static constexpr int kRing = 0;
 };
 // Split K: the partial kernel's sums reduced row by row, with the epilogue above.
 using Reduce1 = fusegen_sm80::SplitKReduce<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF16, fusegen_sm80::NORM_LAYERNORM, Epilogue1>;
@@ -4418,11 +4572,13 @@ struct Epilogue2 {
 };
 // GEMM2's epilogue staging in shared memory, as planned: whether the tile buffer exists,
 // whether it holds the residual, whether the bias is staged, the store op written through the
-// buffer (-1: none), and whether out (split: the pre-norm values) goes through it.
+// buffer (-1: none), whether out (split: the pre-norm values) goes through it, and the column
+// blocks the buffer holds when fewer than the tile's (0: all).
 struct Staging2 {
     static constexpr bool kTile = false, kResidual = false, kBias = false;
     static constexpr int kStoreSlot = -1;
     static constexpr bool kOut = false;
+    static constexpr int kRing = 0;
 };
 // Split K: the partial kernel's sums reduced row by row, with the epilogue above.
 using Reduce2 = fusegen_sm80::SplitKReduce<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF16, fusegen_sm80::NORM_NONE, Epilogue2>;
@@ -4496,11 +4652,13 @@ struct Epilogue1 {
 };
 // GEMM1's epilogue staging in shared memory, as planned: whether the tile buffer exists,
 // whether it holds the residual, whether the bias is staged, the store op written through the
-// buffer (-1: none), and whether out (split: the pre-norm values) goes through it.
+// buffer (-1: none), whether out (split: the pre-norm values) goes through it, and the column
+// blocks the buffer holds when fewer than the tile's (0: all).
 struct Staging1 {
     static constexpr bool kTile = true, kResidual = true, kBias = true;
     static constexpr int kStoreSlot = -1;
     static constexpr bool kOut = true;
+    static constexpr int kRing = 0;
 };
 using Gemm1 = fusegen_sm90::GemmSm90<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF16, 64, 64, 12, true,
                                        fusegen_sm80::NORM_LAYERNORM, fusegen_sm80::STRATEGY_ROW, Epilogue1, Staging1>;
@@ -4540,11 +4698,13 @@ struct Epilogue2 {
 };
 // GEMM2's epilogue staging in shared memory, as planned: whether the tile buffer exists,
 // whether it holds the residual, whether the bias is staged, the store op written through the
-// buffer (-1: none), and whether out (split: the pre-norm values) goes through it.
+// buffer (-1: none), whether out (split: the pre-norm values) goes through it, and the column
+// blocks the buffer holds when fewer than the tile's (0: all).
 struct Staging2 {
     static constexpr bool kTile = true, kResidual = false, kBias = true;
     static constexpr int kStoreSlot = -1;
     static constexpr bool kOut = true;
+    static constexpr int kRing = 0;
 };
 using Gemm2 = fusegen_sm90::GemmSm90<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF16, 128, 128, 5, true,
                                        fusegen_sm80::NORM_NONE, fusegen_sm80::STRATEGY_NONE, Epilogue2, Staging2>;
@@ -4606,11 +4766,13 @@ struct Epilogue1 {
 };
 // GEMM1's epilogue staging in shared memory, as planned: whether the tile buffer exists,
 // whether it holds the residual, whether the bias is staged, the store op written through the
-// buffer (-1: none), and whether out (split: the pre-norm values) goes through it.
+// buffer (-1: none), whether out (split: the pre-norm values) goes through it, and the column
+// blocks the buffer holds when fewer than the tile's (0: all).
 struct Staging1 {
     static constexpr bool kTile = true, kResidual = true, kBias = true;
     static constexpr int kStoreSlot = -1;
     static constexpr bool kOut = true;
+    static constexpr int kRing = 0;
 };
 using Gemm1 = fusegen_sm90::GemmSm90<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF16, 64, 64, 12, true,
                                        fusegen_sm80::NORM_LAYERNORM, fusegen_sm80::STRATEGY_SPLIT, Epilogue1, Staging1>;
@@ -4650,11 +4812,13 @@ struct Epilogue2 {
 };
 // GEMM2's epilogue staging in shared memory, as planned: whether the tile buffer exists,
 // whether it holds the residual, whether the bias is staged, the store op written through the
-// buffer (-1: none), and whether out (split: the pre-norm values) goes through it.
+// buffer (-1: none), whether out (split: the pre-norm values) goes through it, and the column
+// blocks the buffer holds when fewer than the tile's (0: all).
 struct Staging2 {
     static constexpr bool kTile = true, kResidual = false, kBias = true;
     static constexpr int kStoreSlot = -1;
     static constexpr bool kOut = true;
+    static constexpr int kRing = 0;
 };
 using Gemm2 = fusegen_sm90::GemmSm90<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF16, 128, 128, 5, true,
                                        fusegen_sm80::NORM_NONE, fusegen_sm80::STRATEGY_NONE, Epilogue2, Staging2>;
@@ -4721,11 +4885,13 @@ struct Epilogue1 {
 };
 // GEMM1's epilogue staging in shared memory, as planned: whether the tile buffer exists,
 // whether it holds the residual, whether the bias is staged, the store op written through the
-// buffer (-1: none), and whether out (split: the pre-norm values) goes through it.
+// buffer (-1: none), whether out (split: the pre-norm values) goes through it, and the column
+// blocks the buffer holds when fewer than the tile's (0: all).
 struct Staging1 {
     static constexpr bool kTile = true, kResidual = true, kBias = true;
     static constexpr int kStoreSlot = -1;
     static constexpr bool kOut = true;
+    static constexpr int kRing = 0;
 };
 using Gemm1 = fusegen_sm90::GemmSm90<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF16, 64, 64, 12, true,
                                        fusegen_sm80::NORM_LAYERNORM, fusegen_sm80::STRATEGY_ROW, Epilogue1, Staging1>;
@@ -4765,11 +4931,13 @@ struct Epilogue2 {
 };
 // GEMM2's epilogue staging in shared memory, as planned: whether the tile buffer exists,
 // whether it holds the residual, whether the bias is staged, the store op written through the
-// buffer (-1: none), and whether out (split: the pre-norm values) goes through it.
+// buffer (-1: none), whether out (split: the pre-norm values) goes through it, and the column
+// blocks the buffer holds when fewer than the tile's (0: all).
 struct Staging2 {
     static constexpr bool kTile = true, kResidual = false, kBias = true;
     static constexpr int kStoreSlot = -1;
     static constexpr bool kOut = true;
+    static constexpr int kRing = 0;
 };
 using Gemm2 = fusegen_sm90::GemmSm90<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF16, 64, 64, 12, true,
                                        fusegen_sm80::NORM_NONE, fusegen_sm80::STRATEGY_NONE, Epilogue2, Staging2>;
@@ -4831,11 +4999,13 @@ struct Epilogue1 {
 };
 // GEMM1's epilogue staging in shared memory, as planned: whether the tile buffer exists,
 // whether it holds the residual, whether the bias is staged, the store op written through the
-// buffer (-1: none), and whether out (split: the pre-norm values) goes through it.
+// buffer (-1: none), whether out (split: the pre-norm values) goes through it, and the column
+// blocks the buffer holds when fewer than the tile's (0: all).
 struct Staging1 {
     static constexpr bool kTile = true, kResidual = true, kBias = true;
     static constexpr int kStoreSlot = -1;
     static constexpr bool kOut = true;
+    static constexpr int kRing = 0;
 };
 using Gemm1 = fusegen_sm90::GemmSm90<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF16, 64, 64, 12, true,
                                        fusegen_sm80::NORM_LAYERNORM, fusegen_sm80::STRATEGY_SPLIT, Epilogue1, Staging1>;
@@ -4875,11 +5045,13 @@ struct Epilogue2 {
 };
 // GEMM2's epilogue staging in shared memory, as planned: whether the tile buffer exists,
 // whether it holds the residual, whether the bias is staged, the store op written through the
-// buffer (-1: none), and whether out (split: the pre-norm values) goes through it.
+// buffer (-1: none), whether out (split: the pre-norm values) goes through it, and the column
+// blocks the buffer holds when fewer than the tile's (0: all).
 struct Staging2 {
     static constexpr bool kTile = true, kResidual = false, kBias = true;
     static constexpr int kStoreSlot = -1;
     static constexpr bool kOut = true;
+    static constexpr int kRing = 0;
 };
 using Gemm2 = fusegen_sm90::GemmSm90<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF16, 64, 64, 12, true,
                                        fusegen_sm80::NORM_NONE, fusegen_sm80::STRATEGY_NONE, Epilogue2, Staging2>;
@@ -4946,11 +5118,13 @@ struct Epilogue1 {
 };
 // GEMM1's epilogue staging in shared memory, as planned: whether the tile buffer exists,
 // whether it holds the residual, whether the bias is staged, the store op written through the
-// buffer (-1: none), and whether out (split: the pre-norm values) goes through it.
+// buffer (-1: none), whether out (split: the pre-norm values) goes through it, and the column
+// blocks the buffer holds when fewer than the tile's (0: all).
 struct Staging1 {
     static constexpr bool kTile = false, kResidual = false, kBias = false;
     static constexpr int kStoreSlot = -1;
     static constexpr bool kOut = false;
+    static constexpr int kRing = 0;
 };
 // Split K: the partial kernel's sums reduced row by row, with the epilogue above.
 using Reduce1 = fusegen_sm80::SplitKReduce<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF16, fusegen_sm80::NORM_LAYERNORM, Epilogue1>;
@@ -4992,11 +5166,13 @@ struct Epilogue2 {
 };
 // GEMM2's epilogue staging in shared memory, as planned: whether the tile buffer exists,
 // whether it holds the residual, whether the bias is staged, the store op written through the
-// buffer (-1: none), and whether out (split: the pre-norm values) goes through it.
+// buffer (-1: none), whether out (split: the pre-norm values) goes through it, and the column
+// blocks the buffer holds when fewer than the tile's (0: all).
 struct Staging2 {
     static constexpr bool kTile = false, kResidual = false, kBias = false;
     static constexpr int kStoreSlot = -1;
     static constexpr bool kOut = false;
+    static constexpr int kRing = 0;
 };
 // Split K: the partial kernel's sums reduced row by row, with the epilogue above.
 using Reduce2 = fusegen_sm80::SplitKReduce<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF16, fusegen_sm80::NORM_NONE, Epilogue2>;

@@ -41,11 +41,13 @@ struct Epilogue1 {
 };
 // GEMM1's epilogue staging in shared memory, as planned: whether the tile buffer exists,
 // whether it holds the residual, whether the bias is staged, the store op written through the
-// buffer (-1: none), and whether out (split: the pre-norm values) goes through it.
+// buffer (-1: none), whether out (split: the pre-norm values) goes through it, and the column
+// blocks the buffer holds when fewer than the tile's (0: all).
 struct Staging1 {
     static constexpr bool kTile = true, kResidual = false, kBias = false;
     static constexpr int kStoreSlot = -1;
     static constexpr bool kOut = true;
+    static constexpr int kRing = 0;
 };
 using Gemm1 = fusegen_sm90::GemmSm90<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF16, 128, 256, 3, false,
                                        fusegen_sm80::NORM_NONE, fusegen_sm80::STRATEGY_NONE, Epilogue1, Staging1>;
@@ -97,11 +99,13 @@ struct Epilogue1 {
 };
 // GEMM1's epilogue staging in shared memory, as planned: whether the tile buffer exists,
 // whether it holds the residual, whether the bias is staged, the store op written through the
-// buffer (-1: none), and whether out (split: the pre-norm values) goes through it.
+// buffer (-1: none), whether out (split: the pre-norm values) goes through it, and the column
+// blocks the buffer holds when fewer than the tile's (0: all).
 struct Staging1 {
     static constexpr bool kTile = false, kResidual = false, kBias = false;
     static constexpr int kStoreSlot = -1;
     static constexpr bool kOut = false;
+    static constexpr int kRing = 0;
 };
 // Split K: the partial kernel's sums reduced row by row, with the epilogue above.
 using Reduce1 = fusegen_sm80::SplitKReduce<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF16, fusegen_sm80::NORM_NONE, Epilogue1>;
@@ -160,11 +164,13 @@ struct Epilogue1 {
 };
 // GEMM1's epilogue staging in shared memory, as planned: whether the tile buffer exists,
 // whether it holds the residual, whether the bias is staged, the store op written through the
-// buffer (-1: none), and whether out (split: the pre-norm values) goes through it.
+// buffer (-1: none), whether out (split: the pre-norm values) goes through it, and the column
+// blocks the buffer holds when fewer than the tile's (0: all).
 struct Staging1 {
     static constexpr bool kTile = true, kResidual = false, kBias = false;
     static constexpr int kStoreSlot = -1;
     static constexpr bool kOut = true;
+    static constexpr int kRing = 0;
 };
 using Gemm1 = fusegen_sm90::GemmSm90<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF16, 64, 256, 4, true,
                                        fusegen_sm80::NORM_NONE, fusegen_sm80::STRATEGY_NONE, Epilogue1, Staging1>;
@@ -216,11 +222,13 @@ struct Epilogue1 {
 };
 // GEMM1's epilogue staging in shared memory, as planned: whether the tile buffer exists,
 // whether it holds the residual, whether the bias is staged, the store op written through the
-// buffer (-1: none), and whether out (split: the pre-norm values) goes through it.
+// buffer (-1: none), whether out (split: the pre-norm values) goes through it, and the column
+// blocks the buffer holds when fewer than the tile's (0: all).
 struct Staging1 {
     static constexpr bool kTile = false, kResidual = false, kBias = false;
     static constexpr int kStoreSlot = -1;
     static constexpr bool kOut = false;
+    static constexpr int kRing = 0;
 };
 // Split K: the partial kernel's sums reduced row by row, with the epilogue above.
 using Reduce1 = fusegen_sm80::SplitKReduce<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF16, fusegen_sm80::NORM_NONE, Epilogue1>;
@@ -279,11 +287,13 @@ struct Epilogue1 {
 };
 // GEMM1's epilogue staging in shared memory, as planned: whether the tile buffer exists,
 // whether it holds the residual, whether the bias is staged, the store op written through the
-// buffer (-1: none), and whether out (split: the pre-norm values) goes through it.
+// buffer (-1: none), whether out (split: the pre-norm values) goes through it, and the column
+// blocks the buffer holds when fewer than the tile's (0: all).
 struct Staging1 {
     static constexpr bool kTile = true, kResidual = false, kBias = false;
     static constexpr int kStoreSlot = -1;
     static constexpr bool kOut = true;
+    static constexpr int kRing = 0;
 };
 using Gemm1 = fusegen_sm90::GemmSm90<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF16, 128, 128, 4, true,
                                        fusegen_sm80::NORM_NONE, fusegen_sm80::STRATEGY_NONE, Epilogue1, Staging1>;
@@ -335,11 +345,13 @@ struct Epilogue1 {
 };
 // GEMM1's epilogue staging in shared memory, as planned: whether the tile buffer exists,
 // whether it holds the residual, whether the bias is staged, the store op written through the
-// buffer (-1: none), and whether out (split: the pre-norm values) goes through it.
+// buffer (-1: none), whether out (split: the pre-norm values) goes through it, and the column
+// blocks the buffer holds when fewer than the tile's (0: all).
 struct Staging1 {
     static constexpr bool kTile = true, kResidual = false, kBias = false;
     static constexpr int kStoreSlot = -1;
     static constexpr bool kOut = true;
+    static constexpr int kRing = 0;
 };
 using Gemm1 = fusegen_sm90::GemmSm90<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF16, 128, 160, 5, false,
                                        fusegen_sm80::NORM_NONE, fusegen_sm80::STRATEGY_NONE, Epilogue1, Staging1>;
@@ -391,11 +403,13 @@ struct Epilogue1 {
 };
 // GEMM1's epilogue staging in shared memory, as planned: whether the tile buffer exists,
 // whether it holds the residual, whether the bias is staged, the store op written through the
-// buffer (-1: none), and whether out (split: the pre-norm values) goes through it.
+// buffer (-1: none), whether out (split: the pre-norm values) goes through it, and the column
+// blocks the buffer holds when fewer than the tile's (0: all).
 struct Staging1 {
     static constexpr bool kTile = false, kResidual = false, kBias = false;
     static constexpr int kStoreSlot = -1;
     static constexpr bool kOut = false;
+    static constexpr int kRing = 0;
 };
 // Split K: the partial kernel's sums reduced row by row, with the epilogue above.
 using Reduce1 = fusegen_sm80::SplitKReduce<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF16, fusegen_sm80::NORM_NONE, Epilogue1>;
@@ -454,11 +468,13 @@ struct Epilogue1 {
 };
 // GEMM1's epilogue staging in shared memory, as planned: whether the tile buffer exists,
 // whether it holds the residual, whether the bias is staged, the store op written through the
-// buffer (-1: none), and whether out (split: the pre-norm values) goes through it.
+// buffer (-1: none), whether out (split: the pre-norm values) goes through it, and the column
+// blocks the buffer holds when fewer than the tile's (0: all).
 struct Staging1 {
     static constexpr bool kTile = true, kResidual = false, kBias = false;
     static constexpr int kStoreSlot = -1;
     static constexpr bool kOut = true;
+    static constexpr int kRing = 0;
 };
 using Gemm1 = fusegen_sm90::GemmSm90<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF16, 64, 128, 4, true,
                                        fusegen_sm80::NORM_NONE, fusegen_sm80::STRATEGY_NONE, Epilogue1, Staging1>;
@@ -510,11 +526,13 @@ struct Epilogue1 {
 };
 // GEMM1's epilogue staging in shared memory, as planned: whether the tile buffer exists,
 // whether it holds the residual, whether the bias is staged, the store op written through the
-// buffer (-1: none), and whether out (split: the pre-norm values) goes through it.
+// buffer (-1: none), whether out (split: the pre-norm values) goes through it, and the column
+// blocks the buffer holds when fewer than the tile's (0: all).
 struct Staging1 {
     static constexpr bool kTile = false, kResidual = false, kBias = false;
     static constexpr int kStoreSlot = -1;
     static constexpr bool kOut = false;
+    static constexpr int kRing = 0;
 };
 // Split K: the partial kernel's sums reduced row by row, with the epilogue above.
 using Reduce1 = fusegen_sm80::SplitKReduce<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF16, fusegen_sm80::NORM_NONE, Epilogue1>;
@@ -573,11 +591,13 @@ struct Epilogue1 {
 };
 // GEMM1's epilogue staging in shared memory, as planned: whether the tile buffer exists,
 // whether it holds the residual, whether the bias is staged, the store op written through the
-// buffer (-1: none), and whether out (split: the pre-norm values) goes through it.
+// buffer (-1: none), whether out (split: the pre-norm values) goes through it, and the column
+// blocks the buffer holds when fewer than the tile's (0: all).
 struct Staging1 {
     static constexpr bool kTile = true, kResidual = false, kBias = false;
     static constexpr int kStoreSlot = -1;
     static constexpr bool kOut = true;
+    static constexpr int kRing = 0;
 };
 using Gemm1 = fusegen_sm90::GemmSm90<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF16, 64, 64, 12, true,
                                        fusegen_sm80::NORM_NONE, fusegen_sm80::STRATEGY_NONE, Epilogue1, Staging1>;
@@ -629,11 +649,13 @@ struct Epilogue1 {
 };
 // GEMM1's epilogue staging in shared memory, as planned: whether the tile buffer exists,
 // whether it holds the residual, whether the bias is staged, the store op written through the
-// buffer (-1: none), and whether out (split: the pre-norm values) goes through it.
+// buffer (-1: none), whether out (split: the pre-norm values) goes through it, and the column
+// blocks the buffer holds when fewer than the tile's (0: all).
 struct Staging1 {
     static constexpr bool kTile = false, kResidual = false, kBias = false;
     static constexpr int kStoreSlot = -1;
     static constexpr bool kOut = false;
+    static constexpr int kRing = 0;
 };
 // Split K: the partial kernel's sums reduced row by row, with the epilogue above.
 using Reduce1 = fusegen_sm80::SplitKReduce<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF16, fusegen_sm80::NORM_NONE, Epilogue1>;
@@ -692,11 +714,13 @@ struct Epilogue1 {
 };
 // GEMM1's epilogue staging in shared memory, as planned: whether the tile buffer exists,
 // whether it holds the residual, whether the bias is staged, the store op written through the
-// buffer (-1: none), and whether out (split: the pre-norm values) goes through it.
+// buffer (-1: none), whether out (split: the pre-norm values) goes through it, and the column
+// blocks the buffer holds when fewer than the tile's (0: all).
 struct Staging1 {
     static constexpr bool kTile = true, kResidual = false, kBias = false;
     static constexpr int kStoreSlot = -1;
     static constexpr bool kOut = true;
+    static constexpr int kRing = 0;
 };
 using Gemm1 = fusegen_sm90::GemmSm90<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF16, 64, 32, 12, true,
                                        fusegen_sm80::NORM_NONE, fusegen_sm80::STRATEGY_NONE, Epilogue1, Staging1>;
@@ -748,11 +772,13 @@ struct Epilogue1 {
 };
 // GEMM1's epilogue staging in shared memory, as planned: whether the tile buffer exists,
 // whether it holds the residual, whether the bias is staged, the store op written through the
-// buffer (-1: none), and whether out (split: the pre-norm values) goes through it.
+// buffer (-1: none), whether out (split: the pre-norm values) goes through it, and the column
+// blocks the buffer holds when fewer than the tile's (0: all).
 struct Staging1 {
     static constexpr bool kTile = false, kResidual = false, kBias = false;
     static constexpr int kStoreSlot = -1;
     static constexpr bool kOut = false;
+    static constexpr int kRing = 0;
 };
 // Split K: the partial kernel's sums reduced row by row, with the epilogue above.
 using Reduce1 = fusegen_sm80::SplitKReduce<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF16, fusegen_sm80::NORM_NONE, Epilogue1>;

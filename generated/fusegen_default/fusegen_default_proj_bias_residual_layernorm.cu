@@ -45,11 +45,13 @@ struct Epilogue1 {
 };
 // GEMM1's epilogue staging in shared memory, as planned: whether the tile buffer exists,
 // whether it holds the residual, whether the bias is staged, the store op written through the
-// buffer (-1: none), and whether out (split: the pre-norm values) goes through it.
+// buffer (-1: none), whether out (split: the pre-norm values) goes through it, and the column
+// blocks the buffer holds when fewer than the tile's (0: all).
 struct Staging1 {
     static constexpr bool kTile = true, kResidual = true, kBias = true;
     static constexpr int kStoreSlot = 0;
     static constexpr bool kOut = true;
+    static constexpr int kRing = 0;
 };
 using Gemm1 = fusegen_sm90::GemmSm90<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF16, 128, 128, 5, false,
                                        fusegen_sm80::NORM_LAYERNORM, fusegen_sm80::STRATEGY_ROW, Epilogue1, Staging1>;
@@ -105,11 +107,13 @@ struct Epilogue1 {
 };
 // GEMM1's epilogue staging in shared memory, as planned: whether the tile buffer exists,
 // whether it holds the residual, whether the bias is staged, the store op written through the
-// buffer (-1: none), and whether out (split: the pre-norm values) goes through it.
+// buffer (-1: none), whether out (split: the pre-norm values) goes through it, and the column
+// blocks the buffer holds when fewer than the tile's (0: all).
 struct Staging1 {
     static constexpr bool kTile = true, kResidual = true, kBias = true;
     static constexpr int kStoreSlot = 0;
     static constexpr bool kOut = true;
+    static constexpr int kRing = 0;
 };
 using Gemm1 = fusegen_sm90::GemmSm90<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF16, 128, 128, 5, false,
                                        fusegen_sm80::NORM_LAYERNORM, fusegen_sm80::STRATEGY_CLUSTER, Epilogue1, Staging1>;
@@ -165,11 +169,13 @@ struct Epilogue1 {
 };
 // GEMM1's epilogue staging in shared memory, as planned: whether the tile buffer exists,
 // whether it holds the residual, whether the bias is staged, the store op written through the
-// buffer (-1: none), and whether out (split: the pre-norm values) goes through it.
+// buffer (-1: none), whether out (split: the pre-norm values) goes through it, and the column
+// blocks the buffer holds when fewer than the tile's (0: all).
 struct Staging1 {
     static constexpr bool kTile = true, kResidual = true, kBias = true;
     static constexpr int kStoreSlot = 0;
     static constexpr bool kOut = true;
+    static constexpr int kRing = 0;
 };
 using Gemm1 = fusegen_sm90::GemmSm90<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF16, 128, 128, 5, false,
                                        fusegen_sm80::NORM_LAYERNORM, fusegen_sm80::STRATEGY_SPLIT, Epilogue1, Staging1>;
@@ -230,11 +236,13 @@ struct Epilogue1 {
 };
 // GEMM1's epilogue staging in shared memory, as planned: whether the tile buffer exists,
 // whether it holds the residual, whether the bias is staged, the store op written through the
-// buffer (-1: none), and whether out (split: the pre-norm values) goes through it.
+// buffer (-1: none), whether out (split: the pre-norm values) goes through it, and the column
+// blocks the buffer holds when fewer than the tile's (0: all).
 struct Staging1 {
     static constexpr bool kTile = false, kResidual = false, kBias = false;
     static constexpr int kStoreSlot = -1;
     static constexpr bool kOut = false;
+    static constexpr int kRing = 0;
 };
 // Split K: the partial kernel's sums reduced row by row, with the epilogue above.
 using Reduce1 = fusegen_sm80::SplitKReduce<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF16, fusegen_sm80::NORM_LAYERNORM, Epilogue1>;
@@ -297,11 +305,13 @@ struct Epilogue1 {
 };
 // GEMM1's epilogue staging in shared memory, as planned: whether the tile buffer exists,
 // whether it holds the residual, whether the bias is staged, the store op written through the
-// buffer (-1: none), and whether out (split: the pre-norm values) goes through it.
+// buffer (-1: none), whether out (split: the pre-norm values) goes through it, and the column
+// blocks the buffer holds when fewer than the tile's (0: all).
 struct Staging1 {
     static constexpr bool kTile = true, kResidual = true, kBias = true;
     static constexpr int kStoreSlot = 0;
     static constexpr bool kOut = true;
+    static constexpr int kRing = 0;
 };
 using Gemm1 = fusegen_sm90::GemmSm90<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF16, 128, 128, 5, true,
                                        fusegen_sm80::NORM_LAYERNORM, fusegen_sm80::STRATEGY_ROW, Epilogue1, Staging1>;
@@ -357,11 +367,13 @@ struct Epilogue1 {
 };
 // GEMM1's epilogue staging in shared memory, as planned: whether the tile buffer exists,
 // whether it holds the residual, whether the bias is staged, the store op written through the
-// buffer (-1: none), and whether out (split: the pre-norm values) goes through it.
+// buffer (-1: none), whether out (split: the pre-norm values) goes through it, and the column
+// blocks the buffer holds when fewer than the tile's (0: all).
 struct Staging1 {
     static constexpr bool kTile = true, kResidual = true, kBias = true;
     static constexpr int kStoreSlot = 0;
     static constexpr bool kOut = true;
+    static constexpr int kRing = 0;
 };
 using Gemm1 = fusegen_sm90::GemmSm90<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF16, 128, 128, 5, true,
                                        fusegen_sm80::NORM_LAYERNORM, fusegen_sm80::STRATEGY_SPLIT, Epilogue1, Staging1>;
@@ -422,11 +434,13 @@ struct Epilogue1 {
 };
 // GEMM1's epilogue staging in shared memory, as planned: whether the tile buffer exists,
 // whether it holds the residual, whether the bias is staged, the store op written through the
-// buffer (-1: none), and whether out (split: the pre-norm values) goes through it.
+// buffer (-1: none), whether out (split: the pre-norm values) goes through it, and the column
+// blocks the buffer holds when fewer than the tile's (0: all).
 struct Staging1 {
     static constexpr bool kTile = true, kResidual = true, kBias = true;
     static constexpr int kStoreSlot = 0;
     static constexpr bool kOut = true;
+    static constexpr int kRing = 0;
 };
 using Gemm1 = fusegen_sm90::GemmSm90<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF16, 128, 256, 3, false,
                                        fusegen_sm80::NORM_LAYERNORM, fusegen_sm80::STRATEGY_ROW, Epilogue1, Staging1>;
@@ -482,11 +496,13 @@ struct Epilogue1 {
 };
 // GEMM1's epilogue staging in shared memory, as planned: whether the tile buffer exists,
 // whether it holds the residual, whether the bias is staged, the store op written through the
-// buffer (-1: none), and whether out (split: the pre-norm values) goes through it.
+// buffer (-1: none), whether out (split: the pre-norm values) goes through it, and the column
+// blocks the buffer holds when fewer than the tile's (0: all).
 struct Staging1 {
     static constexpr bool kTile = true, kResidual = true, kBias = true;
     static constexpr int kStoreSlot = 0;
     static constexpr bool kOut = true;
+    static constexpr int kRing = 0;
 };
 using Gemm1 = fusegen_sm90::GemmSm90<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF16, 128, 256, 3, false,
                                        fusegen_sm80::NORM_LAYERNORM, fusegen_sm80::STRATEGY_CLUSTER, Epilogue1, Staging1>;
@@ -542,11 +558,13 @@ struct Epilogue1 {
 };
 // GEMM1's epilogue staging in shared memory, as planned: whether the tile buffer exists,
 // whether it holds the residual, whether the bias is staged, the store op written through the
-// buffer (-1: none), and whether out (split: the pre-norm values) goes through it.
+// buffer (-1: none), whether out (split: the pre-norm values) goes through it, and the column
+// blocks the buffer holds when fewer than the tile's (0: all).
 struct Staging1 {
     static constexpr bool kTile = true, kResidual = true, kBias = true;
     static constexpr int kStoreSlot = 0;
     static constexpr bool kOut = true;
+    static constexpr int kRing = 0;
 };
 using Gemm1 = fusegen_sm90::GemmSm90<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF16, 128, 256, 3, false,
                                        fusegen_sm80::NORM_LAYERNORM, fusegen_sm80::STRATEGY_SPLIT, Epilogue1, Staging1>;
@@ -607,11 +625,13 @@ struct Epilogue1 {
 };
 // GEMM1's epilogue staging in shared memory, as planned: whether the tile buffer exists,
 // whether it holds the residual, whether the bias is staged, the store op written through the
-// buffer (-1: none), and whether out (split: the pre-norm values) goes through it.
+// buffer (-1: none), whether out (split: the pre-norm values) goes through it, and the column
+// blocks the buffer holds when fewer than the tile's (0: all).
 struct Staging1 {
     static constexpr bool kTile = false, kResidual = false, kBias = false;
     static constexpr int kStoreSlot = -1;
     static constexpr bool kOut = false;
+    static constexpr int kRing = 0;
 };
 // Split K: the partial kernel's sums reduced row by row, with the epilogue above.
 using Reduce1 = fusegen_sm80::SplitKReduce<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF16, fusegen_sm80::NORM_LAYERNORM, Epilogue1>;
@@ -674,11 +694,13 @@ struct Epilogue1 {
 };
 // GEMM1's epilogue staging in shared memory, as planned: whether the tile buffer exists,
 // whether it holds the residual, whether the bias is staged, the store op written through the
-// buffer (-1: none), and whether out (split: the pre-norm values) goes through it.
+// buffer (-1: none), whether out (split: the pre-norm values) goes through it, and the column
+// blocks the buffer holds when fewer than the tile's (0: all).
 struct Staging1 {
     static constexpr bool kTile = true, kResidual = true, kBias = true;
     static constexpr int kStoreSlot = 0;
     static constexpr bool kOut = true;
+    static constexpr int kRing = 0;
 };
 using Gemm1 = fusegen_sm90::GemmSm90<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF16, 128, 160, 5, false,
                                        fusegen_sm80::NORM_LAYERNORM, fusegen_sm80::STRATEGY_ROW, Epilogue1, Staging1>;
@@ -734,11 +756,13 @@ struct Epilogue1 {
 };
 // GEMM1's epilogue staging in shared memory, as planned: whether the tile buffer exists,
 // whether it holds the residual, whether the bias is staged, the store op written through the
-// buffer (-1: none), and whether out (split: the pre-norm values) goes through it.
+// buffer (-1: none), whether out (split: the pre-norm values) goes through it, and the column
+// blocks the buffer holds when fewer than the tile's (0: all).
 struct Staging1 {
     static constexpr bool kTile = false, kResidual = false, kBias = false;
     static constexpr int kStoreSlot = -1;
     static constexpr bool kOut = false;
+    static constexpr int kRing = 0;
 };
 using Gemm1 = fusegen_sm90::GemmSm90<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF16, 128, 160, 5, false,
                                        fusegen_sm80::NORM_LAYERNORM, fusegen_sm80::STRATEGY_CLUSTER, Epilogue1, Staging1>;
@@ -794,11 +818,13 @@ struct Epilogue1 {
 };
 // GEMM1's epilogue staging in shared memory, as planned: whether the tile buffer exists,
 // whether it holds the residual, whether the bias is staged, the store op written through the
-// buffer (-1: none), and whether out (split: the pre-norm values) goes through it.
+// buffer (-1: none), whether out (split: the pre-norm values) goes through it, and the column
+// blocks the buffer holds when fewer than the tile's (0: all).
 struct Staging1 {
     static constexpr bool kTile = true, kResidual = true, kBias = true;
     static constexpr int kStoreSlot = 0;
     static constexpr bool kOut = true;
+    static constexpr int kRing = 0;
 };
 using Gemm1 = fusegen_sm90::GemmSm90<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF16, 128, 160, 5, false,
                                        fusegen_sm80::NORM_LAYERNORM, fusegen_sm80::STRATEGY_SPLIT, Epilogue1, Staging1>;
@@ -859,11 +885,13 @@ struct Epilogue1 {
 };
 // GEMM1's epilogue staging in shared memory, as planned: whether the tile buffer exists,
 // whether it holds the residual, whether the bias is staged, the store op written through the
-// buffer (-1: none), and whether out (split: the pre-norm values) goes through it.
+// buffer (-1: none), whether out (split: the pre-norm values) goes through it, and the column
+// blocks the buffer holds when fewer than the tile's (0: all).
 struct Staging1 {
     static constexpr bool kTile = false, kResidual = false, kBias = false;
     static constexpr int kStoreSlot = -1;
     static constexpr bool kOut = false;
+    static constexpr int kRing = 0;
 };
 // Split K: the partial kernel's sums reduced row by row, with the epilogue above.
 using Reduce1 = fusegen_sm80::SplitKReduce<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF16, fusegen_sm80::NORM_LAYERNORM, Epilogue1>;
@@ -926,11 +954,13 @@ struct Epilogue1 {
 };
 // GEMM1's epilogue staging in shared memory, as planned: whether the tile buffer exists,
 // whether it holds the residual, whether the bias is staged, the store op written through the
-// buffer (-1: none), and whether out (split: the pre-norm values) goes through it.
+// buffer (-1: none), whether out (split: the pre-norm values) goes through it, and the column
+// blocks the buffer holds when fewer than the tile's (0: all).
 struct Staging1 {
     static constexpr bool kTile = true, kResidual = true, kBias = true;
     static constexpr int kStoreSlot = 0;
     static constexpr bool kOut = true;
+    static constexpr int kRing = 0;
 };
 using Gemm1 = fusegen_sm90::GemmSm90<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF16, 64, 320, 3, true,
                                        fusegen_sm80::NORM_LAYERNORM, fusegen_sm80::STRATEGY_ROW, Epilogue1, Staging1>;
@@ -986,11 +1016,13 @@ struct Epilogue1 {
 };
 // GEMM1's epilogue staging in shared memory, as planned: whether the tile buffer exists,
 // whether it holds the residual, whether the bias is staged, the store op written through the
-// buffer (-1: none), and whether out (split: the pre-norm values) goes through it.
+// buffer (-1: none), whether out (split: the pre-norm values) goes through it, and the column
+// blocks the buffer holds when fewer than the tile's (0: all).
 struct Staging1 {
     static constexpr bool kTile = true, kResidual = true, kBias = true;
     static constexpr int kStoreSlot = 0;
     static constexpr bool kOut = true;
+    static constexpr int kRing = 0;
 };
 using Gemm1 = fusegen_sm90::GemmSm90<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF16, 64, 256, 4, true,
                                        fusegen_sm80::NORM_LAYERNORM, fusegen_sm80::STRATEGY_ROW, Epilogue1, Staging1>;
@@ -1046,11 +1078,13 @@ struct Epilogue1 {
 };
 // GEMM1's epilogue staging in shared memory, as planned: whether the tile buffer exists,
 // whether it holds the residual, whether the bias is staged, the store op written through the
-// buffer (-1: none), and whether out (split: the pre-norm values) goes through it.
+// buffer (-1: none), whether out (split: the pre-norm values) goes through it, and the column
+// blocks the buffer holds when fewer than the tile's (0: all).
 struct Staging1 {
     static constexpr bool kTile = true, kResidual = true, kBias = true;
     static constexpr int kStoreSlot = 0;
     static constexpr bool kOut = true;
+    static constexpr int kRing = 0;
 };
 using Gemm1 = fusegen_sm90::GemmSm90<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF16, 64, 256, 4, true,
                                        fusegen_sm80::NORM_LAYERNORM, fusegen_sm80::STRATEGY_SPLIT, Epilogue1, Staging1>;
@@ -1111,11 +1145,13 @@ struct Epilogue1 {
 };
 // GEMM1's epilogue staging in shared memory, as planned: whether the tile buffer exists,
 // whether it holds the residual, whether the bias is staged, the store op written through the
-// buffer (-1: none), and whether out (split: the pre-norm values) goes through it.
+// buffer (-1: none), whether out (split: the pre-norm values) goes through it, and the column
+// blocks the buffer holds when fewer than the tile's (0: all).
 struct Staging1 {
     static constexpr bool kTile = false, kResidual = false, kBias = false;
     static constexpr int kStoreSlot = -1;
     static constexpr bool kOut = false;
+    static constexpr int kRing = 0;
 };
 // Split K: the partial kernel's sums reduced row by row, with the epilogue above.
 using Reduce1 = fusegen_sm80::SplitKReduce<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF16, fusegen_sm80::NORM_LAYERNORM, Epilogue1>;
@@ -1178,11 +1214,13 @@ struct Epilogue1 {
 };
 // GEMM1's epilogue staging in shared memory, as planned: whether the tile buffer exists,
 // whether it holds the residual, whether the bias is staged, the store op written through the
-// buffer (-1: none), and whether out (split: the pre-norm values) goes through it.
+// buffer (-1: none), whether out (split: the pre-norm values) goes through it, and the column
+// blocks the buffer holds when fewer than the tile's (0: all).
 struct Staging1 {
     static constexpr bool kTile = true, kResidual = true, kBias = true;
     static constexpr int kStoreSlot = 0;
     static constexpr bool kOut = true;
+    static constexpr int kRing = 0;
 };
 using Gemm1 = fusegen_sm90::GemmSm90<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF16, 64, 128, 4, true,
                                        fusegen_sm80::NORM_LAYERNORM, fusegen_sm80::STRATEGY_ROW, Epilogue1, Staging1>;
@@ -1238,11 +1276,13 @@ struct Epilogue1 {
 };
 // GEMM1's epilogue staging in shared memory, as planned: whether the tile buffer exists,
 // whether it holds the residual, whether the bias is staged, the store op written through the
-// buffer (-1: none), and whether out (split: the pre-norm values) goes through it.
+// buffer (-1: none), whether out (split: the pre-norm values) goes through it, and the column
+// blocks the buffer holds when fewer than the tile's (0: all).
 struct Staging1 {
     static constexpr bool kTile = true, kResidual = true, kBias = true;
     static constexpr int kStoreSlot = 0;
     static constexpr bool kOut = true;
+    static constexpr int kRing = 0;
 };
 using Gemm1 = fusegen_sm90::GemmSm90<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF16, 64, 128, 4, true,
                                        fusegen_sm80::NORM_LAYERNORM, fusegen_sm80::STRATEGY_SPLIT, Epilogue1, Staging1>;
@@ -1303,11 +1343,13 @@ struct Epilogue1 {
 };
 // GEMM1's epilogue staging in shared memory, as planned: whether the tile buffer exists,
 // whether it holds the residual, whether the bias is staged, the store op written through the
-// buffer (-1: none), and whether out (split: the pre-norm values) goes through it.
+// buffer (-1: none), whether out (split: the pre-norm values) goes through it, and the column
+// blocks the buffer holds when fewer than the tile's (0: all).
 struct Staging1 {
     static constexpr bool kTile = false, kResidual = false, kBias = false;
     static constexpr int kStoreSlot = -1;
     static constexpr bool kOut = false;
+    static constexpr int kRing = 0;
 };
 // Split K: the partial kernel's sums reduced row by row, with the epilogue above.
 using Reduce1 = fusegen_sm80::SplitKReduce<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF16, fusegen_sm80::NORM_LAYERNORM, Epilogue1>;
@@ -1370,11 +1412,13 @@ struct Epilogue1 {
 };
 // GEMM1's epilogue staging in shared memory, as planned: whether the tile buffer exists,
 // whether it holds the residual, whether the bias is staged, the store op written through the
-// buffer (-1: none), and whether out (split: the pre-norm values) goes through it.
+// buffer (-1: none), whether out (split: the pre-norm values) goes through it, and the column
+// blocks the buffer holds when fewer than the tile's (0: all).
 struct Staging1 {
     static constexpr bool kTile = true, kResidual = true, kBias = true;
     static constexpr int kStoreSlot = 0;
     static constexpr bool kOut = true;
+    static constexpr int kRing = 0;
 };
 using Gemm1 = fusegen_sm90::GemmSm90<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF16, 64, 64, 12, true,
                                        fusegen_sm80::NORM_LAYERNORM, fusegen_sm80::STRATEGY_ROW, Epilogue1, Staging1>;
@@ -1430,11 +1474,13 @@ struct Epilogue1 {
 };
 // GEMM1's epilogue staging in shared memory, as planned: whether the tile buffer exists,
 // whether it holds the residual, whether the bias is staged, the store op written through the
-// buffer (-1: none), and whether out (split: the pre-norm values) goes through it.
+// buffer (-1: none), whether out (split: the pre-norm values) goes through it, and the column
+// blocks the buffer holds when fewer than the tile's (0: all).
 struct Staging1 {
     static constexpr bool kTile = true, kResidual = true, kBias = true;
     static constexpr int kStoreSlot = 0;
     static constexpr bool kOut = true;
+    static constexpr int kRing = 0;
 };
 using Gemm1 = fusegen_sm90::GemmSm90<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF16, 64, 64, 12, true,
                                        fusegen_sm80::NORM_LAYERNORM, fusegen_sm80::STRATEGY_SPLIT, Epilogue1, Staging1>;
@@ -1495,11 +1541,13 @@ struct Epilogue1 {
 };
 // GEMM1's epilogue staging in shared memory, as planned: whether the tile buffer exists,
 // whether it holds the residual, whether the bias is staged, the store op written through the
-// buffer (-1: none), and whether out (split: the pre-norm values) goes through it.
+// buffer (-1: none), whether out (split: the pre-norm values) goes through it, and the column
+// blocks the buffer holds when fewer than the tile's (0: all).
 struct Staging1 {
     static constexpr bool kTile = false, kResidual = false, kBias = false;
     static constexpr int kStoreSlot = -1;
     static constexpr bool kOut = false;
+    static constexpr int kRing = 0;
 };
 // Split K: the partial kernel's sums reduced row by row, with the epilogue above.
 using Reduce1 = fusegen_sm80::SplitKReduce<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF16, fusegen_sm80::NORM_LAYERNORM, Epilogue1>;
@@ -1562,11 +1610,13 @@ struct Epilogue1 {
 };
 // GEMM1's epilogue staging in shared memory, as planned: whether the tile buffer exists,
 // whether it holds the residual, whether the bias is staged, the store op written through the
-// buffer (-1: none), and whether out (split: the pre-norm values) goes through it.
+// buffer (-1: none), whether out (split: the pre-norm values) goes through it, and the column
+// blocks the buffer holds when fewer than the tile's (0: all).
 struct Staging1 {
     static constexpr bool kTile = true, kResidual = true, kBias = true;
     static constexpr int kStoreSlot = 0;
     static constexpr bool kOut = true;
+    static constexpr int kRing = 0;
 };
 using Gemm1 = fusegen_sm90::GemmSm90<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF16, 64, 32, 12, true,
                                        fusegen_sm80::NORM_LAYERNORM, fusegen_sm80::STRATEGY_ROW, Epilogue1, Staging1>;
@@ -1622,11 +1672,13 @@ struct Epilogue1 {
 };
 // GEMM1's epilogue staging in shared memory, as planned: whether the tile buffer exists,
 // whether it holds the residual, whether the bias is staged, the store op written through the
-// buffer (-1: none), and whether out (split: the pre-norm values) goes through it.
+// buffer (-1: none), whether out (split: the pre-norm values) goes through it, and the column
+// blocks the buffer holds when fewer than the tile's (0: all).
 struct Staging1 {
     static constexpr bool kTile = true, kResidual = true, kBias = true;
     static constexpr int kStoreSlot = 0;
     static constexpr bool kOut = true;
+    static constexpr int kRing = 0;
 };
 using Gemm1 = fusegen_sm90::GemmSm90<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF16, 64, 32, 12, true,
                                        fusegen_sm80::NORM_LAYERNORM, fusegen_sm80::STRATEGY_SPLIT, Epilogue1, Staging1>;
@@ -1687,11 +1739,13 @@ struct Epilogue1 {
 };
 // GEMM1's epilogue staging in shared memory, as planned: whether the tile buffer exists,
 // whether it holds the residual, whether the bias is staged, the store op written through the
-// buffer (-1: none), and whether out (split: the pre-norm values) goes through it.
+// buffer (-1: none), whether out (split: the pre-norm values) goes through it, and the column
+// blocks the buffer holds when fewer than the tile's (0: all).
 struct Staging1 {
     static constexpr bool kTile = false, kResidual = false, kBias = false;
     static constexpr int kStoreSlot = -1;
     static constexpr bool kOut = false;
+    static constexpr int kRing = 0;
 };
 // Split K: the partial kernel's sums reduced row by row, with the epilogue above.
 using Reduce1 = fusegen_sm80::SplitKReduce<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF16, fusegen_sm80::NORM_LAYERNORM, Epilogue1>;

@@ -43,11 +43,13 @@ struct Epilogue1 {
 };
 // GEMM1's epilogue staging in shared memory, as planned: whether the tile buffer exists,
 // whether it holds the residual, whether the bias is staged, the store op written through the
-// buffer (-1: none), and whether out (split: the pre-norm values) goes through it.
+// buffer (-1: none), whether out (split: the pre-norm values) goes through it, and the column
+// blocks the buffer holds when fewer than the tile's (0: all).
 struct Staging1 {
     static constexpr bool kTile = true, kResidual = false, kBias = true;
     static constexpr int kStoreSlot = -1;
     static constexpr bool kOut = true;
+    static constexpr int kRing = 0;
 };
 using Gemm1 = fusegen_sm90::GemmSm90<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF16, 64, 256, 4, true,
                                        fusegen_sm80::NORM_RMSNORM, fusegen_sm80::STRATEGY_ROW, Epilogue1, Staging1, /* B [K, N] */ true>;
@@ -101,11 +103,13 @@ struct Epilogue1 {
 };
 // GEMM1's epilogue staging in shared memory, as planned: whether the tile buffer exists,
 // whether it holds the residual, whether the bias is staged, the store op written through the
-// buffer (-1: none), and whether out (split: the pre-norm values) goes through it.
+// buffer (-1: none), whether out (split: the pre-norm values) goes through it, and the column
+// blocks the buffer holds when fewer than the tile's (0: all).
 struct Staging1 {
     static constexpr bool kTile = true, kResidual = false, kBias = true;
     static constexpr int kStoreSlot = -1;
     static constexpr bool kOut = true;
+    static constexpr int kRing = 0;
 };
 using Gemm1 = fusegen_sm90::GemmSm90<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF16, 64, 256, 4, true,
                                        fusegen_sm80::NORM_RMSNORM, fusegen_sm80::STRATEGY_SPLIT, Epilogue1, Staging1, /* B [K, N] */ true>;
@@ -164,11 +168,13 @@ struct Epilogue1 {
 };
 // GEMM1's epilogue staging in shared memory, as planned: whether the tile buffer exists,
 // whether it holds the residual, whether the bias is staged, the store op written through the
-// buffer (-1: none), and whether out (split: the pre-norm values) goes through it.
+// buffer (-1: none), whether out (split: the pre-norm values) goes through it, and the column
+// blocks the buffer holds when fewer than the tile's (0: all).
 struct Staging1 {
     static constexpr bool kTile = false, kResidual = false, kBias = false;
     static constexpr int kStoreSlot = -1;
     static constexpr bool kOut = false;
+    static constexpr int kRing = 0;
 };
 // Split K: the partial kernel's sums reduced row by row, with the epilogue above.
 using Reduce1 = fusegen_sm80::SplitKReduce<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF16, fusegen_sm80::NORM_RMSNORM, Epilogue1>;
@@ -229,11 +235,13 @@ struct Epilogue1 {
 };
 // GEMM1's epilogue staging in shared memory, as planned: whether the tile buffer exists,
 // whether it holds the residual, whether the bias is staged, the store op written through the
-// buffer (-1: none), and whether out (split: the pre-norm values) goes through it.
+// buffer (-1: none), whether out (split: the pre-norm values) goes through it, and the column
+// blocks the buffer holds when fewer than the tile's (0: all).
 struct Staging1 {
     static constexpr bool kTile = true, kResidual = false, kBias = true;
     static constexpr int kStoreSlot = -1;
     static constexpr bool kOut = true;
+    static constexpr int kRing = 0;
 };
 using Gemm1 = fusegen_sm90::GemmSm90<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF16, 64, 64, 12, true,
                                        fusegen_sm80::NORM_RMSNORM, fusegen_sm80::STRATEGY_ROW, Epilogue1, Staging1, /* B [K, N] */ true>;
@@ -287,11 +295,13 @@ struct Epilogue1 {
 };
 // GEMM1's epilogue staging in shared memory, as planned: whether the tile buffer exists,
 // whether it holds the residual, whether the bias is staged, the store op written through the
-// buffer (-1: none), and whether out (split: the pre-norm values) goes through it.
+// buffer (-1: none), whether out (split: the pre-norm values) goes through it, and the column
+// blocks the buffer holds when fewer than the tile's (0: all).
 struct Staging1 {
     static constexpr bool kTile = true, kResidual = false, kBias = true;
     static constexpr int kStoreSlot = -1;
     static constexpr bool kOut = true;
+    static constexpr int kRing = 0;
 };
 using Gemm1 = fusegen_sm90::GemmSm90<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF16, 64, 64, 12, true,
                                        fusegen_sm80::NORM_RMSNORM, fusegen_sm80::STRATEGY_SPLIT, Epilogue1, Staging1, /* B [K, N] */ true>;
@@ -350,11 +360,13 @@ struct Epilogue1 {
 };
 // GEMM1's epilogue staging in shared memory, as planned: whether the tile buffer exists,
 // whether it holds the residual, whether the bias is staged, the store op written through the
-// buffer (-1: none), and whether out (split: the pre-norm values) goes through it.
+// buffer (-1: none), whether out (split: the pre-norm values) goes through it, and the column
+// blocks the buffer holds when fewer than the tile's (0: all).
 struct Staging1 {
     static constexpr bool kTile = false, kResidual = false, kBias = false;
     static constexpr int kStoreSlot = -1;
     static constexpr bool kOut = false;
+    static constexpr int kRing = 0;
 };
 // Split K: the partial kernel's sums reduced row by row, with the epilogue above.
 using Reduce1 = fusegen_sm80::SplitKReduce<fusegen_sm80::DT_BF16, fusegen_sm80::DT_BF16, fusegen_sm80::NORM_RMSNORM, Epilogue1>;

@@ -102,6 +102,8 @@ struct TileInputs {
     bool staged_store;                   // store op staged_slot writes into the tile buffer
     int staged_slot;
     bool staged_out;                     // out (split: the pre-norm values) into the tile buffer
+    bool ringed;                         // ... which holds Epilogue::kRingBlocks column blocks, not
+                                         // the whole tile (store_tile_ring)
     unsigned tile, bias;   // shared-memory addresses: the tile buffer (rows m0.., columns n0..)
                            // and the bias elements n0..
     int m0, n0;
@@ -449,6 +451,13 @@ __device__ __forceinline__ void bulk_wait_read()
     asm volatile("cp.async.bulk.wait_group.read 0;\n" ::: "memory");
 #endif
 }
+// Waits until at most the last group of this thread's bulk copies has not read its source yet.
+__device__ __forceinline__ void bulk_wait_read_all_but_last()
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("cp.async.bulk.wait_group.read 1;\n" ::: "memory");
+#endif
+}
 // Waits until this thread's bulk copies have completed (their writes are done).
 __device__ __forceinline__ void bulk_wait()
 {
@@ -767,8 +776,12 @@ struct Epilogue {
 
         if constexpr (NORM == NORM_NONE) {
             if (free_before_out) tile_free(tid);
-            store_tile(p, in, acc, row_base, col_base, lane);
-            if (in.staged_out) flush(in, in.out_map, tid);
+            if (in.ringed) {
+                store_tile_ring(in, acc, tid, lane);   // copied out block by block
+            } else {
+                store_tile(p, in, acc, row_base, col_base, lane);
+                if (in.staged_out) flush(in, in.out_map, tid);
+            }
         } else {
             const bool wrote = norm_epilogue(p, in, acc, static_cast<float *>(scratch), tile, row_base, col_base,
                                              warp_m, warp_n, lane, free_before_out ? tid : -1);
@@ -1178,6 +1191,60 @@ struct Epilogue {
                         put_out(p, in, m, n, in.at_frag<kOutBytes, kFragStep, kTileRowBytes>(mi, ni, h),
                                 make_float2(acc[mi][ni][h * 2], acc[mi][ni][h * 2 + 1]));
                 }
+    }
+
+    // The ring of a tile buffer that holds kRingBlocks of the tile's column blocks (beside a
+    // deep pipeline the whole tile does not fit): block b goes into slot b % kRingBlocks once the
+    // copy out of that slot's previous block has read it, and is copied out at once, so writing
+    // a block overlaps the copy of the one before. Every warp holds all of the tile's columns.
+    static constexpr int kRingBlocks = 2;
+    static constexpr int kRingBlockCols = kTileRowBytes / kOutBytes, kRingNi = kRingBlockCols / 8;
+    // Whether a ring can carry this tile's out (the plan's condition too: more blocks than the ring)
+    static constexpr bool kRingable = WARPS_N == 1 && BN % kRingBlockCols == 0 && BN / kRingBlockCols > kRingBlocks;
+    __device__ static void store_tile_ring(const TileInputs &in, const float (&acc)[MI][NI][4], int tid, int lane)
+    {
+        if constexpr (kRingable) {
+            constexpr int kBlocks = BN / kRingBlockCols, kNiBlock = kRingNi;
+#pragma unroll
+            for (int b = 0; b < kBlocks; ++b) {
+                const int slot = b % kRingBlocks;
+                if (b >= kRingBlocks) {   // the copy of the slot's previous block has read it
+                    if (tid == 0) bulk_wait_read_all_but_last();
+                    sync();
+                }
+                // at_frag and quad_addr add b blocks to the buffer's address: the slot's instead
+                TileInputs at = in;
+                at.tile = in.tile + static_cast<unsigned>((slot - b) * in.block_bytes);
+#pragma unroll
+                for (int mi = 0; mi < MI; ++mi)
+#pragma unroll
+                    for (int ni = b * kNiBlock; ni < (b + 1) * kNiBlock; ni += 2) {
+                        if constexpr (kQuads) {
+                            unsigned q[4];
+#pragma unroll
+                            for (int j = 0; j < 4; ++j)
+                                q[j] = pack2<DT_OUT>(acc[mi][ni + j / 2][(j % 2) * 2], acc[mi][ni + j / 2][(j % 2) * 2 + 1]);
+                            stmatrix_x4_at(quad_addr(at, mi, ni, lane), q);
+                        } else {
+#pragma unroll
+                            for (int j = 0; j < 4; ++j)
+                                st_shared2<DT_OUT>(at.at_frag<kOutBytes, kFragStep, kTileRowBytes>(mi, ni + j / 2, j % 2),
+                                                   make_float2(acc[mi][ni + j / 2][(j % 2) * 2],
+                                                               acc[mi][ni + j / 2][(j % 2) * 2 + 1]));
+                        }
+                    }
+                fence_proxy_async_shared();
+                sync();
+                if (tid == 0) {
+                    tma_store_2d(in.out_map, in.tile + static_cast<unsigned>(slot * in.block_bytes),
+                                 in.n0 + b * in.block_cols, in.m0);
+                    bulk_commit();
+                }
+            }
+        } else {
+            (void)in, (void)acc, (void)tid, (void)lane;
+            __trap();   // never planned (GemmSm90 asserts kRingable where a ring is)
+        }
     }
 
     // One output pair: into the tile buffer at addr (copied out by flush) or straight to global

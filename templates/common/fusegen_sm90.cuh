@@ -418,7 +418,8 @@ struct GemmSm90 {
     static constexpr int EPI_ROW_BYTES = Ep::kTileRowBytes;
     static constexpr int BLOCK_BYTES = BM * EPI_ROW_BYTES, BLOCK_COLS = EPI_ROW_BYTES / OUT_BYTES,
                          BLOCKS = BN / BLOCK_COLS;
-    static constexpr int TILE_BYTES = Staging::kTile ? BLOCKS * BLOCK_BYTES : 0;
+    // (a ring: Ep::kRingBlocks of the tile's blocks, out alone staged; Epilogue::store_tile_ring)
+    static constexpr int TILE_BYTES = !Staging::kTile ? 0 : (Staging::kRing > 0 ? Staging::kRing : BLOCKS) * BLOCK_BYTES;
     static constexpr int BIAS_BYTES = Staging::kBias ? BN * OUT_BYTES : 0;
     static constexpr int COPY_THREADS = 96;   // warps 1-3 of the producer warpgroup
     static constexpr bool STAGED = Staging::kTile || Staging::kBias;
@@ -469,6 +470,10 @@ struct GemmSm90 {
                   "the tile buffers start 1024-byte aligned (TMA swizzle)");
     static_assert(Staging::kTile || !(Staging::kResidual || Staging::kBias || Staging::kOut || Staging::kStoreSlot >= 0),
                   "staging needs the tile buffer");
+    static_assert(Staging::kRing == 0 ||
+                      (Staging::kRing == Ep::kRingBlocks && Staging::kOut && !Staging::kResidual &&
+                       Staging::kStoreSlot < 0 && NORM == fusegen_sm80::NORM_NONE && Ep::kRingable && !GLU),
+                  "a ring of tile blocks carries out alone, in blocks every warp writes");
     static_assert(!(Staging::kOut && STRATEGY == fusegen_sm80::STRATEGY_SPLIT && DT_OUT == fusegen_sm80::DT_F16),
                   "f16 rows cannot hold the split strategy's f32 pre-norm values");
     static_assert(!SPLIT_K || (DT_OUT == fusegen_sm80::DT_F32 && NORM == fusegen_sm80::NORM_NONE &&
@@ -804,6 +809,7 @@ struct GemmSm90 {
                 in.staged_store = Staging::kStoreSlot >= 0;
                 in.staged_slot = Staging::kStoreSlot;
                 in.staged_out = Staging::kOut;
+                in.ringed = Staging::kRing > 0;
                 in.tile = fusegen_sm80::smem_addr(staged_tile);
                 in.bias = fusegen_sm80::smem_addr(staged_bias);
                 in.m0 = tile.m * BM;

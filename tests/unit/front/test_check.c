@@ -400,15 +400,17 @@ static void test_arch(void)
     CHECK(fg_arch_sm90_smem_bytes(128, 128, 3, false, 16, 100) ==
           3u * (256 * 128 + 16) + 16 + 512 + 16 + 16384 + 100 + 1024);
     /* the tile buffer (m rows of n * out_bytes, no padding: TMA boxes), then one bias row */
-    CHECK(fg_arch_sm90_staged_inputs_bytes(128, 256, 2, true, true, false) == 128u * 512 + 512);
-    CHECK(fg_arch_sm90_staged_inputs_bytes(128, 128, 4, false, true, false) == 512u);
-    CHECK(fg_arch_sm90_staged_inputs_bytes(128, 128, 2, false, false, false) == 0u);
+    CHECK(fg_arch_sm90_staged_inputs_bytes(128, 256, 2, true, true, false, 0) == 128u * 512 + 512);
+    CHECK(fg_arch_sm90_staged_inputs_bytes(128, 128, 4, false, true, false, 0) == 512u);
+    CHECK(fg_arch_sm90_staged_inputs_bytes(128, 128, 2, false, false, false, 0) == 0u);
+    /* a ring of two 128-byte column blocks instead of the whole 128 x 256 tile */
+    CHECK(fg_arch_sm90_staged_inputs_bytes(128, 256, 2, true, false, false, 2) == 128u * 256);
     /* ping-pong: two epilogue buffers (barriers, scratch, staged inputs), and an order barrier
      * a consumer warpgroup; 4 stages of 64x256 with bf16 staging fit sm_90a */
     CHECK(fg_arch_sm90_epilogue_buffers(true) == 2 && fg_arch_sm90_epilogue_buffers(false) == 1);
     CHECK(fg_arch_sm90_tile_ok(64, 256, 64, true) && !fg_arch_sm90_tile_ok(32, 256, 64, true) &&
           !fg_arch_sm90_tile_ok(64, 256, 32, true));
-    CHECK(fg_arch_sm90_staged_inputs_bytes(64, 256, 2, true, true, true) == 2u * (64 * 512 + 512));
+    CHECK(fg_arch_sm90_staged_inputs_bytes(64, 256, 2, true, true, true, 0) == 2u * (64 * 512 + 512));
     CHECK(fg_arch_sm90_smem_bytes(64, 256, 4, true, 0, 66560) == 4u * (320 * 128 + 16) + 32 + 16 + 512 + 66560 + 1024);
     CHECK(fg_arch_sm90_smem_bytes(64, 256, 4, true, 0, 66560) <= fg_arch_smem_limit(FG_ARCH_SM90A));
     /* the schedule: by m unless named; m 64 is ping-pong only; a ping-pong warpgroup keeps at
@@ -424,23 +426,23 @@ static void test_arch(void)
           fg_arch_sm90_tile_ok(64, 320, 64, true) && !fg_arch_sm90_tile_ok(64, 64, 64, false) &&
           !fg_arch_sm90_tile_ok(128, 320, 64, true) && !fg_arch_sm90_tile_ok(128, 160, 64, true));
     /* ... with two staged tile buffers, 3 stages fit (232288 of 232448 bytes); 4 only without */
-    CHECK(fg_arch_sm90_smem_bytes(64, 320, 3, true, 0, fg_arch_sm90_staged_inputs_bytes(64, 320, 2, true, true, true)) ==
+    CHECK(fg_arch_sm90_smem_bytes(64, 320, 3, true, 0, fg_arch_sm90_staged_inputs_bytes(64, 320, 2, true, true, true, 0)) ==
           3u * (384 * 128 + 16) + 32 + 16 + 2u * 256 + 2u * (64 * 640 + 640) + 1024);
-    CHECK(fg_arch_sm90_smem_bytes(64, 320, 3, true, 0, fg_arch_sm90_staged_inputs_bytes(64, 320, 2, true, true, true)) <=
+    CHECK(fg_arch_sm90_smem_bytes(64, 320, 3, true, 0, fg_arch_sm90_staged_inputs_bytes(64, 320, 2, true, true, true, 0)) <=
           fg_arch_smem_limit(FG_ARCH_SM90A));
     CHECK(fg_arch_sm90_builds(64, 320, 64, 4, true) && !fg_arch_sm90_builds(64, 320, 64, 5, true));
-    CHECK(fg_arch_sm90_smem_bytes(64, 320, 4, true, 0, fg_arch_sm90_staged_inputs_bytes(64, 320, 2, true, true, true)) >
+    CHECK(fg_arch_sm90_smem_bytes(64, 320, 4, true, 0, fg_arch_sm90_staged_inputs_bytes(64, 320, 2, true, true, true, 0)) >
           fg_arch_smem_limit(FG_ARCH_SM90A));
     CHECK(fg_arch_sm90_only(320, FG_SCHEDULE_AUTO));
     /* its row sums take two floats a row (a half each): 3 stages with bf16 staging fit */
-    CHECK(fg_arch_sm90_smem_bytes(64, 320, 3, false, 0, fg_arch_sm90_staged_inputs_bytes(64, 320, 2, true, true, false)) ==
+    CHECK(fg_arch_sm90_smem_bytes(64, 320, 3, false, 0, fg_arch_sm90_staged_inputs_bytes(64, 320, 2, true, true, false, 0)) ==
           3u * (384 * 128 + 16) + 16 + 512 + (64 * 640 + 640) + 1024);
     CHECK(fg_arch_sm90_builds(64, 320, 64, 3, false) && !fg_arch_sm90_builds(64, 320, 64, 5, false));
     CHECK(fg_arch_sm90_tile_ok(128, 128, 64, true) && !fg_arch_sm90_tile_ok(128, 256, 64, true));
     /* 128x128 ping-pong with 5 stages and bf16 staging (two 32 KB tile buffers) just fits */
-    CHECK(fg_arch_sm90_smem_bytes(128, 128, 5, true, 0, fg_arch_sm90_staged_inputs_bytes(128, 128, 2, true, true, true)) ==
+    CHECK(fg_arch_sm90_smem_bytes(128, 128, 5, true, 0, fg_arch_sm90_staged_inputs_bytes(128, 128, 2, true, true, true, 0)) ==
           5u * (256 * 128 + 16) + 32 + 16 + 1024 + 2u * (128 * 256 + 256) + 1024);
-    CHECK(fg_arch_sm90_smem_bytes(128, 128, 5, true, 0, fg_arch_sm90_staged_inputs_bytes(128, 128, 2, true, true, true)) <=
+    CHECK(fg_arch_sm90_smem_bytes(128, 128, 5, true, 0, fg_arch_sm90_staged_inputs_bytes(128, 128, 2, true, true, true, 0)) <=
           fg_arch_smem_limit(FG_ARCH_SM90A));
     /* what the Hopper family builds: shape, and shared memory without the staged inputs */
     CHECK(fg_arch_sm90_builds(64, 256, 64, 4, true) && fg_arch_sm90_builds(128, 256, 64, 4, false));
@@ -457,9 +459,9 @@ static void test_arch(void)
           fg_arch_sm90_b_layout_ok(FG_LAYOUT_KN, 256) && !fg_arch_sm90_b_layout_ok(FG_LAYOUT_KN, 160) &&
           !fg_arch_sm90_b_layout_ok(FG_LAYOUT_KN, 320) && fg_arch_sm90_b_layout_ok(FG_LAYOUT_NK, 160) &&
           fg_arch_sm90_b_layout_ok(FG_LAYOUT_NK, 320));
-    CHECK(fg_arch_sm90_smem_bytes(128, 160, 5, false, 0, fg_arch_sm90_staged_inputs_bytes(128, 160, 2, true, true, false)) ==
+    CHECK(fg_arch_sm90_smem_bytes(128, 160, 5, false, 0, fg_arch_sm90_staged_inputs_bytes(128, 160, 2, true, true, false, 0)) ==
           227232u);
-    CHECK(fg_arch_sm90_smem_bytes(128, 160, 5, false, 0, fg_arch_sm90_staged_inputs_bytes(128, 160, 2, true, true, false)) <=
+    CHECK(fg_arch_sm90_smem_bytes(128, 160, 5, false, 0, fg_arch_sm90_staged_inputs_bytes(128, 160, 2, true, true, false, 0)) <=
           fg_arch_smem_limit(FG_ARCH_SM90A));
     /* the tile buffer's row width: 64 bytes only where a row is not whole 128-byte blocks */
     CHECK(fg_arch_sm90_epilogue_row_bytes(160, 2) == 64 && fg_arch_sm90_epilogue_row_bytes(160, 4) == 128 &&

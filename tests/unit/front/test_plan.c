@@ -177,6 +177,34 @@ static void test_staging(void)
     const fg_plan_kernel *r = find(&p, "r_sm90a_128x128x64_s4_split");
     CHECK(h && !h->g1.stage_tile && !h->g1.stage_bias);
     CHECK(r && r->g1.stage_tile && r->g1.stage_residual && r->g1.stage_bias && r->g1.stage_out);
+    CHECK(h->g1.stage_ring == 0 && r->g1.stage_ring == 0);
+    fg_arena_free(&a);
+}
+
+/* The out ring: beside 4 stages of 128x256 the whole tile buffer does not fit; a plain GEMM
+ * (out alone through the buffer) keeps two column blocks, with 3 stages the whole tile; a
+ * kernel with a residual (or a norm) stages nothing there; the split-K partial kernel nothing. */
+static void test_staging_ring(void)
+{
+    fg_arena a;
+    fg_arena_init(&a);
+    fg_spec s;
+    fg_plan p;
+    const char *json =
+        "{\"library\": \"l\", \"kernels\": [{\"name\": \"g\", \"arch\": [\"sm_90a\"], \"a\": \"bf16\", \"b\": "
+        "\"bf16\", \"out\": \"bf16\", \"tiles\": [{\"m\": 128, \"n\": 256, \"k\": 64, \"stages\": 4, \"schedule\": "
+        "\"cooperative\"}, {\"m\": 128, \"n\": 256, \"k\": 64, \"stages\": 3}], \"epilogue\": [{\"op\": \"bias\"}]}, "
+        "{\"name\": \"r\", \"arch\": [\"sm_90a\"], \"a\": \"bf16\", \"b\": \"bf16\", \"out\": \"bf16\", "
+        "\"tiles\": [{\"m\": 128, \"n\": 256, \"k\": 64, \"stages\": 4, \"schedule\": \"cooperative\"}], "
+        "\"epilogue\": [{\"op\": \"residual\"}, {\"op\": \"relu\"}]}]}";
+    CHECK(plan_of(json, &a, &s, &p) == 0);
+    const fg_plan_kernel *g4 = find(&p, "g_sm90a_128x256x64_s4"), *g3 = find(&p, "g_sm90a_128x256x64_s3");
+    const fg_plan_kernel *gk = find(&p, "g_sm90a_128x256x64_s4_splitk"), *r4 = find(&p, "r_sm90a_128x256x64_s4");
+    CHECK(g4 && g4->g1.stage_tile && g4->g1.stage_out && g4->g1.stage_bias && g4->g1.stage_ring == 2);
+    CHECK(g4->g1.smem_bytes <= fg_arch_smem_limit(FG_ARCH_SM90A));
+    CHECK(g3 && g3->g1.stage_tile && g3->g1.stage_ring == 0);
+    CHECK(gk && !gk->g1.stage_tile && gk->g1.stage_ring == 0);
+    CHECK(r4 && !r4->g1.stage_tile && r4->g1.stage_ring == 0);
     fg_arena_free(&a);
 }
 
@@ -292,6 +320,7 @@ int main(void)
     test_no_split_k();
     test_plain();
     test_staging();
+    test_staging_ring();
     test_tile_families();
     test_pipeline();
     return ft_report();

@@ -125,11 +125,8 @@ size_t fg_arch_sm90_staged_inputs_bytes(long m, long n, int out_bytes, bool tile
                                         int ring_blocks)
 {
     /* a buffer's tile (residual in, outputs out; TMA boxes with the 128-byte swizzle, no
-     * padding), or ring_blocks of its column blocks and their barriers, and bias (one row) */
+     * padding), or ring_blocks of its column blocks, and bias (one row) */
     size_t row = (size_t)n * (size_t)out_bytes;
     size_t tile_row = ring_blocks > 0 ? (size_t)ring_blocks * (size_t)fg_arch_sm90_epilogue_row_bytes(n, out_bytes) : row;
-    /* (a ring's slots have a barrier each: a later residual block has arrived) */
-    size_t ring_bars = ring_blocks > 0 ? (size_t)ring_blocks * 8u : 0u;
-    return (size_t)fg_arch_sm90_epilogue_buffers(pingpong) * ((tile ? (size_t)m * tile_row : 0u) + (bias ? row : 0u)) +
-           ring_bars;
+    return (size_t)fg_arch_sm90_epilogue_buffers(pingpong) * ((tile ? (size_t)m * tile_row : 0u) + (bias ? row : 0u));
 }

@@ -57,19 +57,6 @@ static bool plan__has_glu(const fg_gemm *g)
     return false;
 }
 
-/* The tile buffer holds the residual until the epilogue has read it: a store op goes through it
- * only when no residual op follows (each thread reads its pair's residual, then writes its pair's
- * value, at the same place). The first such store before the norm, or -1. */
-static int plan__staged_store_slot(const fg_plan_gemm *pg, const fg_op *ops, size_t n_ops)
-{
-    for (size_t i = 0, slot = 0; i < pg->n_pre; ++i) {
-        if (ops[i].kind != FG_OP_STORE) continue;
-        if (!plan__has_op(ops + i + 1, n_ops - i - 1, FG_OP_RESIDUAL)) return (int)slot;
-        ++slot;
-    }
-    return -1;
-}
-
 /* Hopper epilogue staging, decided once the norm has cut the ops. The producer warpgroup's
  * spare warps copy the tile's residual and bias into shared memory while the mainloop runs
  * (read from global memory, with 128 accumulators a thread few reads fit in flight, and each
@@ -88,7 +75,15 @@ static void plan__sm90_staging(fg_plan_gemm *pg, const fg_tile *t, fg_dtype out,
     const size_t n_ops = split ? pg->n_pre : pg->spec->n_ops;   /* the ops of the GEMM kernel */
     const bool residual = plan__has_op(ops, n_ops, FG_OP_RESIDUAL), bias = plan__has_op(ops, n_ops, FG_OP_BIAS);
 
-    const int store_slot = plan__staged_store_slot(pg, ops, n_ops);
+    /* The tile buffer holds the residual until the epilogue has read it: a store op goes
+     * through it only when no residual op follows (each thread reads its pair's residual, then
+     * writes its pair's value, at the same place). The first such store before the norm. */
+    int store_slot = -1;
+    for (size_t i = 0, slot = 0; i < pg->n_pre && store_slot < 0; ++i) {
+        if (ops[i].kind != FG_OP_STORE) continue;
+        if (!plan__has_op(ops + i + 1, n_ops - i - 1, FG_OP_RESIDUAL)) store_slot = (int)slot;
+        ++slot;
+    }
     /* The split strategy's pre-norm values fit the buffer's f16 rows only as bf16 (f16 out keeps
      * f32 values): those go out directly. */
     const bool out_through = !(split && out == FG_DTYPE_F16);
@@ -316,33 +311,6 @@ static void plan__prenorm_store(fg_plan_gemm *pg)
     pg->prenorm_store_slot = slot;
 }
 
-/* A split kernel whose normalize kernel reads its staged store op's output (prenorm_store_slot)
- * and whose whole tile buffer does not fit beside the stages (128x256 with 4): a ring of two
- * column blocks carries the residual in and that store's values out, block by block (the
- * residual of the tile's last two blocks is read during the epilogue: Epilogue::pre_ops_ring);
- * the deviations copy, which only rows whose mean dwarfs their spread need, goes to global
- * memory directly. Cooperative tiles of four blocks (each slot refilled once a tile). */
-static void plan__sm90_fused_ring(fg_plan_gemm *pg, const fg_tile *t)
-{
-    const int out_bytes = 2, ring = 2;   /* the store's output is bf16 (prenorm_store_slot) */
-    if (pg->stage_tile || pg->prenorm_store_slot < 0 || pg->pingpong || fg_arch_sm90_col_split(t->m, pg->pingpong) ||
-        t->n * out_bytes / fg_arch_sm90_epilogue_row_bytes(t->n, out_bytes) != 2 * ring)
-        return;
-    const fg_op *ops = pg->spec->ops;
-    const size_t n_ops = pg->n_pre;   /* a split kernel runs the ops before its norm */
-    if (plan__staged_store_slot(pg, ops, n_ops) != pg->prenorm_store_slot) return;
-    const bool bias = plan__has_op(ops, n_ops, FG_OP_BIAS);
-    const size_t ringed = fg_arch_sm90_staged_inputs_bytes(t->m, t->n, out_bytes, true, bias, false, ring);
-    if (pg->smem_bytes + ringed > fg_arch_smem_limit(FG_ARCH_SM90A)) return;
-    pg->stage_tile = true;
-    pg->stage_residual = plan__has_op(ops, n_ops, FG_OP_RESIDUAL);
-    pg->stage_bias = bias;
-    pg->staged_store_slot = pg->prenorm_store_slot;
-    pg->stage_out = false;
-    pg->stage_ring = ring;
-    pg->smem_bytes += ringed;
-}
-
 /* Names mark a schedule only where it is not the one tile m implies (ping-pong for 64,
  * cooperative for 128), so that a spec may list both schedules of one shape. */
 static const char *plan__schedule_suffix(fg_family family, const fg_plan_gemm *g)
@@ -373,7 +341,6 @@ static int plan__add(fg_arena *a, fg_plan *plan, size_t cap, fg_family family, c
     pk->sm = fg_spec_arch_sm(pk->arch);
     plan__gemm(&pk->g1, family, &k->gemm, k->out, t1, strategy, sig1);
     if (!k->has_then && k->out == FG_DTYPE_BF16) plan__prenorm_store(&pk->g1);
-    if (family == FG_FAMILY_SM90 && !split_k) plan__sm90_fused_ring(&pk->g1, t1);
     pk->chain = k->has_then;
     if (pk->chain) plan__gemm(&pk->g2, family, &k->then, k->out, t2, FG_STRATEGY_AUTO, sig2);
     pk->align_elems = PLAN_ALIGN_ELEMS;

@@ -94,19 +94,6 @@ template <int DT> __device__ __forceinline__ void store2_f32(void *base, long lo
 // Each op works on a pair of adjacent elements (n, n+1) of row m, n even: the accumulator
 // fragments hold pairs, and a pair is one 4-byte (16-bit types) or 8-byte (f32) access.
 __device__ __forceinline__ float2 op_scale(float2 v, float alpha) { return make_float2(v.x * alpha, v.y * alpha); }
-// Whether the Hopper tile buffer is a ring of blocks (Epilogue::store_tile_ring, pre_ops_ring), and
-// how a residual ring's later blocks arrive (fusegen_sm90::GemmSm90::RingLoads). A type, so that
-// kernels without a ring compile none of its code.
-struct NoRing {
-    static constexpr bool kActive = false;
-    __device__ void wait(int) const {}
-    __device__ void load(unsigned, int, int, int) const {}
-};
-struct OutRing {   // out alone through the ring: nothing to load
-    static constexpr bool kActive = true;
-    __device__ void wait(int) const {}
-    __device__ void load(unsigned, int, int, int) const {}
-};
 // Where one CTA's epilogue finds its bias and residual: shared-memory copies of the tile's
 // part, made while the mainloop ran (Hopper family), or global memory.
 struct TileInputs {
@@ -114,6 +101,8 @@ struct TileInputs {
     bool staged_store;                   // store op staged_slot writes into the tile buffer
     int staged_slot;
     bool staged_out;                     // out (split: the pre-norm values) into the tile buffer
+    bool ringed;                         // ... which holds Epilogue::kRingBlocks column blocks, not
+                                         // the whole tile (store_tile_ring)
     unsigned tile, bias;   // shared-memory addresses: the tile buffer (rows m0.., columns n0..)
                            // and the bias elements n0..
     int m0, n0;
@@ -720,16 +709,13 @@ struct Epilogue {
     }
     // The same with the staged residual read a quad at a time and each bias pair once.
     template <bool CHECK>
-    // (ni_first, ni_end: only those column blocks, for the ring's blocks; unrolled over all of
-    // them, so that the skipped ones cost nothing once the caller's block is a constant)
     __device__ static void pre_ops_quads(const Params &p, const TileInputs &in, float (&acc)[MI][NI][4], int row_base,
-                                         int col_base, int lane, int ni_first = 0, int ni_end = NI)
+                                         int col_base, int lane)
     {
 #pragma unroll
         for (int mi = 0; mi < MI; ++mi)
 #pragma unroll
             for (int ni = 0; ni < NI; ni += 2) {
-                if (ni < ni_first || ni >= ni_end) continue;
                 unsigned residual[4] = {}, bias[2] = {};
                 if (in.staged_residual) {
                     ldmatrix_x4_at(residual, quad_addr(in, mi, ni, lane));
@@ -765,10 +751,8 @@ struct Epilogue {
 
     // Applies the whole epilogue to a CTA tile and writes it. scratch: SCRATCH_BYTES of shared
     // memory no one else uses now.
-    // ring: the tile buffer as a ring of kRingBlocks blocks (NoRing: the whole tile, or none).
-    template <class Ring = NoRing>
     __device__ static void apply(const Params &p, const TileInputs &tile_inputs, float (&acc)[MI][NI][4], void *scratch,
-                                 TileCoord tile, int warp_m, int warp_n, int lane, const Ring &ring = Ring())
+                                 TileCoord tile, int warp_m, int warp_n, int lane)
     {
         const int m0 = tile.m * BM, n0 = tile.n * BN;
         TileInputs in = tile_inputs;
@@ -779,27 +763,19 @@ struct Epilogue {
         // skips the bounds checks.
         const int row_base = m0 + warp_m * kWarpStep + (lane >> 2);
         const int col_base = n0 + warp_n * WN + (lane & 3) * 2;
+        if (m0 + BM <= p.m && n0 + BN <= p.n)
+            pre_ops<false>(p, in, acc, row_base, col_base, lane);
+        else
+            pre_ops<true>(p, in, acc, row_base, col_base, lane);
         const int tid = (warp_m * WARPS_N + warp_n) * 32 + lane;
-        const bool interior = m0 + BM <= p.m && n0 + BN <= p.n;
-        if (Ring::kActive && in.staged_store) {   // through the ring a block at a time, stored as it goes
-            if (interior)
-                pre_ops_ring<false>(p, in, acc, row_base, col_base, lane, tid, ring);
-            else
-                pre_ops_ring<true>(p, in, acc, row_base, col_base, lane, tid, ring);
-        } else {
-            if (interior)
-                pre_ops<false>(p, in, acc, row_base, col_base, lane);
-            else
-                pre_ops<true>(p, in, acc, row_base, col_base, lane);
-            if (in.staged_store) flush(in, in.store_map, tid);
-        }
+        if (in.staged_store) flush(in, in.store_map, tid);
         // Out goes through the tile buffer too: it waits for the copies above to read the
         // buffer (tile_free) as late as it can, after the norm's statistics.
         const bool free_before_out = in.staged_store && in.staged_out;
 
         if constexpr (NORM == NORM_NONE) {
             if (free_before_out) tile_free(tid);
-            if (Ring::kActive) {
+            if (in.ringed) {
                 store_tile_ring(in, acc, tid, lane);   // copied out block by block
             } else {
                 store_tile(p, in, acc, row_base, col_base, lane);
@@ -1266,50 +1242,6 @@ struct Epilogue {
             }
         } else {
             (void)in, (void)acc, (void)tid, (void)lane;
-            __trap();   // never planned (GemmSm90 asserts kRingable where a ring is)
-        }
-    }
-
-    // The ops before the norm with the residual in and the store op's values out through the
-    // ring (the split strategy's kernel whose normalize kernel reads that store's output):
-    // block b's residual is in slot b % kRingBlocks (the first kRingBlocks copied by the
-    // producer with the tile's inputs, each later one by thread 0 once the copy out of the
-    // slot's block before has read it: ring.load), its values go back into the same places and
-    // out at once. The tile is twice the ring, so each slot is refilled once a tile.
-    template <bool CHECK, class Ring>
-    __device__ static void pre_ops_ring(const Params &p, const TileInputs &in, float (&acc)[MI][NI][4], int row_base,
-                                        int col_base, int lane, int tid, const Ring &ring)
-    {
-        if constexpr (Ring::kActive && kRingable && kQuads) {
-            constexpr int kBlocks = BN / kRingBlockCols;
-#pragma unroll
-            for (int b = 0; b < kBlocks; ++b) {
-                const int slot = b % kRingBlocks;
-                if (b >= kRingBlocks) {
-                    if (in.staged_residual) {
-                        ring.wait(slot);   // its load was issued once the slot's copy out had read it
-                    } else {
-                        if (tid == 0) bulk_wait_read_all_but_last();
-                        sync();
-                    }
-                }
-                TileInputs at = in;
-                at.tile = in.tile + static_cast<unsigned>((slot - b) * in.block_bytes);
-                pre_ops_quads<CHECK>(p, at, acc, row_base, col_base, lane, b * kRingNi, (b + 1) * kRingNi);
-                fence_proxy_async_shared();
-                sync();
-                if (tid == 0) {
-                    const unsigned slot_addr = in.tile + static_cast<unsigned>(slot * in.block_bytes);
-                    tma_store_2d(in.store_map, slot_addr, in.n0 + b * in.block_cols, in.m0);
-                    bulk_commit();
-                    if (in.staged_residual && b + kRingBlocks < kBlocks) {
-                        bulk_wait_read();
-                        ring.load(slot_addr, slot, in.n0 + (b + kRingBlocks) * in.block_cols, in.m0);
-                    }
-                }
-            }
-        } else {
-            (void)p, (void)in, (void)acc, (void)row_base, (void)col_base, (void)lane, (void)tid, (void)ring;
             __trap();   // never planned (GemmSm90 asserts kRingable where a ring is)
         }
     }

@@ -408,9 +408,8 @@ struct GemmSm90 {
                                       WIDE_WG ? 40 : 20>;
     static constexpr int A_STAGE_BYTES = BM * 128, B_STAGE_BYTES = BN * 128;
     static constexpr int STAGE_BYTES = A_STAGE_BYTES + B_STAGE_BYTES;
-    // full, empty; inputs_full, inputs_empty a buffer; ping-pong: order, a consumer; a ring's
-    // slots (ring_full: a later residual block has arrived)
-    static constexpr int BARRIER_BYTES = (2 * STAGES + 2 * BUFFERS + (PINGPONG ? CONSUMERS : 0) + Staging::kRing) * 8;
+    // full, empty; inputs_full, inputs_empty a buffer; ping-pong: order, a consumer
+    static constexpr int BARRIER_BYTES = (2 * STAGES + 2 * BUFFERS + (PINGPONG ? CONSUMERS : 0)) * 8;
     // The tile buffer: blocks of BM rows of EPI_ROW_BYTES (128, or 64 where a tile row is not
     // whole 128-byte blocks: 160 16-bit columns), each the box of one TMA copy with the swizzle
     // of its width (which also keeps the 8 rows a warp touches at once on different banks);
@@ -471,16 +470,10 @@ struct GemmSm90 {
                   "the tile buffers start 1024-byte aligned (TMA swizzle)");
     static_assert(Staging::kTile || !(Staging::kResidual || Staging::kBias || Staging::kOut || Staging::kStoreSlot >= 0),
                   "staging needs the tile buffer");
-    // A ring carries out alone (no norm), or a split kernel's residual in and store op out
-    // (its normalize kernel reads that store), in blocks every warp writes; a residual ring's
-    // tile is twice the ring (each slot refilled once a tile: RingLoads' parity).
     static_assert(Staging::kRing == 0 ||
-                      (Staging::kRing == Ep::kRingBlocks && Ep::kRingable && !GLU && !PINGPONG &&
-                       ((Staging::kOut && !Staging::kResidual && Staging::kStoreSlot < 0 &&
-                         NORM == fusegen_sm80::NORM_NONE) ||
-                        (!Staging::kOut && Staging::kStoreSlot >= 0 && STRATEGY == fusegen_sm80::STRATEGY_SPLIT &&
-                         BLOCKS == 2 * Staging::kRing))),
-                  "a ring of tile blocks carries out alone, or a split kernel's residual and store op");
+                      (Staging::kRing == Ep::kRingBlocks && Staging::kOut && !Staging::kResidual &&
+                       Staging::kStoreSlot < 0 && NORM == fusegen_sm80::NORM_NONE && Ep::kRingable && !GLU),
+                  "a ring of tile blocks carries out alone, in blocks every warp writes");
     static_assert(!(Staging::kOut && STRATEGY == fusegen_sm80::STRATEGY_SPLIT && DT_OUT == fusegen_sm80::DT_F16),
                   "f16 rows cannot hold the split strategy's f32 pre-norm values");
     static_assert(!SPLIT_K || (DT_OUT == fusegen_sm80::DT_F32 && NORM == fusegen_sm80::NORM_NONE &&
@@ -570,21 +563,6 @@ struct GemmSm90 {
         }
     };
 
-    // A residual ring's later blocks (Epilogue::pre_ops_ring): thread 0 of the tile's consumers
-    // copies one into its slot once the slot's block before has been copied out; each slot's
-    // barrier completes once a tile (parity: the CTA's tile ordinal).
-    struct RingLoads {
-        static constexpr bool kActive = true;
-        const TensorMap *map;
-        unsigned bars, parity;
-        __device__ void wait(int slot) const { mbar_wait(bars + 8u * slot, parity); }
-        __device__ void load(unsigned dst, int slot, int c0, int c1) const
-        {
-            mbar_expect_tx(bars + 8u * slot, BLOCK_BYTES);
-            tma_load_2d(dst, *map, c0, c1, bars + 8u * slot);
-        }
-    };
-
     // Warps 1-3 of the producer warpgroup: bring one tile's residual (one thread issues its
     // TMA copies, counted on inputs_full) and bias (16 bytes a thread, zeros past the edge).
     // Cooperative schedule: the residual is read late in the tile's mainloop, when k tile
@@ -608,8 +586,8 @@ struct GemmSm90 {
                     const int it = j * KT + KT - RESIDUAL_LEAD;
                     mbar_wait(&full[it % STAGES], (it / STAGES) & 1);   // (never with SPLIT_K: not staged)
                 }
-                mbar_expect_tx(inputs_full, TILE_BYTES);   // (a ring: its first blocks)
-                for (int b = 0; b < TILE_BYTES / BLOCK_BYTES; ++b)
+                mbar_expect_tx(inputs_full, TILE_BYTES);
+                for (int b = 0; b < BLOCKS; ++b)
                     tma_load_2d(tile_buf + b * BLOCK_BYTES, maps.residual, n0 + b * BLOCK_COLS, m0, inputs_full);
             }
         }
@@ -656,8 +634,7 @@ struct GemmSm90 {
         unsigned long long *inputs_full = empty + STAGES;       // [BUFFERS]
         unsigned long long *inputs_empty = inputs_full + BUFFERS;   // [BUFFERS]
         unsigned long long *order = inputs_empty + BUFFERS;     // [CONSUMERS], ping-pong only
-        unsigned long long *ring_full = order + (PINGPONG ? CONSUMERS : 0);   // [Staging::kRing]
-        unsigned char *scratch = reinterpret_cast<unsigned char *>(ring_full + Staging::kRing);
+        unsigned char *scratch = reinterpret_cast<unsigned char *>(order + (PINGPONG ? CONSUMERS : 0));
         const int warpgroup = threadIdx.x >> 7;
         const Tiles tiles(p);
         const int KT = tiles.KT;
@@ -673,7 +650,6 @@ struct GemmSm90 {
             }
             if (PINGPONG)
                 for (int c = 0; c < CONSUMERS; ++c) mbar_init(&order[c], 1);
-            for (int r = 0; r < Staging::kRing; ++r) mbar_init(&ring_full[r], 1);
             Ep::init_exchange(scratch);
             mbar_init_fence();
         }
@@ -833,6 +809,7 @@ struct GemmSm90 {
                 in.staged_store = Staging::kStoreSlot >= 0;
                 in.staged_slot = Staging::kStoreSlot;
                 in.staged_out = Staging::kOut;
+                in.ringed = Staging::kRing > 0;
                 in.tile = fusegen_sm80::smem_addr(staged_tile);
                 in.bias = fusegen_sm80::smem_addr(staged_bias);
                 in.m0 = tile.m * BM;
@@ -854,12 +831,6 @@ struct GemmSm90 {
                 Params q = p;
                 q.n = p.n / 2;   // the output's columns
                 Ep::apply(q, in, out, my_scratch, tile, (ttid >> 5) % WARPS_M, (ttid >> 5) / WARPS_M, ttid & 31);
-            } else if constexpr (Staging::kRing > 0 && Staging::kResidual) {
-                const RingLoads ring = {&maps.residual, fusegen_sm80::smem_addr(ring_full), static_cast<unsigned>(j & 1)};
-                Ep::apply(p, in, acc, my_scratch, tile, (ttid >> 5) % WARPS_M, (ttid >> 5) / WARPS_M, ttid & 31, ring);
-            } else if constexpr (Staging::kRing > 0) {
-                Ep::apply(p, in, acc, my_scratch, tile, (ttid >> 5) % WARPS_M, (ttid >> 5) / WARPS_M, ttid & 31,
-                          fusegen_sm80::OutRing());
             } else {
                 Ep::apply(p, in, acc, my_scratch, tile, (ttid >> 5) % WARPS_M, (ttid >> 5) / WARPS_M, ttid & 31);
             }

@@ -1203,7 +1203,7 @@ struct Epilogue {
     __device__ static void store_tile_ring(const TileInputs &in, const float (&acc)[MI][NI][4], int tid, int lane)
     {
         if constexpr (kRingable) {
-            constexpr int kBlocks = BN / kRingBlockCols, kNiBlock = kRingNi;
+            constexpr int kBlocks = BN / kRingBlockCols;
 #pragma unroll
             for (int b = 0; b < kBlocks; ++b) {
                 const int slot = b % kRingBlocks;
@@ -1217,7 +1217,7 @@ struct Epilogue {
 #pragma unroll
                 for (int mi = 0; mi < MI; ++mi)
 #pragma unroll
-                    for (int ni = b * kNiBlock; ni < (b + 1) * kNiBlock; ni += 2) {
+                    for (int ni = b * kRingNi; ni < (b + 1) * kRingNi; ni += 2) {
                         if constexpr (kQuads) {
                             unsigned q[4];
 #pragma unroll

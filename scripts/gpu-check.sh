@@ -131,7 +131,7 @@ fi
 # word of its name: h100, h200); the result goes there and the library is rebuilt with it, so that
 # the benchmark below runs with it compiled in. It comes back as tuning.json.
 if [ "${FUSEGEN_TUNE:-0}" = 1 ] && [ $bench = 1 ] && [ -x "$build/bench/fusegen-tune" ]; then
-  gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1 | awk '{print tolower($2)}')
+  gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | awk 'NR == 1 {print tolower($2)}')
   shipped=specs/tuning/default.${gpu:-gpu}.json
   [ -f "$shipped" ] && [ "${FUSEGEN_TUNE_FRESH:-0}" != 1 ] && cp "$shipped" "$out/tuning.json"
   : >"$out/tune.log"
@@ -171,14 +171,14 @@ if [ $bench = 1 ] && [ -x "$build/bench/fusegen-bench" ]; then
   if [ -f bench/shapes-unseen.json ]; then
     timeout 300 "$build/bench/fusegen-bench" --shapes bench/shapes-unseen.json --csv "$out/bench-unseen.csv" \
       ${FUSEGEN_BENCH_ARGS:-} >"$out/bench-unseen.log" 2>&1
-    status "bench (unseen shapes)" "rc=$? $(grep -E 'speed-up over unfused' "$out/bench-unseen.log" | head -1 | sed 's/^ *//')"
+    status "bench (unseen shapes)" "rc=$? $(grep -m1 -E 'speed-up over unfused' "$out/bench-unseen.log" | sed 's/^ *//')"
   fi
   # decode steps (bench/shapes-decode.json) with every side's weights read from DRAM, as a model's
   # decode step reads them (--cold-weights; decisions.md, "Split K reduced inside the partial kernel")
   if [ -f bench/shapes-decode.json ]; then
     timeout 300 "$build/bench/fusegen-bench" --shapes bench/shapes-decode.json --cold-weights \
       --csv "$out/bench-decode.csv" ${FUSEGEN_BENCH_ARGS:-} >"$out/bench-decode.log" 2>&1
-    status "bench (decode, cold weights)" "rc=$? $(grep -E 'speed-up over unfused' "$out/bench-decode.log" | head -1 | sed 's/^ *//')"
+    status "bench (decode, cold weights)" "rc=$? $(grep -m1 -E 'speed-up over unfused' "$out/bench-decode.log" | sed 's/^ *//')"
   fi
 fi
 run_numerics
@@ -236,7 +236,7 @@ if [ "${FUSEGEN_TORCH_COMPARE:-0}" = 1 ] && python3 -c 'import torch' >/dev/null
   if [ -f "$build/libllama_block.so" ]; then
     FUSEGEN_LIBRARY="$PWD/$build/libllama_block.so" PYTHONPATH="$PWD/integrations/pytorch" \
       timeout 300 python3 bench/llama_block.py --quick --block --csv "$out/llama_block.csv" >"$out/llama_block.log" 2>&1
-    status llama_block "rc=$? $(grep geomean "$out/llama_block.log" | head -1)"
+    status llama_block "rc=$? $(grep -m1 geomean "$out/llama_block.log")"
   fi
 fi
 echo

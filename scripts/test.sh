@@ -24,5 +24,5 @@ set -e
 echo
 echo "slowest tests:"
 sed -nE 's/^ *[0-9]+\/[0-9]+ +Test +#[0-9]+: ([^ ]+) .* ([0-9]+\.[0-9]+) sec$/\2 \1/p' ctest.log |
-  sort -rn | head -n 5 | awk '{ printf "  %8.2f s  %s\n", $1, $2 }'
+  sort -rn | awk 'NR <= 5 { printf "  %8.2f s  %s\n", $1, $2 }'
 exit "$rc"

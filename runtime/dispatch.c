@@ -5,10 +5,12 @@
  *   1. the class: strategy and family (row kernels and kernels without a norm, then split, then
  *      cluster; within a strategy the family of larger family_rank), with amendments that need
  *      the problem: split-K variants go first or last by the device's fill (with a norm at small
- *      M, above the split strategy's kernels), and a row tile drops
+ *      M, above the split strategy's kernels), a plain GEMM's unsliced tile that fills the SMs
+ *      joins split K first, and a row tile drops
  *      below its family's split kernels where it is 64 rows high at long K or leaves most SMs
  *      idle on a long mainloop;
- *   2. two split-K variants: fewer slices first;
+ *   2. a split-K variant against another kernel of its class: fewer slices first (an unsliced
+ *      one counting one);
  *   3. the column cost: the busiest SM's share of tile columns (or the padded columns, on an
  *      unknown device) times the tile's rate; where the operands' rows start off a 32-byte
  *      sector (Hopper family), at least the rows its copies fetch;
@@ -40,6 +42,7 @@ static const fg_dispatch_model fg_dispatch__portable = {
     .split_k_fill_tile = 128, .split_k_fill_divisor = 2,
     .split_k_min_slices = 2, .split_k_min_k = 1024, .split_k_partials_per_operand = 2,
     .split_k_norm_max_m = 0,
+    .plain_fill_min_m = 0, .plain_fill_max_k = 0, .plain_fill_min_area = 0, .plain_fill_percent = 0,
     .offsector_row_rate = 0,
 };
 
@@ -56,6 +59,7 @@ static const fg_dispatch_model fg_dispatch__hopper = {
     .split_k_fill_tile = 128, .split_k_fill_divisor = 2,
     .split_k_min_slices = 2, .split_k_min_k = 1024, .split_k_partials_per_operand = 2,
     .split_k_norm_max_m = 512,
+    .plain_fill_min_m = 65, .plain_fill_max_k = 10239, .plain_fill_min_area = 64 * 64, .plain_fill_percent = 67,
     .offsector_row_rate = 9900,
 };
 
@@ -88,6 +92,21 @@ static int64_t fg_dispatch__tiles(int64_t m, int64_t n, int tile_m, int tile_n)
     return ((m + tm - 1) / tm) * ((n + tn - 1) / tn);
 }
 
+/* Whether the problem, in split_k_fill_tile-square tiles, fills at most 1/split_k_fill_divisor of
+ * the SMs: where split K may go first. */
+static int fg_dispatch__split_k_fills(const fg_dispatch_model *md, const fusegen_problem *p, int sms)
+{
+    return md->split_k_fill_divisor * fg_dispatch__tiles(p->m, p->n, md->split_k_fill_tile, md->split_k_fill_tile) <=
+           sms;
+}
+
+/* How full, in percent, the waves of `tiles` tiles keep the SMs (tiles / (waves x SMs)). */
+static int64_t fg_dispatch__wave_fill_percent(int64_t tiles, int sms)
+{
+    int64_t waves = (tiles + sms - 1) / sms;
+    return waves > 0 ? 100 * tiles / (waves * sms) : 0;
+}
+
 static int fg_dispatch__strategy_rank(fusegen_strategy s)
 {
     return s == FUSEGEN_STRATEGY_CLUSTER ? 0 : s == FUSEGEN_STRATEGY_SPLIT ? 1 : 2;
@@ -104,15 +123,18 @@ static int fg_dispatch__class(const fusegen_kernel *k, const fg_dispatch_model *
             return FG_DISPATCH__SPLIT_K_LAST;
         slices = fg_dispatch_k_slices(k, p, sms);
         /* 8 S M N <= ratio x 2 (M + N) K, in doubles: M N S reaches 2^50 within the limits */
-        if (md->split_k_fill_divisor * fg_dispatch__tiles(p->m, p->n, md->split_k_fill_tile, md->split_k_fill_tile) <=
-                sms &&
-            slices >= md->split_k_min_slices && p->k >= md->split_k_min_k &&
+        if (fg_dispatch__split_k_fills(md, p, sms) && slices >= md->split_k_min_slices && p->k >= md->split_k_min_k &&
             4.0 * (double)slices * (double)p->m * (double)p->n <=
                 (double)md->split_k_partials_per_operand * (double)(p->m + p->n) * (double)p->k)
             return FG_DISPATCH__SPLIT_K_FIRST;
         return k->norm != FUSEGEN_NORM_NONE && p->m <= md->split_k_norm_max_m ? FG_DISPATCH__SPLIT_K_NORM
                                                                               : FG_DISPATCH__SPLIT_K_LAST;
     }
+    if (md->plain_fill_max_k > 0 && sms > 0 && k->norm == FUSEGEN_NORM_NONE && p->m >= md->plain_fill_min_m &&
+        p->k <= md->plain_fill_max_k && (int64_t)k->tile_m * k->tile_n >= md->plain_fill_min_area &&
+        fg_dispatch__split_k_fills(md, p, sms) &&
+        fg_dispatch__wave_fill_percent(fg_dispatch__tiles(p->m, p->n, k->tile_m, k->tile_n), sms) > md->plain_fill_percent)
+        return FG_DISPATCH__SPLIT_K_FIRST;
     if (md->wide_row64_max_k > 0 && k->strategy == FUSEGEN_STRATEGY_ROW && k->tile_m == 64 &&
         p->k > (k->schedule != FUSEGEN_SCHEDULE_PINGPONG || k->tile_n > md->wide_row64_pingpong_max_tile_n
                     ? md->wide_row64_max_k
@@ -204,8 +226,9 @@ int fg_dispatch_better(const fusegen_kernel *a, const fusegen_kernel *b, const f
     int fills_a, fills_b;
     if (class_a != class_b)
         return class_a > class_b;
-    if (a->split_k && b->split_k) {
-        int sa = fg_dispatch_k_slices(a, p, sms), sb = fg_dispatch_k_slices(b, p, sms);
+    if (a->split_k || b->split_k) {
+        /* split K's first class also holds plain unsliced tiles that fill the SMs: one slice */
+        int sa = a->split_k ? fg_dispatch_k_slices(a, p, sms) : 1, sb = b->split_k ? fg_dispatch_k_slices(b, p, sms) : 1;
         if (sa != sb)
             return sa < sb;   /* the fewer slices, the fewer partial sums written and read */
     }

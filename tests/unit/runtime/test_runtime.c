@@ -600,6 +600,52 @@ static void test_query_split_k_families(void)
     CHECK(fusegen__query_sms(&lib, &p, out, 3, &n, 108) == FUSEGEN_OK && n == 1 && out[0] == &table[0]);
 }
 
+/* A plain GEMM (no norm) where split K would go first: an unsliced Hopper tile whose waves keep
+ * more than two thirds of the SMs busy goes before it (dispatch.c, plain_fill_*), not at long K,
+ * not at M <= 64, not when its tiles leave the SMs idle. */
+static fusegen_kernel plain_variant(const char *name, int tile_m, int tile_n, int split_k)
+{
+    fusegen_kernel k = g_kernels[K_F16_GELU];
+    k.name = name;
+    k.sm = 90;
+    k.arch_specific = 1;
+    k.family = FUSEGEN_FAMILY_HOPPER;
+    k.schedule = FUSEGEN_SCHEDULE_COOPERATIVE;
+    k.tile_m = tile_m;
+    k.tile_n = tile_n;
+    k.tile_k = 64;
+    k.split_k = split_k;
+    k.rank = tile_m * tile_n / 4;
+    return k;
+}
+
+static void test_query_plain_fill(void)
+{
+    const fusegen_kernel table[] = {plain_variant("gelu_sm90a_64x256x64_s4_splitk", 64, 256, 1),
+                                    plain_variant("gelu_sm90a_64x128x64_s4", 64, 128, 0)};
+    const fusegen_library lib = {.name = "pf", .generator_version = "0.1.0", .spec_sha256 = "0",
+                                 .kernels = table, .n_kernels = 2};
+    const fusegen_kernel *out[2];
+    size_t n = 0;
+    fusegen_problem p = ln_problem(256, 4096, 4096);
+    p.a = p.b = p.out = FUSEGEN_DTYPE_F16;
+    p.epilogue = "scale+bias+gelu";
+    /* 256 x 4096: 128 tiles of 64 x 128 on 132 SMs (97%): unsliced first */
+    CHECK(fusegen__query_sms(&lib, &p, out, 2, &n, 132) == FUSEGEN_OK && n == 2);
+    CHECK(out[0] == &table[1] && out[1] == &table[0]);
+    /* K 11008: split K first */
+    p.k = 11008;
+    CHECK(fusegen__query_sms(&lib, &p, out, 2, &n, 132) == FUSEGEN_OK && n == 2 && out[0] == &table[0]);
+    /* M 64: split K first (the rule starts above 64 rows) */
+    p.k = 4096;
+    p.m = 64;
+    CHECK(fusegen__query_sms(&lib, &p, out, 2, &n, 132) == FUSEGEN_OK && n == 2 && out[0] == &table[0]);
+    /* 128 x 5120: 80 tiles, 61% of the SMs: split K first */
+    p.m = 128;
+    p.n = 5120;
+    CHECK(fusegen__query_sms(&lib, &p, out, 2, &n, 132) == FUSEGEN_OK && n == 2 && out[0] == &table[0]);
+}
+
 static void test_query_order(void)
 {
     const fusegen_kernel *out[8];
@@ -1346,6 +1392,7 @@ int main(void)
     test_query_jit_portable_row();
     test_query_tile_n160();
     test_query_split_k_families();
+    test_query_plain_fill();
     test_query_truncates();
     test_why_not();
     test_select_find();

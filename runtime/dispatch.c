@@ -34,6 +34,7 @@ static const fg_dispatch_model fg_dispatch__portable = {
     .family_rank = 0,
     .area_large = 128 * 256, .area_medium = 128 * 128, .area_small = 64 * 128,
     .rate_large = 80, .rate_medium = 90, .rate_small = 112, .rate_tiny = 180,
+    .narrow_n_max = 512, .narrow_n_rate_large = 91,
     .pingpong_min_tiles = 0, .pingpong_short_k_rate = 0, .pingpong_short_k_max_k = 0,
     .pingpong128_rate = 0, .pingpong128_min_n = 0, .pingpong128_max_n = 0, .pingpong128_max_k = 0,
     .wide_row64_max_k = 1024, .wide_row64_pingpong_max_tile_n = 0, .wide_row64_pingpong_max_k = 0,
@@ -51,6 +52,7 @@ static const fg_dispatch_model fg_dispatch__hopper = {
     .family_rank = 1,
     .area_large = 128 * 256, .area_medium = 128 * 128, .area_small = 64 * 128,
     .rate_large = 80, .rate_medium = 90, .rate_small = 112, .rate_tiny = 180,
+    .narrow_n_max = 512, .narrow_n_rate_large = 91,
     .pingpong_min_tiles = 3, .pingpong_short_k_rate = 78, .pingpong_short_k_max_k = 1024,
     .pingpong128_rate = 77, .pingpong128_min_n = 641, .pingpong128_max_n = 1280, .pingpong128_max_k = 1024,
     .wide_row64_max_k = 1024, .wide_row64_pingpong_max_tile_n = 256, .wide_row64_pingpong_max_k = 2048,
@@ -146,12 +148,14 @@ static int fg_dispatch__class(const fusegen_kernel *k, const fg_dispatch_model *
     return 2 * base + 1;
 }
 
-/* The tile's rate: by area, or a ping-pong rule's. */
+/* The tile's rate: by area (a large tile's, on narrow rows, a little behind a medium one's,
+ * except a row kernel's, whose tile holds the row), or a ping-pong rule's. */
 static long long fg_dispatch__rate(const fusegen_kernel *k, const fg_dispatch_model *md, const fusegen_problem *p,
                                    int sms)
 {
     long long area = (long long)k->tile_m * k->tile_n;
-    long long rate = area >= md->area_large    ? md->rate_large
+    int narrow = p->n <= md->narrow_n_max && k->strategy != FUSEGEN_STRATEGY_ROW;
+    long long rate = area >= md->area_large    ? (narrow ? md->narrow_n_rate_large : md->rate_large)
                      : area >= md->area_medium ? md->rate_medium
                      : area >= md->area_small  ? md->rate_small
                                                : md->rate_tiny;

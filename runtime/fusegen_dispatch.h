@@ -17,6 +17,11 @@ typedef struct fg_dispatch_model {
     int64_t area_large, area_medium;    /* area >= area_large: rate_large; >= area_medium: rate_medium; */
     int64_t area_small;                 /* >= area_small: rate_small; below: rate_tiny */
     int rate_large, rate_medium, rate_small, rate_tiny;
+    /* rows of at most narrow_n_max columns (two 256-column tiles or fewer): a tile of area_large
+     * or more runs at narrow_n_rate_large there, no faster than a medium one (not a row kernel:
+     * its tile holds the row, so the rule would always apply; not measured) */
+    int64_t narrow_n_max;
+    int narrow_n_rate_large;
     /* the ping-pong schedule, where the busiest SM gets at least pingpong_min_tiles tiles (its
      * gain is one warpgroup's epilogue under the other's mainloop: nothing to overlap with one
      * tile, little with two; the rules below hold everywhere on an unknown device, and for a

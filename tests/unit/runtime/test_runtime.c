@@ -234,7 +234,8 @@ static fusegen_kernel split_variant(const char *name, int tile_m, int tile_n, in
 }
 
 /* Between kernels of one strategy and family, fewer padded columns (over the tile's rate) beat
- * a larger tile: N = 320 goes to the 128-column tile, N = 1024 to the 256-column one. */
+ * a larger tile: N = 640 goes to the 128-column tile, N = 1024 to the 256-column one; on rows
+ * of 512 columns or fewer the large tile counts x 91, behind the medium ones. */
 static void test_query_column_cost(void)
 {
     const fusegen_kernel wide = split_variant("ln_sm80_128x256x64_s3_split", 128, 256, 32771, 80);
@@ -245,10 +246,14 @@ static void test_query_column_cost(void)
                                  .kernels = table, .n_kernels = 3};
     const fusegen_kernel *out[3];
     size_t n = 0;
-    fusegen_problem p = ln_problem(256, 320, 512);
+    fusegen_problem p = ln_problem(256, 640, 512);
     p.sm = 80;
     CHECK(fusegen_query(&lib, &p, out, 3, &n) == FUSEGEN_OK && n == 3);
-    CHECK(out[0] == &table[2] && out[1] == &table[0] && out[2] == &table[1]);   /* 384*90 < 512*80 < 512*90 */
+    CHECK(out[0] == &table[2] && out[1] == &table[0] && out[2] == &table[1]);   /* 640*90 < 768*80 < 768*90 */
+    p = ln_problem(256, 512, 512);
+    p.sm = 80;
+    CHECK(fusegen_query(&lib, &p, out, 3, &n) == FUSEGEN_OK && n == 3);
+    CHECK(out[0] == &table[2] && out[1] == &table[1] && out[2] == &table[0]);   /* 512*90 (by rank) < 512*91 */
     p = ln_problem(256, 1024, 512);
     p.sm = 80;
     CHECK(fusegen_query(&lib, &p, out, 3, &n) == FUSEGEN_OK && n == 3);

@@ -39,7 +39,7 @@ static const fg_dispatch_model fg_dispatch__portable = {
     .pingpong128_rate = 0, .pingpong128_min_n = 0, .pingpong128_max_n = 0, .pingpong128_max_k = 0,
     .wide_row64_max_k = 1024, .wide_row64_pingpong_max_tile_n = 0, .wide_row64_pingpong_max_k = 0,
     .row_fill_divisor = 2, .row_fill_min_k = 1024,
-    .gemm2_pingpong128_max_k = 0, .gemm2_fill_divisor = 2,
+    .gemm2_pingpong128_max_k = 0, .gemm2_pingpong128_max_waves = 0, .gemm2_fill_divisor = 2,
     .split_k_fill_tile = 128, .split_k_fill_divisor = 2,
     .split_k_min_slices = 2, .split_k_min_k = 1024, .split_k_partials_per_operand = 2,
     .split_k_norm_max_m = 0,
@@ -57,7 +57,7 @@ static const fg_dispatch_model fg_dispatch__hopper = {
     .pingpong128_rate = 77, .pingpong128_min_n = 641, .pingpong128_max_n = 1280, .pingpong128_max_k = 1024,
     .wide_row64_max_k = 1024, .wide_row64_pingpong_max_tile_n = 256, .wide_row64_pingpong_max_k = 2048,
     .row_fill_divisor = 2, .row_fill_min_k = 1024,
-    .gemm2_pingpong128_max_k = 3072, .gemm2_fill_divisor = 2,
+    .gemm2_pingpong128_max_k = 3072, .gemm2_pingpong128_max_waves = 16, .gemm2_fill_divisor = 2,
     .split_k_fill_tile = 128, .split_k_fill_divisor = 2,
     .split_k_min_slices = 2, .split_k_min_k = 1024, .split_k_partials_per_operand = 2,
     .split_k_norm_max_m = 512,
@@ -216,10 +216,12 @@ static int fg_dispatch__gemm2_fills(const fusegen_kernel *k, const fg_dispatch_m
 
 /* Key 7: 1 for a chain whose GEMM2 runs a 128-row ping-pong tile while GEMM2's K is short. */
 static int fg_dispatch__gemm2_pingpong_first(const fusegen_kernel *k, const fg_dispatch_model *md,
-                                             const fusegen_problem *p)
+                                             const fusegen_problem *p, int sms)
 {
     return k->chain && k->schedule2 == FUSEGEN_SCHEDULE_PINGPONG && k->tile2_m == 128 &&
-           p->n <= md->gemm2_pingpong128_max_k;
+           p->n <= md->gemm2_pingpong128_max_k &&
+           (sms <= 0 || md->gemm2_pingpong128_max_waves <= 0 ||
+            fg_dispatch__tiles(p->m, p->n2, k->tile2_m, k->tile2_n) <= (int64_t)md->gemm2_pingpong128_max_waves * sms);
 }
 
 int fg_dispatch_better(const fusegen_kernel *a, const fusegen_kernel *b, const fusegen_problem *p, int sms)
@@ -249,5 +251,5 @@ int fg_dispatch_better(const fusegen_kernel *a, const fusegen_kernel *b, const f
     fills_b = fg_dispatch__gemm2_fills(b, mb, p, sms);
     if (fills_a != fills_b)
         return fills_a > fills_b;
-    return fg_dispatch__gemm2_pingpong_first(a, ma, p) > fg_dispatch__gemm2_pingpong_first(b, mb, p);
+    return fg_dispatch__gemm2_pingpong_first(a, ma, p, sms) > fg_dispatch__gemm2_pingpong_first(b, mb, p, sms);
 }

@@ -45,8 +45,12 @@ typedef struct fg_dispatch_model {
      * idle SMs cost more than the normalize pass the row tile saves) */
     int row_fill_divisor;
     int64_t row_fill_min_k;
-    /* chains: a 128-row ping-pong GEMM2 first while GEMM2's K (the chain's N) is at most this */
+    /* chains: a 128-row ping-pong GEMM2 first while GEMM2's K (the chain's N) is at most
+     * gemm2_pingpong128_max_k and (on a known device) its M x N2 tiles make at most
+     * gemm2_pingpong128_max_waves waves (0: any number): over many waves the wider tile's rate
+     * wins */
     int64_t gemm2_pingpong128_max_k;
+    int gemm2_pingpong128_max_waves;
     /* chains of one GEMM1 tile: a GEMM2 tile whose M x N2 tiles fill at most 1/gemm2_fill_divisor
      * of the SMs (a decode step's few rows on a wide tile) after one that fills more (0: no rule) */
     int gemm2_fill_divisor;

@@ -353,6 +353,14 @@ static void test_query_gemm2_pingpong(void)
     p.n = 3080;
     CHECK(fusegen_query(&libs, &p, out, 2, &n) == FUSEGEN_OK && n == 2);
     CHECK(out[0] == &split[0]);
+    /* on 132 SMs: first up to 16 waves of its GEMM2 tiles (2000 x 4096: 512 tiles), not past
+     * them (16384 x 4096: 4096 tiles) */
+    p = chain_problem();
+    p.m = 2000;
+    p.n2 = 4096;
+    CHECK(fusegen__query_sms(&lib, &p, out, 2, &n, 132) == FUSEGEN_OK && n == 2 && out[0] == &table[1]);
+    p.m = 16384;
+    CHECK(fusegen__query_sms(&lib, &p, out, 2, &n, 132) == FUSEGEN_OK && n == 2 && out[0] == &table[0]);
 }
 
 /* The Hopper 128x128 ping-pong split tile goes first for 640 < N <= 1280 and K <= 1024 (ahead

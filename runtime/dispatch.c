@@ -5,8 +5,9 @@
  *   1. the class: strategy and family (row kernels and kernels without a norm, then split, then
  *      cluster; within a strategy the family of larger family_rank), with amendments that need
  *      the problem: split-K variants go first or last by the device's fill (with a norm at small
- *      M, above the split strategy's kernels), a plain GEMM's unsliced tile that fills the SMs
- *      joins split K first, and a row tile drops
+ *      M, above the split strategy's kernels), a kernel that fills the SMs in one slice (a plain
+ *      GEMM's unsliced tile, a fused split-K one whose slices come to one) joins split K first,
+ *      and a row tile drops
  *      below its family's split kernels where it is 64 rows high at long K or leaves most SMs
  *      idle on a long mainloop;
  *   2. a split-K variant against another kernel of its class: fewer slices first (an unsliced
@@ -43,7 +44,8 @@ static const fg_dispatch_model fg_dispatch__portable = {
     .split_k_fill_tile = 128, .split_k_fill_divisor = 2,
     .split_k_min_slices = 2, .split_k_min_k = 1024, .split_k_partials_per_operand = 2,
     .split_k_norm_max_m = 0,
-    .plain_fill_min_m = 0, .plain_fill_max_k = 0, .plain_fill_min_area = 0, .plain_fill_percent = 0,
+    .unsliced_fill_min_m = 0, .unsliced_fill_max_k = 0, .unsliced_fill_min_area = 0, .unsliced_fill_percent = 0,
+    .unsliced_fill_norm_max_waves = 0, .unsliced_fill_norm_min_stages = 0,
     .offsector_row_rate = 0,
 };
 
@@ -61,7 +63,8 @@ static const fg_dispatch_model fg_dispatch__hopper = {
     .split_k_fill_tile = 128, .split_k_fill_divisor = 2,
     .split_k_min_slices = 2, .split_k_min_k = 1024, .split_k_partials_per_operand = 2,
     .split_k_norm_max_m = 512,
-    .plain_fill_min_m = 65, .plain_fill_max_k = 10239, .plain_fill_min_area = 64 * 64, .plain_fill_percent = 67,
+    .unsliced_fill_min_m = 65, .unsliced_fill_max_k = 10239, .unsliced_fill_min_area = 64 * 64, .unsliced_fill_percent = 67,
+    .unsliced_fill_norm_max_waves = 1, .unsliced_fill_norm_min_stages = 8,
     .offsector_row_rate = 9900,
 };
 
@@ -109,6 +112,25 @@ static int64_t fg_dispatch__wave_fill_percent(int64_t tiles, int sms)
     return waves > 0 ? 100 * tiles / (waves * sms) : 0;
 }
 
+/* Whether k runs p in one slice on tiles that fill the SMs, where split K may go first: a plain
+ * kernel unsliced, or a split-K kernel with a norm whose slices come to one (its reduce kernel
+ * applies the whole-row epilogue), in at most unsliced_fill_norm_max_waves waves. */
+static int fg_dispatch__unsliced_fills(const fusegen_kernel *k, const fg_dispatch_model *md, const fusegen_problem *p,
+                                       int sms)
+{
+    int64_t tiles;
+    if (md->unsliced_fill_max_k <= 0 || sms <= 0 || p->m < md->unsliced_fill_min_m || p->k > md->unsliced_fill_max_k ||
+        (int64_t)k->tile_m * k->tile_n < md->unsliced_fill_min_area || !fg_dispatch__split_k_fills(md, p, sms))
+        return 0;
+    tiles = fg_dispatch__tiles(p->m, p->n, k->tile_m, k->tile_n);
+    if (fg_dispatch__wave_fill_percent(tiles, sms) <= md->unsliced_fill_percent)
+        return 0;
+    if (k->norm == FUSEGEN_NORM_NONE)
+        return !k->split_k;
+    return k->split_k && k->stages >= md->unsliced_fill_norm_min_stages && fg_dispatch_k_slices(k, p, sms) == 1 &&
+           tiles <= (int64_t)md->unsliced_fill_norm_max_waves * sms;
+}
+
 static int fg_dispatch__strategy_rank(fusegen_strategy s)
 {
     return s == FUSEGEN_STRATEGY_CLUSTER ? 0 : s == FUSEGEN_STRATEGY_SPLIT ? 1 : 2;
@@ -124,6 +146,8 @@ static int fg_dispatch__class(const fusegen_kernel *k, const fg_dispatch_model *
         if (sms <= 0)
             return FG_DISPATCH__SPLIT_K_LAST;
         slices = fg_dispatch_k_slices(k, p, sms);
+        if (fg_dispatch__unsliced_fills(k, md, p, sms))
+            return FG_DISPATCH__SPLIT_K_FIRST;
         /* 8 S M N <= ratio x 2 (M + N) K, in doubles: M N S reaches 2^50 within the limits */
         if (fg_dispatch__split_k_fills(md, p, sms) && slices >= md->split_k_min_slices && p->k >= md->split_k_min_k &&
             4.0 * (double)slices * (double)p->m * (double)p->n <=
@@ -132,10 +156,7 @@ static int fg_dispatch__class(const fusegen_kernel *k, const fg_dispatch_model *
         return k->norm != FUSEGEN_NORM_NONE && p->m <= md->split_k_norm_max_m ? FG_DISPATCH__SPLIT_K_NORM
                                                                               : FG_DISPATCH__SPLIT_K_LAST;
     }
-    if (md->plain_fill_max_k > 0 && sms > 0 && k->norm == FUSEGEN_NORM_NONE && p->m >= md->plain_fill_min_m &&
-        p->k <= md->plain_fill_max_k && (int64_t)k->tile_m * k->tile_n >= md->plain_fill_min_area &&
-        fg_dispatch__split_k_fills(md, p, sms) &&
-        fg_dispatch__wave_fill_percent(fg_dispatch__tiles(p->m, p->n, k->tile_m, k->tile_n), sms) > md->plain_fill_percent)
+    if (fg_dispatch__unsliced_fills(k, md, p, sms))
         return FG_DISPATCH__SPLIT_K_FIRST;
     if (md->wide_row64_max_k > 0 && k->strategy == FUSEGEN_STRATEGY_ROW && k->tile_m == 64 &&
         p->k > (k->schedule != FUSEGEN_SCHEDULE_PINGPONG || k->tile_n > md->wide_row64_pingpong_max_tile_n

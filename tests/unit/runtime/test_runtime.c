@@ -614,7 +614,7 @@ static void test_query_split_k_families(void)
 }
 
 /* A plain GEMM (no norm) where split K would go first: an unsliced Hopper tile whose waves keep
- * more than two thirds of the SMs busy goes before it (dispatch.c, plain_fill_*), not at long K,
+ * more than two thirds of the SMs busy goes before it (dispatch.c, unsliced_fill_*), not at long K,
  * not at M <= 64, not when its tiles leave the SMs idle. */
 static fusegen_kernel plain_variant(const char *name, int tile_m, int tile_n, int split_k)
 {
@@ -656,6 +656,35 @@ static void test_query_plain_fill(void)
     /* 128 x 5120: 80 tiles, 61% of the SMs: split K first */
     p.m = 128;
     p.n = 5120;
+    CHECK(fusegen__query_sms(&lib, &p, out, 2, &n, 132) == FUSEGEN_OK && n == 2 && out[0] == &table[0]);
+}
+
+/* With a norm: a split-K variant of 8 stages or more whose slices come to one in a single wave
+ * goes before one of two slices (dispatch.c, unsliced_fill_norm_*); not one of 4 stages, not
+ * over two waves. */
+static void test_query_one_slice_norm(void)
+{
+    fusegen_kernel two = split_variant("ln_sm90a_128x128x64_s5_splitk", 128, 128, 16389, 90);
+    fusegen_kernel one = split_variant("ln_sm90a_128x64x64_s8_splitk", 128, 64, 8200, 90);
+    const fusegen_kernel *out[2];
+    size_t n = 0;
+    two.split_k = one.split_k = 1;
+    two.strategy = one.strategy = FUSEGEN_STRATEGY_NONE;
+    two.tile_k = one.tile_k = 64;
+    two.stages = 5;
+    one.stages = 8;
+    fusegen_kernel table[] = {two, one};
+    const fusegen_library lib = {.name = "os", .generator_version = "0.1.0", .spec_sha256 = "0",
+                                 .kernels = table, .n_kernels = 2};
+    /* 256 x 4096: 128 tiles of 128 x 64 (one slice, 97%) against 64 of 128 x 128 (two slices) */
+    fusegen_problem p = ln_problem(256, 4096, 4096);
+    CHECK(fusegen__query_sms(&lib, &p, out, 2, &n, 132) == FUSEGEN_OK && n == 2 && out[0] == &table[1]);
+    /* 4 stages: two slices first */
+    table[1].stages = 4;
+    CHECK(fusegen__query_sms(&lib, &p, out, 2, &n, 132) == FUSEGEN_OK && n == 2 && out[0] == &table[0]);
+    /* a 64 x 64 tile of 12 stages: 256 tiles, one slice in two waves: two slices of 128 x 128 first */
+    table[1].stages = 12;
+    table[1].tile_m = 64;
     CHECK(fusegen__query_sms(&lib, &p, out, 2, &n, 132) == FUSEGEN_OK && n == 2 && out[0] == &table[0]);
 }
 
@@ -1406,6 +1435,7 @@ int main(void)
     test_query_tile_n160();
     test_query_split_k_families();
     test_query_plain_fill();
+    test_query_one_slice_norm();
     test_query_truncates();
     test_why_not();
     test_select_find();

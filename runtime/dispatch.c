@@ -44,7 +44,7 @@ static const fg_dispatch_model fg_dispatch__portable = {
     .split_k_fill_tile = 128, .split_k_fill_divisor = 2,
     .split_k_min_slices = 2, .split_k_min_k = 1024, .split_k_partials_per_operand = 2,
     .split_k_norm_max_m = 0,
-    .unsliced_fill_min_m = 0, .unsliced_fill_max_k = 0, .unsliced_fill_min_area = 0, .unsliced_fill_percent = 0,
+    .unsliced_fill_max_k = 0, .unsliced_fill_min_area = 0, .unsliced_fill_percent = 0,
     .unsliced_fill_norm_max_waves = 0, .unsliced_fill_norm_min_stages = 0,
     .offsector_row_rate = 0,
 };
@@ -63,7 +63,7 @@ static const fg_dispatch_model fg_dispatch__hopper = {
     .split_k_fill_tile = 128, .split_k_fill_divisor = 2,
     .split_k_min_slices = 2, .split_k_min_k = 1024, .split_k_partials_per_operand = 2,
     .split_k_norm_max_m = 512,
-    .unsliced_fill_min_m = 65, .unsliced_fill_max_k = 10239, .unsliced_fill_min_area = 64 * 64, .unsliced_fill_percent = 67,
+    .unsliced_fill_max_k = 10239, .unsliced_fill_min_area = 64 * 64, .unsliced_fill_percent = 67,
     .unsliced_fill_norm_max_waves = 1, .unsliced_fill_norm_min_stages = 8,
     .offsector_row_rate = 9900,
 };
@@ -119,7 +119,7 @@ static int fg_dispatch__unsliced_fills(const fusegen_kernel *k, const fg_dispatc
                                        int sms)
 {
     int64_t tiles;
-    if (md->unsliced_fill_max_k <= 0 || sms <= 0 || p->m < md->unsliced_fill_min_m || p->k > md->unsliced_fill_max_k ||
+    if (md->unsliced_fill_max_k <= 0 || sms <= 0 || p->k > md->unsliced_fill_max_k ||
         (int64_t)k->tile_m * k->tile_n < md->unsliced_fill_min_area || !fg_dispatch__split_k_fills(md, p, sms))
         return 0;
     tiles = fg_dispatch__tiles(p->m, p->n, k->tile_m, k->tile_n);

@@ -72,12 +72,12 @@ typedef struct fg_dispatch_model {
     int64_t split_k_norm_max_m;
     /* ... and where split K may go first, a kernel that runs in one slice on tiles of at least
      * unsliced_fill_min_area whose waves keep more than unsliced_fill_percent % of the SMs busy
-     * goes before it (fewer slices), for unsliced_fill_min_m <= M and K <= unsliced_fill_max_k
-     * (0: no such rule): a plain GEMM's unsliced tile, or a split-K kernel with a norm of at
-     * least unsliced_fill_norm_min_stages stages whose slices come to one within
-     * unsliced_fill_norm_max_waves waves. A deep tile that fills the
-     * SMs keeps up with split K without its partial sums, unless K is long */
-    int64_t unsliced_fill_min_m, unsliced_fill_max_k;
+     * goes before it (fewer slices), for K <= unsliced_fill_max_k (0: no such rule): a plain
+     * GEMM's unsliced tile, or a split-K kernel with a norm of at least
+     * unsliced_fill_norm_min_stages stages whose slices come to one within
+     * unsliced_fill_norm_max_waves waves. A deep tile that fills the SMs keeps up with split K
+     * without its partial sums, unless K is long */
+    int64_t unsliced_fill_max_k;
     int unsliced_fill_min_area, unsliced_fill_percent, unsliced_fill_norm_max_waves, unsliced_fill_norm_min_stages;
     /* where A's or B's rows start 16 bytes off a 32-byte sector (K or a leading dimension an odd
      * multiple of 8 16-bit elements), the family's copies are bound by the rows they fetch: a

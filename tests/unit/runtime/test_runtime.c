@@ -615,7 +615,7 @@ static void test_query_split_k_families(void)
 
 /* A plain GEMM (no norm) where split K would go first: an unsliced Hopper tile whose waves keep
  * more than two thirds of the SMs busy goes before it (dispatch.c, unsliced_fill_*), not at long K,
- * not at M <= 64, not when its tiles leave the SMs idle. */
+ * not when its tiles leave the SMs idle. */
 static fusegen_kernel plain_variant(const char *name, int tile_m, int tile_n, int split_k)
 {
     fusegen_kernel k = g_kernels[K_F16_GELU];
@@ -649,10 +649,14 @@ static void test_query_plain_fill(void)
     /* K 11008: split K first */
     p.k = 11008;
     CHECK(fusegen__query_sms(&lib, &p, out, 2, &n, 132) == FUSEGEN_OK && n == 2 && out[0] == &table[0]);
-    /* M 64: split K first (the rule starts above 64 rows) */
+    /* M 64: 32 tiles (24%): split K first; M 16, N 16384: 128 tiles again, unsliced first */
     p.k = 4096;
     p.m = 64;
     CHECK(fusegen__query_sms(&lib, &p, out, 2, &n, 132) == FUSEGEN_OK && n == 2 && out[0] == &table[0]);
+    p.m = 16;
+    p.n = 16384;
+    CHECK(fusegen__query_sms(&lib, &p, out, 2, &n, 132) == FUSEGEN_OK && n == 2 && out[0] == &table[1]);
+    p.n = 4096;
     /* 128 x 5120: 80 tiles, 61% of the SMs: split K first */
     p.m = 128;
     p.n = 5120;

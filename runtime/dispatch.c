@@ -42,7 +42,7 @@ static const fg_dispatch_model fg_dispatch__portable = {
     .row_fill_divisor = 2, .row_fill_min_k = 1024,
     .gemm2_pingpong128_max_k = 0, .gemm2_pingpong128_max_waves = 0, .gemm2_fill_divisor = 2,
     .split_k_fill_tile = 128, .split_k_fill_divisor = 2,
-    .split_k_min_slices = 2, .split_k_min_k = 1024, .split_k_partials_per_operand = 2,
+    .split_k_min_slices = 2, .split_k_min_k = 1024, .split_k_plain_min_k = 2048, .split_k_partials_per_operand = 2,
     .split_k_norm_max_m = 0,
     .unsliced_fill_max_k = 0, .unsliced_fill_min_area = 0, .unsliced_fill_percent = 0,
     .unsliced_fill_norm_max_waves = 0, .unsliced_fill_norm_min_stages = 0,
@@ -61,7 +61,7 @@ static const fg_dispatch_model fg_dispatch__hopper = {
     .row_fill_divisor = 2, .row_fill_min_k = 1024,
     .gemm2_pingpong128_max_k = 3072, .gemm2_pingpong128_max_waves = 16, .gemm2_fill_divisor = 2,
     .split_k_fill_tile = 128, .split_k_fill_divisor = 2,
-    .split_k_min_slices = 2, .split_k_min_k = 1024, .split_k_partials_per_operand = 2,
+    .split_k_min_slices = 2, .split_k_min_k = 1024, .split_k_plain_min_k = 2048, .split_k_partials_per_operand = 2,
     .split_k_norm_max_m = 512,
     .unsliced_fill_max_k = 10239, .unsliced_fill_min_area = 64 * 64, .unsliced_fill_percent = 67,
     .unsliced_fill_norm_max_waves = 1, .unsliced_fill_norm_min_stages = 8,
@@ -149,7 +149,8 @@ static int fg_dispatch__class(const fusegen_kernel *k, const fg_dispatch_model *
         if (fg_dispatch__unsliced_fills(k, md, p, sms))
             return FG_DISPATCH__SPLIT_K_FIRST;
         /* 8 S M N <= ratio x 2 (M + N) K, in doubles: M N S reaches 2^50 within the limits */
-        if (fg_dispatch__split_k_fills(md, p, sms) && slices >= md->split_k_min_slices && p->k >= md->split_k_min_k &&
+        if (fg_dispatch__split_k_fills(md, p, sms) && slices >= md->split_k_min_slices &&
+            p->k >= (k->norm == FUSEGEN_NORM_NONE ? md->split_k_plain_min_k : md->split_k_min_k) &&
             4.0 * (double)slices * (double)p->m * (double)p->n <=
                 (double)md->split_k_partials_per_operand * (double)(p->m + p->n) * (double)p->k)
             return FG_DISPATCH__SPLIT_K_FIRST;

@@ -64,6 +64,7 @@ typedef struct fg_dispatch_model {
     int split_k_fill_divisor;
     int split_k_min_slices;
     int64_t split_k_min_k;
+    int64_t split_k_plain_min_k;        /* ... split_k_min_k for a kernel without a norm */
     int split_k_partials_per_operand;
     /* ... and elsewhere, a split-K variant with a norm ranks above the split strategy's kernels
      * (below row kernels) while M <= split_k_norm_max_m: its reduce kernel normalizes a row a

@@ -657,6 +657,13 @@ static void test_query_plain_fill(void)
     p.n = 16384;
     CHECK(fusegen__query_sms(&lib, &p, out, 2, &n, 132) == FUSEGEN_OK && n == 2 && out[0] == &table[1]);
     p.n = 4096;
+    /* without a norm split K needs K >= 2048 (split_k_plain_min_k): at M 64, K 1024 unsliced first */
+    p.m = 64;
+    p.k = 1024;
+    CHECK(fusegen__query_sms(&lib, &p, out, 2, &n, 132) == FUSEGEN_OK && n == 2 && out[0] == &table[1]);
+    p.k = 2048;
+    CHECK(fusegen__query_sms(&lib, &p, out, 2, &n, 132) == FUSEGEN_OK && n == 2 && out[0] == &table[0]);
+    p.k = 4096;
     /* 128 x 5120: 80 tiles, 61% of the SMs: split K first */
     p.m = 128;
     p.n = 5120;

@@ -233,6 +233,16 @@ static fusegen_kernel split_variant(const char *name, int tile_m, int tile_n, in
     return k;
 }
 
+/* The first kernel fusegen__query_sms lists for p on a device of 132 SMs, or NULL when the query
+ * fails or lists fewer than `want` kernels. */
+static const fusegen_kernel *first_on_132(const fusegen_library *lib, const fusegen_problem *p, size_t want)
+{
+    const fusegen_kernel *out[4];
+    size_t n = 0;
+    if (fusegen__query_sms(lib, p, out, 4, &n, 132) != FUSEGEN_OK || n < want) return NULL;
+    return out[0];
+}
+
 /* Between kernels of one strategy and family, fewer padded columns (over the tile's rate) beat
  * a larger tile: N = 640 goes to the 128-column tile, N = 1024 to the 256-column one; on rows
  * of 512 columns or fewer the large tile counts x 91, behind the medium ones. */
@@ -358,9 +368,9 @@ static void test_query_gemm2_pingpong(void)
     p = chain_problem();
     p.m = 2000;
     p.n2 = 4096;
-    CHECK(fusegen__query_sms(&lib, &p, out, 2, &n, 132) == FUSEGEN_OK && n == 2 && out[0] == &table[1]);
+    CHECK(first_on_132(&lib, &p, 2) == &table[1]);
     p.m = 16384;
-    CHECK(fusegen__query_sms(&lib, &p, out, 2, &n, 132) == FUSEGEN_OK && n == 2 && out[0] == &table[0]);
+    CHECK(first_on_132(&lib, &p, 2) == &table[0]);
 }
 
 /* The Hopper 128x128 ping-pong split tile goes first for 640 < N <= 1280 and K <= 1024 (ahead
@@ -638,36 +648,33 @@ static void test_query_plain_fill(void)
                                     plain_variant("gelu_sm90a_64x128x64_s4", 64, 128, 0)};
     const fusegen_library lib = {.name = "pf", .generator_version = "0.1.0", .spec_sha256 = "0",
                                  .kernels = table, .n_kernels = 2};
-    const fusegen_kernel *out[2];
-    size_t n = 0;
     fusegen_problem p = ln_problem(256, 4096, 4096);
     p.a = p.b = p.out = FUSEGEN_DTYPE_F16;
     p.epilogue = "scale+bias+gelu";
     /* 256 x 4096: 128 tiles of 64 x 128 on 132 SMs (97%): unsliced first */
-    CHECK(fusegen__query_sms(&lib, &p, out, 2, &n, 132) == FUSEGEN_OK && n == 2);
-    CHECK(out[0] == &table[1] && out[1] == &table[0]);
+    CHECK(first_on_132(&lib, &p, 2) == &table[1]);
     /* K 11008: split K first */
     p.k = 11008;
-    CHECK(fusegen__query_sms(&lib, &p, out, 2, &n, 132) == FUSEGEN_OK && n == 2 && out[0] == &table[0]);
+    CHECK(first_on_132(&lib, &p, 2) == &table[0]);
     /* M 64: 32 tiles (24%): split K first; M 16, N 16384: 128 tiles again, unsliced first */
     p.k = 4096;
     p.m = 64;
-    CHECK(fusegen__query_sms(&lib, &p, out, 2, &n, 132) == FUSEGEN_OK && n == 2 && out[0] == &table[0]);
+    CHECK(first_on_132(&lib, &p, 2) == &table[0]);
     p.m = 16;
     p.n = 16384;
-    CHECK(fusegen__query_sms(&lib, &p, out, 2, &n, 132) == FUSEGEN_OK && n == 2 && out[0] == &table[1]);
+    CHECK(first_on_132(&lib, &p, 2) == &table[1]);
     p.n = 4096;
     /* without a norm split K needs K >= 2048 (split_k_plain_min_k): at M 64, K 1024 unsliced first */
     p.m = 64;
     p.k = 1024;
-    CHECK(fusegen__query_sms(&lib, &p, out, 2, &n, 132) == FUSEGEN_OK && n == 2 && out[0] == &table[1]);
+    CHECK(first_on_132(&lib, &p, 2) == &table[1]);
     p.k = 2048;
-    CHECK(fusegen__query_sms(&lib, &p, out, 2, &n, 132) == FUSEGEN_OK && n == 2 && out[0] == &table[0]);
+    CHECK(first_on_132(&lib, &p, 2) == &table[0]);
     p.k = 4096;
     /* 128 x 5120: 80 tiles, 61% of the SMs: split K first */
     p.m = 128;
     p.n = 5120;
-    CHECK(fusegen__query_sms(&lib, &p, out, 2, &n, 132) == FUSEGEN_OK && n == 2 && out[0] == &table[0]);
+    CHECK(first_on_132(&lib, &p, 2) == &table[0]);
 }
 
 /* With a norm: a split-K variant of 8 stages or more whose slices come to one in a single wave
@@ -677,8 +684,6 @@ static void test_query_one_slice_norm(void)
 {
     fusegen_kernel two = split_variant("ln_sm90a_128x128x64_s5_splitk", 128, 128, 16389, 90);
     fusegen_kernel one = split_variant("ln_sm90a_128x64x64_s8_splitk", 128, 64, 8200, 90);
-    const fusegen_kernel *out[2];
-    size_t n = 0;
     two.split_k = one.split_k = 1;
     two.strategy = one.strategy = FUSEGEN_STRATEGY_NONE;
     two.tile_k = one.tile_k = 64;
@@ -689,14 +694,14 @@ static void test_query_one_slice_norm(void)
                                  .kernels = table, .n_kernels = 2};
     /* 256 x 4096: 128 tiles of 128 x 64 (one slice, 97%) against 64 of 128 x 128 (two slices) */
     fusegen_problem p = ln_problem(256, 4096, 4096);
-    CHECK(fusegen__query_sms(&lib, &p, out, 2, &n, 132) == FUSEGEN_OK && n == 2 && out[0] == &table[1]);
+    CHECK(first_on_132(&lib, &p, 2) == &table[1]);
     /* 4 stages: two slices first */
     table[1].stages = 4;
-    CHECK(fusegen__query_sms(&lib, &p, out, 2, &n, 132) == FUSEGEN_OK && n == 2 && out[0] == &table[0]);
+    CHECK(first_on_132(&lib, &p, 2) == &table[0]);
     /* a 64 x 64 tile of 12 stages: 256 tiles, one slice in two waves: two slices of 128 x 128 first */
     table[1].stages = 12;
     table[1].tile_m = 64;
-    CHECK(fusegen__query_sms(&lib, &p, out, 2, &n, 132) == FUSEGEN_OK && n == 2 && out[0] == &table[0]);
+    CHECK(first_on_132(&lib, &p, 2) == &table[0]);
 }
 
 static void test_query_order(void)

@@ -644,8 +644,8 @@ static fusegen_kernel plain_variant(const char *name, int tile_m, int tile_n, in
 
 static void test_query_plain_fill(void)
 {
-    const fusegen_kernel table[] = {plain_variant("gelu_sm90a_64x256x64_s4_splitk", 64, 256, 1),
-                                    plain_variant("gelu_sm90a_64x128x64_s4", 64, 128, 0)};
+    fusegen_kernel table[] = {plain_variant("gelu_sm90a_64x256x64_s4_splitk", 64, 256, 1),
+                              plain_variant("gelu_sm90a_64x128x64_s4", 64, 128, 0)};
     const fusegen_library lib = {.name = "pf", .generator_version = "0.1.0", .spec_sha256 = "0",
                                  .kernels = table, .n_kernels = 2};
     fusegen_problem p = ln_problem(256, 4096, 4096);
@@ -656,13 +656,16 @@ static void test_query_plain_fill(void)
     /* K 11008: split K first */
     p.k = 11008;
     CHECK(first_on_132(&lib, &p, 2) == &table[0]);
-    /* M 64: 32 tiles (24%): split K first; M 16, N 16384: 128 tiles again, unsliced first */
+    /* M 64: 32 tiles (24%): split K first; M 16, N 8192 with a 64 x 64 tile: 128 tiles, unsliced
+     * first (128 x 128 tiles would fill half the SMs: split K's zone) */
     p.k = 4096;
     p.m = 64;
     CHECK(first_on_132(&lib, &p, 2) == &table[0]);
     p.m = 16;
-    p.n = 16384;
+    p.n = 8192;
+    table[1].tile_n = 64;
     CHECK(first_on_132(&lib, &p, 2) == &table[1]);
+    table[1].tile_n = 128;
     p.n = 4096;
     /* without a norm split K needs K >= 2048 (split_k_plain_min_k): at M 64, K 1024 unsliced first */
     p.m = 64;
